@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages podsched needs to build, test and run. Idempotent: packages
+# already installed are skipped, and `apt-get update` runs only when something is missing.
+# Works as root, or through sudo otherwise.
+#
+#   deploy/deps.sh            build + run + test dependencies
+#   deploy/deps.sh --print    list the packages and exit
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build pkg-config git
+  # required stack
+  libboost-dev libboost-system-dev           # Asio, Beast (header-only) + Boost.System
+  libzmq3-dev cppzmq-dev                      # ZeroMQ worker bus
+  libopenmpi-dev openmpi-bin                  # MPI training jobs (mpirun, mpicxx)
+  libprotobuf-dev protobuf-compiler           # wire and API schemas
+  libsqlite3-dev                              # job store
+  libgtest-dev libgmock-dev                   # unit tests
+  # well-kept helpers
+  nlohmann-json3-dev libcli11-dev libspdlog-dev libyaml-cpp-dev
+  libssl-dev libcurl4-openssl-dev libbenchmark-dev
+  # tests: network namespaces, process tools
+  iproute2 procps
+)
+
+if [[ "${1:-}" == "--print" ]]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null; then
+    sudo_cmd=(sudo)
+  else
+    echo "deps: need root or sudo to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "deps: installing ${#missing[@]} missing packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "deps: done"

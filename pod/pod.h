@@ -1,0 +1,111 @@
+// Pod: one TPU pod's host grid and which allocation holds each host.
+//
+// Hosts are numbered row-major: HostId = row * host_cols + col. Each host is healthy or
+// unhealthy, draining or not, and free or held by exactly one allocation. A host is *available*
+// for new placements when it is healthy, not draining and free. A host that fails while allocated
+// stays in its allocation (marked unhealthy) until the allocation is released; it is then not
+// available until it is marked healthy again.
+//
+// A placement is a rectangle of hosts given by its top-left host and its oriented shape. It never
+// wraps around the grid edge; the full-pod slice is the only slice with wrap-around (torus) links,
+// which topology.h reports.
+//
+// Pure: no I/O, no clock. Not thread-safe; one owner (the scheduler's strand) mutates it.
+// Copyable: the scheduler copies a Pod to ask "what if these allocations were released?".
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/status.h"
+#include "pod/accelerator.h"
+
+namespace podsched::pod {
+
+struct HostCoord {
+  int row = 0;
+  int col = 0;
+  friend bool operator==(const HostCoord&, const HostCoord&) = default;
+};
+
+struct Placement {
+  HostCoord origin;   // top-left host
+  SliceShape shape;   // oriented: rows down, cols across
+  friend bool operator==(const Placement&, const Placement&) = default;
+};
+
+struct HostStatus {
+  bool healthy = true;
+  bool draining = false;
+  std::optional<AllocationId> allocation;
+  bool available() const { return healthy && !draining && !allocation.has_value(); }
+};
+
+class Pod {
+ public:
+  // A pod of `generation` with a host grid of host_rows x host_cols (1x1 for a standalone v2-8,
+  // 4x4 for tests, up to the generation's full pod). Errors on sizes outside that range.
+  static Result<Pod> Create(std::string name, Generation generation, int host_rows,
+                            int host_cols);
+  // The full pod of a generation: v2 8x8 hosts, v3 16x16.
+  static Pod Full(std::string name, Generation generation);
+
+  const std::string& name() const { return name_; }
+  Generation generation() const { return generation_; }
+  int host_rows() const { return host_rows_; }
+  int host_cols() const { return host_cols_; }
+  int num_hosts() const { return host_rows_ * host_cols_; }
+  bool IsFullPodShape(SliceShape shape) const;
+
+  HostId HostAt(HostCoord c) const { return HostId(c.row * host_cols_ + c.col); }
+  HostCoord CoordOf(HostId h) const { return {h.value() / host_cols_, h.value() % host_cols_}; }
+  bool Contains(HostId h) const { return h.value() >= 0 && h.value() < num_hosts(); }
+  const HostStatus& host(HostId h) const;  // CHECKs Contains(h)
+
+  // Parses a type against this pod's generation and grid (errors list this pod's valid types).
+  Result<AcceleratorType> ParseType(std::string_view text) const;
+
+  // True when the rectangle lies inside the grid and every host in it is available.
+  bool CanPlace(const Placement& p) const;
+  // Every legal position for a slice of this shape, both orientations, row-major by origin
+  // (for each origin, the canonical orientation before the rotated one).
+  std::vector<Placement> LegalPlacements(SliceShape shape) const;
+  // Hosts of a rectangle, row-major.
+  std::vector<HostId> HostsIn(const Placement& p) const;
+
+  // Gives every host of `p` to `id`. Errors if `id` already holds hosts or CanPlace(p) is false.
+  Status Allocate(AllocationId id, const Placement& p);
+  // Frees the hosts of `id` (unhealthy ones stay unavailable). Errors if `id` is unknown.
+  Status Release(AllocationId id);
+  // Health and draining; idempotent. Errors only for an unknown host.
+  Status MarkUnhealthy(HostId h);
+  Status MarkHealthy(HostId h);
+  Status SetDraining(HostId h, bool draining);
+
+  std::optional<Placement> PlacementOf(AllocationId id) const;
+  const std::map<AllocationId, Placement>& allocations() const { return allocations_; }
+
+  // Queries.
+  int AvailableHosts() const;
+  int AllocatedHosts() const;
+  // The largest valid accelerator type (most cores) that has a legal position now.
+  std::optional<AcceleratorType> LargestPlaceableType() const;
+  // 1 - (hosts of the largest placeable type) / (available hosts); 0 when nothing is available.
+  double Fragmentation() const;
+  // Allocated hosts / all hosts.
+  double Utilization() const;
+
+ private:
+  Pod(std::string name, Generation generation, int rows, int cols);
+  std::string name_;
+  Generation generation_;
+  int host_rows_;
+  int host_cols_;
+  std::vector<HostStatus> hosts_;
+  std::map<AllocationId, Placement> allocations_;
+};
+
+}  // namespace podsched::pod
