@@ -1,0 +1,74 @@
+#include "pod/placement.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+namespace podsched::pod {
+namespace {
+
+std::unique_ptr<PlacementPolicy> Policy(std::string_view name) {
+  Result<std::unique_ptr<PlacementPolicy>> p = MakePlacementPolicy(name);
+  EXPECT_TRUE(p.has_value());
+  return std::move(*p);
+}
+
+TEST(PlacementPolicyTest, ByName) {
+  EXPECT_EQ(Policy("first-fit")->name(), "first-fit");
+  EXPECT_EQ(Policy("best-fit")->name(), "best-fit");
+  Result<std::unique_ptr<PlacementPolicy>> bad = MakePlacementPolicy("worst-fit");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("valid: first-fit, best-fit"), std::string::npos);
+  EXPECT_EQ(PlacementPolicyNames().size(), 2u);
+}
+
+TEST(PlacementPolicyTest, FirstFitTakesFirstLegalPosition) {
+  Pod pod = Pod::Full("p", Generation::kV2);
+  const AcceleratorType v2_32 = pod.ParseType("v2-32").value();
+  ASSERT_TRUE(pod.Allocate(AllocationId(1), {{0, 0}, {1, 1}}).ok());
+  auto ff = Policy("first-fit");
+  EXPECT_EQ(ff->Choose(pod, v2_32), pod.LegalPlacements({2, 2}).front());
+  EXPECT_EQ(ff->Choose(pod, v2_32), (Placement{{0, 1}, {2, 2}}));
+}
+
+TEST(PlacementPolicyTest, NoPositionMeansNullopt) {
+  Pod pod = Pod::Full("p", Generation::kV2);
+  ASSERT_TRUE(pod.MarkUnhealthy(pod.HostAt({4, 4})).ok());
+  const AcceleratorType full = pod.ParseType("v2-512").value();
+  for (std::string_view name : PlacementPolicyNames()) {
+    EXPECT_FALSE(Policy(name)->Choose(pod, full).has_value()) << name;
+  }
+}
+
+TEST(PlacementPolicyTest, BestFitPrefersCornersOnEmptyPod) {
+  Pod pod = Pod::Full("p", Generation::kV3);
+  auto bf = Policy("best-fit");
+  for (const AcceleratorType& t : ValidTypes(Generation::kV3, 16, 16)) {
+    std::optional<Placement> p = bf->Choose(pod, t);
+    ASSERT_TRUE(p.has_value()) << t.ToString();
+    EXPECT_EQ(p->origin, (HostCoord{0, 0})) << t.ToString();
+  }
+}
+
+TEST(PlacementPolicyTest, BestFitKeepsLargestSliceWhole) {
+  // 4x4 v2 pod with a 2x2 in the top-left: a v2-8 should go into the top-right 2x2 area, not
+  // into the bottom half... any position keeps a 2x2, so best-fit should at least keep one and
+  // never pick a position whose score is worse than another candidate's.
+  Pod pod = Pod::Create("p", Generation::kV2, 4, 4).value();
+  ASSERT_TRUE(pod.Allocate(AllocationId(1), {{0, 0}, {2, 2}}).ok());
+  const AcceleratorType v2_8 = pod.ParseType("v2-8").value();
+  std::optional<Placement> chosen = Policy("best-fit")->Choose(pod, v2_8);
+  ASSERT_TRUE(chosen.has_value());
+  const std::vector<ScoredPlacement> all = ScoreBestFitCandidates(pod, v2_8);
+  ASSERT_EQ(all.size(), 12u);
+  const auto it = std::find_if(all.begin(), all.end(),
+                               [&](const ScoredPlacement& s) { return s.placement == *chosen; });
+  ASSERT_NE(it, all.end());
+  for (const ScoredPlacement& s : all) EXPECT_FALSE(it->score.WorseThan(s.score));
+  EXPECT_EQ(it->score.largest_after_hosts, 4);
+}
+
+}  // namespace
+}  // namespace podsched::pod
