@@ -70,5 +70,50 @@ TEST(PlacementPolicyTest, BestFitKeepsLargestSliceWhole) {
   EXPECT_EQ(it->score.largest_after_hosts, 4);
 }
 
+// The hand-designed sequence: on an empty v2 pod (8x8 hosts) a v2-8 (A), a v2-256 (B, 4x8
+// hosts) and then a v2-128 (C, 4x4 hosts).
+//
+// first-fit puts A at (0,0); the first legal origin for B is (0,1), where only the rotated 8x4
+// fits. That leaves column 0 (7 hosts) and columns 5-7 (8x3): 31 free hosts, no 4x4.
+//
+//   first-fit            best-fit
+//   A B B B B . . .      A . . . B B B B
+//   . B B B B . . .      . . . . B B B B
+//   . B B B B . . .      . . . . B B B B
+//   . B B B B . . .      . . . . B B B B
+//   . B B B B . . .      C C C C B B B B
+//   . B B B B . . .      C C C C B B B B
+//   . B B B B . . .      C C C C B B B B
+//   . B B B B . . .      C C C C B B B B
+//
+// best-fit scores every position of B by the legal positions of the other types it destroys:
+// at (0,1) no 4x4 position survives (largest_after = v2-32); at (0,4), aligned to its size and
+// against the right edge, the 4x4 positions in columns 0-3 below A survive (largest_after =
+// v2-128), so C still fits.
+TEST(PlacementPolicyTest, BestFitPlacesWhatFirstFitCannot) {
+  auto run = [](std::string_view policy_name) {
+    Pod pod = Pod::Full("p", Generation::kV2);
+    auto policy = Policy(policy_name);
+    std::vector<std::optional<Placement>> out;
+    int64_t id = 1;
+    for (std::string_view t : {"v2-8", "v2-256", "v2-128"}) {
+      std::optional<Placement> p = policy->Choose(pod, pod.ParseType(t).value());
+      if (p) {
+        EXPECT_TRUE(pod.Allocate(AllocationId(id++), *p).ok());
+      }
+      out.push_back(p);
+    }
+    return out;
+  };
+  const auto first = run("first-fit");
+  EXPECT_EQ(first[0], (Placement{{0, 0}, {1, 1}}));
+  EXPECT_EQ(first[1], (Placement{{0, 1}, {8, 4}}));
+  EXPECT_FALSE(first[2].has_value());
+  const auto best = run("best-fit");
+  EXPECT_EQ(best[0], (Placement{{0, 0}, {1, 1}}));
+  EXPECT_EQ(best[1], (Placement{{0, 4}, {8, 4}}));
+  EXPECT_EQ(best[2], (Placement{{4, 0}, {4, 4}}));
+}
+
 }  // namespace
 }  // namespace podsched::pod
