@@ -142,6 +142,7 @@ std::vector<std::string> PlacementSession::Apply(const ScriptRequest& r) {
         out.push_back(Label(id, type) + " waits: " + why + " (" +
                       std::to_string(pod_.AvailableHosts()) + " hosts free)");
         queue_.push_back({id, type});
+        ++requests_waited_;
       }
       return out;
     }

@@ -59,6 +59,8 @@ class PlacementSession {
   const PlacementPolicy& policy() const { return *policy_; }
   // Allocation ids waiting for room, oldest first.
   std::vector<AllocationId> waiting() const;
+  // How many allocation requests could not be placed when they arrived.
+  int requests_waited() const { return requests_waited_; }
 
  private:
   struct Waiting {
@@ -73,6 +75,7 @@ class PlacementSession {
   std::unique_ptr<PlacementPolicy> policy_;
   std::deque<Waiting> queue_;
   int64_t next_id_ = 1;
+  int requests_waited_ = 0;
 };
 
 // "2x2 hosts at row 0 col 2".

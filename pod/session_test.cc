@@ -60,6 +60,7 @@ TEST(SessionTest, WaitsInFifoOrderAndPlacesFromTheQueue) {
                 "allocation 2 (v2-32) placed from the queue -> 2x2 hosts at row 0 col 0",
                 "allocation 3 (v2-8) placed from the queue -> 1x1 hosts at row 0 col 2"}));
   EXPECT_TRUE(s.waiting().empty());
+  EXPECT_EQ(s.requests_waited(), 2);
   EXPECT_EQ(Step(s, "-1"), (std::vector<std::string>{"error: allocation 1 holds no hosts in this pod"}));
 }
 
