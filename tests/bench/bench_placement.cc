@@ -238,6 +238,8 @@ void PackingSection(const Options& opt) {
   const std::vector<Request> stream = MakeStream(opt.requests, opt.seed, pod);
   std::printf("\n== packing: %d requests on a v3 pod (16x16 hosts), FIFO, seed %llu\n",
               opt.requests, static_cast<unsigned long long>(opt.seed));
+  std::printf("   types v3-8..v3-1024 weighted 1/sqrt(hosts), Poisson arrivals at 1.1x capacity,\n"
+              "   exponential lifetimes; blocked = waited at the head with enough free hosts\n");
   std::printf("%-10s %12s %10s %10s %14s\n", "policy", "utilization", "waited", "blocked",
               "fragmentation");
   PackingResult results[2];
