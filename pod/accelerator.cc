@@ -17,8 +17,8 @@ struct TypeShape {
   SliceShape shape;  // canonical: rows <= cols
 };
 
-constexpr std::array<TypeShape, 5> kV2Types{{
-    {8, {1, 1}}, {32, {2, 2}}, {128, {4, 4}}, {256, {4, 8}}, {512, {8, 8}}}};
+constexpr std::array<TypeShape, 5> kV2Types{
+    {{8, {1, 1}}, {32, {2, 2}}, {128, {4, 4}}, {256, {4, 8}}, {512, {8, 8}}}};
 constexpr std::array<TypeShape, 8> kV3Types{{{8, {1, 1}},
                                              {32, {2, 2}},
                                              {64, {2, 4}},
@@ -83,8 +83,8 @@ Result<AcceleratorType> AcceleratorType::Parse(std::string_view text, Generation
   const GenerationSpec& pod_spec = SpecOf(pod_generation);
   auto invalid = [&](std::string why) {
     return InvalidArgument(Quoted(text) + " is not an accelerator type on this " +
-                           std::string(pod_spec.name) + " pod (" + why + "); valid: " +
-                           ValidList(pod_generation, pod_host_rows, pod_host_cols));
+                           std::string(pod_spec.name) + " pod (" + why +
+                           "); valid: " + ValidList(pod_generation, pod_host_rows, pod_host_cols));
   };
   if (text.empty()) return invalid("empty");
   const size_t dash = text.find('-');

@@ -132,16 +132,16 @@ TEST_P(PlacementPropertyTest, RandomOperationsKeepInvariants) {
   EXPECT_GT(releases, kOperations / 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    PodsAndPolicies, PlacementPropertyTest,
-    ::testing::Combine(::testing::Values(Generation::kV2, Generation::kV3),
-                       ::testing::Values(std::string_view("first-fit"),
-                                         std::string_view("best-fit"))),
-    [](const auto& info) {
-      std::string name = std::get<0>(info.param) == Generation::kV2 ? "v2_" : "v3_";
-      name += std::get<1>(info.param) == "first-fit" ? "FirstFit" : "BestFit";
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(PodsAndPolicies, PlacementPropertyTest,
+                         ::testing::Combine(::testing::Values(Generation::kV2, Generation::kV3),
+                                            ::testing::Values(std::string_view("first-fit"),
+                                                              std::string_view("best-fit"))),
+                         [](const auto& info) {
+                           std::string name =
+                               std::get<0>(info.param) == Generation::kV2 ? "v2_" : "v3_";
+                           name += std::get<1>(info.param) == "first-fit" ? "FirstFit" : "BestFit";
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace podsched::pod
