@@ -133,9 +133,10 @@ void RunPlace(const PlaceOptions& o) {
   }
 
   const pod::Pod& p = sessions[0].pod();
-  std::printf("pod %s: %s, %dx%d hosts (%d chips, %d TensorCores)\n", opts.pod.c_str(),
-              std::string(pod::SpecOf(p.generation()).name).c_str(), p.host_rows(), p.host_cols(),
-              p.num_hosts() * 4, p.num_hosts() * 8);
+  const pod::GenerationSpec& spec = pod::SpecOf(p.generation());
+  std::printf("pod: TPU %s, %dx%d hosts (%d chips, %d TensorCores)\n",
+              std::string(spec.name).c_str(), p.host_rows(), p.host_cols(),
+              p.num_hosts() * spec.chips_per_host, p.num_hosts() * spec.cores_per_host());
   std::printf(
       "key: letters are allocations (A = 1, B = 2, C = 3, E = 4, ...), . free, "
       "X unhealthy, D draining; host id = row start + column\n");
