@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,7 +10,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <utility>
 
 #include "store/objects/object_url.h"
@@ -120,7 +120,8 @@ bool IsTempName(std::string_view key) {
 
 Status ValidatePrefix(std::string_view prefix) {
   if (prefix.starts_with('/')) {
-    return ToStatus(InvalidArgument(fmt::format("list prefix '{}' must not start with '/'", prefix)));
+    return ToStatus(
+        InvalidArgument(fmt::format("list prefix '{}' must not start with '/'", prefix)));
   }
   for (unsigned char c : prefix) {
     if (c < 0x20 || c == 0x7f) {
@@ -269,9 +270,9 @@ class FileStore final : public ObjectStore {
   Result<TempFile> Begin(std::string_view key) {
     if (Status s = ValidateKey(key); !s.ok()) return std::unexpected(s);
     if (IsTempName(key)) {
-      return InvalidArgument(fmt::format(
-          "key '{}': names starting with '{}' are reserved by file:// for temp files", key,
-          kTempPrefix));
+      return InvalidArgument(
+          fmt::format("key '{}': names starting with '{}' are reserved by file:// for temp files",
+                      key, kTempPrefix));
     }
     return TempFile::Create(PathOf(key));
   }
