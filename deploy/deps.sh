@@ -22,6 +22,9 @@ packages=(
   libssl-dev libcurl4-openssl-dev libbenchmark-dev
   # tests: network namespaces, process tools
   iproute2 procps
+  # tests: a real S3 server on 127.0.0.1 (OpenStack Swift + s3api, deploy/s3-server.sh) and a
+  # real S3 client for interop tests and benchmarks
+  swift swift-proxy swift-object swift-container swift-account awscli
 )
 
 if [[ "${1:-}" == "--print" ]]; then
