@@ -59,8 +59,8 @@ TEST_F(FileStoreTest, RangeReads) {
 }
 
 TEST_F(FileStoreTest, ListWalksOnlyThePrefixAndSorts) {
-  for (const char* k : {"j/ckpt-2/manifest", "j/ckpt-10/shard-0", "j/ckpt-1/shard-0", "jx",
-                        "other/x"}) {
+  for (const char* k :
+       {"j/ckpt-2/manifest", "j/ckpt-10/shard-0", "j/ckpt-1/shard-0", "jx", "other/x"}) {
     ASSERT_TRUE(store_->Put(k, k).ok()) << k;
   }
   auto all = store_->List("");

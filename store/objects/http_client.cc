@@ -1,11 +1,11 @@
 #include "store/objects/http_client.h"
 
 #include <curl/curl.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fmt/format.h>
 
 namespace podsched::store {
 namespace {
@@ -39,8 +39,8 @@ size_t WriteHeader(char* data, size_t size, size_t n, void* userdata) {
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
       value.remove_prefix(1);
     }
-    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' ||
-                              value.back() == ' ')) {
+    while (!value.empty() &&
+           (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
       value.remove_suffix(1);
     }
     resp->headers[name] = std::string(value);
@@ -126,8 +126,8 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& req) {
                                 error[0] ? error : curl_easy_strerror(rc)));
   }
   if (rc != CURLE_OK) {
-    return Unavailable(fmt::format("{} {}: {}", req.method, req.url,
-                                   error[0] ? error : curl_easy_strerror(rc)));
+    return Unavailable(
+        fmt::format("{} {}: {}", req.method, req.url, error[0] ? error : curl_easy_strerror(rc)));
   }
   return resp;
 }

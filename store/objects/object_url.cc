@@ -1,8 +1,9 @@
 #include "store/objects/object_url.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <string>
 #include <vector>
 
@@ -162,10 +163,10 @@ Result<S3Url> ParseS3(std::string_view url, std::string_view rest, const EnvLook
   from_env(out.access_key, {"AWS_ACCESS_KEY_ID"});
   from_env(out.secret_key, {"AWS_SECRET_ACCESS_KEY"});
   if (out.access_key.empty() || out.secret_key.empty()) {
-    return InvalidArgument(fmt::format(
-        "no S3 credentials for {}: give access_key= and secret_key= in the URL or set "
-        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
-        Redact(url.substr(0, url.find('?')), query)));
+    return InvalidArgument(
+        fmt::format("no S3 credentials for {}: give access_key= and secret_key= in the URL or set "
+                    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+                    Redact(url.substr(0, url.find('?')), query)));
   }
   out.redacted_url = Redact(url.substr(0, url.find('?')), query);
   return out;
@@ -177,9 +178,9 @@ Result<FileUrl> ParseFile(std::string_view url, std::string_view rest) {
   }
   if (rest.starts_with("localhost/")) rest.remove_prefix(9);
   if (!rest.starts_with('/')) {
-    return InvalidArgument(fmt::format(
-        "file URL {} must name an absolute directory: file:///abs/dir (three slashes)",
-        Quote(url)));
+    return InvalidArgument(
+        fmt::format("file URL {} must name an absolute directory: file:///abs/dir (three slashes)",
+                    Quote(url)));
   }
   FileUrl out;
   out.root = std::string(rest);
@@ -215,8 +216,8 @@ Status ValidateKey(std::string_view key) {
 
 Status ValidateBucket(std::string_view bucket) {
   auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  bool ok = bucket.size() >= 3 && bucket.size() <= 63 && alnum(bucket.front()) &&
-            alnum(bucket.back());
+  bool ok =
+      bucket.size() >= 3 && bucket.size() <= 63 && alnum(bucket.front()) && alnum(bucket.back());
   for (char c : bucket) ok = ok && (alnum(c) || c == '.' || c == '-');
   if (ok) return Status::Ok();
   return ToStatus(InvalidArgument(fmt::format(

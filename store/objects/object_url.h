@@ -31,9 +31,9 @@ struct FileUrl {
 
 struct S3Url {
   std::string bucket;
-  std::string prefix;             // "" or a valid key without trailing '/'
-  std::string endpoint_scheme;    // "http" or "https"
-  std::string endpoint_host;      // host name or address, no port
+  std::string prefix;           // "" or a valid key without trailing '/'
+  std::string endpoint_scheme;  // "http" or "https"
+  std::string endpoint_host;    // host name or address, no port
   std::optional<int> endpoint_port;
   std::string region;
   std::string access_key;

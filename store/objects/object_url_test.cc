@@ -97,8 +97,8 @@ TEST(ParseObjectUrlTest, S3DefaultsFromEnvironment) {
   EXPECT_EQ(u->s3->region, "ap-south-1");
   EXPECT_FALSE(u->s3->virtual_host);
 
-  auto aws = ParseObjectUrl("s3://bkt", FakeEnv({{"AWS_ACCESS_KEY_ID", "ak"},
-                                                 {"AWS_SECRET_ACCESS_KEY", "sk"}}));
+  auto aws = ParseObjectUrl(
+      "s3://bkt", FakeEnv({{"AWS_ACCESS_KEY_ID", "ak"}, {"AWS_SECRET_ACCESS_KEY", "sk"}}));
   EXPECT_EQ(aws->s3->endpoint_host, "s3.us-east-1.amazonaws.com");
 }
 
@@ -108,20 +108,19 @@ TEST(ParseObjectUrlTest, BadUrlsNameTheProblem) {
     std::string url;
     std::string reason;
   };
-  for (const Case& c : std::vector<Case>{
-           {"gs://b/x", "unsupported object store URL"},
-           {"s3://B/x", "invalid S3 bucket name"},
-           {"s3://ab", "invalid S3 bucket name"},
-           {"s3://bkt/a/../b", "'..'"},
-           {"s3://bkt?colour=red", "unknown URL parameter 'colour'"},
-           {"s3://bkt?addressing=dns", "valid: path, virtual"},
-           {"s3://bkt?max_attempts=0", "max_attempts=0"},
-           {"s3://bkt?part_size_mb=4", "[5, 1024]"},
-           {"s3://bkt?endpoint=127.0.0.1:9000", "has no scheme"},
-           {"s3://bkt?endpoint=ftp://h", "unsupported scheme"},
-           {"s3://bkt?endpoint=http://h:99999", "invalid port"},
-           {"s3://bkt?endpoint=http://h/path", "has a path"},
-           {"s3://bkt?secret_key=%zz", "malformed percent escape"}}) {
+  for (const Case& c : std::vector<Case>{{"gs://b/x", "unsupported object store URL"},
+                                         {"s3://B/x", "invalid S3 bucket name"},
+                                         {"s3://ab", "invalid S3 bucket name"},
+                                         {"s3://bkt/a/../b", "'..'"},
+                                         {"s3://bkt?colour=red", "unknown URL parameter 'colour'"},
+                                         {"s3://bkt?addressing=dns", "valid: path, virtual"},
+                                         {"s3://bkt?max_attempts=0", "max_attempts=0"},
+                                         {"s3://bkt?part_size_mb=4", "[5, 1024]"},
+                                         {"s3://bkt?endpoint=127.0.0.1:9000", "has no scheme"},
+                                         {"s3://bkt?endpoint=ftp://h", "unsupported scheme"},
+                                         {"s3://bkt?endpoint=http://h:99999", "invalid port"},
+                                         {"s3://bkt?endpoint=http://h/path", "has a path"},
+                                         {"s3://bkt?secret_key=%zz", "malformed percent escape"}}) {
     auto u = ParseObjectUrl(c.url, env);
     ASSERT_FALSE(u.has_value()) << c.url;
     EXPECT_EQ(u.error().code(), StatusCode::kInvalidArgument);

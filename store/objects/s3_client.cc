@@ -1,8 +1,9 @@
 #include "store/objects/s3_client.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
-#include <fmt/format.h>
 #include <random>
 #include <thread>
 
@@ -87,9 +88,9 @@ Result<HttpResponse> S3Client::SendOk(const S3Call& call) {
 Status S3Client::ErrorFor(const HttpResponse& resp, const S3Call& call) const {
   S3ErrorBody err = ParseS3Error(resp.body);
   std::string what = fmt::format("S3 {} {}", call.method, Display(call.object));
-  std::string detail = err.code.empty() ? fmt::format("HTTP {}", resp.status)
-                                        : fmt::format("HTTP {} {}: {}", resp.status, err.code,
-                                                      err.message);
+  std::string detail = err.code.empty()
+                           ? fmt::format("HTTP {}", resp.status)
+                           : fmt::format("HTTP {} {}: {}", resp.status, err.code, err.message);
   long s = resp.status;
   if (s == 403) {
     return Status(StatusCode::kPermissionDenied,
@@ -101,9 +102,8 @@ Status S3Client::ErrorFor(const HttpResponse& resp, const S3Call& call) const {
     return Status(StatusCode::kNotFound, fmt::format("{}: not found ({})", what, detail));
   }
   if (Retryable(s)) {
-    return Status(StatusCode::kUnavailable,
-                  fmt::format("{}: server error after {} attempts ({})", what,
-                              url_.max_attempts, detail));
+    return Status(StatusCode::kUnavailable, fmt::format("{}: server error after {} attempts ({})",
+                                                        what, url_.max_attempts, detail));
   }
   if (s >= 400 && s < 500) {
     return Status(StatusCode::kInvalidArgument, fmt::format("{}: rejected ({})", what, detail));

@@ -1,8 +1,9 @@
 #include "store/objects/s3_store.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
-#include <fmt/format.h>
 #include <memory>
 
 #include "store/objects/s3_client.h"
@@ -18,7 +19,9 @@ constexpr int kMaxParts = 1000;  // Swift's limit; AWS allows 10,000
 class S3Writer final : public ObjectWriter {
  public:
   S3Writer(std::shared_ptr<S3Client> client, std::string object)
-      : client_(std::move(client)), object_(std::move(object)), part_size_(client_->config().part_size) {}
+      : client_(std::move(client)),
+        object_(std::move(object)),
+        part_size_(client_->config().part_size) {}
 
   ~S3Writer() override {
     if (!upload_id_.empty() && !committed_) Abort();
@@ -112,8 +115,8 @@ class S3Writer final : public ObjectWriter {
                           XmlEscape(etags_[i]));
     }
     body += "</CompleteMultipartUpload>";
-    S3Call call{.method = "POST", .object = object_, .query = {{"uploadId", upload_id_}},
-                .body = body};
+    S3Call call{
+        .method = "POST", .object = object_, .query = {{"uploadId", upload_id_}}, .body = body};
     auto resp = client_->SendOk(call);
     if (!resp) return resp.error();
     // S3 may answer 200 and still fail the completion in the body.
@@ -126,7 +129,8 @@ class S3Writer final : public ObjectWriter {
 
   void Abort() {
     // Best effort: a leftover upload is invisible to readers and expires by bucket policy.
-    (void)client_->Send({.method = "DELETE", .object = object_, .query = {{"uploadId", upload_id_}}});
+    (void)client_->Send(
+        {.method = "DELETE", .object = object_, .query = {{"uploadId", upload_id_}}});
     upload_id_.clear();
   }
 
@@ -167,8 +171,8 @@ class S3Store final : public ObjectStore {
       if (Status s = w.Append(bytes); !s.ok()) return s;
       return w.Commit();
     }
-    auto resp = client_->SendOk({.method = "PUT", .object = client_->ObjectName(key),
-                                 .body = bytes});
+    auto resp =
+        client_->SendOk({.method = "PUT", .object = client_->ObjectName(key), .body = bytes});
     return resp ? Status::Ok() : resp.error();
   }
 
@@ -274,6 +278,28 @@ class S3Store final : public ObjectStore {
 
 Result<std::unique_ptr<ObjectStore>> OpenS3Store(const S3Url& url) {
   return std::make_unique<S3Store>(url);
+}
+
+Status EnsureS3Bucket(std::string_view url) {
+  auto parsed = ParseObjectUrl(url, ProcessEnv());
+  if (!parsed) return parsed.error();
+  if (!parsed->s3) return ToStatus(InvalidArgument(fmt::format("'{}' is not an s3:// URL", url)));
+  S3Client client(*parsed->s3);
+  std::string body;
+  if (parsed->s3->region != "us-east-1") {
+    body = fmt::format(
+        "<CreateBucketConfiguration><LocationConstraint>{}</LocationConstraint>"
+        "</CreateBucketConfiguration>",
+        XmlEscape(parsed->s3->region));
+  }
+  S3Call call{.method = "PUT", .body = body};
+  auto resp = client.Send(call);
+  if (!resp) return resp.error();
+  if (resp->status >= 200 && resp->status <= 299) return Status::Ok();
+  if (resp->status == 409 && ParseS3Error(resp->body).code == "BucketAlreadyOwnedByYou") {
+    return Status::Ok();
+  }
+  return client.ErrorFor(*resp, call);
 }
 
 }  // namespace podsched::store

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "store/objects/object_store.h"
 #include "store/objects/object_url.h"
@@ -21,5 +22,9 @@
 namespace podsched::store {
 
 Result<std::unique_ptr<ObjectStore>> OpenS3Store(const S3Url& url);
+
+// Creates the bucket of the s3:// `url` unless it exists already (owned by the same account).
+// For tests, benchmarks and first-time setup; stores never create buckets by themselves.
+Status EnsureS3Bucket(std::string_view url);
 
 }  // namespace podsched::store

@@ -1,7 +1,8 @@
 #include "store/objects/s3_xml.h"
 
-#include <charconv>
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace podsched::store {
 namespace {
@@ -59,11 +60,16 @@ Result<std::string> XmlUnescape(std::string_view s) {
     size_t semi = s.find(';', i);
     if (semi == std::string_view::npos) return InvalidArgument("unterminated XML entity");
     std::string_view ent = s.substr(i + 1, semi - i - 1);
-    if (ent == "amp") out += '&';
-    else if (ent == "lt") out += '<';
-    else if (ent == "gt") out += '>';
-    else if (ent == "quot") out += '"';
-    else if (ent == "apos") out += '\'';
+    if (ent == "amp")
+      out += '&';
+    else if (ent == "lt")
+      out += '<';
+    else if (ent == "gt")
+      out += '>';
+    else if (ent == "quot")
+      out += '"';
+    else if (ent == "apos")
+      out += '\'';
     else if (ent.size() > 1 && ent[0] == '#') {
       bool hex = ent[1] == 'x' || ent[1] == 'X';
       std::string_view digits = ent.substr(hex ? 2 : 1);
@@ -87,12 +93,23 @@ std::string XmlEscape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -108,8 +125,8 @@ std::optional<std::string> XmlFirst(std::string_view xml, std::string_view tag) 
 
 Result<ListPage> ParseListObjectsV2(std::string_view xml) {
   if (xml.find("<ListBucketResult") == std::string_view::npos) {
-    return Internal(fmt::format("S3 list response is not a ListBucketResult: {}",
-                                xml.substr(0, 200)));
+    return Internal(
+        fmt::format("S3 list response is not a ListBucketResult: {}", xml.substr(0, 200)));
   }
   ListPage page;
   for (size_t pos = 0;;) {

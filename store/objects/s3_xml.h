@@ -38,7 +38,7 @@ struct ListPage {
 Result<ListPage> ParseListObjectsV2(std::string_view xml);
 
 struct S3ErrorBody {
-  std::string code;     // "NoSuchKey", "SignatureDoesNotMatch", ...; empty if not an <Error>
+  std::string code;  // "NoSuchKey", "SignatureDoesNotMatch", ...; empty if not an <Error>
   std::string message;
 };
 S3ErrorBody ParseS3Error(std::string_view xml);

@@ -1,5 +1,6 @@
 #include "store/objects/sigv4.h"
 
+#include <fmt/format.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
@@ -8,7 +9,6 @@
 #include <cctype>
 #include <chrono>
 #include <ctime>
-#include <fmt/format.h>
 
 namespace podsched::store {
 namespace {
@@ -67,8 +67,7 @@ std::string SignedHeaders(const std::vector<std::pair<std::string, std::string>>
 }
 
 std::string Scope(const SigV4Key& key, TimePoint now) {
-  return fmt::format("{}/{}/{}/aws4_request", AmzDate(now).substr(0, 8), key.region,
-                     key.service);
+  return fmt::format("{}/{}/{}/aws4_request", AmzDate(now).substr(0, 8), key.region, key.service);
 }
 
 }  // namespace

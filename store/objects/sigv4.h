@@ -25,8 +25,8 @@ struct SigV4Request {
   std::string canonical_uri{};  // the path exactly as sent, already URI-encoded ("/b/my%20key")
   std::vector<std::pair<std::string, std::string>> query{};    // decoded names and values
   std::vector<std::pair<std::string, std::string>> headers{};  // must include host,
-                                                             // x-amz-date, x-amz-content-sha256
-  std::string payload_sha256;  // hex, or "UNSIGNED-PAYLOAD"
+                                                               // x-amz-date, x-amz-content-sha256
+  std::string payload_sha256;                                  // hex, or "UNSIGNED-PAYLOAD"
 };
 
 // RFC 3986 encoding as S3 wants it: unreserved bytes (A-Z a-z 0-9 - _ . ~) stay, every other

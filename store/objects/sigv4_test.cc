@@ -49,8 +49,9 @@ TEST(SigV4Test, AwsExamplePutObject) {
                                {"x-amz-storage-class", "REDUCED_REDUNDANCY"}},
                    .payload_sha256 = body_sha};
   EXPECT_EQ(req.canonical_uri, "/test%24file.text");
-  EXPECT_TRUE(SigV4Authorization(req, kExampleKey, ExampleTime())
-                  .ends_with("Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd"));
+  EXPECT_TRUE(
+      SigV4Authorization(req, kExampleKey, ExampleTime())
+          .ends_with("Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd"));
 }
 
 TEST(SigV4Test, AwsExampleListObjectsSortsAndEncodesQuery) {
@@ -61,8 +62,9 @@ TEST(SigV4Test, AwsExampleListObjectsSortsAndEncodesQuery) {
                                {"x-amz-content-sha256", kEmptySha},
                                {"x-amz-date", "20130524T000000Z"}},
                    .payload_sha256 = kEmptySha};
-  EXPECT_TRUE(SigV4Authorization(req, kExampleKey, ExampleTime())
-                  .ends_with("Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"));
+  EXPECT_TRUE(
+      SigV4Authorization(req, kExampleKey, ExampleTime())
+          .ends_with("Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"));
 }
 
 TEST(SigV4Test, UriEncodeKeepsUnreservedAndOptionallySlash) {
@@ -82,8 +84,9 @@ TEST(SigV4Test, HeaderValuesAreTrimmedAndNamesLowerCased) {
                    .canonical_uri = "/",
                    .headers = {{"X-Amz-Meta-A", "  a   b  "}, {"host", "h"}},
                    .payload_sha256 = "UNSIGNED-PAYLOAD"};
-  EXPECT_EQ(CanonicalRequest(req), "GET\n/\n\nhost:h\nx-amz-meta-a:a b\n\nhost;x-amz-meta-a\n"
-                                   "UNSIGNED-PAYLOAD");
+  EXPECT_EQ(CanonicalRequest(req),
+            "GET\n/\n\nhost:h\nx-amz-meta-a:a b\n\nhost;x-amz-meta-a\n"
+            "UNSIGNED-PAYLOAD");
 }
 
 }  // namespace
