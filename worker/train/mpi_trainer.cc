@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "worker/train/async_saver.h"
 #include "worker/train/checkpoint_store.h"
+#include "worker/train/dataset_io.h"
 #include "worker/train/exit_codes.h"
 #include "worker/train/progress_sink.h"
 
@@ -62,6 +63,7 @@ class Trainer {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   }
+  void LoadData();
   void Setup();
   void Restore();
   void Step(GradAccumulator& acc, MpiReducer& reducer, LossStats& loss);
@@ -94,10 +96,37 @@ class Trainer {
   UdpProgressSink sink_;
 };
 
+// Every rank loads the whole (small) data set; a failure anywhere ends the run on all ranks.
+void Trainer::LoadData() {
+  if (o_.data_url.empty()) {
+    const DataSpec spec{o_.seed, o_.model.input_dim, o_.model.classes, 32};
+    train_ = GenerateExamples(spec, 0, o_.train_examples);
+    eval_ = GenerateExamples(spec, o_.train_examples, o_.eval_examples);
+    return;
+  }
+  int code = kExitOk;
+  std::string error;
+  auto data_store = store::OpenObjectStore(o_.data_url);
+  Result<StoredData> data = data_store ? ReadDataset(**data_store)
+                                       : Result<StoredData>(std::unexpected(data_store.error()));
+  if (!data) {
+    error = data.error().ToString();
+    code = data.error().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitStorage;
+  } else if (data->train.input_dim != o_.model.input_dim || data->train.classes != o_.model.classes) {
+    error = "data set " + o_.data_url + " has input_dim " + std::to_string(data->train.input_dim) +
+            " and classes " + std::to_string(data->train.classes) +
+            "; pass the same --input-dim and --classes";
+    code = kExitUsage;
+  }
+  if (!error.empty()) std::fprintf(stderr, "podtrain: rank %d: %s\n", rank_, error.c_str());
+  MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (code != kExitOk) throw ExitWith{code};
+  train_ = std::move(data->train);
+  eval_ = std::move(data->eval);
+}
+
 void Trainer::Setup() {
-  const DataSpec spec{o_.seed, o_.model.input_dim, o_.model.classes, 32};
-  train_ = GenerateExamples(spec, 0, o_.train_examples);
-  eval_ = GenerateExamples(spec, o_.train_examples, o_.eval_examples);
+  LoadData();
   stream_ = std::make_unique<ExampleStream>(o_.seed, train_.size());
   params_ = InitParams(o_.model, o_.seed);
   state0_.assign(shard_.size(), 0.0f);
@@ -220,7 +249,7 @@ void Trainer::StartSave(bool async) {
   pending_.global_batch = o_.global_batch;
   pending_.seed = o_.seed;
   pending_.data_cursor = cursor_;
-  pending_.data_source = "generated";
+  pending_.data_source = o_.data_url.empty() ? "generated" : o_.data_url;
   pending_.num_params = layout_.size();
   pending_.tensors = TensorNames(o_.optimizer.kind);
   std::vector<std::span<const float>> parts{

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "store/objects/object_store.h"
+#include "worker/train/dataset_io.h"
 #include "worker/train/exit_codes.h"
 #include "worker/train/flags.h"
 #include "worker/train/mpi_trainer.h"
@@ -29,8 +31,27 @@ std::optional<std::string> GetEnv(const std::string& name) {
   return std::string(v);
 }
 
-int Main(int argc, char** argv) {
-  auto cmd = ParseCommandLine(argc, argv, GetEnv);
+// `podtrain gen-data`: no MPI needed.
+int GenData(const GenDataOptions& g) {
+  auto store = podsched::store::OpenObjectStore(g.out_url);
+  if (!store) {
+    std::fprintf(stderr, "podtrain gen-data: %s\n", store.error().ToString().c_str());
+    return kExitUsage;
+  }
+  const DataSpec spec{g.seed, g.input_dim, g.classes, 32};
+  const StoredData data{GenerateExamples(spec, 0, g.examples),
+                        GenerateExamples(spec, g.examples, g.eval_examples), g.seed};
+  if (auto s = WriteDataset(**store, data, g.shards); !s.ok()) {
+    std::fprintf(stderr, "podtrain gen-data: %s\n", s.ToString().c_str());
+    return kExitStorage;
+  }
+  std::printf("wrote %llu training examples in %d shards and %llu held-out examples to %s\n",
+              static_cast<unsigned long long>(g.examples), g.shards,
+              static_cast<unsigned long long>(g.eval_examples), g.out_url.c_str());
+  return kExitOk;
+}
+
+int Main(const podsched::Result<Command>& cmd) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (!cmd) {
@@ -42,13 +63,8 @@ int Main(int argc, char** argv) {
       if (rank == 0) std::printf("%s", cmd->help.c_str());
       return kExitOk;
     case Command::Kind::kGenData:
-      if (rank == 0) std::fprintf(stderr, "podtrain gen-data: TFRecord output needs store/formats, which is not built yet\n");
-      return kExitUsage;
+      return kExitError;  // handled before MPI_Init
     case Command::Kind::kTrain:
-      if (!cmd->train.data_url.empty()) {
-        if (rank == 0) std::fprintf(stderr, "podtrain: --data needs store/formats (TFRecord), which is not built yet\n");
-        return kExitUsage;
-      }
       return RunTrainer(cmd->train);
   }
   return kExitError;
@@ -57,6 +73,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const auto cmd = ParseCommandLine(argc, argv, GetEnv);
+  if (cmd && cmd->kind == Command::Kind::kGenData) return GenData(cmd->gen);
   InstallSigterm();  // before MPI_Init: a SIGTERM that early still means "checkpoint and exit"
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
@@ -64,7 +82,7 @@ int main(int argc, char** argv) {
     return kExitError;
   }
   InstallSigterm();  // in case the MPI runtime replaced the handler
-  const int code = Main(argc, argv);
+  const int code = Main(cmd);
   MPI_Finalize();
   return code;
 }
