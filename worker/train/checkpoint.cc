@@ -44,31 +44,32 @@ Json ToJson(const Manifest& m) {
                       {"size", s.size},
                       {"sha256", s.sha256}});
   }
-  return {{"format", kFormat},
-          {"job", m.job},
-          {"epoch", m.id.epoch},
-          {"step", m.id.step},
-          {"world_size", m.world_size},
-          {"model",
-           {{"input_dim", m.model.input_dim},
-            {"hidden", m.model.hidden},
-            {"depth", m.model.depth},
-            {"classes", m.model.classes},
-            {"batchnorm", m.model.batchnorm}}},
-          {"optimizer",
-           {{"kind", OptimizerName(m.optimizer.kind)},
-            {"lr", m.optimizer.lr},
-            {"momentum", m.optimizer.momentum},
-            {"beta1", m.optimizer.beta1},
-            {"beta2", m.optimizer.beta2},
-            {"eps", m.optimizer.eps}}},
-          {"allreduce", m.allreduce},
-          {"global_batch", m.global_batch},
-          {"data", {{"source", m.data_source}, {"cursor", m.data_cursor}}},
-          {"rng", {{"algorithm", "splitmix64-counter"}, {"seed", m.seed}, {"position", m.data_cursor}}},
-          {"num_params", m.num_params},
-          {"tensors", m.tensors},
-          {"shards", shards}};
+  return {
+      {"format", kFormat},
+      {"job", m.job},
+      {"epoch", m.id.epoch},
+      {"step", m.id.step},
+      {"world_size", m.world_size},
+      {"model",
+       {{"input_dim", m.model.input_dim},
+        {"hidden", m.model.hidden},
+        {"depth", m.model.depth},
+        {"classes", m.model.classes},
+        {"batchnorm", m.model.batchnorm}}},
+      {"optimizer",
+       {{"kind", OptimizerName(m.optimizer.kind)},
+        {"lr", m.optimizer.lr},
+        {"momentum", m.optimizer.momentum},
+        {"beta1", m.optimizer.beta1},
+        {"beta2", m.optimizer.beta2},
+        {"eps", m.optimizer.eps}}},
+      {"allreduce", m.allreduce},
+      {"global_batch", m.global_batch},
+      {"data", {{"source", m.data_source}, {"cursor", m.data_cursor}}},
+      {"rng", {{"algorithm", "splitmix64-counter"}, {"seed", m.seed}, {"position", m.data_cursor}}},
+      {"num_params", m.num_params},
+      {"tensors", m.tensors},
+      {"shards", shards}};
 }
 
 Manifest FromJson(const Json& j) {  // throws nlohmann exceptions on a malformed document
@@ -186,7 +187,8 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   const std::string recorded = j["manifest_sha256"].get<std::string>();
   j.erase("manifest_sha256");
   if (Sha256Hex(j.dump()) != recorded) return DataLoss("manifest checksum does not match");
-  if (j.value("format", "") != kFormat) return DataLoss("manifest format is not " + std::string(kFormat));
+  if (j.value("format", "") != kFormat)
+    return DataLoss("manifest format is not " + std::string(kFormat));
   Manifest m;
   try {
     m = FromJson(j);

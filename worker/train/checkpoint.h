@@ -37,7 +37,7 @@ struct CkptId {
 
 std::string CkptDirName(const CkptId& id);  // "ckpt-3-120"
 std::optional<CkptId> ParseCkptDirName(std::string_view name);
-std::string ShardName(int rank, int world);  // "shard-1-of-4"
+std::string ShardName(int rank, int world);                      // "shard-1-of-4"
 std::string CkptPrefix(std::string_view job, const CkptId& id);  // "job/ckpt-3-120/"
 
 // OK if `job` can be one key segment (non-empty, no '/', no control bytes, not "." or "..").

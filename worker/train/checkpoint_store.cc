@@ -23,7 +23,8 @@ Result<ShardEntry> WriteShard(store::ObjectStore& store, const std::string& key,
     }
     if (between_chunks) between_chunks();
   }
-  if (Status s = (*writer)->Commit(); !s.ok()) return std::unexpected(s.WithContext("committing " + key));
+  if (Status s = (*writer)->Commit(); !s.ok())
+    return std::unexpected(s.WithContext("committing " + key));
   ShardEntry e;
   e.name = key.substr(key.rfind('/') + 1);
   e.size = bytes.size();
@@ -56,7 +57,8 @@ Status VerifyCheckpoint(store::ObjectStore& store, const Manifest& m) {
       return ToStatus(DataLoss(s.name + ": size " + std::to_string(bytes->size()) +
                                " != recorded " + std::to_string(s.size)));
     }
-    if (Sha256Hex(*bytes) != s.sha256) return ToStatus(DataLoss(s.name + ": sha256 does not match"));
+    if (Sha256Hex(*bytes) != s.sha256)
+      return ToStatus(DataLoss(s.name + ": sha256 does not match"));
   }
   return Status::Ok();
 }
@@ -121,7 +123,8 @@ Result<int> CollectGarbage(store::ObjectStore& store, const std::string& job, in
     std::stable_partition(keys.begin(), keys.end(),
                           [](const std::string& k) { return k.ends_with("/manifest"); });
     for (const std::string& k : keys) {
-      if (Status s = store.Delete(k); !s.ok()) return std::unexpected(s.WithContext("deleting " + k));
+      if (Status s = store.Delete(k); !s.ok())
+        return std::unexpected(s.WithContext("deleting " + k));
     }
   }
   return static_cast<int>(garbage.size());

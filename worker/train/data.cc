@@ -29,9 +29,11 @@ Teacher MakeTeacher(const DataSpec& spec) {
   uint64_t c = 0;
   const double s1 = 1.0 / std::sqrt(static_cast<double>(spec.input_dim));
   const double s2 = 1.0 / std::sqrt(static_cast<double>(spec.teacher_hidden));
-  for (int i = 0; i < spec.teacher_hidden * spec.input_dim; ++i) t.w1.push_back(NormalAt(key, c++) * s1);
+  for (int i = 0; i < spec.teacher_hidden * spec.input_dim; ++i)
+    t.w1.push_back(NormalAt(key, c++) * s1);
   for (int i = 0; i < spec.teacher_hidden; ++i) t.b1.push_back(NormalAt(key, c++) * 0.1);
-  for (int i = 0; i < spec.classes * spec.teacher_hidden; ++i) t.w2.push_back(NormalAt(key, c++) * s2);
+  for (int i = 0; i < spec.classes * spec.teacher_hidden; ++i)
+    t.w2.push_back(NormalAt(key, c++) * s2);
   return t;
 }
 

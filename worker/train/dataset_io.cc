@@ -63,9 +63,12 @@ Status WriteDataset(store::ObjectStore& store, const StoredData& data, int shard
       !s.ok()) {
     return s;
   }
-  const Json meta{{"format", "podtrain-data-v1"},     {"input_dim", t.input_dim},
-                  {"classes", t.classes},             {"train_examples", t.size()},
-                  {"eval_examples", data.eval.size()}, {"train_shards", shards},
+  const Json meta{{"format", "podtrain-data-v1"},
+                  {"input_dim", t.input_dim},
+                  {"classes", t.classes},
+                  {"train_examples", t.size()},
+                  {"eval_examples", data.eval.size()},
+                  {"train_shards", shards},
                   {"seed", data.seed}};
   return store.Put("dataset.json", meta.dump(1) + "\n");  // last: the data set's commit point
 }

@@ -25,7 +25,9 @@ TEST(DatasetIoTest, RoundTripsThroughTfRecordShards) {
 TEST(DatasetIoTest, RejectsACorruptedRecordNamingTheShard) {
   MemoryStore store;
   const DataSpec spec{3, 4, 3, 8};
-  ASSERT_TRUE(WriteDataset(store, {GenerateExamples(spec, 0, 40), GenerateExamples(spec, 40, 8), 3}, 2).ok());
+  ASSERT_TRUE(
+      WriteDataset(store, {GenerateExamples(spec, 0, 40), GenerateExamples(spec, 40, 8), 3}, 2)
+          .ok());
   store.objects["train/part-1-of-2.tfrecord"][40] ^= 0x10;
   auto back = ReadDataset(store);
   ASSERT_FALSE(back);

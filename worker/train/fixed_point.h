@@ -22,9 +22,7 @@ inline constexpr int kFracBits = 32;
 inline constexpr double kFixedScale = 4294967296.0;  // 2^kFracBits
 
 // The largest |q| allowed per term when `terms` terms are summed: 2^62 / terms.
-inline int64_t FixedBound(int64_t terms) {
-  return (int64_t{1} << 62) / (terms < 1 ? 1 : terms);
-}
+inline int64_t FixedBound(int64_t terms) { return (int64_t{1} << 62) / (terms < 1 ? 1 : terms); }
 
 // round(v * 2^32) into `out`; false (and `out` untouched) when |v * 2^32| > bound or v is not
 // finite. Rounding is to nearest-even (the default FP environment), deterministic everywhere.

@@ -10,7 +10,8 @@ namespace {
 void AddTrainFlags(CLI::App& app, TrainOptions& o, std::string& allreduce, std::string& optimizer,
                    std::string& batchnorm, std::optional<int64_t>& epoch,
                    std::optional<std::string>& job, std::optional<std::string>& url) {
-  app.add_option("--steps", o.steps, "Total optimizer steps to reach")->check(CLI::NonNegativeNumber);
+  app.add_option("--steps", o.steps, "Total optimizer steps to reach")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--global-batch", o.global_batch, "Examples per step over all ranks")
       ->check(CLI::PositiveNumber);
   app.add_option("--checkpoint-every", o.checkpoint_every,
@@ -141,9 +142,10 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv, const EnvLoo
 
 Status CheckWorldSize(const TrainOptions& o, int world) {
   if (o.global_batch % world != 0) {
-    return ToStatus(InvalidArgument(
-        "--global-batch " + std::to_string(o.global_batch) + " is not divisible by the world size " +
-        std::to_string(world) + "; choose a global batch that is a multiple of the number of ranks"));
+    return ToStatus(
+        InvalidArgument("--global-batch " + std::to_string(o.global_batch) +
+                        " is not divisible by the world size " + std::to_string(world) +
+                        "; choose a global batch that is a multiple of the number of ranks"));
   }
   return Status::Ok();
 }

@@ -114,7 +114,8 @@ Result<std::vector<double>> GlobalFeatureSums(const std::vector<float>& t1,
   for (size_t i = 0; i < n; ++i) {
     for (int f = 0; f < features; ++f) {
       int64_t q1, q2;
-      if (!Quantize(t1[i * features + f], bound, q1) || !Quantize(t2[i * features + f], bound, q2)) {
+      if (!Quantize(t1[i * features + f], bound, q1) ||
+          !Quantize(t2[i * features + f], bound, q2)) {
         return std::unexpected(Status(StatusCode::kResourceExhausted,
                                       OverflowMessage(std::max(std::fabs(t1[i * features + f]),
                                                                std::fabs(t2[i * features + f])),
@@ -148,7 +149,8 @@ Status HiddenBackward(const LayerLayout& lay, const LayerCache& c, std::span<con
       grad.Add(lay.gamma + o, dxhat_terms[k]);
     }
   }
-  auto sums = GlobalFeatureSums(delta, dxhat_terms, lay.out, grad.mode(), grad.global_terms(), reducer);
+  auto sums =
+      GlobalFeatureSums(delta, dxhat_terms, lay.out, grad.mode(), grad.global_terms(), reducer);
   if (!sums) return sums.error();
   const double inv_n = 1.0 / global_n;
   for (size_t i = 0; i < n; ++i) {

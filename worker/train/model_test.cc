@@ -75,7 +75,8 @@ TEST(ModelTest, ExactGradientOfSplitBatchIsBitIdentical) {
       part.input_dim = whole.input_dim;
       part.classes = whole.classes;
       const size_t n = 24 / world;
-      part.x.assign(whole.x.begin() + r * n * c.input_dim, whole.x.begin() + (r + 1) * n * c.input_dim);
+      part.x.assign(whole.x.begin() + r * n * c.input_dim,
+                    whole.x.begin() + (r + 1) * n * c.input_dim);
       part.label.assign(whole.label.begin() + r * n, whole.label.begin() + (r + 1) * n);
       GradAccumulator acc(ReduceMode::kExact, layout.size(), 24);
       ASSERT_TRUE(ForwardBackward(c, layout, p, part, 24, reducer, acc));
@@ -157,8 +158,10 @@ std::array<double, 3> Train(const ModelConfig& c, OptimizerKind kind, int steps)
     auto r = ForwardBackward(c, layout, p, b, batch, reducer, acc);
     EXPECT_TRUE(r);
     std::vector<float> g(p.size());
-    for (size_t k = 0; k < g.size(); ++k) g[k] = static_cast<float>(Dequantize(acc.fixed()[k]) / batch);
-    UpdateShard(oc, t, g, p, s0, kind == OptimizerKind::kAdam ? std::span<float>(s1) : std::span<float>());
+    for (size_t k = 0; k < g.size(); ++k)
+      g[k] = static_cast<float>(Dequantize(acc.fixed()[k]) / batch);
+    UpdateShard(oc, t, g, p, s0,
+                kind == OptimizerKind::kAdam ? std::span<float>(s1) : std::span<float>());
     const double loss = r->loss_sum / batch;
     if (t <= 10) first += loss / 10;
     if (t > steps - 10) last += loss / 10;

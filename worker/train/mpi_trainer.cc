@@ -112,7 +112,8 @@ void Trainer::LoadData() {
   if (!data) {
     error = data.error().ToString();
     code = data.error().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitStorage;
-  } else if (data->train.input_dim != o_.model.input_dim || data->train.classes != o_.model.classes) {
+  } else if (data->train.input_dim != o_.model.input_dim ||
+             data->train.classes != o_.model.classes) {
     error = "data set " + o_.data_url + " has input_dim " + std::to_string(data->train.input_dim) +
             " and classes " + std::to_string(data->train.classes) +
             "; pass the same --input-dim and --classes";
@@ -153,7 +154,8 @@ void Trainer::Restore() {
   if (rank_ == 0) {
     std::vector<std::string> rejected;
     auto found = FindLatestCheckpoint(*store_, o_.job, &rejected);
-    for (const std::string& r : rejected) std::fprintf(stderr, "podtrain: rejected %s\n", r.c_str());
+    for (const std::string& r : rejected)
+      std::fprintf(stderr, "podtrain: rejected %s\n", r.c_str());
     if (!found) {
       std::fprintf(stderr, "podtrain: %s\n", found.error().ToString().c_str());
       code = kExitStorage;
@@ -185,11 +187,13 @@ void Trainer::Restore() {
   auto p = ReadTensor(*store_, m, 0, 0, layout_.size());
   auto s0 = ReadTensor(*store_, m, 1, shard_.begin, shard_.end);
   Result<std::vector<float>> s1 = std::vector<float>();
-  if (o_.optimizer.kind == OptimizerKind::kAdam) s1 = ReadTensor(*store_, m, 2, shard_.begin, shard_.end);
+  if (o_.optimizer.kind == OptimizerKind::kAdam)
+    s1 = ReadTensor(*store_, m, 2, shard_.begin, shard_.end);
   int ok = p && s0 && s1, all_ok = 0;
   if (!ok) {
     const Status& e = !p ? p.error() : !s0 ? s0.error() : s1.error();
-    std::fprintf(stderr, "podtrain: rank %d: reading checkpoint: %s\n", rank_, e.ToString().c_str());
+    std::fprintf(stderr, "podtrain: rank %d: reading checkpoint: %s\n", rank_,
+                 e.ToString().c_str());
   }
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) throw ExitWith{kExitStorage};
@@ -229,8 +233,8 @@ void Trainer::Step(GradAccumulator& acc, MpiReducer& reducer, LossStats& loss) {
   }
   ++step_;
   std::span<float> mine = std::span<float>(params_).subspan(shard_.begin, shard_.size());
-  UpdateShard(o_.optimizer, step_, std::span<const float>(grad).first(shard_.size()), mine,
-              state0_, state1_);
+  UpdateShard(o_.optimizer, step_, std::span<const float>(grad).first(shard_.size()), mine, state0_,
+              state1_);
   std::vector<float> send(block, 0.0f), all(padded_);
   std::copy(mine.begin(), mine.end(), send.begin());
   MPI_Allgather(send.data(), block, MPI_FLOAT, all.data(), block, MPI_FLOAT, MPI_COMM_WORLD);
@@ -281,8 +285,8 @@ bool Trainer::CommitInFlight() {
     for (int r = 0; r < world_ && code == kExitOk; ++r) {
       if (!reports[r].ok) code = kExitStorage;
       const ShardRange range = ShardOf(layout_.size(), world_, r);
-      pending_.shards.push_back(
-          ShardEntry{ShardName(r, world_), range.begin, range.end, reports[r].size, reports[r].sha256});
+      pending_.shards.push_back(ShardEntry{ShardName(r, world_), range.begin, range.end,
+                                           reports[r].size, reports[r].sha256});
     }
     if (code == kExitOk) {
       const Status s = CommitManifest(*store_, pending_);
@@ -364,7 +368,8 @@ int Trainer::Run() {
     TimePoint interval_start = clock.Now();
     double step_seconds = 0;
     const int64_t first_step = step_;
-    StepBoundary(/*before_first_step=*/true);  // a SIGTERM during restore is honoured before the first step
+    StepBoundary(
+        /*before_first_step=*/true);  // a SIGTERM during restore is honoured before the first step
     while (step_ < o_.steps) {
       const TimePoint start = clock.Now();
       Step(acc, reducer, interval);
@@ -373,7 +378,6 @@ int Trainer::Run() {
         std::this_thread::sleep_until(std::chrono::system_clock::time_point(start) +
                                       std::chrono::milliseconds(o_.min_step_ms));
       }
-      step_seconds += ToSeconds(clock.Now() - start);
       if (step_ % o_.progress_every == 0 || step_ == o_.steps) {
         ReportProgress(interval, ToSeconds(clock.Now() - interval_start), interval_steps);
         interval = LossStats{};
@@ -381,6 +385,8 @@ int Trainer::Run() {
         interval_start = clock.Now();
       }
       StepBoundary();
+      // Whole iterations, so the summary includes what checkpointing costs at step boundaries.
+      step_seconds += ToSeconds(clock.Now() - start);
     }
     if (saver_.in_flight()) (void)CommitInFlight();
     if (store_ && last_committed_ != CkptDirName({o_.epoch, step_})) StartSave(/*async=*/false);
@@ -392,7 +398,7 @@ int Trainer::Run() {
       Log(buf);
     }
     Log("params_sha256=" + Sha256Hex(std::string_view(reinterpret_cast<const char*>(params_.data()),
-                                                       params_.size() * sizeof(float))));
+                                                      params_.size() * sizeof(float))));
     return kExitOk;
   } catch (const ExitWith& e) {
     if (saver_.in_flight()) (void)saver_.Wait();

@@ -55,7 +55,8 @@ int Main(const podsched::Result<Command>& cmd) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (!cmd) {
-    if (rank == 0) std::fprintf(stderr, "podtrain: %s\n(run podtrain --help)\n", cmd.error().message().c_str());
+    if (rank == 0)
+      std::fprintf(stderr, "podtrain: %s\n(run podtrain --help)\n", cmd.error().message().c_str());
     return kExitUsage;
   }
   switch (cmd->kind) {

@@ -11,8 +11,8 @@ namespace podsched::train {
 std::string ProgressLine(const Progress& p) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "step=%lld/%lld loss=%.4f accuracy=%.4f examples_per_s=%.0f ",
-                static_cast<long long>(p.step), static_cast<long long>(p.steps), p.loss,
-                p.accuracy, p.examples_per_s);
+                static_cast<long long>(p.step), static_cast<long long>(p.steps), p.loss, p.accuracy,
+                p.examples_per_s);
   return buf + std::string("checkpoint=") + (p.checkpoint.empty() ? "none" : p.checkpoint);
 }
 
