@@ -5,6 +5,7 @@
 #
 #   deploy/s3-server.sh start  DIR [PORT]   start the 4 servers; S3 on http://127.0.0.1:PORT
 #                                           (default: a free port); returns when they answer
+#                                           (bounded: S3_SERVER_START_TIMEOUT, default 120 s)
 #   deploy/s3-server.sh stop   DIR          stop them (TERM, then KILL after 10 s)
 #   deploy/s3-server.sh status DIR          exit 0 when all 4 run and the proxy is healthy
 #   deploy/s3-server.sh env    DIR          print the endpoint and credentials as exports
@@ -14,7 +15,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '5,9p' "$0" >&2
+  sed -n '6,11p' "$0" >&2
   exit 2
 }
 [[ $# -ge 2 ]] || usage
@@ -182,7 +183,7 @@ start() {
       </dev/null >"$dir/log/$name.log" 2>&1 &
     echo $! >"$dir/run/$name.pid"
   done
-  local deadline=$((SECONDS + 60)) p ok
+  local deadline=$((SECONDS + ${S3_SERVER_START_TIMEOUT:-120})) p ok
   while :; do
     ok=1
     for name in "${servers[@]}"; do
@@ -196,7 +197,7 @@ start() {
     [[ $ok -eq 1 ]] && break
     if ((SECONDS > deadline)); then
       stop >/dev/null 2>&1 || true
-      die "servers did not answer /healthcheck within 60 s; logs in $dir/log"
+      die "servers did not answer /healthcheck within ${S3_SERVER_START_TIMEOUT:-120} s; logs in $dir/log"
     fi
     sleep 0.2
   done

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <utility>
 
+#include "store/objects/big_buffer.h"
 #include "store/objects/object_url.h"
 
 namespace podsched::store {
@@ -304,11 +305,8 @@ class FileStore final : public ObjectStore {
       return InvalidArgument(fmt::format("range [{}, {}) is past the end of '{}' ({} bytes)",
                                          offset, offset + length, key, size));
     }
-    std::string out(length, '\0');
-    if (Status s = ReadAt(fd.get(), out.data(), length, offset, path); !s.ok()) {
-      return std::unexpected(s);
-    }
-    return out;
+    return FillString(
+        length, [&](char* data, size_t n) { return ReadAt(fd.get(), data, n, offset, path); });
   }
 
   Status Walk(const std::string& rel_dir, std::string_view prefix,

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "store/objects/big_buffer.h"
+
 namespace podsched::store {
 namespace {
 
@@ -47,7 +49,7 @@ size_t WriteHeader(char* data, size_t size, size_t n, void* userdata) {
     if (name == "content-length") {
       // Reserve the body once instead of growing it through many reallocations.
       size_t len = std::strtoull(resp->headers[name].c_str(), nullptr, 10);
-      if (len <= (size_t{4} << 30)) resp->body.reserve(len);
+      if (len <= (size_t{4} << 30)) ReserveBig(resp->body, len);
     }
   }
   return size * n;

@@ -33,7 +33,7 @@
 namespace podsched::store {
 
 struct ObjectInfo {
-  std::string key;  // relative to the store's root / prefix
+  std::string key;   // relative to the store's root / prefix
   uint64_t size = 0;
 };
 
@@ -59,7 +59,8 @@ class ObjectStore {
   virtual Result<std::unique_ptr<ObjectWriter>> NewWriter(std::string_view key) = 0;
   virtual Result<std::string> Get(std::string_view key) = 0;
   // Bytes [offset, offset + length) of an object; kInvalidArgument past its end.
-  virtual Result<std::string> GetRange(std::string_view key, uint64_t offset, uint64_t length) = 0;
+  virtual Result<std::string> GetRange(std::string_view key, uint64_t offset,
+                                       uint64_t length) = 0;
   virtual Result<ObjectInfo> Head(std::string_view key) = 0;
   // Every object whose key starts with `prefix`, sorted by key.
   virtual Result<std::vector<ObjectInfo>> List(std::string_view prefix) = 0;

@@ -8,7 +8,8 @@
 //   s3://    (with --s3) the same save/restore against an S3 endpoint vs `aws s3 cp` upload
 //            and download of the same bytes.
 //
-//   bench_objects --mb 1024 --dir /var/tmp/bench [--s3 [--s3-endpoint URL] [--s3-mb 256]]
+//   bench_objects --mb 1024 --dir /var/tmp/bench [--no-dd] [--s3 [--s3-endpoint URL]
+//                 [--s3-mb 256] [--no-awscli]]
 //
 // Credentials for s3: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (default: those of
 // deploy/s3-server.sh); the endpoint from --s3-endpoint or AWS_ENDPOINT_URL.
@@ -206,7 +207,7 @@ void BenchFile(const std::string& dir, std::string_view state, int shards, bool 
 }
 
 void BenchS3(const std::string& dir, const std::string& endpoint, std::string_view state,
-             int shards) {
+             int shards, bool with_awscli) {
   double mb = state.size() / 1048576.0;
   std::string access = Env("AWS_ACCESS_KEY_ID", "test:tester");
   std::string secret = Env("AWS_SECRET_ACCESS_KEY", "testing");
@@ -229,6 +230,7 @@ void BenchS3(const std::string& dir, const std::string& endpoint, std::string_vi
   Figure("ckpt_restore_s3_mbps", mb / restore_s, "MB/s");
   for (const Shard& sh : saved) (void)(*store)->Delete(sh.key);
   (void)(*store)->Delete("ckpt/manifest");
+  if (!with_awscli) return;
 
   std::string local = dir + "/awscli-up.bin";
   std::ofstream(local, std::ios::binary).write(state.data(), state.size());
@@ -260,7 +262,7 @@ int main(int argc, char** argv) {
   int mb = 1024, s3_mb = 0, shards = 4;
   std::string dir = fs::temp_directory_path() / "bench_objects";
   std::string endpoint = Env("AWS_ENDPOINT_URL", "");
-  bool s3 = false, no_dd = false;
+  bool s3 = false, no_dd = false, no_awscli = false;
   app.add_option("--mb", mb, "checkpoint size in MB (file://)")->check(CLI::PositiveNumber);
   app.add_option("--shards", shards, "shards, written in parallel")->check(CLI::Range(1, 64));
   app.add_option("--dir", dir, "scratch directory on the disk to measure");
@@ -268,6 +270,7 @@ int main(int argc, char** argv) {
   app.add_option("--s3-endpoint", endpoint, "S3 endpoint, http(s)://HOST:PORT");
   app.add_option("--s3-mb", s3_mb, "checkpoint size for s3:// (default: --mb)");
   app.add_flag("--no-dd", no_dd, "skip the dd comparison");
+  app.add_flag("--no-awscli", no_awscli, "skip the aws CLI comparison");
   CLI11_PARSE(app, argc, argv);
   if (s3 && endpoint.empty()) Die("--s3 needs --s3-endpoint or AWS_ENDPOINT_URL");
   dir += "/run-" + std::to_string(::getpid());
@@ -278,7 +281,7 @@ int main(int argc, char** argv) {
   BenchFile(dir, std::string_view(state).substr(0, static_cast<size_t>(mb) << 20), shards, !no_dd);
   if (s3) {
     size_t bytes = static_cast<size_t>(s3_mb > 0 ? s3_mb : mb) << 20;
-    BenchS3(dir, endpoint, std::string_view(state).substr(0, bytes), shards);
+    BenchS3(dir, endpoint, std::string_view(state).substr(0, bytes), shards, !no_awscli);
   }
   fs::remove_all(dir);
   return 0;

@@ -2,12 +2,14 @@
 # Swift + s3api on 127.0.0.1) that a ctest fixture starts and stops with deploy/s3-server.sh.
 set(objects_s3_dir ${CMAKE_BINARY_DIR}/objects-s3-server)
 
+# Each run starts from empty data: stop a leftover server of an interrupted run, then wipe.
+set(objects_s3_script ${CMAKE_SOURCE_DIR}/deploy/s3-server.sh)
 add_test(NAME objects_s3_server_start
-         COMMAND ${CMAKE_SOURCE_DIR}/deploy/s3-server.sh start ${objects_s3_dir})
+         COMMAND sh -c "'${objects_s3_script}' stop '${objects_s3_dir}' >/dev/null 2>&1; rm -rf '${objects_s3_dir}' && exec '${objects_s3_script}' start '${objects_s3_dir}'")
 add_test(NAME objects_s3_server_stop
-         COMMAND ${CMAKE_SOURCE_DIR}/deploy/s3-server.sh stop ${objects_s3_dir})
+         COMMAND ${objects_s3_script} stop ${objects_s3_dir})
 set_tests_properties(objects_s3_server_start PROPERTIES
-  FIXTURES_SETUP objects_s3 LABELS integration TIMEOUT 90 RESOURCE_LOCK objects_s3_server)
+  FIXTURES_SETUP objects_s3 LABELS integration TIMEOUT 180 RESOURCE_LOCK objects_s3_server)
 set_tests_properties(objects_s3_server_stop PROPERTIES
   FIXTURES_CLEANUP objects_s3 LABELS integration TIMEOUT 30 RESOURCE_LOCK objects_s3_server)
 
