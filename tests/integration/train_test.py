@@ -298,6 +298,10 @@ def test_usage(tmp):
     r = Run(1, ["--allreduce", "sideways"])
     if r.wait() != 2:
         fail("bad --allreduce should exit 2")
+    # A diverging run overflows the fixed-point bound: exit 5 with a message, never a wrap.
+    r = Run(2, ["--steps", "50", "--lr", "1e6", "--optimizer", "sgd"])
+    if r.wait() != 5 or not any("fixed-point overflow" in l for l in r.err):
+        fail("overflow should exit 5 naming the fixed-point bound: %s" % r.err[-3:])
     # Progress datagrams to POD_PROGRESS_ENDPOINT.
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
@@ -317,7 +321,7 @@ def test_usage(tmp):
     r.signal_ranks(signal.SIGTERM)
     if r.wait() != 76:
         fail("SIGTERM without checkpoint URL should exit 76")
-    print("usage: exit codes 2 and 76, progress datagram", msg)
+    print("usage: exit codes 2, 5 and 76, progress datagram", msg)
 
 
 def test_data(tmp):
