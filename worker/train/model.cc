@@ -34,9 +34,9 @@ void Linear(const LayerLayout& lay, std::span<const float> params, const std::ve
   }
 }
 
-Result<std::vector<LayerCache>> Forward(const ModelConfig& config, const ParamLayout& layout,
-                                        std::span<const float> params, const Dataset& data,
-                                        int global_n, ReduceMode mode, Reducer& reducer) {
+Result<std::vector<LayerCache>> Forward(const ParamLayout& layout, std::span<const float> params,
+                                        const Dataset& data, int global_n, ReduceMode mode,
+                                        Reducer& reducer) {
   const size_t n = data.size();
   std::vector<LayerCache> caches(layout.layers().size());
   std::vector<float> act = data.x;
@@ -64,7 +64,6 @@ Result<std::vector<LayerCache>> Forward(const ModelConfig& config, const ParamLa
     act.resize(c.u.size());
     for (size_t k = 0; k < c.u.size(); ++k) act[k] = std::max(0.0f, c.u[k]);
   }
-  (void)config;
   return caches;
 }
 
@@ -238,7 +237,9 @@ Status GradAccumulator::CheckOverflow() const {
 Result<LossStats> ForwardBackward(const ModelConfig& config, const ParamLayout& layout,
                                   std::span<const float> params, const Dataset& local,
                                   int global_batch, Reducer& reducer, GradAccumulator& grad) {
-  auto caches = Forward(config, layout, params, local, global_batch, grad.mode(), reducer);
+  PODSCHED_CHECK(params.size() == layout.size() && local.input_dim == config.input_dim &&
+                 local.classes == config.classes);
+  auto caches = Forward(layout, params, local, global_batch, grad.mode(), reducer);
   if (!caches) return std::unexpected(caches.error());
   std::vector<float> delta;
   const LossStats stats = SoftmaxCrossEntropy(caches->back().z, local, &delta);
@@ -276,8 +277,8 @@ Result<LossStats> ForwardBackward(const ModelConfig& config, const ParamLayout& 
 EvalStats Evaluate(const ModelConfig& config, std::span<const float> params, const Dataset& data) {
   const ParamLayout layout(config);
   LocalReducer local;
-  auto caches = Forward(config, layout, params, data, static_cast<int>(data.size()),
-                        ReduceMode::kFloat, local);
+  auto caches =
+      Forward(layout, params, data, static_cast<int>(data.size()), ReduceMode::kFloat, local);
   PODSCHED_CHECK(caches.has_value());  // float mode cannot overflow
   const LossStats s = SoftmaxCrossEntropy(caches->back().z, data, nullptr);
   EvalStats out;
