@@ -146,18 +146,18 @@ def test_determinism(tmp):
     ref = finish(4, base + ck("a"))                                            # (a)
     if finish(1, base) != ref:
         fail("W=1 without checkpoints differs from W=4")
-    s1 = preempt(4, base + ck("b") + slow + ["--epoch", "0"], 12, pids)        # (b)
-    s2 = preempt(4, base + ck("b") + slow + ["--epoch", "1"], s1 + 6, pids)
-    if not (0 < s1 < s2 < 60):
-        fail("preemption steps %d, %d not inside the run" % (s1, s2))
+    b1 = preempt(4, base + ck("b") + slow + ["--epoch", "0"], 12, pids)        # (b)
+    b2 = preempt(4, base + ck("b") + slow + ["--epoch", "1"], b1 + 6, pids)
+    if not (0 < b1 < b2 < 60):
+        fail("preemption steps %d, %d not inside the run" % (b1, b2))
     if finish(4, base + ck("b") + ["--epoch", "2"]) != ref:
         fail("W=4 preempted twice and resumed differs from uninterrupted")
     s1 = preempt(4, base + ck("c") + slow + ["--epoch", "0"], 8, pids)         # (c)
     s2 = preempt(1, base + ck("c") + slow + ["--epoch", "1"], s1 + 6, pids)
     if finish(2, base + ck("c") + ["--epoch", "2"]) != ref:
         fail("W=4 -> W=1 -> W=2 resumed run differs from uninterrupted")
-    print("exact: W=4 == W=1 == W=4 preempted twice == W=4->1->2 (preempted at steps %d, %d): %s"
-          % (s1, s2, ref))
+    print("exact: W=4 == W=1 == W=4 preempted at steps %d, %d == W=4 (step %d) -> W=1 (step %d) "
+          "-> W=2: %s" % (b1, b2, s1, s2, ref))
 
     bn = base + ["--batchnorm", "sync", "--optimizer", "sgd", "--lr", "0.05"]
     ref_bn = finish(1, bn)
