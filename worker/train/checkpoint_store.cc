@@ -49,8 +49,14 @@ Status CommitManifest(store::ObjectStore& store, const Manifest& m) {
 }
 
 Status VerifyCheckpoint(store::ObjectStore& store, const Manifest& m) {
+  return VerifyCheckpointShards(store, m, 0, 1);
+}
+
+Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int offset,
+                              int stride) {
   const std::string prefix = CkptPrefix(m.job, m.id);
-  for (const ShardEntry& s : m.shards) {
+  for (size_t i = offset; i < m.shards.size(); i += stride) {
+    const ShardEntry& s = m.shards[i];
     auto bytes = store.Get(prefix + s.name);
     if (!bytes) return bytes.error().WithContext(s.name);
     if (bytes->size() != s.size) {
@@ -63,16 +69,16 @@ Status VerifyCheckpoint(store::ObjectStore& store, const Manifest& m) {
   return Status::Ok();
 }
 
-Result<std::optional<Manifest>> FindLatestCheckpoint(store::ObjectStore& store,
+Result<std::vector<Manifest>> ListCommittedManifests(store::ObjectStore& store,
                                                      const std::string& job,
                                                      std::vector<std::string>* rejected) {
   auto listing = store.List(job + "/");
   if (!listing) return std::unexpected(listing.error().WithContext("listing " + job + "/"));
+  std::vector<Manifest> out;
   for (const CkptDirListing& d : GroupCheckpoints(*listing, job)) {
     if (!d.has_manifest) continue;
-    const std::string name = CkptDirName(d.id);
     auto reject = [&](const Status& why) {
-      if (rejected) rejected->push_back(name + ": " + why.message());
+      if (rejected) rejected->push_back(CkptDirName(d.id) + ": " + why.message());
     };
     auto bytes = store.Get(CkptPrefix(job, d.id) + "manifest");
     if (!bytes) {
@@ -83,20 +89,27 @@ Result<std::optional<Manifest>> FindLatestCheckpoint(store::ObjectStore& store,
     auto m = DecodeManifest(*bytes);
     if (!m) {
       reject(m.error());
-      continue;
-    }
-    if (m->job != job || m->id != d.id) {
+    } else if (m->job != job || m->id != d.id) {
       reject(Status(StatusCode::kDataLoss, "manifest names another job or checkpoint"));
-      continue;
+    } else {
+      out.push_back(std::move(*m));
     }
-    if (Status s = VerifyCheckpoint(store, *m); !s.ok()) {
-      if (s.code() != StatusCode::kNotFound && s.code() != StatusCode::kDataLoss) {
-        return std::unexpected(s);
-      }
-      reject(s);
-      continue;
+  }
+  return out;
+}
+
+Result<std::optional<Manifest>> FindLatestCheckpoint(store::ObjectStore& store,
+                                                     const std::string& job,
+                                                     std::vector<std::string>* rejected) {
+  auto candidates = ListCommittedManifests(store, job, rejected);
+  if (!candidates) return std::unexpected(candidates.error());
+  for (Manifest& m : *candidates) {
+    const Status s = VerifyCheckpoint(store, m);
+    if (s.ok()) return std::optional<Manifest>(std::move(m));
+    if (s.code() != StatusCode::kNotFound && s.code() != StatusCode::kDataLoss) {
+      return std::unexpected(s);
     }
-    return std::optional<Manifest>(std::move(*m));
+    if (rejected) rejected->push_back(CkptDirName(m.id) + ": " + s.message());
   }
   return std::optional<Manifest>();
 }

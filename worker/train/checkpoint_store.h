@@ -30,7 +30,17 @@ Result<ShardEntry> WriteShard(store::ObjectStore& store, const std::string& key,
 Status CommitManifest(store::ObjectStore& store, const Manifest& m);
 
 // OK when every shard of `m` is present with its recorded size and SHA-256 (reads them all).
+// kNotFound / kDataLoss say the checkpoint is incomplete or corrupt; other codes are store errors.
 Status VerifyCheckpoint(store::ObjectStore& store, const Manifest& m);
+// The same for the shards whose index % stride == offset (ranks split the verification).
+Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int offset, int stride);
+
+// The manifests of `job` that decode, match their own checksum and name their directory, newest
+// (epoch, step) first. Their shards are not verified yet. Rejected ones are described in
+// `rejected`.
+Result<std::vector<Manifest>> ListCommittedManifests(store::ObjectStore& store,
+                                                     const std::string& job,
+                                                     std::vector<std::string>* rejected);
 
 // The newest (epoch, step) checkpoint of `job` that verifies, or nullopt when there is none.
 // Each rejected candidate is described in `rejected` ("ckpt-0-40: shard-1-of-4: sha256 does

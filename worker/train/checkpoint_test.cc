@@ -159,3 +159,25 @@ TEST(CheckpointTest, Sha256MatchesKnownVector) {
 
 }  // namespace
 }  // namespace podsched::train
+
+namespace podsched::train {
+namespace {
+
+TEST(CheckpointTest, RanksSplitShardVerification) {
+  MemoryStore store;
+  const Manifest m = Save(store, {0, 10}, 4);
+  store.objects["job/ckpt-0-10/shard-1-of-4"][0] ^= 1;
+  // Two verifying ranks: rank 0 checks shards 0 and 2, rank 1 checks 1 and 3.
+  EXPECT_TRUE(VerifyCheckpointShards(store, m, 0, 2).ok());
+  const Status s = VerifyCheckpointShards(store, m, 1, 2);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("shard-1-of-4"), std::string::npos);
+  // More verifying ranks than shards: the extra ranks have nothing to check.
+  EXPECT_TRUE(VerifyCheckpointShards(store, m, 5, 8).ok());
+  auto listed = ListCommittedManifests(store, "job", nullptr);
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->size(), 1u);  // listing does not read shards; verification does
+}
+
+}  // namespace
+}  // namespace podsched::train

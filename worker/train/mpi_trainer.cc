@@ -65,6 +65,7 @@ class Trainer {
   }
   void LoadData();
   void Setup();
+  std::optional<Manifest> ChooseCheckpoint();
   void Restore();
   void Step(GradAccumulator& acc, MpiReducer& reducer, LossStats& loss);
   void StepBoundary(bool before_first_step = false);
@@ -147,32 +148,58 @@ void Trainer::Setup() {
   }
 }
 
-void Trainer::Restore() {
-  if (!store_) return;
-  std::string bytes;
+// Rank 0 lists the committed manifests, newest first, and offers them one by one; all ranks
+// verify the candidate's shards together (rank r checks shards r, r+W, ...) and agree with one
+// all-reduce, so verification reads each shard once in total, spread over the ranks.
+std::optional<Manifest> Trainer::ChooseCheckpoint() {
+  std::vector<std::string> candidates;  // encoded manifests (rank 0)
   int code = kExitOk;
   if (rank_ == 0) {
     std::vector<std::string> rejected;
-    auto found = FindLatestCheckpoint(*store_, o_.job, &rejected);
+    auto listed = ListCommittedManifests(*store_, o_.job, &rejected);
     for (const std::string& r : rejected)
       std::fprintf(stderr, "podtrain: rejected %s\n", r.c_str());
-    if (!found) {
-      std::fprintf(stderr, "podtrain: %s\n", found.error().ToString().c_str());
+    if (!listed) {
+      std::fprintf(stderr, "podtrain: %s\n", listed.error().ToString().c_str());
       code = kExitStorage;
-    } else if (*found) {
-      bytes = EncodeManifest(**found);
+    } else {
+      for (const Manifest& m : *listed) candidates.push_back(EncodeManifest(m));
     }
   }
   if (BcastCode(code) != kExitOk) throw ExitWith{code};
-  uint64_t len = bytes.size();
-  MPI_Bcast(&len, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  if (len == 0) {
+  uint64_t count = candidates.size();
+  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string bytes = rank_ == 0 ? candidates[i] : std::string();
+    uint64_t len = bytes.size();
+    MPI_Bcast(&len, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    bytes.resize(len);
+    MPI_Bcast(bytes.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
+    Manifest m = *DecodeManifest(bytes);  // rank 0 decoded it already
+    const Status s = VerifyCheckpointShards(*store_, m, rank_, world_);
+    // 0: my shards verify; 1: incomplete or corrupt; 2: the store failed.
+    int verdict = s.ok()                                                                     ? 0
+                  : (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kDataLoss) ? 1
+                                                                                             : 2;
+    if (!s.ok()) {
+      std::fprintf(stderr, "podtrain: rank %d: rejected %s: %s\n", rank_, CkptDirName(m.id).c_str(),
+                   s.ToString().c_str());
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &verdict, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (verdict == 2) throw ExitWith{kExitStorage};
+    if (verdict == 0) return m;
+  }
+  return std::nullopt;
+}
+
+void Trainer::Restore() {
+  if (!store_) return;
+  const std::optional<Manifest> chosen = ChooseCheckpoint();
+  if (!chosen) {
     Log("restore: no checkpoint of job " + o_.job + "; starting at step 0");
     return;
   }
-  bytes.resize(len);
-  MPI_Bcast(bytes.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
-  const Manifest m = *DecodeManifest(bytes);  // rank 0 verified it
+  const Manifest& m = *chosen;
   if (!(m.model == o_.model) || m.optimizer.kind != o_.optimizer.kind || m.seed != o_.seed ||
       m.num_params != layout_.size()) {
     if (rank_ == 0) {
