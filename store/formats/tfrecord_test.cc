@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,27 @@ TEST_F(TfRecordCorruptionTest, ReaderReportsPosition) {
   EXPECT_EQ(reader.offset(), 21u);
   EXPECT_EQ(reader.Next().value().value(), "second");
   EXPECT_FALSE(reader.Next().value().has_value());
+}
+
+}  // namespace
+}  // namespace podsched::formats
+
+namespace podsched::formats {
+namespace {
+
+TEST(TfRecordTest, EveryFlippedByteIsDataLoss) {
+  std::string file;
+  std::vector<std::string> payloads = {"alpha", std::string(300, 'b'), "", "delta"};
+  for (const std::string& p : payloads) AppendTfRecord(p, file);
+  std::mt19937 rng(3);
+  for (int i = 0; i < 2000; ++i) {
+    std::string bad = file;
+    size_t pos = rng() % bad.size();
+    bad[pos] ^= static_cast<char>(1 + rng() % 255);
+    auto got = ReadAllTfRecords(bad);
+    ASSERT_FALSE(got.has_value()) << "a flipped byte at " << pos << " went unnoticed";
+    EXPECT_EQ(got.error().code(), StatusCode::kDataLoss);
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 
 #include "store/objects/object_store.h"
 
@@ -133,6 +134,35 @@ TEST(ParseObjectUrlTest, MissingCredentialsSayWhereToPutThem) {
   ASSERT_FALSE(u.has_value());
   EXPECT_NE(u.error().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
   EXPECT_EQ(u.error().message().find("only"), std::string::npos) << "secret leaked";
+}
+
+}  // namespace
+}  // namespace podsched::store
+
+namespace podsched::store {
+namespace {
+
+TEST(ParseObjectUrlTest, MutatedUrlsNeverCrash) {
+  const std::string seed =
+      "s3://bkt/p/q?endpoint=http://127.0.0.1:9000&access_key=a%3Ab&secret_key=s&max_attempts=2";
+  auto env = [](std::string_view) -> std::optional<std::string> { return "x"; };
+  std::mt19937 rng(11);
+  for (int i = 0; i < 3000; ++i) {
+    std::string url = seed;
+    for (int m = rng() % 5; m >= 0; --m) {
+      size_t pos = rng() % url.size();
+      if (rng() % 2)
+        url[pos] = ":/?&=%.[]@"[rng() % 10];
+      else
+        url.erase(pos, 1 + rng() % 6);
+      if (url.empty()) url = "s";
+    }
+    auto parsed = ParseObjectUrl(url, env);
+    if (parsed && parsed->s3) {
+      EXPECT_TRUE(ValidateBucket(parsed->s3->bucket).ok()) << url;
+    }
+    (void)ValidateKey(url);
+  }
 }
 
 }  // namespace

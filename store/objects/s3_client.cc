@@ -68,9 +68,17 @@ Result<HttpResponse> S3Client::Send(const S3Call& call) {
   for (int attempt = 0; attempt < url_.max_attempts; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(Backoff(attempt - 1));
     auto resp = http_.Perform(Build(call, clock_.Now()));
-    if (resp && (!Retryable(resp->status) || attempt + 1 == url_.max_attempts)) return resp;
-    if (!resp && resp.error().code() != StatusCode::kUnavailable) return resp;
-    last = resp ? ErrorFor(*resp, call) : resp.error();
+    bool last_attempt = attempt + 1 == url_.max_attempts;
+    if (resp) {
+      if (!Retryable(resp->status) || last_attempt) return resp;
+      last = ErrorFor(*resp, call);
+      continue;
+    }
+    // A body cut short is retried like a failed connection, and stays kDataLoss at the end.
+    StatusCode code = resp.error().code();
+    bool transient = code == StatusCode::kUnavailable || code == StatusCode::kDataLoss;
+    if (!transient || (code == StatusCode::kDataLoss && last_attempt)) return resp;
+    last = resp.error();
   }
   return Unavailable(fmt::format("S3 server at {}://{} did not answer after {} attempts: {}",
                                  url_.endpoint_scheme, host_header_, url_.max_attempts,

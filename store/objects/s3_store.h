@@ -4,7 +4,8 @@
 // Opening does not contact the server; the first request does. Every request carries
 // x-amz-content-sha256 (the SHA-256 of its body, so the server verifies the payload) and is
 // retried with exponential backoff (100 ms doubling, at most 2 s, with jitter) on 5xx, 429 and
-// transport failures, up to max_attempts tries; then kUnavailable. A 403 is kPermissionDenied
+// transport failures, up to max_attempts tries; then kUnavailable (kDataLoss when the last
+// failure was a response body shorter than its Content-Length). A 403 is kPermissionDenied
 // with the server's error code and message.
 //
 // Writers buffer one part (part_size_mb) in memory. An object smaller than one part is one PUT
