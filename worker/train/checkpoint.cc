@@ -1,0 +1,280 @@
+#include "worker/train/checkpoint.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "common/check.h"
+
+namespace podsched::train {
+namespace {
+
+using Json = nlohmann::json;
+
+static_assert(std::endian::native == std::endian::little,
+              "shards store float32 little-endian; a big-endian host needs byte swapping");
+
+constexpr std::string_view kFormat = "podtrain-checkpoint-v1";
+
+std::optional<int64_t> ParseNonNegative(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+std::string HexOf(const unsigned char* d, unsigned n) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < n; ++i) out += kHex[d[i] >> 4], out += kHex[d[i] & 15];
+  return out;
+}
+
+Json ToJson(const Manifest& m) {
+  Json shards = Json::array();
+  for (const ShardEntry& s : m.shards) {
+    shards.push_back({{"name", s.name},
+                      {"param_begin", s.param_begin},
+                      {"param_end", s.param_end},
+                      {"size", s.size},
+                      {"sha256", s.sha256}});
+  }
+  return {
+      {"format", kFormat},
+      {"job", m.job},
+      {"epoch", m.id.epoch},
+      {"step", m.id.step},
+      {"world_size", m.world_size},
+      {"model",
+       {{"input_dim", m.model.input_dim},
+        {"hidden", m.model.hidden},
+        {"depth", m.model.depth},
+        {"classes", m.model.classes},
+        {"batchnorm", m.model.batchnorm}}},
+      {"optimizer",
+       {{"kind", OptimizerName(m.optimizer.kind)},
+        {"lr", m.optimizer.lr},
+        {"momentum", m.optimizer.momentum},
+        {"beta1", m.optimizer.beta1},
+        {"beta2", m.optimizer.beta2},
+        {"eps", m.optimizer.eps}}},
+      {"allreduce", m.allreduce},
+      {"global_batch", m.global_batch},
+      {"data", {{"source", m.data_source}, {"cursor", m.data_cursor}}},
+      {"rng", {{"algorithm", "splitmix64-counter"}, {"seed", m.seed}, {"position", m.data_cursor}}},
+      {"num_params", m.num_params},
+      {"tensors", m.tensors},
+      {"shards", shards}};
+}
+
+Manifest FromJson(const Json& j) {  // throws nlohmann exceptions on a malformed document
+  Manifest m;
+  m.job = j.at("job").get<std::string>();
+  m.id.epoch = j.at("epoch").get<int64_t>();
+  m.id.step = j.at("step").get<int64_t>();
+  m.world_size = j.at("world_size").get<int>();
+  const Json& mc = j.at("model");
+  m.model = ModelConfig{mc.at("input_dim").get<int>(), mc.at("hidden").get<int>(),
+                        mc.at("depth").get<int>(), mc.at("classes").get<int>(),
+                        mc.at("batchnorm").get<bool>()};
+  const Json& oc = j.at("optimizer");
+  auto kind = ParseOptimizer(oc.at("kind").get<std::string>());
+  if (!kind) throw std::invalid_argument(kind.error().message());
+  m.optimizer = OptimizerConfig{*kind,
+                                oc.at("lr").get<float>(),
+                                oc.at("momentum").get<float>(),
+                                oc.at("beta1").get<float>(),
+                                oc.at("beta2").get<float>(),
+                                oc.at("eps").get<float>()};
+  m.allreduce = j.at("allreduce").get<std::string>();
+  m.global_batch = j.at("global_batch").get<int>();
+  m.data_source = j.at("data").at("source").get<std::string>();
+  m.data_cursor = j.at("data").at("cursor").get<uint64_t>();
+  m.seed = j.at("rng").at("seed").get<uint64_t>();
+  m.num_params = j.at("num_params").get<uint64_t>();
+  m.tensors = j.at("tensors").get<std::vector<std::string>>();
+  for (const Json& s : j.at("shards")) {
+    m.shards.push_back(ShardEntry{s.at("name").get<std::string>(),
+                                  s.at("param_begin").get<uint64_t>(),
+                                  s.at("param_end").get<uint64_t>(), s.at("size").get<uint64_t>(),
+                                  s.at("sha256").get<std::string>()});
+  }
+  return m;
+}
+
+Status CheckTiling(const Manifest& m) {
+  if (m.tensors.empty()) return ToStatus(DataLoss("manifest lists no tensors"));
+  if (m.world_size < 1 || static_cast<size_t>(m.world_size) != m.shards.size()) {
+    return ToStatus(DataLoss("manifest world_size does not match its shard list"));
+  }
+  uint64_t next = 0;
+  for (size_t r = 0; r < m.shards.size(); ++r) {
+    const ShardEntry& s = m.shards[r];
+    if (s.name != ShardName(static_cast<int>(r), m.world_size)) {
+      return ToStatus(DataLoss("manifest shard " + std::to_string(r) + " is named " + s.name));
+    }
+    if (s.param_begin != next || s.param_end < s.param_begin ||
+        s.size != (s.param_end - s.param_begin) * 4 * m.tensors.size()) {
+      return ToStatus(DataLoss("manifest shard " + s.name + " has an inconsistent range or size"));
+    }
+    next = s.param_end;
+  }
+  if (next != m.num_params) return ToStatus(DataLoss("manifest shards do not cover num_params"));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string CkptDirName(const CkptId& id) {
+  return "ckpt-" + std::to_string(id.epoch) + "-" + std::to_string(id.step);
+}
+
+std::optional<CkptId> ParseCkptDirName(std::string_view name) {
+  if (!name.starts_with("ckpt-")) return std::nullopt;
+  name.remove_prefix(5);
+  const size_t dash = name.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  auto epoch = ParseNonNegative(name.substr(0, dash));
+  auto step = ParseNonNegative(name.substr(dash + 1));
+  if (!epoch || !step) return std::nullopt;
+  return CkptId{*epoch, *step};
+}
+
+std::string ShardName(int rank, int world) {
+  return "shard-" + std::to_string(rank) + "-of-" + std::to_string(world);
+}
+
+std::string CkptPrefix(std::string_view job, const CkptId& id) {
+  return std::string(job) + "/" + CkptDirName(id) + "/";
+}
+
+Status ValidateJobName(std::string_view job) {
+  if (job.empty() || job == "." || job == ".." || job.size() > 200) {
+    return ToStatus(InvalidArgument("job id '" + std::string(job) +
+                                    "' is not usable as a checkpoint directory name"));
+  }
+  for (unsigned char c : job) {
+    if (c == '/' || c < 0x20 || c == 0x7f) {
+      return ToStatus(InvalidArgument("job id '" + std::string(job) +
+                                      "' must not contain '/' or control characters"));
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> TensorNames(OptimizerKind kind) {
+  if (kind == OptimizerKind::kSgd) return {"params", "momentum"};
+  return {"params", "adam_m", "adam_v"};
+}
+
+std::string EncodeManifest(const Manifest& m) {
+  Json j = ToJson(m);
+  j["manifest_sha256"] = Sha256Hex(ToJson(m).dump());
+  return j.dump(1) + "\n";
+}
+
+Result<Manifest> DecodeManifest(std::string_view bytes) {
+  Json j = Json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return DataLoss("manifest is not valid JSON");
+  if (!j.contains("manifest_sha256") || !j["manifest_sha256"].is_string()) {
+    return DataLoss("manifest has no manifest_sha256");
+  }
+  const std::string recorded = j["manifest_sha256"].get<std::string>();
+  j.erase("manifest_sha256");
+  if (Sha256Hex(j.dump()) != recorded) return DataLoss("manifest checksum does not match");
+  if (j.value("format", "") != kFormat)
+    return DataLoss("manifest format is not " + std::string(kFormat));
+  Manifest m;
+  try {
+    m = FromJson(j);
+  } catch (const std::exception& e) {
+    return DataLoss(std::string("manifest is malformed: ") + e.what());
+  }
+  if (Status s = CheckTiling(m); !s.ok()) return std::unexpected(s);
+  return m;
+}
+
+std::string EncodeShard(std::span<const std::span<const float>> tensors) {
+  std::string out;
+  for (auto t : tensors) {
+    PODSCHED_CHECK(t.size() == tensors[0].size());
+    out.append(reinterpret_cast<const char*>(t.data()), t.size_bytes());
+  }
+  return out;
+}
+
+std::vector<RangeRead> PlanTensorRead(const Manifest& m, int tensor, size_t begin, size_t end) {
+  PODSCHED_CHECK(tensor >= 0 && static_cast<size_t>(tensor) < m.tensors.size());
+  PODSCHED_CHECK(begin <= end && end <= m.num_params);
+  std::vector<RangeRead> reads;
+  for (const ShardEntry& s : m.shards) {
+    const uint64_t lo = std::max<uint64_t>(begin, s.param_begin);
+    const uint64_t hi = std::min<uint64_t>(end, s.param_end);
+    if (lo >= hi) continue;
+    const uint64_t len = s.param_end - s.param_begin;
+    reads.push_back(RangeRead{s.name, (tensor * len + (lo - s.param_begin)) * 4, (hi - lo) * 4,
+                              static_cast<size_t>(lo - begin)});
+  }
+  return reads;
+}
+
+std::vector<CkptDirListing> GroupCheckpoints(std::span<const store::ObjectInfo> objects,
+                                             std::string_view job) {
+  const std::string prefix = std::string(job) + "/";
+  std::vector<CkptDirListing> dirs;
+  for (const store::ObjectInfo& o : objects) {
+    if (!o.key.starts_with(prefix)) continue;
+    const std::string_view rest = std::string_view(o.key).substr(prefix.size());
+    const size_t slash = rest.find('/');
+    if (slash == std::string_view::npos) continue;
+    const auto id = ParseCkptDirName(rest.substr(0, slash));
+    if (!id) continue;
+    auto it = std::find_if(dirs.begin(), dirs.end(), [&](auto& d) { return d.id == *id; });
+    if (it == dirs.end()) it = dirs.insert(dirs.end(), CkptDirListing{*id, false, {}});
+    it->keys.push_back(o.key);
+    if (rest.substr(slash + 1) == "manifest") it->has_manifest = true;
+  }
+  std::sort(dirs.begin(), dirs.end(), [](auto& a, auto& b) { return a.id > b.id; });
+  return dirs;
+}
+
+std::vector<CkptDirListing> SelectGarbage(const std::vector<CkptDirListing>& dirs, int keep) {
+  int committed = 0;
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    if (dirs[i].has_manifest && ++committed == keep) {
+      return std::vector<CkptDirListing>(dirs.begin() + i + 1, dirs.end());
+    }
+  }
+  return {};
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  Sha256 h;
+  h.Update(bytes);
+  return h.HexDigest();
+}
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  PODSCHED_CHECK(ctx_ != nullptr);
+  PODSCHED_CHECK(EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) == 1);
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256::Update(std::string_view bytes) {
+  PODSCHED_CHECK(EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size()) == 1);
+}
+
+std::string Sha256::HexDigest() {
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned n = 0;
+  PODSCHED_CHECK(EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), d, &n) == 1);
+  return HexOf(d, n);
+}
+
+}  // namespace podsched::train

@@ -1,0 +1,60 @@
+// Checkpoint operations on an ObjectStore: write a shard, commit a manifest (with the stale-epoch
+// fence), find the newest checkpoint that verifies, read byte ranges, collect garbage.
+//
+// These use only the ObjectStore interface (tests pass an in-memory store). Calls block; the
+// MPI driver runs WriteShard on a background thread for asynchronous saves.
+//
+// Thread safety: as safe as the store passed in; no shared state of their own.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "store/objects/object_store.h"
+#include "worker/train/checkpoint.h"
+
+namespace podsched::train {
+
+// Streams `bytes` to `key` in chunks (a writer: nothing visible until Commit), hashing as it
+// goes. `between_chunks`, if set, runs after each chunk (fault-injection hook for tests).
+Result<ShardEntry> WriteShard(store::ObjectStore& store, const std::string& key,
+                              std::string_view bytes, const std::function<void()>& between_chunks);
+
+// Writes `m`'s manifest, the commit point of its checkpoint. Refuses with kFailedPrecondition
+// ("fenced") when a manifest of a newer epoch of the same job already exists: a process of an
+// older placement must not add checkpoints once a newer placement has committed. (A newer epoch
+// that commits after this check still wins at restore, by (epoch, step) order.)
+Status CommitManifest(store::ObjectStore& store, const Manifest& m);
+
+// OK when every shard of `m` is present with its recorded size and SHA-256 (reads them all).
+// kNotFound / kDataLoss say the checkpoint is incomplete or corrupt; other codes are store errors.
+Status VerifyCheckpoint(store::ObjectStore& store, const Manifest& m);
+// The same for the shards whose index % stride == offset (ranks split the verification).
+Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int offset, int stride);
+
+// The manifests of `job` that decode, match their own checksum and name their directory, newest
+// (epoch, step) first. Their shards are not verified yet. Rejected ones are described in
+// `rejected`.
+Result<std::vector<Manifest>> ListCommittedManifests(store::ObjectStore& store,
+                                                     const std::string& job,
+                                                     std::vector<std::string>* rejected);
+
+// The newest (epoch, step) checkpoint of `job` that verifies, or nullopt when there is none.
+// Each rejected candidate is described in `rejected` ("ckpt-0-40: shard-1-of-4: sha256 does
+// not match") so the caller can log why it fell back.
+Result<std::optional<Manifest>> FindLatestCheckpoint(store::ObjectStore& store,
+                                                     const std::string& job,
+                                                     std::vector<std::string>* rejected);
+
+// Tensor `tensor` over parameters [begin, end), from byte ranges of the shards (resharding).
+Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest& m, int tensor,
+                                      size_t begin, size_t end);
+
+// Deletes the directories SelectGarbage picks (manifest first, so a half-deleted checkpoint is
+// never complete). Returns how many directories it removed.
+Result<int> CollectGarbage(store::ObjectStore& store, const std::string& job, int keep);
+
+}  // namespace podsched::train

@@ -1,0 +1,183 @@
+#include "worker/train/checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include "worker/train/checkpoint_store.h"
+#include "worker/train/memory_store_for_test.h"
+
+namespace podsched::train {
+namespace {
+
+constexpr size_t kParams = 103;
+
+std::vector<float> Tensor(int t) {
+  std::vector<float> v(kParams);
+  for (size_t i = 0; i < kParams; ++i) v[i] = static_cast<float>(t * 1000 + i) + 0.25f;
+  return v;
+}
+
+// Saves a checkpoint of the tensors Tensor(0..2) (adam) as `world` shards and commits it.
+Manifest Save(MemoryStore& store, CkptId id, int world, bool commit = true) {
+  Manifest m;
+  m.job = "job";
+  m.id = id;
+  m.world_size = world;
+  m.optimizer.kind = OptimizerKind::kAdam;
+  m.allreduce = "exact";
+  m.global_batch = 8;
+  m.seed = 4;
+  m.data_cursor = id.step * 8;
+  m.data_source = "generated";
+  m.num_params = kParams;
+  m.tensors = TensorNames(m.optimizer.kind);
+  const std::vector<std::vector<float>> all{Tensor(0), Tensor(1), Tensor(2)};
+  for (int r = 0; r < world; ++r) {
+    const ShardRange sh = ShardOf(kParams, world, r);
+    std::vector<std::span<const float>> parts;
+    for (auto& t : all) parts.push_back(std::span<const float>(t).subspan(sh.begin, sh.size()));
+    auto e = WriteShard(store, CkptPrefix("job", id) + ShardName(r, world), EncodeShard(parts), {});
+    EXPECT_TRUE(e);
+    e->param_begin = sh.begin;
+    e->param_end = sh.end;
+    m.shards.push_back(*e);
+  }
+  if (commit) {
+    EXPECT_TRUE(CommitManifest(store, m).ok());
+  }
+  return m;
+}
+
+std::optional<CkptId> Latest(MemoryStore& store, std::vector<std::string>* rejected = nullptr) {
+  auto m = FindLatestCheckpoint(store, "job", rejected);
+  EXPECT_TRUE(m);
+  if (!*m) return std::nullopt;
+  return (*m)->id;
+}
+
+TEST(CheckpointTest, DirectoryNamesRoundTripAndRejectJunk) {
+  EXPECT_EQ(CkptDirName({3, 120}), "ckpt-3-120");
+  EXPECT_EQ(ParseCkptDirName("ckpt-3-120"), (CkptId{3, 120}));
+  for (auto bad : {"ckpt-3", "ckpt--1-2", "ckpt-a-1", "ckpt-1-2x", "xckpt-1-2", "ckpt-1-"}) {
+    EXPECT_FALSE(ParseCkptDirName(bad)) << bad;
+  }
+  EXPECT_LT((CkptId{1, 900}), (CkptId{2, 10}));
+}
+
+TEST(CheckpointTest, ManifestRoundTripsAndRejectsTampering) {
+  MemoryStore store;
+  const Manifest m = Save(store, {2, 40}, 4);
+  const std::string bytes = EncodeManifest(m);
+  auto back = DecodeManifest(bytes);
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_EQ(back->id, m.id);
+  EXPECT_EQ(back->shards.size(), 4u);
+  EXPECT_EQ(back->shards[2].sha256, m.shards[2].sha256);
+  EXPECT_EQ(back->optimizer, m.optimizer);
+  std::string tampered = bytes;
+  tampered.replace(tampered.find("\"step\": 40"), 10, "\"step\": 41");
+  auto bad = DecodeManifest(tampered);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), StatusCode::kDataLoss);
+  EXPECT_FALSE(DecodeManifest("{not json"));
+  EXPECT_FALSE(DecodeManifest(bytes.substr(0, bytes.size() / 2)));
+}
+
+TEST(CheckpointTest, RestoreReshardsToAnyWorldSize) {
+  MemoryStore store;
+  const Manifest m = Save(store, {0, 10}, 4);
+  for (int world : {1, 2, 3, 5, 8}) {
+    for (int r = 0; r < world; ++r) {
+      const ShardRange sh = ShardOf(kParams, world, r);
+      for (int t = 0; t < 3; ++t) {
+        auto v = ReadTensor(store, m, t, sh.begin, sh.end);
+        ASSERT_TRUE(v) << v.error().ToString();
+        const std::vector<float> want = Tensor(t);
+        EXPECT_EQ(*v, std::vector<float>(want.begin() + sh.begin, want.begin() + sh.end));
+      }
+    }
+  }
+}
+
+TEST(CheckpointTest, RestorePicksNewestCompleteCheckpoint) {
+  MemoryStore store;
+  EXPECT_EQ(Latest(store), std::nullopt);
+  Save(store, {0, 10}, 2);
+  Save(store, {0, 20}, 4);
+  Save(store, {0, 30}, 4, /*commit=*/false);  // torn: shards but no manifest
+  EXPECT_EQ(Latest(store), (CkptId{0, 20}));
+
+  // A shard that does not match its checksum makes the manifest fail verification.
+  store.objects["job/ckpt-0-20/shard-1-of-4"][5] ^= 1;
+  std::vector<std::string> rejected;
+  EXPECT_EQ(Latest(store, &rejected), (CkptId{0, 10}));
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_NE(rejected[0].find("sha256"), std::string::npos) << rejected[0];
+
+  // A missing shard, and a corrupted manifest, are rejected too.
+  Save(store, {0, 40}, 2);
+  store.objects.erase("job/ckpt-0-40/shard-0-of-2");
+  Save(store, {0, 50}, 2);
+  store.objects["job/ckpt-0-50/manifest"].insert(3, " ");
+  store.objects["job/ckpt-0-50/manifest"][30] ^= 1;
+  EXPECT_EQ(Latest(store), (CkptId{0, 10}));
+}
+
+TEST(CheckpointTest, NewerEpochWinsAndFencesOlderCommits) {
+  MemoryStore store;
+  Save(store, {1, 100}, 2);
+  Save(store, {2, 20}, 2);
+  EXPECT_EQ(Latest(store), (CkptId{2, 20}));
+  // A zombie of epoch 1 tries to commit a later step: refused, and never chosen anyway.
+  Manifest zombie = Save(store, {1, 200}, 2, /*commit=*/false);
+  const Status s = CommitManifest(store, zombie);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("fenced"), std::string::npos);
+  EXPECT_FALSE(store.objects.contains("job/ckpt-1-200/manifest"));
+  // Even if it got its manifest in before the check (a race), order keeps epoch 2.
+  ASSERT_TRUE(store.Put("job/ckpt-1-200/manifest", EncodeManifest(zombie)).ok());
+  EXPECT_EQ(Latest(store), (CkptId{2, 20}));
+}
+
+TEST(CheckpointTest, GarbageCollectionKeepsTheLastK) {
+  MemoryStore store;
+  for (int s = 1; s <= 5; ++s) Save(store, {0, s * 10}, 2);
+  Save(store, {0, 25}, 2, /*commit=*/false);  // torn, older than the kept ones
+  Save(store, {0, 60}, 2, /*commit=*/false);  // torn, newer: maybe still being written
+  auto removed = CollectGarbage(store, "job", 3);
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(*removed, 3);  // ckpt-0-10, ckpt-0-20, ckpt-0-25
+  std::vector<CkptId> left;
+  auto listing = store.List("job/");
+  for (auto& d : GroupCheckpoints(*listing, "job")) left.push_back(d.id);
+  EXPECT_EQ(left, (std::vector<CkptId>{{0, 60}, {0, 50}, {0, 40}, {0, 30}}));
+  EXPECT_EQ(Latest(store), (CkptId{0, 50}));
+}
+
+TEST(CheckpointTest, Sha256MatchesKnownVector) {
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+}  // namespace
+}  // namespace podsched::train
+
+namespace podsched::train {
+namespace {
+
+TEST(CheckpointTest, RanksSplitShardVerification) {
+  MemoryStore store;
+  const Manifest m = Save(store, {0, 10}, 4);
+  store.objects["job/ckpt-0-10/shard-1-of-4"][0] ^= 1;
+  // Two verifying ranks: rank 0 checks shards 0 and 2, rank 1 checks 1 and 3.
+  EXPECT_TRUE(VerifyCheckpointShards(store, m, 0, 2).ok());
+  const Status s = VerifyCheckpointShards(store, m, 1, 2);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("shard-1-of-4"), std::string::npos);
+  // More verifying ranks than shards: the extra ranks have nothing to check.
+  EXPECT_TRUE(VerifyCheckpointShards(store, m, 5, 8).ok());
+  auto listed = ListCommittedManifests(store, "job", nullptr);
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->size(), 1u);  // listing does not read shards; verification does
+}
+
+}  // namespace
+}  // namespace podsched::train

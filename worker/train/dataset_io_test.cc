@@ -1,0 +1,47 @@
+#include "worker/train/dataset_io.h"
+
+#include <gtest/gtest.h>
+
+#include "worker/train/memory_store_for_test.h"
+
+namespace podsched::train {
+namespace {
+
+TEST(DatasetIoTest, RoundTripsThroughTfRecordShards) {
+  MemoryStore store;
+  const DataSpec spec{3, 6, 5, 16};
+  StoredData data{GenerateExamples(spec, 0, 101), GenerateExamples(spec, 101, 20), 3};
+  ASSERT_TRUE(WriteDataset(store, data, 4).ok());
+  EXPECT_TRUE(store.objects.contains("train/part-3-of-4.tfrecord"));
+  auto back = ReadDataset(store);
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_EQ(back->train.x, data.train.x);
+  EXPECT_EQ(back->train.label, data.train.label);
+  EXPECT_EQ(back->eval.label, data.eval.label);
+  EXPECT_EQ(back->seed, 3u);
+  EXPECT_EQ(back->train.input_dim, 6);
+}
+
+TEST(DatasetIoTest, RejectsACorruptedRecordNamingTheShard) {
+  MemoryStore store;
+  const DataSpec spec{3, 4, 3, 8};
+  ASSERT_TRUE(
+      WriteDataset(store, {GenerateExamples(spec, 0, 40), GenerateExamples(spec, 40, 8), 3}, 2)
+          .ok());
+  store.objects["train/part-1-of-2.tfrecord"][40] ^= 0x10;
+  auto back = ReadDataset(store);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().code(), StatusCode::kDataLoss);
+  EXPECT_NE(back.error().message().find("train/part-1-of-2.tfrecord"), std::string::npos)
+      << back.error().message();
+}
+
+TEST(DatasetIoTest, MissingDatasetIsNotFound) {
+  MemoryStore store;
+  auto back = ReadDataset(store);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace podsched::train

@@ -1,0 +1,52 @@
+#include "worker/train/progress.h"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace podsched::train {
+
+std::string ProgressLine(const Progress& p) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "step=%lld/%lld loss=%.4f accuracy=%.4f examples_per_s=%.0f ",
+                static_cast<long long>(p.step), static_cast<long long>(p.steps), p.loss, p.accuracy,
+                p.examples_per_s);
+  return buf + std::string("checkpoint=") + (p.checkpoint.empty() ? "none" : p.checkpoint);
+}
+
+std::string ProgressJson(const Progress& p) {
+  return nlohmann::json{{"job", p.job},
+                        {"epoch", p.epoch},
+                        {"step", p.step},
+                        {"steps", p.steps},
+                        {"loss", p.loss},
+                        {"accuracy", p.accuracy},
+                        {"examples_per_s", p.examples_per_s},
+                        {"checkpoint", p.checkpoint}}
+      .dump();
+}
+
+Result<UdpEndpoint> ParseProgressEndpoint(std::string_view url) {
+  auto bad = [&] {
+    return InvalidArgument("POD_PROGRESS_ENDPOINT='" + std::string(url) +
+                           "' is not udp://IPV4:PORT (e.g. udp://127.0.0.1:9000)");
+  };
+  if (!url.starts_with("udp://")) return bad();
+  url.remove_prefix(6);
+  const size_t colon = url.rfind(':');
+  if (colon == std::string_view::npos) return bad();
+  UdpEndpoint ep;
+  ep.host = std::string(url.substr(0, colon));
+  in_addr addr{};
+  if (inet_pton(AF_INET, ep.host.c_str(), &addr) != 1) return bad();
+  const std::string_view port = url.substr(colon + 1);
+  unsigned v = 0;
+  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
+  if (ec != std::errc() || p != port.data() + port.size() || v == 0 || v > 65535) return bad();
+  ep.port = static_cast<uint16_t>(v);
+  return ep;
+}
+
+}  // namespace podsched::train

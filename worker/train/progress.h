@@ -1,0 +1,41 @@
+// Progress reports: the stdout line and the JSON datagram sent to POD_PROGRESS_ENDPOINT.
+//
+// POD_PROGRESS_ENDPOINT=udp://HOST:PORT makes rank 0 send one JSON object per report as one
+// UDP datagram (fire and forget; a lost datagram is only a missed update):
+//   {"job":"j","epoch":2,"step":40,"steps":200,"loss":0.61,"accuracy":0.78,
+//    "examples_per_s":51234.5,"checkpoint":"ckpt-2-40"}
+// "checkpoint" is the last committed checkpoint ("" when none yet).
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace podsched::train {
+
+struct Progress {
+  std::string job;
+  int64_t epoch = 0;
+  int64_t step = 0;
+  int64_t steps = 0;
+  double loss = 0;      // mean training loss of the last step
+  double accuracy = 0;  // held-out accuracy
+  double examples_per_s = 0;
+  std::string checkpoint;
+};
+
+// "step=40/200 loss=0.6123 accuracy=0.7812 examples_per_s=51234 checkpoint=ckpt-2-40"
+std::string ProgressLine(const Progress& p);
+std::string ProgressJson(const Progress& p);
+
+struct UdpEndpoint {
+  std::string host;  // numeric IPv4
+  uint16_t port = 0;
+};
+// Parses "udp://127.0.0.1:9000"; kInvalidArgument for anything else.
+Result<UdpEndpoint> ParseProgressEndpoint(std::string_view url);
+
+}  // namespace podsched::train

@@ -1,0 +1,25 @@
+// Sends progress JSON datagrams to POD_PROGRESS_ENDPOINT (udp://IPV4:PORT); see progress.h.
+//
+// Thread safety: one thread.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "worker/train/progress.h"
+
+namespace podsched::train {
+
+class UdpProgressSink {
+ public:
+  ~UdpProgressSink();
+  // Opens a UDP socket towards the endpoint URL.
+  Status Open(const std::string& url);
+  // Best effort: a datagram that cannot be sent is dropped.
+  void Send(const Progress& p);
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace podsched::train
