@@ -69,6 +69,7 @@ class AcceleratorType {
   friend bool operator==(const AcceleratorType&, const AcceleratorType&) = default;
 
  private:
+  friend std::vector<AcceleratorType> ValidTypes(Generation, int, int);
   AcceleratorType(Generation g, int cores, SliceShape shape)
       : generation_(g), tensor_cores_(cores), shape_(shape) {}
   Generation generation_ = Generation::kV2;

@@ -1,0 +1,145 @@
+// Property tests: long seeded random sequences of allocate / release / fail / heal / drain on
+// full v2 and v3 pods under each policy, with the pod's invariants checked after every step
+// against an independent model of what the test did.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "pod/placement.h"
+
+namespace podsched::pod {
+namespace {
+
+constexpr int kOperations = 10'000;
+
+class PlacementPropertyTest
+    : public ::testing::TestWithParam<std::tuple<Generation, std::string_view>> {
+ protected:
+  // Checks the pod against the model: every host in at most one allocation, each allocation the
+  // rectangle the test asked for, and the counts add up.
+  void CheckInvariants(const Pod& pod) {
+    std::map<HostId, AllocationId> owner;
+    int allocated_hosts = 0;
+    for (const auto& [id, hosts] : model_) {
+      const Placement placement = pod.PlacementOf(id).value();
+      ASSERT_EQ(pod.HostsIn(placement), hosts) << "allocation " << id;
+      for (HostId h : hosts) {
+        ASSERT_TRUE(owner.emplace(h, id).second) << "host " << h << " is in two allocations";
+        ASSERT_EQ(pod.host(h).allocation, id);
+      }
+      allocated_hosts += static_cast<int>(hosts.size());
+    }
+    ASSERT_EQ(pod.allocations().size(), model_.size());
+    int available = 0, unhealthy_free = 0, draining_free = 0;
+    for (int i = 0; i < pod.num_hosts(); ++i) {
+      const HostStatus& s = pod.host(HostId(i));
+      if (!owner.contains(HostId(i))) {
+        ASSERT_FALSE(s.allocation.has_value()) << "host " << i << " leaked";
+        if (!s.healthy) {
+          ++unhealthy_free;
+        } else if (s.draining) {
+          ++draining_free;
+        } else {
+          ++available;
+        }
+      }
+    }
+    ASSERT_EQ(pod.AvailableHosts(), available);
+    ASSERT_EQ(pod.AllocatedHosts(), allocated_hosts);
+    ASSERT_EQ(available + allocated_hosts + unhealthy_free + draining_free, pod.num_hosts());
+    ASSERT_DOUBLE_EQ(pod.Utilization(), static_cast<double>(allocated_hosts) / pod.num_hosts());
+    const std::optional<AcceleratorType> largest = pod.LargestPlaceableType();
+    ASSERT_EQ(largest.has_value(), available > 0);
+    if (largest) {
+      ASSERT_LE(largest->hosts(), available);
+    }
+    ASSERT_GE(pod.Fragmentation(), 0.0);
+    ASSERT_LT(pod.Fragmentation(), 1.0);
+  }
+
+  void TryAllocate(Pod& pod, const PlacementPolicy& policy, const AcceleratorType& type) {
+    const std::optional<Placement> p = policy.Choose(pod, type);
+    const std::vector<Placement> legal = pod.LegalPlacements(type.shape());
+    if (!p) {
+      ASSERT_TRUE(legal.empty()) << policy.name() << " missed a legal " << type.ToString();
+      return;
+    }
+    ASSERT_TRUE(p->shape == type.shape() || p->shape == type.shape().Rotated());
+    ASSERT_NE(std::find(legal.begin(), legal.end(), *p), legal.end());
+    const std::vector<HostId> hosts = pod.HostsIn(*p);
+    for (HostId h : hosts) ASSERT_TRUE(pod.host(h).available()) << "host " << h;
+    const AllocationId id(next_id_++);
+    ASSERT_TRUE(pod.Allocate(id, *p).ok());
+    model_[id] = hosts;
+  }
+
+  void Release(Pod& pod, AllocationId id) {
+    const std::vector<HostId> hosts = model_.at(id);
+    ASSERT_TRUE(pod.Release(id).ok());
+    model_.erase(id);
+    for (HostId h : hosts) {
+      ASSERT_FALSE(pod.host(h).allocation.has_value());
+      ASSERT_EQ(pod.host(h).available(), pod.host(h).healthy && !pod.host(h).draining);
+    }
+  }
+
+  std::map<AllocationId, std::vector<HostId>> model_;
+  int64_t next_id_ = 1;
+};
+
+TEST_P(PlacementPropertyTest, RandomOperationsKeepInvariants) {
+  const auto [generation, policy_name] = GetParam();
+  Pod pod = Pod::Full("prop", generation);
+  const std::unique_ptr<PlacementPolicy> policy = MakePlacementPolicy(policy_name).value();
+  const std::vector<AcceleratorType> types =
+      ValidTypes(generation, pod.host_rows(), pod.host_cols());
+  std::mt19937_64 rng(0x90d5eed + static_cast<int>(generation));
+  // Small slices are requested most, as in practice; big ones often enough to hit "no room".
+  std::vector<double> weights;
+  for (size_t i = 0; i < types.size(); ++i) weights.push_back(1.0 / static_cast<double>(1u << i));
+  std::discrete_distribution<size_t> pick_type(weights.begin(), weights.end());
+  std::uniform_int_distribution<int> pick_host(0, pod.num_hosts() - 1);
+  std::uniform_int_distribution<int> pick_op(0, 99);
+  int allocations = 0, releases = 0;
+  for (int step = 0; step < kOperations; ++step) {
+    const int op = pick_op(rng);
+    if (op < 50) {
+      TryAllocate(pod, *policy, types[pick_type(rng)]);
+      ++allocations;
+    } else if (op < 85) {
+      if (!model_.empty()) {
+        auto it = model_.begin();
+        std::advance(it, std::uniform_int_distribution<size_t>(0, model_.size() - 1)(rng));
+        Release(pod, it->first);
+        ++releases;
+      }
+    } else if (op < 87) {
+      ASSERT_TRUE(pod.MarkUnhealthy(HostId(pick_host(rng))).ok());
+    } else if (op < 97) {
+      ASSERT_TRUE(pod.MarkHealthy(HostId(pick_host(rng))).ok());
+    } else {
+      ASSERT_TRUE(pod.SetDraining(HostId(pick_host(rng)), op == 97).ok());
+    }
+    CheckInvariants(pod);
+    if (HasFatalFailure()) FAIL() << "at step " << step;
+  }
+  EXPECT_GT(allocations, kOperations / 3);
+  EXPECT_GT(releases, kOperations / 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PodsAndPolicies, PlacementPropertyTest,
+    ::testing::Combine(::testing::Values(Generation::kV2, Generation::kV3),
+                       ::testing::Values(std::string_view("first-fit"),
+                                         std::string_view("best-fit"))),
+    [](const auto& info) {
+      std::string name = std::get<0>(info.param) == Generation::kV2 ? "v2_" : "v3_";
+      name += std::get<1>(info.param) == "first-fit" ? "FirstFit" : "BestFit";
+      return name;
+    });
+
+}  // namespace
+}  // namespace podsched::pod

@@ -1,0 +1,187 @@
+#include "pod/pod.h"
+
+#include "common/check.h"
+#include "pod/legal.h"
+
+namespace podsched::pod {
+
+PrefixSum2D AvailabilityTable(const Pod& pod) {
+  return PrefixSum2D(pod.host_rows(), pod.host_cols(), [&pod](int r, int c) {
+    return pod.host(pod.HostAt({r, c})).available() ? 1 : 0;
+  });
+}
+
+Pod::Pod(std::string name, Generation generation, int rows, int cols)
+    : name_(std::move(name)),
+      generation_(generation),
+      host_rows_(rows),
+      host_cols_(cols),
+      hosts_(static_cast<size_t>(rows) * cols) {}
+
+Result<Pod> Pod::Create(std::string name, Generation generation, int host_rows, int host_cols) {
+  const GenerationSpec& spec = SpecOf(generation);
+  if (host_rows < 1 || host_cols < 1 || host_rows > spec.full_pod_host_rows ||
+      host_cols > spec.full_pod_host_cols) {
+    return InvalidArgument("a " + std::string(spec.name) + " pod's host grid must be between 1x1 and " +
+                           std::to_string(spec.full_pod_host_rows) + "x" +
+                           std::to_string(spec.full_pod_host_cols) + ", not " +
+                           std::to_string(host_rows) + "x" + std::to_string(host_cols));
+  }
+  return Pod(std::move(name), generation, host_rows, host_cols);
+}
+
+Pod Pod::Full(std::string name, Generation generation) {
+  const GenerationSpec& spec = SpecOf(generation);
+  Result<Pod> pod =
+      Create(std::move(name), generation, spec.full_pod_host_rows, spec.full_pod_host_cols);
+  PODSCHED_CHECK(pod.has_value());
+  return std::move(*pod);
+}
+
+bool Pod::IsFullPodShape(SliceShape shape) const {
+  const GenerationSpec& spec = SpecOf(generation_);
+  const bool pod_is_full =
+      host_rows_ == spec.full_pod_host_rows && host_cols_ == spec.full_pod_host_cols;
+  return pod_is_full && Canonical(shape) == Canonical({host_rows_, host_cols_});
+}
+
+const HostStatus& Pod::host(HostId h) const {
+  PODSCHED_CHECK(Contains(h));
+  return hosts_[static_cast<size_t>(h.value())];
+}
+
+Result<AcceleratorType> Pod::ParseType(std::string_view text) const {
+  return AcceleratorType::Parse(text, generation_, host_rows_, host_cols_);
+}
+
+bool Pod::CanPlace(const Placement& p) const {
+  if (p.shape.rows < 1 || p.shape.cols < 1 || p.origin.row < 0 || p.origin.col < 0 ||
+      p.origin.row + p.shape.rows > host_rows_ || p.origin.col + p.shape.cols > host_cols_) {
+    return false;
+  }
+  for (HostId h : HostsIn(p)) {
+    if (!host(h).available()) return false;
+  }
+  return true;
+}
+
+std::vector<Placement> Pod::LegalPlacements(SliceShape shape) const {
+  std::vector<Placement> out;
+  ForEachLegalPlacement(AvailabilityTable(*this), shape, [&out](const Placement& p) {
+    out.push_back(p);
+    return true;
+  });
+  return out;
+}
+
+std::vector<HostId> Pod::HostsIn(const Placement& p) const {
+  std::vector<HostId> out;
+  out.reserve(static_cast<size_t>(std::max(0, p.shape.hosts())));
+  for (int r = p.origin.row; r < p.origin.row + p.shape.rows; ++r) {
+    for (int c = p.origin.col; c < p.origin.col + p.shape.cols; ++c) out.push_back(HostAt({r, c}));
+  }
+  return out;
+}
+
+Status Pod::Allocate(AllocationId id, const Placement& p) {
+  if (allocations_.contains(id)) {
+    return Status(StatusCode::kAlreadyExists,
+                  "allocation " + std::to_string(id.value()) + " already holds hosts");
+  }
+  if (!CanPlace(p)) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "cannot allocate a " + std::to_string(p.shape.rows) + "x" +
+                      std::to_string(p.shape.cols) + " rectangle at host row " +
+                      std::to_string(p.origin.row) + ", col " + std::to_string(p.origin.col) +
+                      ": it leaves the grid or a host in it is not available");
+  }
+  for (HostId h : HostsIn(p)) hosts_[static_cast<size_t>(h.value())].allocation = id;
+  allocations_.emplace(id, p);
+  return Status::Ok();
+}
+
+Status Pod::Release(AllocationId id) {
+  auto it = allocations_.find(id);
+  if (it == allocations_.end()) {
+    return Status(StatusCode::kNotFound,
+                  "allocation " + std::to_string(id.value()) + " holds no hosts in this pod");
+  }
+  for (HostId h : HostsIn(it->second)) {
+    HostStatus& s = hosts_[static_cast<size_t>(h.value())];
+    PODSCHED_CHECK(s.allocation == id);
+    s.allocation.reset();
+  }
+  allocations_.erase(it);
+  return Status::Ok();
+}
+
+namespace {
+Status UnknownHost(HostId h, int num_hosts) {
+  return Status(StatusCode::kNotFound, "host " + std::to_string(h.value()) +
+                                           " is not in this pod (hosts 0.." +
+                                           std::to_string(num_hosts - 1) + ")");
+}
+}  // namespace
+
+Status Pod::MarkUnhealthy(HostId h) {
+  if (!Contains(h)) return UnknownHost(h, num_hosts());
+  hosts_[static_cast<size_t>(h.value())].healthy = false;
+  return Status::Ok();
+}
+
+Status Pod::MarkHealthy(HostId h) {
+  if (!Contains(h)) return UnknownHost(h, num_hosts());
+  hosts_[static_cast<size_t>(h.value())].healthy = true;
+  return Status::Ok();
+}
+
+Status Pod::SetDraining(HostId h, bool draining) {
+  if (!Contains(h)) return UnknownHost(h, num_hosts());
+  hosts_[static_cast<size_t>(h.value())].draining = draining;
+  return Status::Ok();
+}
+
+std::optional<Placement> Pod::PlacementOf(AllocationId id) const {
+  auto it = allocations_.find(id);
+  if (it == allocations_.end()) return std::nullopt;
+  return it->second;
+}
+
+int Pod::AvailableHosts() const {
+  int n = 0;
+  for (const HostStatus& s : hosts_) n += s.available() ? 1 : 0;
+  return n;
+}
+
+int Pod::AllocatedHosts() const {
+  int n = 0;
+  for (const HostStatus& s : hosts_) n += s.allocation.has_value() ? 1 : 0;
+  return n;
+}
+
+std::optional<AcceleratorType> Pod::LargestPlaceableType() const {
+  const PrefixSum2D avail = AvailabilityTable(*this);
+  const std::vector<AcceleratorType> types = ValidTypes(generation_, host_rows_, host_cols_);
+  for (auto it = types.rbegin(); it != types.rend(); ++it) {
+    if (it->hosts() > avail.Total()) continue;
+    bool found = false;
+    ForEachLegalPlacement(avail, it->shape(), [&found](const Placement&) {
+      found = true;
+      return false;
+    });
+    if (found) return *it;
+  }
+  return std::nullopt;
+}
+
+double Pod::Fragmentation() const {
+  const int available = AvailableHosts();
+  if (available == 0) return 0.0;
+  const std::optional<AcceleratorType> largest = LargestPlaceableType();
+  const int largest_hosts = largest ? largest->hosts() : 0;
+  return 1.0 - static_cast<double>(largest_hosts) / available;
+}
+
+double Pod::Utilization() const { return static_cast<double>(AllocatedHosts()) / num_hosts(); }
+
+}  // namespace podsched::pod

@@ -1,0 +1,154 @@
+#include "pod/pod.h"
+
+#include <gtest/gtest.h>
+
+namespace podsched::pod {
+namespace {
+
+Pod MakePod(Generation g, int rows, int cols) {
+  Result<Pod> pod = Pod::Create("test", g, rows, cols);
+  EXPECT_TRUE(pod.has_value());
+  return std::move(*pod);
+}
+
+TEST(PodTest, CreateChecksGridSize) {
+  EXPECT_TRUE(Pod::Create("a", Generation::kV2, 1, 1).has_value());
+  EXPECT_TRUE(Pod::Create("a", Generation::kV2, 8, 8).has_value());
+  EXPECT_TRUE(Pod::Create("a", Generation::kV3, 16, 16).has_value());
+  EXPECT_FALSE(Pod::Create("a", Generation::kV2, 16, 16).has_value());
+  EXPECT_FALSE(Pod::Create("a", Generation::kV2, 0, 4).has_value());
+  EXPECT_FALSE(Pod::Create("a", Generation::kV3, 4, -1).has_value());
+  Pod full = Pod::Full("p", Generation::kV3);
+  EXPECT_EQ(full.num_hosts(), 256);
+  EXPECT_EQ(full.AvailableHosts(), 256);
+}
+
+TEST(PodTest, HostNumberingIsRowMajor) {
+  Pod pod = MakePod(Generation::kV2, 4, 8);
+  EXPECT_EQ(pod.HostAt({1, 3}), HostId(11));
+  EXPECT_EQ(pod.CoordOf(HostId(11)), (HostCoord{1, 3}));
+  EXPECT_TRUE(pod.Contains(HostId(31)));
+  EXPECT_FALSE(pod.Contains(HostId(32)));
+  EXPECT_FALSE(pod.Contains(HostId(-1)));
+  EXPECT_EQ(pod.HostsIn({{1, 2}, {2, 2}}),
+            (std::vector<HostId>{HostId(10), HostId(11), HostId(18), HostId(19)}));
+}
+
+TEST(PodTest, FullPodShapeOnlyOnFullGrid) {
+  Pod full = Pod::Full("p", Generation::kV2);
+  EXPECT_TRUE(full.IsFullPodShape({8, 8}));
+  EXPECT_FALSE(full.IsFullPodShape({4, 8}));
+  Pod small = MakePod(Generation::kV2, 4, 4);
+  EXPECT_FALSE(small.IsFullPodShape({4, 4}));
+  Pod v3 = Pod::Full("p", Generation::kV3);
+  EXPECT_TRUE(v3.IsFullPodShape({16, 16}));
+  EXPECT_FALSE(v3.IsFullPodShape({8, 16}));
+}
+
+TEST(PodTest, AllocateAndRelease) {
+  Pod pod = MakePod(Generation::kV2, 4, 4);
+  const Placement p{{0, 2}, {2, 2}};
+  ASSERT_TRUE(pod.Allocate(AllocationId(1), p).ok());
+  EXPECT_EQ(pod.AllocatedHosts(), 4);
+  EXPECT_EQ(pod.AvailableHosts(), 12);
+  EXPECT_EQ(pod.host(HostId(2)).allocation, AllocationId(1));
+  EXPECT_EQ(pod.PlacementOf(AllocationId(1)), p);
+  EXPECT_DOUBLE_EQ(pod.Utilization(), 0.25);
+  // Same id twice, and overlapping rectangles, are refused.
+  EXPECT_EQ(pod.Allocate(AllocationId(1), {{2, 0}, {1, 1}}).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(pod.Allocate(AllocationId(2), {{1, 1}, {2, 2}}).code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(pod.Allocate(AllocationId(2), {{3, 3}, {2, 2}}).ok());  // leaves the grid
+  EXPECT_FALSE(pod.Allocate(AllocationId(2), {{0, 0}, {0, 1}}).ok());  // empty
+  ASSERT_TRUE(pod.Release(AllocationId(1)).ok());
+  EXPECT_EQ(pod.AvailableHosts(), 16);
+  EXPECT_FALSE(pod.PlacementOf(AllocationId(1)).has_value());
+  EXPECT_EQ(pod.Release(AllocationId(1)).code(), StatusCode::kNotFound);
+}
+
+TEST(PodTest, UnhealthyHostStaysInAllocationUntilReleasedAndHealed) {
+  Pod pod = MakePod(Generation::kV2, 2, 2);
+  ASSERT_TRUE(pod.Allocate(AllocationId(7), {{0, 0}, {2, 2}}).ok());
+  ASSERT_TRUE(pod.MarkUnhealthy(HostId(3)).ok());
+  ASSERT_TRUE(pod.MarkUnhealthy(HostId(3)).ok());  // idempotent
+  EXPECT_EQ(pod.host(HostId(3)).allocation, AllocationId(7));
+  EXPECT_FALSE(pod.host(HostId(3)).healthy);
+  ASSERT_TRUE(pod.Release(AllocationId(7)).ok());
+  EXPECT_EQ(pod.AvailableHosts(), 3);
+  EXPECT_FALSE(pod.CanPlace({{0, 0}, {2, 2}}));
+  EXPECT_EQ(pod.LargestPlaceableType()->ToString(), "v2-8");
+  ASSERT_TRUE(pod.MarkHealthy(HostId(3)).ok());
+  EXPECT_TRUE(pod.CanPlace({{0, 0}, {2, 2}}));
+  EXPECT_EQ(pod.MarkUnhealthy(HostId(4)).code(), StatusCode::kNotFound);
+  EXPECT_EQ(pod.MarkHealthy(HostId(-1)).code(), StatusCode::kNotFound);
+  EXPECT_EQ(pod.SetDraining(HostId(9), true).code(), StatusCode::kNotFound);
+}
+
+TEST(PodTest, DrainingHostIsNotAvailable) {
+  Pod pod = MakePod(Generation::kV2, 2, 2);
+  ASSERT_TRUE(pod.SetDraining(HostId(0), true).ok());
+  EXPECT_EQ(pod.AvailableHosts(), 3);
+  EXPECT_FALSE(pod.CanPlace({{0, 0}, {1, 1}}));
+  EXPECT_TRUE(pod.LegalPlacements({2, 2}).empty());
+  ASSERT_TRUE(pod.SetDraining(HostId(0), false).ok());
+  EXPECT_EQ(pod.LegalPlacements({2, 2}).size(), 1u);
+}
+
+TEST(PodTest, LegalPlacementsOrderAndOrientations) {
+  Pod pod = MakePod(Generation::kV3, 2, 4);
+  // 2x4 fits only unrotated; 1x1 everywhere.
+  EXPECT_EQ(pod.LegalPlacements({2, 4}), (std::vector<Placement>{{{0, 0}, {2, 4}}}));
+  EXPECT_EQ(pod.LegalPlacements({1, 1}).size(), 8u);
+  Pod square = MakePod(Generation::kV3, 4, 4);
+  std::vector<Placement> ps = square.LegalPlacements({2, 4});
+  // Origins row-major; at each origin 2x4 before 4x2.
+  ASSERT_EQ(ps.size(), 6u);
+  EXPECT_EQ(ps[0], (Placement{{0, 0}, {2, 4}}));
+  EXPECT_EQ(ps[1], (Placement{{0, 0}, {4, 2}}));
+  EXPECT_EQ(ps[2], (Placement{{0, 1}, {4, 2}}));
+  EXPECT_EQ(ps[3], (Placement{{0, 2}, {4, 2}}));
+  EXPECT_EQ(ps[4], (Placement{{1, 0}, {2, 4}}));
+  EXPECT_EQ(ps[5], (Placement{{2, 0}, {2, 4}}));
+  // A rotated request enumerates the same positions.
+  EXPECT_EQ(square.LegalPlacements({4, 2}), ps);
+  for (const Placement& p : ps) EXPECT_TRUE(square.CanPlace(p));
+}
+
+TEST(PodTest, LargestPlaceableTypeAndFragmentation) {
+  Pod pod = Pod::Full("p", Generation::kV2);
+  EXPECT_EQ(pod.LargestPlaceableType()->ToString(), "v2-512");
+  EXPECT_DOUBLE_EQ(pod.Fragmentation(), 0.0);
+  // One unhealthy host in the top-left quadrant: the 8x8 is gone, a 4x8 below it is left.
+  ASSERT_TRUE(pod.MarkUnhealthy(pod.HostAt({3, 3})).ok());
+  EXPECT_EQ(pod.LargestPlaceableType()->ToString(), "v2-256");
+  ASSERT_TRUE(pod.MarkUnhealthy(pod.HostAt({4, 4})).ok());
+  // Rows 0-3 contain (3,3), rows 4-7 contain (4,4); cols likewise: no 4x8 or 8x4 is left.
+  EXPECT_EQ(pod.LargestPlaceableType()->ToString(), "v2-128");
+  EXPECT_DOUBLE_EQ(pod.Fragmentation(), 1.0 - 16.0 / 62.0);
+  // A full pod has nothing available: fragmentation is 0 and nothing is placeable.
+  Pod tiny = MakePod(Generation::kV2, 1, 1);
+  ASSERT_TRUE(tiny.Allocate(AllocationId(1), {{0, 0}, {1, 1}}).ok());
+  EXPECT_FALSE(tiny.LargestPlaceableType().has_value());
+  EXPECT_DOUBLE_EQ(tiny.Fragmentation(), 0.0);
+  EXPECT_DOUBLE_EQ(tiny.Utilization(), 1.0);
+}
+
+TEST(PodTest, ParseTypeUsesThisPodsGrid) {
+  Pod pod = MakePod(Generation::kV2, 4, 4);
+  EXPECT_TRUE(pod.ParseType("v2-128").has_value());
+  Result<AcceleratorType> t = pod.ParseType("v2-256");
+  ASSERT_FALSE(t.has_value());
+  EXPECT_NE(t.error().message().find("valid: v2-8, v2-32, v2-128"), std::string::npos);
+}
+
+TEST(PodTest, CopiesAreIndependent) {
+  Pod pod = MakePod(Generation::kV2, 2, 2);
+  ASSERT_TRUE(pod.Allocate(AllocationId(1), {{0, 0}, {1, 1}}).ok());
+  Pod what_if = pod;
+  ASSERT_TRUE(what_if.Release(AllocationId(1)).ok());
+  EXPECT_EQ(what_if.AvailableHosts(), 4);
+  EXPECT_EQ(pod.AvailableHosts(), 3);
+}
+
+}  // namespace
+}  // namespace podsched::pod

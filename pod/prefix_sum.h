@@ -1,0 +1,51 @@
+// PrefixSum2D: a summed-area table over a rows x cols grid of small counts, so that the sum over
+// any axis-aligned rectangle costs four lookups. Placement uses it to test a rectangle of hosts
+// for availability, and best-fit to count how many legal positions of another slice shape a
+// candidate would destroy.
+//
+// Internal to pod/. Value type; not thread-safe while being built.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+namespace podsched::pod {
+
+class PrefixSum2D {
+ public:
+  PrefixSum2D() = default;
+  // `value(r, c)` gives the count of each cell.
+  template <typename F>
+  PrefixSum2D(int rows, int cols, F value)
+      : rows_(rows), cols_(cols), sum_(static_cast<size_t>(rows + 1) * (cols + 1), 0) {
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c) {
+        At(r + 1, c + 1) = value(r, c) + At(r, c + 1) + At(r + 1, c) - At(r, c);
+      }
+    }
+  }
+
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+
+  // Sum over rows [r0, r1) x cols [c0, c1), clipped to the grid; empty ranges sum to 0.
+  int Sum(int r0, int c0, int r1, int c1) const {
+    r0 = std::max(r0, 0);
+    c0 = std::max(c0, 0);
+    r1 = std::min(r1, rows_);
+    c1 = std::min(c1, cols_);
+    if (r0 >= r1 || c0 >= c1) return 0;
+    return Get(r1, c1) - Get(r0, c1) - Get(r1, c0) + Get(r0, c0);
+  }
+  int Total() const { return Get(rows_, cols_); }
+
+ private:
+  int& At(int r, int c) { return sum_[static_cast<size_t>(r) * (cols_ + 1) + c]; }
+  int Get(int r, int c) const { return sum_[static_cast<size_t>(r) * (cols_ + 1) + c]; }
+
+  int rows_ = 0;
+  int cols_ = 0;
+  std::vector<int> sum_;
+};
+
+}  // namespace podsched::pod
