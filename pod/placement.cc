@@ -65,6 +65,7 @@ std::vector<TypePositions> CountPositions(const Pod& pod, const PrefixSum2D& ava
 
 BestFitScore Score(const std::vector<TypePositions>& types, const Placement& p) {
   BestFitScore score;
+  score.aligned = p.origin.row % p.shape.rows == 0 && p.origin.col % p.shape.cols == 0;
   for (const TypePositions& tp : types) {
     int destroyed = 0;
     for (int i = 0; i < tp.num_oriented; ++i) {
@@ -111,6 +112,7 @@ bool BestFitScore::WorseThan(const BestFitScore& other) const {
   if (largest_after_hosts != other.largest_after_hosts) {
     return largest_after_hosts < other.largest_after_hosts;
   }
+  if (aligned != other.aligned) return !aligned;
   return lost_capacity > other.lost_capacity;
 }
 

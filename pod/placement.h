@@ -30,22 +30,26 @@ class PlacementPolicy {
 //   canonical orientation before the rotated one).
 //
 // best-fit: fragmentation-aware. For every legal position P of the requested shape it asks what P
-//   costs the slices that could still come, using the legal positions of every valid type U of
+//   costs the slices that could come next, using the legal positions of every valid type U of
 //   the pod (both orientations) *before* the placement:
-//     destroyed(U, P) = legal positions of U that overlap P (they become illegal),
-//     largest_after   = hosts of the largest U with a legal position left after P,
+//     destroyed(U, P) = legal positions of U that overlap P (they become illegal);
+//     largest_after   = hosts of the largest U with a legal position left after P;
+//     aligned         = P's origin is a multiple of P's oriented shape (row % rows == 0 and
+//                       col % cols == 0), the blocks of a 2D buddy system;
 //     lost_capacity   = sum over U of hosts(U) * destroyed(U, P) / positions(U).
 //   lost_capacity is the expected number of hosts of capacity lost if the next request were for
-//   a type drawn with weight hosts(U) at a uniformly random legal position; it is small for
-//   positions in corners, against the grid edge or against allocated/unhealthy hosts, and for
-//   positions aligned like a 2D buddy system, because those overlap few positions of the larger
-//   types. It is large for a position that takes the last place of a large type.
-//   The score orders: larger largest_after first, then smaller lost_capacity; ties go to the
-//   first position in row-major order (deterministic). Cost: one summed-area table of available
-//   hosts, one of legal origins per type and orientation, then O(types) lookups per candidate:
-//   O(hosts * types) per decision (tens of microseconds on a 16x16 v3 pod).
+//   a type drawn with weight hosts(U) at a uniformly random legal position. It is small for
+//   positions in corners, against the grid edge or against allocated/unhealthy hosts, because
+//   those overlap few positions of the larger types, and large for a position that takes the
+//   last place of a large type.
+//   Order: larger largest_after first, then aligned before unaligned, then smaller
+//   lost_capacity; ties go to the first position in Pod::LegalPlacements order (deterministic).
+//   Cost: one summed-area table of available hosts and one of legal origins per type and
+//   orientation, then O(types) lookups per candidate: O(hosts * types) per decision (about
+//   10 us on a 16x16 v3 pod).
 struct BestFitScore {
   int largest_after_hosts = 0;
+  bool aligned = false;
   double lost_capacity = 0.0;
   // True when `other` is strictly preferred.
   bool WorseThan(const BestFitScore& other) const;
