@@ -212,7 +212,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
       if (auto relaxed = ChooseVictims(victim_view, shape, later)) {
         why += "; " + std::to_string(relaxed->victims.size()) +
                " running jobs would have to go, after their minimum runtime";
-        timers.emplace(earliest, Timer{TimerKind::kWakeup, {job.id, job.epoch}});
+        AddWakeup(earliest);
       }
       failed_preemption[key] = why;
     }

@@ -184,7 +184,7 @@ void Scheduler::Impl::FailOrRetry(JobRecord& job, const std::string& why, TimePo
   for (int i = 1; i < job.restarts && backoff < config.retry_backoff_max; ++i) backoff *= 2;
   backoff = std::min(backoff, config.retry_backoff_max);
   job.not_before = now + backoff;
-  timers.emplace(job.not_before, Timer{TimerKind::kWakeup, {job.id, job.epoch}});
+  AddWakeup(job.not_before);
   Status s = Transition(job, JobState::kQueued,
                         "retry " + std::to_string(job.restarts) + "/" +
                             std::to_string(job.spec.max_restarts) + " in " +
@@ -213,11 +213,22 @@ void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string
   FailOrRetry(job, reason.empty() ? "exited with an error" : reason, now);
 }
 
+void Scheduler::Impl::AddWakeup(TimePoint at) {
+  auto [begin, end] = timers.equal_range(at);
+  for (auto it = begin; it != end; ++it) {
+    if (it->second.kind == TimerKind::kWakeup) return;
+  }
+  timers.emplace(at, Timer{TimerKind::kWakeup, {}});
+}
+
 void Scheduler::Impl::RunTimers(TimePoint now) {
   while (!timers.empty() && timers.begin()->first <= now) {
     auto [at, timer] = *timers.begin();
     timers.erase(timers.begin());
-    dirty = true;  // a timer can make a waiting job eligible (backoff, minimum runtime)
+    if (timer.kind == TimerKind::kWakeup) {
+      dirty = true;  // a waiting job may have become eligible (backoff, minimum runtime)
+      continue;
+    }
     auto it = jobs.find(timer.job.job);
     if (it == jobs.end() || it->second.epoch != timer.job.epoch) continue;
     JobRecord& job = it->second;
@@ -317,7 +328,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
       }
     }
     if (job.state == JobState::kQueued && job.not_before > now) {
-      impl->timers.emplace(job.not_before, Timer{TimerKind::kWakeup, {job.id, job.epoch}});
+      impl->AddWakeup(job.not_before);
     }
     impl->jobs.emplace(job.id, std::move(job));
   }
@@ -399,6 +410,13 @@ Actions Scheduler::Tick(TimePoint now) {
   PODSCHED_CHECK_MSG(done.has_value(), done.error().message().c_str());
   return std::move(*done);
 }
+
+std::optional<TimePoint> Scheduler::NextTimer() const {
+  if (impl_->timers.empty()) return std::nullopt;
+  return impl_->timers.begin()->first;
+}
+
+bool Scheduler::dirty() const { return impl_->dirty; }
 
 Result<Actions> Scheduler::ReportStarted(JobEpoch je, TimePoint now) {
   Impl& s = *impl_;

@@ -89,6 +89,8 @@ class Scheduler::Impl {
   void FailOrRetry(JobRecord& job, const std::string& why, TimePoint now);
   void ApplyExit(JobRecord& job, ExitKind kind, const std::string& reason, TimePoint now);
   void RunTimers(TimePoint now);
+  // A timer that only makes the next Tick run a pass (backoff end, minimum runtime reached).
+  void AddWakeup(TimePoint at);
   // Commits what the call changed and returns its actions.
   Result<Actions> Finish();
 
