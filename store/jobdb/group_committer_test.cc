@@ -32,12 +32,15 @@ StoreBatch Submission(int64_t id) {
 bool VisibleToAFreshConnection(const std::string& path, int64_t id) {
   auto db = Connection::Open(path, /*create=*/false);
   if (!db) return false;
+  // A WAL reader can meet a transient SQLITE_BUSY (e.g. while the writer resets the WAL).
+  sqlite3_busy_timeout((*db)->raw(), 10'000);
   auto stmt = (*db)->Prepare(
       "SELECT (SELECT count(*) FROM jobs WHERE id = ?1) + (SELECT count(*) FROM events WHERE "
       "seq = ?1)");
   if (!stmt) return false;
   (*stmt)->Bind(1, id);
   auto row = (*stmt)->Step();
+  EXPECT_TRUE(row.has_value()) << row.error().ToString();
   return row.has_value() && *row && (*stmt)->Int(0) == 2;
 }
 
