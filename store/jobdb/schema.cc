@@ -116,8 +116,8 @@ Status ApplyStep(Connection& db, const Migration& step) {
   if (!status.ok()) {
     (void)db.Exec("ROLLBACK");
     return status.WithContext("migrating " + db.path() + " to schema version " +
-                              std::to_string(step.version) + " (" +
-                              std::string(step.description) + ")");
+                              std::to_string(step.version) + " (" + std::string(step.description) +
+                              ")");
   }
   return Status::Ok();
 }

@@ -48,8 +48,8 @@ TEST(SchemaTest, OpeningAVersion1DatabaseMigratesIt) {
     ASSERT_TRUE(job.has_value()) << job.error().ToString();
     (*job)->BindBlob(1, EncodeSpec(testing::FullJob(5).spec));
     ASSERT_TRUE((*job)->Run().ok());
-    ASSERT_TRUE(db->Exec("INSERT INTO events VALUES (1, 5, 110, 3, 0, 1, 'placed', '[20,28]')")
-                    .ok());
+    ASSERT_TRUE(
+        db->Exec("INSERT INTO events VALUES (1, 5, 110, 3, 0, 1, 'placed', '[20,28]')").ok());
   }
   auto repo = SqliteJobRepository::Open(path);
   ASSERT_TRUE(repo.has_value()) << repo.error().ToString();
@@ -68,9 +68,9 @@ TEST(SchemaTest, OpeningAVersion1DatabaseMigratesIt) {
   EXPECT_EQ(state->jobs[0].placement, (pod::Placement{{2, 4}, {2, 1}}));
   auto db = RawOpen(path);
   ASSERT_NE(db, nullptr);
-  EXPECT_EQ(db->QueryInt("SELECT count(*) FROM allocations WHERE job_id = 5 AND epoch = 3")
-                .value_or(-1),
-            2);
+  EXPECT_EQ(
+      db->QueryInt("SELECT count(*) FROM allocations WHERE job_id = 5 AND epoch = 3").value_or(-1),
+      2);
   EXPECT_EQ(db->QueryInt("SELECT origin_row * 10 + origin_col FROM epochs WHERE job_id = 5 AND "
                          "epoch = 3")
                 .value_or(-1),

@@ -56,8 +56,8 @@ Statement& Statement::Bind(int index, std::string_view text) {
   return *this;
 }
 Statement& Statement::BindBlob(int index, std::string_view bytes) {
-  PODSCHED_CHECK(sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(),
-                                     SQLITE_TRANSIENT) == SQLITE_OK);
+  PODSCHED_CHECK(sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT) ==
+                 SQLITE_OK);
   return *this;
 }
 Statement& Statement::BindNull(int index) {
@@ -104,8 +104,7 @@ std::optional<int64_t> Statement::OptInt(int column) const {
 
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path, bool create) {
   sqlite3* db = nullptr;
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) |
-                    SQLITE_OPEN_NOMUTEX;
+  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     Status error = ErrorOf(db, rc, "opening job database " + path);

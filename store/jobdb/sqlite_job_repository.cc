@@ -15,10 +15,10 @@ using core::UserRecord;
 int64_t Micros(TimePoint t) { return t.time_since_epoch().count(); }
 TimePoint FromMicros(int64_t us) { return TimePoint(Duration(us)); }
 
-// Column order of kJobColumns is shared by the INSERT binds (1-based) and ReadJob (0-based).
-#define PODSCHED_JOB_COLUMNS                                                                  \
-  "id, user, preemptible, priority, submit_time_us, state, epoch, restarts, preemptions, "    \
-  "reason, placement_row, placement_col, placement_rows, placement_cols, step, "              \
+// One column order for the INSERT binds (1-based, BindJob) and the SELECT (0-based, ReadJob).
+#define PODSCHED_JOB_COLUMNS                                                                   \
+  "id, user, preemptible, priority, submit_time_us, state, epoch, restarts, preemptions, "     \
+  "reason, placement_row, placement_col, placement_rows, placement_cols, step, "               \
   "last_checkpoint_step, start_time_us, last_checkpoint_time_us, end_time_us, not_before_us, " \
   "preempt_deadline_us, reserved_for, cancel_requested, usage_core_hours, run_time_us, spec"
 
@@ -106,9 +106,8 @@ Result<JobRecord> ReadJob(const Statement& s) {
   job.preemptions = static_cast<int>(s.Int(8));
   job.reason = s.Text(9);
   if (!s.IsNull(10)) {
-    job.placement = pod::Placement{
-        {static_cast<int>(s.Int(10)), static_cast<int>(s.Int(11))},
-        {static_cast<int>(s.Int(12)), static_cast<int>(s.Int(13))}};
+    job.placement = pod::Placement{{static_cast<int>(s.Int(10)), static_cast<int>(s.Int(11))},
+                                   {static_cast<int>(s.Int(12)), static_cast<int>(s.Int(13))}};
   }
   job.step = s.Int(14);
   job.last_checkpoint_step = s.Int(15);
@@ -155,17 +154,17 @@ Result<std::unique_ptr<SqliteJobRepository>> SqliteJobRepository::Open(const std
   Connection& c = **db;
   sqlite3_busy_timeout(
       c.raw(),
-      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(options.busy_timeout)
-                           .count()));
+      static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.busy_timeout).count()));
   // The first statement reads the file header: this is where a non-SQLite file is detected.
   auto mode = c.QueryText("PRAGMA journal_mode = WAL");
   if (!mode) {
-    return std::unexpected(mode.error().WithContext(
-        "opening job database " + path + " (is it an SQLite database, and intact?)"));
+    return std::unexpected(mode.error().WithContext("opening job database " + path +
+                                                    " (is it an SQLite database, and intact?)"));
   }
   if (*mode != "wal") {
-    return FailedPrecondition("job database " + path + " cannot use WAL journaling (got '" +
-                              *mode + "'); put it on a local file system");
+    return FailedPrecondition("job database " + path + " cannot use WAL journaling (got '" + *mode +
+                              "'); put it on a local file system");
   }
   Status sync = c.Exec("PRAGMA synchronous = FULL");
   if (!sync.ok()) return std::unexpected(sync);
@@ -212,7 +211,9 @@ Status SqliteJobRepository::WriteJob(const JobRecord& job) {
   auto put = db_->Prepare(kPutJob);
   if (!put) return put.error();
   BindJob(**put, job, EncodeSpec(job.spec));
-  if (Status s = (*put)->Run(); !s.ok()) return s.WithContext("storing job " + std::to_string(job.id.value()));
+  if (Status s = (*put)->Run(); !s.ok()) {
+    return s.WithContext("storing job " + std::to_string(job.id.value()));
+  }
   if (!job.placement) return Status::Ok();
   auto epoch = db_->Prepare(kPutEpoch);
   if (!epoch) return epoch.error();

@@ -31,8 +31,14 @@ TEST(SqliteJobRepositoryTest, RoundTripsEveryField) {
   JobRecord full = FullJob(7);
   JobRecord bare;  // every optional unset, every default
   bare.id = JobId(3);
-  JobEvent placed{2, TimePoint(Duration(99)), full.id, 3, JobState::kQueued, JobState::kPlaced,
-                  "placed \xfe", {HostId(20), HostId(28)}};
+  JobEvent placed{2,
+                  TimePoint(Duration(99)),
+                  full.id,
+                  3,
+                  JobState::kQueued,
+                  JobState::kPlaced,
+                  "placed \xfe",
+                  {HostId(20), HostId(28)}};
   ASSERT_TRUE(repo->Commit(StoreBatch{{full, bare},
                                       {SubmitEvent(full, 1), placed},
                                       {FullUser("ada"), core::UserRecord{}}})
@@ -125,8 +131,9 @@ TEST(SqliteJobRepositoryTest, UsesWalAndRecordsEpochsAndAllocations) {
   auto repo = OpenOrDie(path);
   ASSERT_NE(repo, nullptr);
   JobRecord job = FullJob(4);
-  JobEvent placed{1, job.start_time, job.id, job.epoch, JobState::kQueued, JobState::kPlaced,
-                  "", {HostId(20), HostId(28)}};
+  JobEvent placed{1,         job.start_time,          job.id,
+                  job.epoch, JobState::kQueued,       JobState::kPlaced,
+                  "",        {HostId(20), HostId(28)}};
   ASSERT_TRUE(repo->PersistTransition(job, placed).ok());
   auto check = repo->IntegrityCheck();
   ASSERT_TRUE(check.has_value());
@@ -136,7 +143,8 @@ TEST(SqliteJobRepositoryTest, UsesWalAndRecordsEpochsAndAllocations) {
   auto raw = Connection::Open(path, /*create=*/false);
   ASSERT_TRUE(raw.has_value());
   EXPECT_EQ((*raw)->QueryText("PRAGMA journal_mode").value_or(""), "wal");
-  EXPECT_EQ((*raw)->QueryInt("SELECT count(*) FROM allocations WHERE job_id = 4 AND epoch = 3")
+  EXPECT_EQ((*raw)
+                ->QueryInt("SELECT count(*) FROM allocations WHERE job_id = 4 AND epoch = 3")
                 .value_or(-1),
             2);
   EXPECT_EQ((*raw)->QueryInt("SELECT rows * 10 + cols FROM epochs WHERE job_id = 4").value_or(-1),

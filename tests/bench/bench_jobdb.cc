@@ -9,7 +9,6 @@
 //
 // usage: bench_jobdb [--submissions N] [--concurrency 1,8,64] [--dir DIR]
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -98,15 +97,17 @@ RunResult NoGroup(const std::string& path, int threads, int total) {
 
 RunResult Group(const std::string& path, int threads, int total) {
   GroupCommitter committer(OpenFresh(path));
-  RunResult r = Drive(threads, total, [&](const core::StoreBatch& b) { return committer.Commit(b); });
+  RunResult r =
+      Drive(threads, total, [&](const core::StoreBatch& b) { return committer.Commit(b); });
   const GroupCommitStats stats = committer.stats();
   r.mean_group = static_cast<double>(stats.batches) / static_cast<double>(stats.groups);
   return r;
 }
 
 int Main(int argc, char** argv) {
-  CLI::App app{"bench_jobdb: durable submissions per second into SQLite, with and without group "
-               "commit"};
+  CLI::App app{
+      "bench_jobdb: durable submissions per second into SQLite, with and without group "
+      "commit"};
   int submissions = 2000;
   std::vector<int> concurrency = {1, 8, 64};
   std::string dir;

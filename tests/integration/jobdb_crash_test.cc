@@ -100,8 +100,8 @@ TEST(JobDbCrashTest, EveryAcknowledgedSubmissionSurvivesSigkill) {
       stored.insert(job.id.value());
     }
     for (int64_t id : acked) {
-      ASSERT_TRUE(stored.contains(id)) << "round " << round << ": acknowledged job " << id
-                                       << " is missing after SIGKILL";
+      ASSERT_TRUE(stored.contains(id))
+          << "round " << round << ": acknowledged job " << id << " is missing after SIGKILL";
     }
   }
   EXPECT_GT(acked.size(), static_cast<size_t>(kRounds));

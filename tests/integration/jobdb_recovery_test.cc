@@ -99,9 +99,9 @@ void RunRandomSequence(Scheduler& sched, uint64_t seed, int steps, double& now) 
       ASSERT_TRUE(r.has_value());
       answer(*r);
     } else if (op < 34 + 2) {
-      ASSERT_TRUE(sched.SetQuota(UserName(users[pick(3)]), core::Quota{32 + 8 * pick(5), 96},
-                                 At(now))
-                      .ok());
+      ASSERT_TRUE(
+          sched.SetQuota(UserName(users[pick(3)]), core::Quota{32 + 8 * pick(5), 96}, At(now))
+              .ok());
     } else if (op < 62 && !running.empty()) {
       auto it = running.begin();
       std::advance(it, pick(static_cast<int>(running.size())));
@@ -113,8 +113,8 @@ void RunRandomSequence(Scheduler& sched, uint64_t seed, int steps, double& now) 
         ASSERT_TRUE(sched.ReportStarted(je, At(now)));
       } else {
         const ExitKind kind = what < 8 ? ExitKind::kSucceeded : ExitKind::kFailed;
-        ASSERT_TRUE(sched.ReportExited(je, std::nullopt, kind, "exit " + std::to_string(what),
-                                       At(now)));
+        ASSERT_TRUE(
+            sched.ReportExited(je, std::nullopt, kind, "exit " + std::to_string(what), At(now)));
         running.erase(it);
       }
     } else {
@@ -175,8 +175,7 @@ TEST_P(JobDbRecoveryTest, ReopenedDatabaseRebuildsTheSchedulerExactly) {
     const pod::HostStatus& a = original->pod().host(HostId(h));
     const pod::HostStatus& b = restored.pod().host(HostId(h));
     // Host health is not part of the job store (the daemon learns it again from the agents).
-    EXPECT_EQ(a.allocation.has_value(), b.allocation.has_value())
-        << "host " << h;
+    EXPECT_EQ(a.allocation.has_value(), b.allocation.has_value()) << "host " << h;
   }
   for (const char* name : {"ada", "bob", "carl"}) {
     const UserName user(name);
