@@ -124,7 +124,8 @@ void Scheduler::Impl::RunPass(TimePoint now) {
       SetReason(job, std::move(reason));
       continue;
     }
-    if (blocker) {
+    // A job holding a reservation is past the blocker already: its hosts are set aside.
+    if (blocker && !reservations.contains(job.id)) {
       SetReason(job, "waiting behind job " + std::to_string(blocker->value()) + " (FIFO order)");
       continue;
     }

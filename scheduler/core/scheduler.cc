@@ -100,7 +100,8 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   changed_jobs.insert(job.id);
   events.push_back(std::move(event));
   ++stats.events;
-  dirty = true;
+  // Only changes that can let a waiting job start (or change the queue) need a pass.
+  if ((held && !holds) || to == JobState::kQueued || IsTerminal(to)) dirty = true;
   return Status::Ok();
 }
 
