@@ -162,11 +162,11 @@ HttpResponse Engine::Route(const HttpRequest& request, const Principal& who, Tim
         const auto* j = h.job_id() ? scheduler_->Find(JobId(h.job_id())) : nullptr;
         if (j && j->spec.user.value() != who.user) h.set_job_id(0);
       }
-      google::protobuf::RepeatedPtrField<api::Allocation> mine;
-      for (auto& a : pod.allocations()) {
-        if (a.user() == who.user) *mine.Add() = a;
+      for (auto& a : *pod.mutable_allocations()) {
+        if (a.user() == who.user) continue;
+        a.set_job_id(0);  // someone else's: where, not who
+        a.set_user("");
       }
-      pod.mutable_allocations()->Swap(&mine);
       google::protobuf::RepeatedPtrField<api::PendingJob> pending;
       for (auto& p : pod.pending()) {
         if (p.user() == who.user) *pending.Add() = p;
