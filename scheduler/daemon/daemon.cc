@@ -16,7 +16,9 @@ Daemon::Daemon(std::unique_ptr<Engine> engine, const Clock* clock,
       timer_(io_) {
   asio::post(io_, [this] {
     engine_->Tick(clock_->Now());
-    ScheduleTick(tick_);
+    (void)engine_->Flush(clock_->Now());
+    AfterCall();
+    if (!tick_soon_) ScheduleTick(tick_);
   });
   thread_ = std::thread([this] { io_.run(); });
 }
@@ -39,6 +41,7 @@ void Daemon::ScheduleTick(std::chrono::milliseconds after) {
     if (ec) return;  // rescheduled or stopped
     tick_soon_ = false;
     engine_->Tick(clock_->Now());
+    (void)engine_->Flush(clock_->Now());  // failure -> fatal(), reported by AfterCall
     AfterCall();
     if (!tick_soon_) ScheduleTick(tick_);
   });
@@ -59,9 +62,26 @@ void Daemon::AfterCall() {
 
 void Daemon::Handle(HttpRequest request, Respond respond) {
   asio::post(io_, [this, request = std::move(request), respond = std::move(respond)] {
-    respond(engine_->Handle(request, clock_->Now()));
-    AfterCall();
+    held_.emplace_back(respond, engine_->Handle(request, clock_->Now()));
+    if (!flush_posted_) {
+      flush_posted_ = true;
+      asio::post(io_, [this] { Flush(); });
+    }
   });
+}
+
+void Daemon::Flush() {
+  flush_posted_ = false;
+  Status s = engine_->Flush(clock_->Now());
+  for (auto& [respond, response] : held_) {
+    if (s.ok()) {
+      respond(std::move(response));
+    } else {
+      respond(ErrorResponse(503, "unavailable", "the job store failed: " + s.message()));
+    }
+  }
+  held_.clear();
+  AfterCall();
 }
 
 void Daemon::OpenStream(HttpRequest request, OnFrame frame, OnOpen opened) {

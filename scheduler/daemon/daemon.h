@@ -6,6 +6,11 @@
 // blocks socket I/O, and requests are served in arrival order. A steady timer ticks the engine
 // every tick_interval, and right after any call that left the scheduler dirty.
 //
+// Group commit (when the engine defers commits): responses are held, and a flush task posted
+// behind the requests already queued commits all their changes in one transaction, then
+// releases the responses (or 503s if the commit failed). Under load many requests share one
+// fsync; an idle request waits for its own.
+//
 // When a commit fails (Engine::fatal) the daemon calls `on_fatal` once; main exits non-zero so
 // that a supervisor restarts it and the state is reloaded from the store.
 //
@@ -19,6 +24,8 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "common/clock.h"
 #include "scheduler/daemon/engine.h"
@@ -43,6 +50,7 @@ class Daemon final : public HttpBackend {
  private:
   void ScheduleTick(std::chrono::milliseconds after);
   void AfterCall();
+  void Flush();
 
   std::unique_ptr<Engine> engine_;
   const Clock* clock_;
@@ -53,6 +61,8 @@ class Daemon final : public HttpBackend {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer timer_;
   bool tick_soon_ = false;
+  bool flush_posted_ = false;
+  std::vector<std::pair<Respond, HttpResponse>> held_;
   std::thread thread_;
 };
 

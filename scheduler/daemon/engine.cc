@@ -9,10 +9,38 @@
 
 namespace podsched::daemon {
 
-Status TappingRepository::Commit(const core::StoreBatch& batch) {
+Status BufferingRepository::Commit(const core::StoreBatch& batch) {
+  if (deferred_) {
+    pending_.push_back(batch);
+    return Status::Ok();
+  }
   Status s = inner_->Commit(batch);
   if (s.ok()) events_.insert(events_.end(), batch.events.begin(), batch.events.end());
   return s;
+}
+
+Status BufferingRepository::Flush() {
+  if (pending_.empty()) return Status::Ok();
+  Status s;
+  if (commit_all_) {
+    std::vector<const core::StoreBatch*> batches;
+    for (const auto& b : pending_) batches.push_back(&b);
+    s = commit_all_(batches);
+  } else {
+    for (const auto& b : pending_) {
+      if (s = inner_->Commit(b); !s.ok()) break;
+    }
+  }
+  if (s.ok()) {
+    for (const auto& b : pending_) events_.insert(events_.end(), b.events.begin(), b.events.end());
+  }
+  pending_.clear();
+  return s;
+}
+
+Result<std::vector<core::JobEvent>> BufferingRepository::EventsOf(JobId job) {
+  if (Status s = Flush(); !s.ok()) return std::unexpected(s);
+  return inner_->EventsOf(job);
 }
 
 int HttpStatusOf(StatusCode code) {
@@ -62,19 +90,23 @@ HttpResponse StatusError(const Status& s) {
 
 }  // namespace
 
-Engine::Engine(const Config& config, std::vector<UserConfig> users, core::JobRepository* repo)
+Engine::Engine(const Config& config, std::vector<UserConfig> users, core::JobRepository* repo,
+               BufferingRepository::CommitAll commit_all)
     : config_(config),
       auth_(std::move(users)),
       limiter_(config.limits.requests_per_second, config.limits.burst),
-      repo_(repo) {}
+      repo_(repo, std::move(commit_all)) {}
 
 Result<std::unique_ptr<Engine>> Engine::Create(const Config& config,
                                                std::vector<UserConfig> users,
-                                               core::JobRepository* repo, TimePoint now) {
+                                               core::JobRepository* repo, TimePoint now,
+                                               bool group_commit,
+                                               BufferingRepository::CommitAll commit_all) {
   const PodConfig& pc = config.pods.front();
   auto pod = pod::Pod::Create(pc.name, pc.generation, pc.host_rows, pc.host_cols);
   if (!pod) return std::unexpected(pod.error().WithContext("pods[0]"));
-  std::unique_ptr<Engine> engine(new Engine(config, std::move(users), repo));
+  std::unique_ptr<Engine> engine(
+      new Engine(config, std::move(users), repo, std::move(commit_all)));
   auto scheduler = core::Scheduler::Create(std::move(*pod), config.scheduler, &engine->repo_, now);
   if (!scheduler) return std::unexpected(scheduler.error());
   engine->scheduler_ = std::move(*scheduler);
@@ -85,7 +117,18 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config,
     }
   }
   engine->repo_.TakeEvents();  // history is not streamed
+  engine->repo_.set_deferred(group_commit);
   return engine;
+}
+
+Status Engine::Flush(TimePoint now) {
+  Status s = repo_.Flush();
+  if (!s.ok()) {
+    fatal_ = true;
+    return s;
+  }
+  Publish(now);
+  return s;
 }
 
 HttpResponse Engine::FromStatus(const Status& status) {

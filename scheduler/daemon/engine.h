@@ -19,6 +19,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
+#include <variant>
 #include <string>
 
 #include "common/clock.h"
@@ -32,17 +34,31 @@
 
 namespace podsched::daemon {
 
-// Forwards to a repository and remembers the events of every successful commit.
-class TappingRepository final : public core::JobRepository {
+// Sits between the core and the real repository. Remembers the events of every successful
+// commit (for the streams). In deferred mode (group commit) Commit only queues the batch and
+// Flush writes every queued batch in ONE transaction (`commit_all`), so one fsync covers a whole
+// burst of requests; the daemon holds the responses of those requests until Flush succeeded, so
+// nothing is acknowledged before it is durable. A failed Flush is fatal like a failed Commit.
+class BufferingRepository final : public core::JobRepository {
  public:
-  explicit TappingRepository(core::JobRepository* inner) : inner_(inner) {}
+  using CommitAll = std::function<Status(std::span<const core::StoreBatch* const>)>;
+  // `commit_all` empty: batches are committed one by one.
+  BufferingRepository(core::JobRepository* inner, CommitAll commit_all)
+      : inner_(inner), commit_all_(std::move(commit_all)) {}
   Result<core::StoredState> Load() override { return inner_->Load(); }
   Status Commit(const core::StoreBatch& batch) override;
-  Result<std::vector<core::JobEvent>> EventsOf(JobId job) override { return inner_->EventsOf(job); }
+  // Flushes first, so the history includes everything the caller has seen.
+  Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
+  Status Flush();
+  void set_deferred(bool deferred) { deferred_ = deferred; }
+  bool deferred() const { return deferred_; }
   std::vector<core::JobEvent> TakeEvents() { return std::exchange(events_, {}); }
 
  private:
   core::JobRepository* inner_;
+  CommitAll commit_all_;
+  bool deferred_ = false;
+  std::vector<core::StoreBatch> pending_;
   std::vector<core::JobEvent> events_;
 };
 
@@ -51,9 +67,16 @@ class Engine {
   using SendFrame = std::function<void(std::string frame)>;
 
   // `users` must include the admin. `repo` must outlive the engine.
+  // With `group_commit`, commits are deferred to Flush (see BufferingRepository); `commit_all`
+  // commits several batches in one transaction (empty: one by one).
   static Result<std::unique_ptr<Engine>> Create(const Config& config,
                                                 std::vector<UserConfig> users,
-                                                core::JobRepository* repo, TimePoint now);
+                                                core::JobRepository* repo, TimePoint now,
+                                                bool group_commit = false,
+                                                BufferingRepository::CommitAll commit_all = {});
+  // Group commit: makes every change since the last Flush durable, then publishes it to the
+  // streams. A failure sets fatal(). Without group commit there is nothing to flush.
+  Status Flush(TimePoint now);
 
   // Any request except the event stream.
   HttpResponse Handle(const HttpRequest& request, TimePoint now);
@@ -75,7 +98,8 @@ class Engine {
   int64_t last_stream_id() const { return next_stream_event_id_ - 1; }
 
  private:
-  Engine(const Config& config, std::vector<UserConfig> users, core::JobRepository* repo);
+  Engine(const Config& config, std::vector<UserConfig> users, core::JobRepository* repo,
+         BufferingRepository::CommitAll commit_all);
   HttpResponse Route(const HttpRequest& request, const Principal& who, TimePoint now);
   HttpResponse Submit(const HttpRequest& request, const Principal& who, TimePoint now);
   HttpResponse List(const ParsedTarget& target, const Principal& who, TimePoint now);
@@ -98,7 +122,7 @@ class Engine {
   Config config_;
   Authenticator auth_;
   RateLimiter limiter_;
-  TappingRepository repo_;
+  BufferingRepository repo_;
   std::unique_ptr<core::Scheduler> scheduler_;
   daemon::Metrics metrics_;
   std::map<int64_t, Stream> streams_;

@@ -200,3 +200,45 @@ TEST_F(EngineTest, RateLimitGives429) {
 
 }  // namespace
 }  // namespace podsched::daemon
+
+namespace podsched::daemon {
+namespace {
+
+TEST(EngineGroupCommit, NothingIsStoredOrStreamedBeforeFlush) {
+  Config config;
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2}};
+  core::InMemoryJobRepository repo;
+  int groups = 0;
+  size_t batches_in_last_group = 0;
+  TimePoint now{std::chrono::seconds(1'700'000'000)};
+  auto engine = Engine::Create(
+      config, {{"alice", Sha256Hex("t"), false}}, &repo, now, /*group_commit=*/true,
+      [&](std::span<const core::StoreBatch* const> batches) {
+        ++groups;
+        batches_in_last_group = batches.size();
+        for (const auto* b : batches) {
+          if (Status s = repo.Commit(*b); !s.ok()) return s;
+        }
+        return Status::Ok();
+      });
+  ASSERT_TRUE(engine.has_value());
+  std::vector<std::string> frames;
+  (void)(*engine)->OpenStream({"GET", "/api/v1/events/stream", "Bearer t", "", ""}, now,
+                              [&](std::string f) { frames.push_back(f); });
+  const std::string body = R"({"name":"j","accelerator":"v2-8","command":"c"})";
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ((*engine)->Handle({"POST", "/api/v1/jobs", "Bearer t", body, ""}, now).status, 201);
+  }
+  auto stored = repo.Load();
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_TRUE(stored->jobs.empty());  // not durable yet: the daemon holds the 201s
+  EXPECT_TRUE(frames.empty());
+  ASSERT_TRUE((*engine)->Flush(now).ok());
+  EXPECT_EQ(groups, 1);
+  EXPECT_EQ(batches_in_last_group, 3u);
+  EXPECT_EQ(repo.Load()->jobs.size(), 3u);
+  EXPECT_EQ(frames.size(), 3u);
+}
+
+}  // namespace
+}  // namespace podsched::daemon

@@ -108,14 +108,23 @@ int main(int argc, char** argv) {
 #ifdef PODSCHED_HAVE_JOBDB
   auto opened = jobdb::SqliteJobRepository::Open(db_path);
   if (!opened) return Fail(opened.error());
+  jobdb::SqliteJobRepository* sqlite = opened->get();
   std::unique_ptr<core::JobRepository> repo = std::move(*opened);
+  // Group commit: the batches of every request queued on the scheduler thread share one
+  // transaction (one fsync).
+  BufferingRepository::CommitAll commit_all =
+      [sqlite](std::span<const core::StoreBatch* const> batches) {
+        return sqlite->CommitAll(batches);
+      };
 #else
   spdlog::warn("built without store/jobdb: jobs are kept in memory only (not {})", db_path);
   std::unique_ptr<core::JobRepository> repo = std::make_unique<core::InMemoryJobRepository>();
+  BufferingRepository::CommitAll commit_all;
 #endif
 
   RealClock clock;
-  auto engine = Engine::Create(config, users, repo.get(), clock.Now());
+  auto engine = Engine::Create(config, users, repo.get(), clock.Now(), /*group_commit=*/true,
+                               commit_all);
   if (!engine) return Fail(engine.error());
   spdlog::info("loaded {} jobs from {}", (*engine)->scheduler().jobs().size(), db_path);
 
