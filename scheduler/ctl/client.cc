@@ -1,6 +1,7 @@
 #include "scheduler/ctl/client.h"
 
 #include <curl/curl.h>
+
 #include <nlohmann/json.hpp>
 
 namespace podsched::ctl {

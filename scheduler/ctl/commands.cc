@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -108,8 +109,7 @@ std::string JobsTable(const api::JobList& list) {
     }
     out << "\n";
   };
-  row({"ID", "NAME", "USER", "ACCEL", "CLASS", "PRIO", "STATE", "EPOCH", "STEP", "COST",
-       "REASON"});
+  row({"ID", "NAME", "USER", "ACCEL", "CLASS", "PRIO", "STATE", "EPOCH", "STEP", "COST", "REASON"});
   for (const auto& j : list.jobs()) {
     row({std::to_string(j.id()), j.name(), j.user(), j.accelerator(),
          j.preemptible() ? "preemptible" : "on-demand", std::to_string(j.priority()), j.state(),
@@ -210,10 +210,10 @@ int Describe(ApiClient& api, const std::string& job, const std::string& output) 
   const auto& s = j->spec();
   std::cout << "Job " << j->id() << " (" << j->name() << ") of " << j->user() << "\n"
             << "  accelerator:  " << j->accelerator() << " "
-            << (j->preemptible() ? "preemptible" : "on-demand") << ", priority "
-            << j->priority() << "\n"
-            << "  state:        " << j->state() << (j->reason().empty() ? "" : " — ")
-            << j->reason() << "\n"
+            << (j->preemptible() ? "preemptible" : "on-demand") << ", priority " << j->priority()
+            << "\n"
+            << "  state:        " << j->state() << (j->reason().empty() ? "" : " — ") << j->reason()
+            << "\n"
             << "  epoch:        " << j->epoch() << ", restarts " << j->restarts()
             << ", preemptions " << j->preemptions() << "\n";
   if (j->hosts_size() > 0) {
@@ -307,15 +307,22 @@ int Wait(ApiClient& api, const std::string& job, bool quiet) {
   std::optional<api::Job> last;
   std::optional<CallError> error;
   std::string last_state;
+  int64_t total_steps = 0;  // from the spec's POD_TOTAL_STEPS, when the job declares it
   auto show = [&](const api::Job& j) {
     if (tty && j.step() > 0) {
-      int filled = static_cast<int>(j.step() % 31);
-      std::cout << "\r" << j.state() << " [" << std::string(filled, '#')
-                << std::string(30 - std::min(filled, 30), ' ') << "] step " << j.step()
-                << " (checkpoint " << j.last_checkpoint_step() << ")" << std::flush;
+      std::cout << "\r" << j.state() << " ";
+      if (total_steps > 0) {
+        constexpr int kWidth = 30;
+        int filled = static_cast<int>(std::min<int64_t>(kWidth, j.step() * kWidth / total_steps));
+        std::cout << "[" << std::string(filled, '#') << std::string(kWidth - filled, ' ') << "] "
+                  << j.step() << "/" << total_steps;
+      } else {
+        std::cout << "step " << j.step();
+      }
+      std::cout << " (checkpoint at step " << j.last_checkpoint_step() << ")   " << std::flush;
     } else if (!quiet && j.state() != last_state) {
-      std::cout << (tty && last_state.size() ? "\n" : "") << "job " << j.id() << ": "
-                << j.state() << (j.reason().empty() ? "" : " (" + j.reason() + ")") << "\n";
+      std::cout << (tty && last_state.size() ? "\n" : "") << "job " << j.id() << ": " << j.state()
+                << (j.reason().empty() ? "" : " (" + j.reason() + ")") << "\n";
     }
     last_state = j.state();
   };
@@ -332,6 +339,9 @@ int Wait(ApiClient& api, const std::string& job, bool quiet) {
         return false;
       }
       last = *j;
+      if (auto it = j->spec().env().find("POD_TOTAL_STEPS"); it != j->spec().env().end()) {
+        total_steps = std::atoll(it->second.c_str());
+      }
       show(*j);
       return !Terminal(j->state());
     }

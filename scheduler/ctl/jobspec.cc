@@ -26,10 +26,20 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
     return InvalidArgument(std::string("job spec is not valid YAML: ") + e.what());
   }
   if (!root.IsMap()) return InvalidArgument("job spec must be a YAML mapping (key: value lines)");
-  static const std::set<std::string> kKeys = {
-      "name", "accelerator", "preemptible", "priority", "command", "args", "env",
-      "ranks_per_host", "checkpoint_every_seconds", "grace_period_seconds",
-      "max_runtime_seconds", "max_restarts", "expected_runtime_seconds", "checkpoint_url"};
+  static const std::set<std::string> kKeys = {"name",
+                                              "accelerator",
+                                              "preemptible",
+                                              "priority",
+                                              "command",
+                                              "args",
+                                              "env",
+                                              "ranks_per_host",
+                                              "checkpoint_every_seconds",
+                                              "grace_period_seconds",
+                                              "max_runtime_seconds",
+                                              "max_restarts",
+                                              "expected_runtime_seconds",
+                                              "checkpoint_url"};
   api::JobSpec spec;
   for (const auto& kv : root) {
     std::string key = kv.first.as<std::string>();

@@ -56,15 +56,18 @@ int main(int argc, char** argv) {
   CLI::App app("podctl: submit and watch jobs on a podsched TPU pod scheduler");
   app.require_subcommand(1);
   std::string server, token;
-  app.add_option("--server", server, "podsched URL (env POD_SERVER; default http://127.0.0.1:8470)");
-  app.add_option("--token", token, "bearer token (env POD_TOKEN, ~/.config/podctl/config.yaml, "
-                                   "or var/admin.token)");
+  app.add_option("--server", server,
+                 "podsched URL (env POD_SERVER; default http://127.0.0.1:8470)");
+  app.add_option("--token", token,
+                 "bearer token (env POD_TOKEN, ~/.config/podctl/config.yaml, "
+                 "or var/admin.token)");
 
   SubmitOptions submit;
   auto* sub = app.add_subcommand("submit", "submit a job; prints its id");
   sub->add_option("-f,--file", submit.file, "job spec YAML (docs/jobspec.md)");
   sub->add_option("--accelerator", submit.accelerator, "slice type, e.g. v2-8, v2-32");
-  sub->add_flag("--preemptible", submit.preemptible, "run as preemptible (cheaper, can be taken back)");
+  sub->add_flag("--preemptible", submit.preemptible,
+                "run as preemptible (cheaper, can be taken back)");
   sub->add_option("--priority", submit.priority, "0..1000, higher first");
   sub->add_option("--name", submit.name, "job name (default: the command's basename)");
   sub->add_option("--checkpoint-every", submit.checkpoint_every, "seconds between checkpoints");
@@ -73,7 +76,8 @@ int main(int argc, char** argv) {
   JobsOptions jobs;
   auto* jl = app.add_subcommand("jobs", "list jobs (your own; --all for everyone's, admin)");
   jl->add_flag("--all", jobs.all, "jobs of every user (admin sees all; users see their own)");
-  jl->add_option("--state", jobs.state, "QUEUED, PLACED, STARTING, RUNNING, PREEMPTING, SUCCEEDED, FAILED, CANCELLED");
+  jl->add_option("--state", jobs.state,
+                 "QUEUED, PLACED, STARTING, RUNNING, PREEMPTING, SUCCEEDED, FAILED, CANCELLED");
   jl->add_option("--user", jobs.user, "only this user's jobs (admin)");
   jl->add_option("-o,--output", jobs.output, "table, json or yaml")
       ->check(CLI::IsMember({"table", "json", "yaml"}));

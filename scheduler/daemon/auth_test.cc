@@ -6,8 +6,7 @@ namespace podsched::daemon {
 namespace {
 
 TEST(Sha256, KnownVector) {
-  EXPECT_EQ(Sha256Hex("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(NewToken, IsFreshHex) {
@@ -25,7 +24,8 @@ TEST(Authenticator, MapsTokensToUsers) {
   auto root = auth.Authenticate("Bearer t-root");
   ASSERT_TRUE(root.has_value());
   EXPECT_TRUE(root->admin);
-  for (const char* bad : {"", "Bearer ", "Bearer t-bob", "Basic dDp0", "t-alice", "bearer t-alice"}) {
+  for (const char* bad :
+       {"", "Bearer ", "Bearer t-bob", "Basic dDp0", "t-alice", "bearer t-alice"}) {
     auto r = auth.Authenticate(bad);
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_EQ(r.error().code(), StatusCode::kUnauthenticated);

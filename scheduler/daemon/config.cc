@@ -12,14 +12,15 @@ namespace {
 // Rejects keys of `node` outside `allowed`, naming the section (typos must not pass silently).
 Status CheckKeys(const YAML::Node& node, std::string_view section,
                  const std::set<std::string>& allowed) {
-  if (!node.IsMap()) return Status(StatusCode::kInvalidArgument, std::string(section) + ": expected a mapping");
+  if (!node.IsMap())
+    return Status(StatusCode::kInvalidArgument, std::string(section) + ": expected a mapping");
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!allowed.contains(key)) {
       std::string valid;
       for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
-      return Status(StatusCode::kInvalidArgument, "unknown key '" + key + "' in " +
-                                                      std::string(section) + "; valid: " + valid);
+      return Status(StatusCode::kInvalidArgument,
+                    "unknown key '" + key + "' in " + std::string(section) + "; valid: " + valid);
     }
   }
   return Status::Ok();
@@ -31,14 +32,13 @@ Status Read(const YAML::Node& node, const char* key, std::string_view section, T
   try {
     out = node[key].as<T>();
   } catch (const YAML::Exception&) {
-    return Status(StatusCode::kInvalidArgument,
-                  std::string(section) + "." + key + ": wrong type");
+    return Status(StatusCode::kInvalidArgument, std::string(section) + "." + key + ": wrong type");
   }
   return Status::Ok();
 }
 
-#define PODSCHED_TRY(expr)               \
-  do {                                   \
+#define PODSCHED_TRY(expr)                                        \
+  do {                                                            \
     if (Status s_ = (expr); !s_.ok()) return std::unexpected(s_); \
   } while (0)
 
@@ -83,8 +83,9 @@ Result<UserConfig> ParseUser(const YAML::Node& n, size_t index) {
   if (user.name.empty()) return InvalidArgument(section + ".name: must not be empty");
   if (user.token_sha256.size() != 64 ||
       user.token_sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    return InvalidArgument(section + ".token_sha256: expected 64 lower-case hex digits "
-                                     "(sha256sum of the token)");
+    return InvalidArgument(section +
+                           ".token_sha256: expected 64 lower-case hex digits "
+                           "(sha256sum of the token)");
   }
   if (role != "user" && role != "admin") {
     return InvalidArgument(section + ".role: '" + role + "' is not a role; valid: user, admin");
@@ -141,8 +142,8 @@ Status ParseLimits(const YAML::Node& n, Limits& l) {
                    Read(n, "max_stream_clients", section, l.max_stream_clients)}) {
     if (!r.ok()) return r;
   }
-  if (l.max_json_depth < 2 || l.max_page_size < 1 || l.requests_per_second <= 0 ||
-      l.burst < 1 || l.max_body_bytes < 1024) {
+  if (l.max_json_depth < 2 || l.max_page_size < 1 || l.requests_per_second <= 0 || l.burst < 1 ||
+      l.max_body_bytes < 1024) {
     return Status(StatusCode::kInvalidArgument,
                   "limits: max_json_depth >= 2, max_page_size >= 1, requests_per_second > 0, "
                   "burst >= 1, max_body_bytes >= 1024");

@@ -45,7 +45,7 @@ struct Limits {
 
 struct Config {
   std::string listen_address = "127.0.0.1";
-  int port = 8470;  // 0: ephemeral
+  int port = 8470;                                   // 0: ephemeral
   std::string bus_address = "tcp://127.0.0.1:8471";  // reserved for the worker bus
   std::string data_dir = "var";
   std::string default_checkpoint_url;  // empty: file://<data_dir>/objects

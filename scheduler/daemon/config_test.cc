@@ -31,7 +31,8 @@ listen: {address: 0.0.0.0, port: 0}
 data_dir: /tmp/x
 pods: [{name: p, generation: v3, host_rows: 4, host_cols: 4}]
 users:
-  - {name: alice, token_sha256: )" + std::string(64, 'a') + R"(, role: admin}
+  - {name: alice, token_sha256: )" +
+                       std::string(64, 'a') + R"(, role: admin}
 quotas: {bob: {on_demand_cores: 8, preemptible_cores: 16}}
 scheduler: {profile: fifo-first-fit, tick_interval_ms: 50}
 limits: {max_page_size: 10, requests_per_second: 5, burst: 5}

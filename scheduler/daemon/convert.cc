@@ -25,15 +25,17 @@ Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& u
                                     const std::string& default_checkpoint_url) {
   for (const auto* field : {&in.name(), &in.accelerator(), &in.checkpoint_url()}) {
     if (HasControlCharacters(*field)) {
-      return InvalidArgument("name, accelerator and checkpoint_url must not contain control "
-                             "characters");
+      return InvalidArgument(
+          "name, accelerator and checkpoint_url must not contain control "
+          "characters");
     }
   }
   if (in.name().empty()) return InvalidArgument("name is empty; give the job a name");
   if (in.checkpoint_every_seconds() < 0 || in.grace_period_seconds() < 0 ||
       in.max_runtime_seconds() < 0 || in.expected_runtime_seconds() < 0) {
-    return InvalidArgument("durations (checkpoint_every_seconds, grace_period_seconds, "
-                           "max_runtime_seconds, expected_runtime_seconds) must be >= 0");
+    return InvalidArgument(
+        "durations (checkpoint_every_seconds, grace_period_seconds, "
+        "max_runtime_seconds, expected_runtime_seconds) must be >= 0");
   }
   constexpr int64_t kMaxSeconds = int64_t{10} * 365 * 24 * 3600;
   if (in.checkpoint_every_seconds() > kMaxSeconds || in.grace_period_seconds() > kMaxSeconds ||
@@ -97,10 +99,9 @@ double CostUsd(const core::JobRecord& job, const pod::Pod& pod, TimePoint now) {
   if (!type) return 0;
   Duration held = job.run_time;
   if (core::HoldsHosts(job.state) && now > job.start_time) held += now - job.start_time;
-  return pod::SliceUsd(*type,
-                       job.spec.preemptible ? pod::PriceClass::kPreemptible
-                                            : pod::PriceClass::kOnDemand,
-                       held);
+  return pod::SliceUsd(
+      *type, job.spec.preemptible ? pod::PriceClass::kPreemptible : pod::PriceClass::kOnDemand,
+      held);
 }
 
 api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint now,

@@ -27,8 +27,7 @@ api::JobSpec SpecToProto(const core::JobSpec& spec);
 double CostUsd(const core::JobRecord& job, const pod::Pod& pod, TimePoint now);
 
 // The job object of the API (with its spec when `with_spec`).
-api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint now,
-                    bool with_spec);
+api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint now, bool with_spec);
 api::JobEvent EventToProto(const core::JobEvent& event);
 // The pod's hosts, allocations, pending jobs and headroom.
 api::Pod PodToProto(const core::Scheduler& scheduler);

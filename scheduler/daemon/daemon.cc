@@ -6,8 +6,8 @@ namespace podsched::daemon {
 
 namespace asio = boost::asio;
 
-Daemon::Daemon(std::unique_ptr<Engine> engine, const Clock* clock,
-               std::chrono::milliseconds tick, std::function<void()> on_fatal)
+Daemon::Daemon(std::unique_ptr<Engine> engine, const Clock* clock, std::chrono::milliseconds tick,
+               std::function<void()> on_fatal)
     : engine_(std::move(engine)),
       clock_(clock),
       tick_(tick),

@@ -20,7 +20,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <functional>
 #include <memory>
 #include <thread>

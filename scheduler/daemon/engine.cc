@@ -45,17 +45,27 @@ Result<std::vector<core::JobEvent>> BufferingRepository::EventsOf(JobId job) {
 
 int HttpStatusOf(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kAlreadyExists: return 409;
-    case StatusCode::kFailedPrecondition: return 409;
-    case StatusCode::kResourceExhausted: return 429;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kUnauthenticated: return 401;
-    case StatusCode::kUnavailable: return 503;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+      return 409;
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kResourceExhausted:
+      return 429;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kUnavailable:
+      return 503;
     case StatusCode::kDataLoss:
-    case StatusCode::kInternal: return 500;
+    case StatusCode::kInternal:
+      return 500;
   }
   return 500;
 }
@@ -97,16 +107,14 @@ Engine::Engine(const Config& config, std::vector<UserConfig> users, core::JobRep
       limiter_(config.limits.requests_per_second, config.limits.burst),
       repo_(repo, std::move(commit_all)) {}
 
-Result<std::unique_ptr<Engine>> Engine::Create(const Config& config,
-                                               std::vector<UserConfig> users,
+Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector<UserConfig> users,
                                                core::JobRepository* repo, TimePoint now,
                                                bool group_commit,
                                                BufferingRepository::CommitAll commit_all) {
   const PodConfig& pc = config.pods.front();
   auto pod = pod::Pod::Create(pc.name, pc.generation, pc.host_rows, pc.host_cols);
   if (!pod) return std::unexpected(pod.error().WithContext("pods[0]"));
-  std::unique_ptr<Engine> engine(
-      new Engine(config, std::move(users), repo, std::move(commit_all)));
+  std::unique_ptr<Engine> engine(new Engine(config, std::move(users), repo, std::move(commit_all)));
   auto scheduler = core::Scheduler::Create(std::move(*pod), config.scheduler, &engine->repo_, now);
   if (!scheduler) return std::unexpected(scheduler.error());
   engine->scheduler_ = std::move(*scheduler);
@@ -151,18 +159,18 @@ HttpResponse Engine::Handle(const HttpRequest& request, TimePoint now) {
     response.body = fatal_ ? R"({"status":"failing"})" : R"({"status":"ok"})";
     response.status = fatal_ ? 503 : 200;
   } else if (target.path == "/metrics") {
-    response = request.method == "GET" ? Metrics()
-                                       : ErrorResponse(405, "method_not_allowed", "use GET");
+    response =
+        request.method == "GET" ? Metrics() : ErrorResponse(405, "method_not_allowed", "use GET");
   } else if (!target.path.starts_with("/api/v1/") && target.path != "/api/v1") {
-    response = ErrorResponse(404, "not_found", "no such resource: " + target.path +
-                                                   " (the API lives under /api/v1)");
+    response = ErrorResponse(404, "not_found",
+                             "no such resource: " + target.path + " (the API lives under /api/v1)");
   } else if (auto who = auth_.Authenticate(request.authorization); !who) {
     response = ErrorResponse(401, "unauthenticated", who.error().message());
   } else if (!limiter_.Allow(who->user, now)) {
-    response = ErrorResponse(429, "resource_exhausted",
-                             "rate limit of " +
-                                 std::to_string(int(config_.limits.requests_per_second)) +
-                                 " requests/s per token exceeded; retry later");
+    response =
+        ErrorResponse(429, "resource_exhausted",
+                      "rate limit of " + std::to_string(int(config_.limits.requests_per_second)) +
+                          " requests/s per token exceeded; retry later");
     response.headers.emplace_back("Retry-After", "1");
   } else {
     response = Route(request, *who, now);
@@ -345,9 +353,8 @@ HttpResponse Engine::JobVerb(const std::string& verb, const HttpRequest& request
                          "job " + std::to_string(id.value()) + " already ended (" +
                              std::string(core::JobStateName(job->state)) + ")");
   }
-  auto actions = verb == "cancel"
-                     ? scheduler_->Cancel(id, now)
-                     : scheduler_->Preempt(id, "preempted by " + who.user, now);
+  auto actions = verb == "cancel" ? scheduler_->Cancel(id, now)
+                                  : scheduler_->Preempt(id, "preempted by " + who.user, now);
   if (!actions) return FromStatus(actions.error());
   return Json(JobToProto(*scheduler_->Find(id), scheduler_->pod(), now, true));
 }
@@ -419,8 +426,7 @@ HttpResponse Engine::Metrics() const {
     ++g.jobs_by_state[std::string(core::JobStateName(job.state))];
     if (job.state == core::JobState::kQueued) ++g.queue_length;
     if (core::HoldsHosts(job.state)) {
-      (job.spec.preemptible ? g.cores_preemptible : g.cores_on_demand) +=
-          scheduler_->CoresOf(job);
+      (job.spec.preemptible ? g.cores_preemptible : g.cores_on_demand) += scheduler_->CoresOf(job);
     }
   }
   g.stream_clients = static_cast<int64_t>(streams_.size());
@@ -431,9 +437,17 @@ HttpResponse Engine::Metrics() const {
   return r;
 }
 
-std::variant<int64_t, HttpResponse> Engine::OpenStream(const HttpRequest& request,
-                                                       TimePoint now, SendFrame send) {
-  auto who = auth_.Authenticate(request.authorization);
+std::variant<int64_t, HttpResponse> Engine::OpenStream(const HttpRequest& request, TimePoint now,
+                                                       SendFrame send) {
+  // Browsers' EventSource cannot set headers: the stream also takes ?access_token=TOKEN.
+  std::string authorization = request.authorization;
+  if (authorization.empty()) {
+    ParsedTarget target = ParseTarget(request.target);
+    if (auto it = target.query.find("access_token"); it != target.query.end()) {
+      authorization = "Bearer " + it->second;
+    }
+  }
+  auto who = auth_.Authenticate(authorization);
   HttpResponse error;
   if (!who) {
     error = ErrorResponse(401, "unauthenticated", who.error().message());
@@ -477,8 +491,8 @@ void Engine::Publish(TimePoint now) {
     *se.mutable_event() = EventToProto(e);
     *se.mutable_job() = JobToProto(*job, scheduler_->pod(), now, false);
     if (streams_.empty()) continue;
-    std::string frame = "id: " + std::to_string(se.id()) + "\nevent: job\ndata: " + ToJson(se) +
-                        "\n\n";
+    std::string frame =
+        "id: " + std::to_string(se.id()) + "\nevent: job\ndata: " + ToJson(se) + "\n\n";
     for (auto& [id, stream] : streams_) {
       if (stream.who.admin || stream.who.user == job->spec.user.value()) stream.send(frame);
     }

@@ -20,8 +20,8 @@
 #include <map>
 #include <memory>
 #include <span>
-#include <variant>
 #include <string>
+#include <variant>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -69,8 +69,7 @@ class Engine {
   // `users` must include the admin. `repo` must outlive the engine.
   // With `group_commit`, commits are deferred to Flush (see BufferingRepository); `commit_all`
   // commits several batches in one transaction (empty: one by one).
-  static Result<std::unique_ptr<Engine>> Create(const Config& config,
-                                                std::vector<UserConfig> users,
+  static Result<std::unique_ptr<Engine>> Create(const Config& config, std::vector<UserConfig> users,
                                                 core::JobRepository* repo, TimePoint now,
                                                 bool group_commit = false,
                                                 BufferingRepository::CommitAll commit_all = {});

@@ -23,12 +23,11 @@ class EngineTest : public ::testing::Test {
     engine_ = std::move(*engine);
   }
 
-  HttpResponse Call(const std::string& method, const std::string& target,
-                    const std::string& token, const std::string& body = "") {
+  HttpResponse Call(const std::string& method, const std::string& target, const std::string& token,
+                    const std::string& body = "") {
     now_ += std::chrono::milliseconds(1);
-    return engine_->Handle(HttpRequest{method, target, token.empty() ? "" : "Bearer " + token,
-                                       body, "test"},
-                           now_);
+    return engine_->Handle(
+        HttpRequest{method, target, token.empty() ? "" : "Bearer " + token, body, "test"}, now_);
   }
 
   int64_t SubmitAs(const std::string& token, const std::string& accelerator = "v2-8") {
@@ -135,7 +134,7 @@ TEST_F(EngineTest, CancelQueuedJobAndStreamItsTransitions) {
                                [&](std::string f) { bob_frames.push_back(f); });
   ASSERT_TRUE(std::holds_alternative<int64_t>(a));
   ASSERT_TRUE(std::holds_alternative<int64_t>(b));
-  SubmitAs("t-bob");                // placed: uses all of bob's on-demand quota
+  SubmitAs("t-bob");  // placed: uses all of bob's on-demand quota
   engine_->Tick(now_);
   int64_t id = SubmitAs("t-bob");  // waits on quota
   engine_->Tick(now_);
@@ -153,10 +152,13 @@ TEST_F(EngineTest, CancelQueuedJobAndStreamItsTransitions) {
   EXPECT_NE(bob_frames[3].find(R"("to":"CANCELLED")"), std::string::npos);
   EXPECT_NE(bob_frames[3].find(R"("job_id":")" + std::to_string(id) + "\""), std::string::npos);
   EXPECT_EQ(Call("POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel", "t-bob").status, 409);
-  auto unauth = engine_->OpenStream({"GET", "/api/v1/events/stream", "", "", ""}, now_,
-                                    [](std::string) {});
+  auto unauth =
+      engine_->OpenStream({"GET", "/api/v1/events/stream", "", "", ""}, now_, [](std::string) {});
   ASSERT_TRUE(std::holds_alternative<HttpResponse>(unauth));
   EXPECT_EQ(std::get<HttpResponse>(unauth).status, 401);
+  auto by_query = engine_->OpenStream(
+      {"GET", "/api/v1/events/stream?access_token=t-alice", "", "", ""}, now_, [](std::string) {});
+  EXPECT_TRUE(std::holds_alternative<int64_t>(by_query));
 }
 
 TEST_F(EngineTest, QuotasPodsMetrics) {
@@ -211,16 +213,16 @@ TEST(EngineGroupCommit, NothingIsStoredOrStreamedBeforeFlush) {
   int groups = 0;
   size_t batches_in_last_group = 0;
   TimePoint now{std::chrono::seconds(1'700'000'000)};
-  auto engine = Engine::Create(
-      config, {{"alice", Sha256Hex("t"), false}}, &repo, now, /*group_commit=*/true,
-      [&](std::span<const core::StoreBatch* const> batches) {
-        ++groups;
-        batches_in_last_group = batches.size();
-        for (const auto* b : batches) {
-          if (Status s = repo.Commit(*b); !s.ok()) return s;
-        }
-        return Status::Ok();
-      });
+  auto engine =
+      Engine::Create(config, {{"alice", Sha256Hex("t"), false}}, &repo, now, /*group_commit=*/true,
+                     [&](std::span<const core::StoreBatch* const> batches) {
+                       ++groups;
+                       batches_in_last_group = batches.size();
+                       for (const auto* b : batches) {
+                         if (Status s = repo.Commit(*b); !s.ok()) return s;
+                       }
+                       return Status::Ok();
+                     });
   ASSERT_TRUE(engine.has_value());
   std::vector<std::string> frames;
   (void)(*engine)->OpenStream({"GET", "/api/v1/events/stream", "Bearer t", "", ""}, now,

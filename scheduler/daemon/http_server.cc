@@ -7,7 +7,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-
 #include <deque>
 #include <map>
 #include <mutex>
@@ -88,18 +87,17 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(static_cast<uint32_t>(server_->options.max_header_bytes));
     parser_->body_limit(server_->options.max_body_bytes);
     stream_.expires_after(kReadTimeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              self->OnHeader(ec);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
 
   bool HandleReadError(beast::error_code ec) {
     if (!ec) return false;
     if (ec == http::error::body_limit) {
-      Fail(413, "payload_too_large",
-           "request body larger than " + std::to_string(server_->options.max_body_bytes) +
-               " bytes");
+      Fail(
+          413, "payload_too_large",
+          "request body larger than " + std::to_string(server_->options.max_body_bytes) + " bytes");
     } else if (ec == http::error::header_limit) {
       Fail(431, "header_too_large",
            "request headers larger than " + std::to_string(server_->options.max_header_bytes) +
@@ -118,14 +116,14 @@ class Session : public std::enable_shared_from_this<Session> {
     auto& req = parser_->get();
     version_ = req.version();
     if (auto len = parser_->content_length(); len && *len > server_->options.max_body_bytes) {
-      Fail(413, "payload_too_large",
-           "request body larger than " + std::to_string(server_->options.max_body_bytes) +
-               " bytes");
+      Fail(
+          413, "payload_too_large",
+          "request body larger than " + std::to_string(server_->options.max_body_bytes) + " bytes");
       return;
     }
     if (beast::iequals(req[http::field::expect], "100-continue")) {
-      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
-                                                                     version_);
+      auto cont =
+          std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
       http::async_write(stream_, *cont,
                         [self = shared_from_this(), cont](beast::error_code ec, size_t) {
                           if (ec) return self->Close();
@@ -137,10 +135,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void ReadBody() {
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                       self->OnRequest(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRequest(ec); });
   }
 
   void OnRequest(beast::error_code ec) {
@@ -188,11 +185,12 @@ class Session : public std::enable_shared_from_this<Session> {
     res->keep_alive(keep_alive_ && !close);
     res->prepare_payload();
     stream_.expires_after(kReadTimeout);
-    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, size_t) {
-      if (ec) return self->Close();
-      if (!res->keep_alive()) return self->Drain();
-      self->ReadHeader();
-    });
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code ec, size_t) {
+                        if (ec) return self->Close();
+                        if (!res->keep_alive()) return self->Drain();
+                        self->ReadHeader();
+                      });
   }
 
   // Answers a request that cannot be read further, then closes the connection gracefully.
@@ -292,8 +290,7 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 void HttpServer::Impl::Accept() {
-  acceptor.async_accept(io, [self = shared_from_this()](
-                                                   beast::error_code ec, tcp::socket socket) {
+  acceptor.async_accept(io, [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
     if (self->stopped) return;
     if (!ec) std::make_shared<Session>(std::move(socket), self)->Start();
     self->Accept();

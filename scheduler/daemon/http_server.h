@@ -15,7 +15,6 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -54,8 +53,7 @@ class HttpServer {
  public:
   // Binds and listens. Errors: bad address, port in use (the message names them).
   static Result<std::unique_ptr<HttpServer>> Start(boost::asio::io_context& io,
-                                                   HttpServerOptions options,
-                                                   HttpBackend* backend);
+                                                   HttpServerOptions options, HttpBackend* backend);
   ~HttpServer();
   // The bound port (useful with port 0).
   int port() const;

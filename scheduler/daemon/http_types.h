@@ -12,8 +12,8 @@
 namespace podsched::daemon {
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // "/api/v1/jobs?state=QUEUED"
+  std::string method;         // "GET", "POST", ...
+  std::string target;         // "/api/v1/jobs?state=QUEUED"
   std::string authorization;  // the Authorization header, or empty
   std::string body;
   std::string peer;  // "127.0.0.1:53422", for logs

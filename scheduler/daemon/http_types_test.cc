@@ -21,8 +21,7 @@ TEST(ParseTarget, KeepsBrokenEscapes) {
 }
 
 TEST(SplitPath, IgnoresEmptySegments) {
-  EXPECT_EQ(SplitPath("//api/v1//jobs/7/"),
-            (std::vector<std::string>{"api", "v1", "jobs", "7"}));
+  EXPECT_EQ(SplitPath("//api/v1//jobs/7/"), (std::vector<std::string>{"api", "v1", "jobs", "7"}));
   EXPECT_TRUE(SplitPath("/").empty());
 }
 

@@ -18,9 +18,9 @@ Status CheckJsonBounds(std::string_view json, const JsonLimits& limits) {
       } else if (c == '"') {
         in_string = false;
         if (i - string_start > limits.max_string_bytes) {
-          return Status(StatusCode::kInvalidArgument,
-                        "a string in the body is longer than " +
-                            std::to_string(limits.max_string_bytes) + " bytes");
+          return Status(StatusCode::kInvalidArgument, "a string in the body is longer than " +
+                                                          std::to_string(limits.max_string_bytes) +
+                                                          " bytes");
         }
       }
       continue;

@@ -1,13 +1,12 @@
 // podsched: the scheduler daemon. Wires the configuration, the job store, the engine (scheduler
 // thread) and the HTTP server (main thread) together; see docs/api.md.
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <spdlog/spdlog.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -68,14 +67,16 @@ int main(int argc, char** argv) {
   app.add_option("--config", config_path, "YAML configuration file (default: embedded defaults)");
   app.add_option("--data-dir", data_dir, "data directory (default ./var)");
   app.add_option("--listen", listen, "listen address (default 127.0.0.1)");
-  app.add_option("--port", port, "HTTP port (default 8470; 0: ephemeral)")->check(CLI::Range(0, 65535));
+  app.add_option("--port", port, "HTTP port (default 8470; 0: ephemeral)")
+      ->check(CLI::Range(0, 65535));
   app.add_flag("--init", init, "write a starter configuration file and exit");
   app.add_option("--init-file", init_path, "where --init writes (default podsched.yaml)");
   CLI11_PARSE(app, argc, argv);
 
   if (init) {
     std::string path = init_path.empty() ? "podsched.yaml" : init_path;
-    if (fs::exists(path)) return Fail(Status(StatusCode::kAlreadyExists, path + " exists; not overwriting"));
+    if (fs::exists(path))
+      return Fail(Status(StatusCode::kAlreadyExists, path + " exists; not overwriting"));
     std::ofstream out(path);
     out << StarterConfigYaml();
     if (!out) return Fail(Status(StatusCode::kUnavailable, "cannot write " + path));
@@ -95,7 +96,9 @@ int main(int argc, char** argv) {
 
   std::error_code ec;
   fs::create_directories(config.data_dir, ec);
-  if (ec) return Fail(Status(StatusCode::kUnavailable, "cannot create " + config.data_dir + ": " + ec.message()));
+  if (ec)
+    return Fail(
+        Status(StatusCode::kUnavailable, "cannot create " + config.data_dir + ": " + ec.message()));
   config.data_dir = fs::absolute(config.data_dir).lexically_normal().string();
   auto token = AdminToken(config.data_dir);
   if (!token) return Fail(token.error());
@@ -123,8 +126,8 @@ int main(int argc, char** argv) {
 #endif
 
   RealClock clock;
-  auto engine = Engine::Create(config, users, repo.get(), clock.Now(), /*group_commit=*/true,
-                               commit_all);
+  auto engine =
+      Engine::Create(config, users, repo.get(), clock.Now(), /*group_commit=*/true, commit_all);
   if (!engine) return Fail(engine.error());
   spdlog::info("loaded {} jobs from {}", (*engine)->scheduler().jobs().size(), db_path);
 

@@ -76,8 +76,7 @@ struct Result {
 };
 
 // `total` requests spread over `clients` threads; `submit` chooses POST /jobs or GET /jobs.
-Result Run(const std::string& base, const std::string& token, int clients, int total,
-           bool submit) {
+Result Run(const std::string& base, const std::string& token, int clients, int total, bool submit) {
   std::vector<std::vector<double>> lat(clients);
   std::atomic<int> errors{0};
   std::atomic<int> next{0};
@@ -86,7 +85,8 @@ Result Run(const std::string& base, const std::string& token, int clients, int t
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
       Client client(token);
-      std::string body = R"({"name":"bench","accelerator":"v2-8","preemptible":true,"command":"x"})";
+      std::string body =
+          R"({"name":"bench","accelerator":"v2-8","preemptible":true,"command":"x"})";
       std::string url = base + (submit ? "/api/v1/jobs" : "/api/v1/jobs?page_size=100");
       int expect = submit ? 201 : 200;
       while (next.fetch_add(1) < total) {
@@ -151,7 +151,8 @@ int main(int argc, char** argv) {
   while (base.empty() && fgets(line, sizeof line, f) != nullptr) {
     std::string s(line);
     const std::string kPrefix = "podsched listening on ";
-    if (s.starts_with(kPrefix)) base = s.substr(kPrefix.size(), s.find_first_of("\r\n") - kPrefix.size());
+    if (s.starts_with(kPrefix))
+      base = s.substr(kPrefix.size(), s.find_first_of("\r\n") - kPrefix.size());
   }
   if (base.empty()) {
     std::cerr << "bench_daemon: podsched did not start\n";
@@ -170,7 +171,8 @@ int main(int argc, char** argv) {
                 Percentile(r.latencies_ms, 0.99), r.errors);
     std::printf("FIGURE daemon_submit_per_s_c%d %.1f submits/s\n", clients, submits / r.seconds);
     std::printf("FIGURE daemon_submit_p50_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.5));
-    std::printf("FIGURE daemon_submit_p99_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.99));
+    std::printf("FIGURE daemon_submit_p99_c%d %.3f ms\n", clients,
+                Percentile(r.latencies_ms, 0.99));
   }
   if (stored > submitted) {
     Result fill = Run(base, token, 64, stored - submitted, true);
@@ -179,10 +181,11 @@ int main(int argc, char** argv) {
   }
   for (int clients : {1, 8, 64}) {
     Result r = Run(base, token, clients, lists, false);
-    std::printf("list c=%-2d n=%d (%d jobs stored, page of 100): %.0f lists/s, p50 %.2f ms, "
-                "p99 %.2f ms, errors %d\n",
-                clients, lists, std::max(stored, submitted), lists / r.seconds,
-                Percentile(r.latencies_ms, 0.5), Percentile(r.latencies_ms, 0.99), r.errors);
+    std::printf(
+        "list c=%-2d n=%d (%d jobs stored, page of 100): %.0f lists/s, p50 %.2f ms, "
+        "p99 %.2f ms, errors %d\n",
+        clients, lists, std::max(stored, submitted), lists / r.seconds,
+        Percentile(r.latencies_ms, 0.5), Percentile(r.latencies_ms, 0.99), r.errors);
     std::printf("FIGURE daemon_list_per_s_c%d %.1f lists/s\n", clients, lists / r.seconds);
     std::printf("FIGURE daemon_list_p50_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.5));
     std::printf("FIGURE daemon_list_p99_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.99));
