@@ -104,6 +104,13 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   std::optional<JobId> blocker;  // no backfill: the first job that could not start
   std::set<FailedShape> failed;
   std::map<std::tuple<int, int, bool, int>, std::string> failed_preemption;
+  struct RunningRef {
+    AllocationId alloc;
+    const JobRecord* job;
+    int cores;
+  };
+  std::vector<RunningRef> running;
+  bool running_built = false;
 
   for (const Entry& entry : queue) {
     JobRecord& job = *entry.ref->job;
@@ -179,15 +186,23 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     const auto key = std::make_tuple(shape.rows, shape.cols, job.spec.preemptible,
                                      job.spec.priority);
     if (profile.preemption && !failed_preemption.contains(key)) {
+      if (!running_built) {
+        // Running work that could be evicted, once per pass (not per blocked job).
+        running_built = true;
+        for (const auto& [alloc, lease] : leases) {
+          const JobRecord& v = jobs.at(lease.owner.job);
+          if (v.epoch == lease.owner.epoch && HoldsHosts(v.state)) {
+            running.push_back({alloc, &v, Cores(v.id)});
+          }
+        }
+      }
       std::map<AllocationId, VictimCandidate> eligible, later;
       TimePoint earliest = TimePoint::max();
-      for (const auto& [alloc, lease] : leases) {
-        const JobRecord& v = jobs.at(lease.owner.job);
-        if (v.epoch != lease.owner.epoch || !HoldsHosts(v.state) ||
-            v.state == JobState::kPreempting || !MayPreempt(job.spec, v.spec)) {
-          continue;
-        }
-        const int vcores = Cores(v.id);
+      for (const RunningRef& r : running) {
+        const JobRecord& v = *r.job;
+        const AllocationId alloc = r.alloc;
+        if (v.state == JobState::kPreempting || !MayPreempt(job.spec, v.spec)) continue;
+        const int vcores = r.cores;
         VictimCandidate c{v.id, vcores * ToSeconds(now - v.last_checkpoint_time), vcores};
         const TimePoint free_at = v.start_time + config.min_runtime_before_preemption;
         if (free_at <= now) {
