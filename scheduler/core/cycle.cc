@@ -182,10 +182,13 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     }
 
     // Preemption: evict lower-class / lower-priority work to make a legal rectangle.
-    std::string blocked = BlockText(shape);
     const auto key = std::make_tuple(shape.rows, shape.cols, job.spec.preemptible,
                                      job.spec.priority);
-    if (profile.preemption && !failed_preemption.contains(key)) {
+    auto memo = failed_preemption.find(key);
+    if (memo == failed_preemption.end() && !profile.preemption) {
+      memo = failed_preemption.emplace(key, BlockText(shape)).first;
+    }
+    if (memo == failed_preemption.end()) {
       if (!running_built) {
         // Running work that could be evicted, once per pass (not per blocked job).
         running_built = true;
@@ -226,18 +229,15 @@ void Scheduler::Impl::RunPass(TimePoint now) {
         SetReason(job, "waiting for job " + Ids(choice->victims) + " to checkpoint");
         continue;
       }
-      std::string why = blocked;
+      std::string why = BlockText(shape);
       if (auto relaxed = ChooseVictims(victim_view, shape, later)) {
         why += "; " + std::to_string(relaxed->victims.size()) +
                " running jobs would have to go, after their minimum runtime";
         AddWakeup(earliest);
       }
-      failed_preemption[key] = why;
+      memo = failed_preemption.emplace(key, std::move(why)).first;
     }
-    if (auto it = failed_preemption.find(key); it != failed_preemption.end()) {
-      blocked = it->second;
-    }
-    SetReason(job, blocked);
+    SetReason(job, memo->second);
 
     // Blocked. Without backfill the queue stops here; with EASY the first blocked job gets a
     // protected rectangle that later, longer jobs must not use.
