@@ -102,6 +102,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   std::optional<pod::Pod> head_view;
   TimePoint head_start = TimePoint::max();
   std::optional<JobId> blocker;  // no backfill: the first job that could not start
+  std::string behind;            // the reason of every job behind it
   std::set<FailedShape> failed;
   std::map<std::tuple<int, int, bool, int>, std::string> failed_preemption;
   struct RunningRef {
@@ -135,7 +136,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     }
     // A job holding a reservation is past the blocker already: its hosts are set aside.
     if (blocker && !reservations.contains(job.id)) {
-      SetReason(job, "waiting behind job " + std::to_string(blocker->value()) + " (FIFO order)");
+      SetReason(job, behind);
       continue;
     }
 
@@ -243,6 +244,8 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     // protected rectangle that later, longer jobs must not use.
     if (!profile.backfill) {
       blocker = job.id;
+      // The same text whichever job blocks, so that a new head does not rewrite every row.
+      behind = "waiting for earlier jobs to start (FIFO order)";
     } else if (!head_view) {
       std::vector<ExpectedRelease> releases;
       for (const auto& [alloc, lease] : leases) {
