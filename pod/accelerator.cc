@@ -17,8 +17,8 @@ struct TypeShape {
   SliceShape shape;  // canonical: rows <= cols
 };
 
-constexpr std::array<TypeShape, 5> kV2Types{{
-    {8, {1, 1}}, {32, {2, 2}}, {128, {4, 4}}, {256, {4, 8}}, {512, {8, 8}}}};
+constexpr std::array<TypeShape, 5> kV2Types{
+    {{8, {1, 1}}, {32, {2, 2}}, {128, {4, 4}}, {256, {4, 8}}, {512, {8, 8}}}};
 constexpr std::array<TypeShape, 8> kV3Types{{{8, {1, 1}},
                                              {32, {2, 2}},
                                              {64, {2, 4}},
@@ -83,8 +83,8 @@ Result<AcceleratorType> AcceleratorType::Parse(std::string_view text, Generation
   const GenerationSpec& pod_spec = SpecOf(pod_generation);
   auto invalid = [&](std::string why) {
     return InvalidArgument(Quoted(text) + " is not an accelerator type on this " +
-                           std::string(pod_spec.name) + " pod (" + why + "); valid: " +
-                           ValidList(pod_generation, pod_host_rows, pod_host_cols));
+                           std::string(pod_spec.name) + " pod (" + why +
+                           "); valid: " + ValidList(pod_generation, pod_host_rows, pod_host_cols));
   };
   if (text.empty()) return invalid("empty");
   const size_t dash = text.find('-');
@@ -126,12 +126,22 @@ Result<AcceleratorType> AcceleratorType::Parse(std::string_view text, Generation
 }
 
 Result<AcceleratorType> AcceleratorType::Parse(std::string_view text) {
-  // The generation decides which pod to check against; an unparsable generation falls back to
-  // v2's list so that the message still names valid types.
-  Generation g = Generation::kV2;
-  if (text.starts_with("v3-")) g = Generation::kV3;
-  const GenerationSpec& spec = SpecOf(g);
-  return Parse(text, g, spec.full_pod_host_rows, spec.full_pod_host_cols);
+  // The text's own generation picks the pod to check against ("V2-8" counts as v2 here, so that
+  // its error says to write it in lower case).
+  for (Generation g : {Generation::kV2, Generation::kV3}) {
+    const GenerationSpec& spec = SpecOf(g);
+    const std::string_view prefix = text.substr(0, spec.name.size());
+    if (prefix.size() == spec.name.size() && (prefix[0] == 'v' || prefix[0] == 'V') &&
+        prefix.substr(1) == spec.name.substr(1)) {
+      return Parse(text, g, spec.full_pod_host_rows, spec.full_pod_host_cols);
+    }
+  }
+  const GenerationSpec& v2 = SpecOf(Generation::kV2);
+  const GenerationSpec& v3 = SpecOf(Generation::kV3);
+  return InvalidArgument(
+      Quoted(text) + " is not an accelerator type (the generation must be v2 or v3); valid: " +
+      ValidList(Generation::kV2, v2.full_pod_host_rows, v2.full_pod_host_cols) + ", " +
+      ValidList(Generation::kV3, v3.full_pod_host_rows, v3.full_pod_host_cols));
 }
 
 }  // namespace podsched::pod

@@ -111,6 +111,22 @@ TEST(AcceleratorTest, UpperCaseGenerationSaysLowerCase) {
   EXPECT_NE(t.error().message().find("lower case"), std::string::npos);
 }
 
+TEST(AcceleratorTest, WithoutAPodUnknownGenerationsListBothGenerations) {
+  for (const char* text : {"v4-8", "", "-8", "tpu", "v-8"}) {
+    Result<AcceleratorType> t = AcceleratorType::Parse(text);
+    ASSERT_FALSE(t.has_value()) << text;
+    EXPECT_NE(t.error().message().find("valid: v2-8, v2-32, v2-128, v2-256, v2-512, v3-8, v3-32, "
+                                       "v3-64, v3-128, v3-256, v3-512, v3-1024, v3-2048"),
+              std::string::npos)
+        << t.error().message();
+  }
+  // A known generation is checked against its own full pod.
+  EXPECT_NE(AcceleratorType::Parse("v3-12").error().message().find("valid: v3-8,"),
+            std::string::npos);
+  EXPECT_NE(AcceleratorType::Parse("v2-2048").error().message().find("valid: v2-8,"),
+            std::string::npos);
+}
+
 TEST(AcceleratorTest, RotatedShapesFitNarrowGrids) {
   // v3-64 is 2x4 hosts; a 4x2 grid holds it rotated.
   Result<AcceleratorType> t = AcceleratorType::Parse("v3-64", Generation::kV3, 4, 2);

@@ -38,8 +38,8 @@ Result<PriceClass> ParsePriceClass(std::string_view text) {
 
 double SliceUsdPerHour(const AcceleratorType& type, PriceClass c) {
   const GenerationSpec& spec = SpecOf(type.generation());
-  const double per_8 = c == PriceClass::kOnDemand ? spec.on_demand_usd_per_hour_8
-                                                  : spec.preemptible_usd_per_hour_8;
+  const double per_8 =
+      c == PriceClass::kOnDemand ? spec.on_demand_usd_per_hour_8 : spec.preemptible_usd_per_hour_8;
   return per_8 * type.tensor_cores() / kPricedCores;
 }
 
@@ -58,7 +58,8 @@ const InterconnectSpec& InterconnectOf(Generation generation) {
 Result<Workload> ReferenceWorkload(std::string_view name) {
   if (name == "resnet50") return ResNet50();
   if (name == "gan128") return Gan128();
-  return NotFound("'" + std::string(name) + "' is not a reference workload; valid: resnet50, gan128");
+  return NotFound("'" + std::string(name) +
+                  "' is not a reference workload; valid: resnet50, gan128");
 }
 
 std::vector<std::string_view> ReferenceWorkloadNames() { return {"resnet50", "gan128"}; }

@@ -63,8 +63,8 @@ struct Workload {
   std::string name;
   double flops_per_example = 0;  // training FLOPs (forward + backward) per example per step
   int per_core_batch = 0;
-  double gradient_bytes = 0;     // bytes all-reduced per step
-  double efficiency = 0;         // achieved fraction of peak FLOP/s, in (0, 1]
+  double gradient_bytes = 0;  // bytes all-reduced per step
+  double efficiency = 0;      // achieved fraction of peak FLOP/s, in (0, 1]
 };
 
 // The named reference workloads ("resnet50", "gan128"); others are an error listing them.

@@ -17,8 +17,7 @@ TEST(CostTest, PricesScaleWithCores) {
   EXPECT_DOUBLE_EQ(SliceUsdPerHour(Type("v2-32"), PriceClass::kOnDemand), 18.00);
   EXPECT_DOUBLE_EQ(SliceUsdPerHour(Type("v2-512"), PriceClass::kPreemptible), 1.35 * 64);
   EXPECT_DOUBLE_EQ(SliceUsdPerHour(Type("v3-2048"), PriceClass::kOnDemand), 8.00 * 256);
-  EXPECT_NEAR(SliceUsd(Type("v2-32"), PriceClass::kOnDemand, std::chrono::minutes(30)), 9.0,
-              1e-9);
+  EXPECT_NEAR(SliceUsd(Type("v2-32"), PriceClass::kOnDemand, std::chrono::minutes(30)), 9.0, 1e-9);
 }
 
 TEST(CostTest, PriceClassNames) {

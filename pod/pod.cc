@@ -22,10 +22,10 @@ Result<Pod> Pod::Create(std::string name, Generation generation, int host_rows, 
   const GenerationSpec& spec = SpecOf(generation);
   if (host_rows < 1 || host_cols < 1 || host_rows > spec.full_pod_host_rows ||
       host_cols > spec.full_pod_host_cols) {
-    return InvalidArgument("a " + std::string(spec.name) + " pod's host grid must be between 1x1 and " +
-                           std::to_string(spec.full_pod_host_rows) + "x" +
-                           std::to_string(spec.full_pod_host_cols) + ", not " +
-                           std::to_string(host_rows) + "x" + std::to_string(host_cols));
+    return InvalidArgument(
+        "a " + std::string(spec.name) + " pod's host grid must be between 1x1 and " +
+        std::to_string(spec.full_pod_host_rows) + "x" + std::to_string(spec.full_pod_host_cols) +
+        ", not " + std::to_string(host_rows) + "x" + std::to_string(host_cols));
   }
   return Pod(std::move(name), generation, host_rows, host_cols);
 }

@@ -58,6 +58,9 @@ class Pod {
   int host_rows() const { return host_rows_; }
   int host_cols() const { return host_cols_; }
   int num_hosts() const { return host_rows_ * host_cols_; }
+  // True when `shape` (either orientation) is the generation's full pod (v2 8x8, v3 16x16) and
+  // this pod's grid is that full size: the only slice with wrap-around links. A small test grid
+  // covered entirely is not a full pod.
   bool IsFullPodShape(SliceShape shape) const;
 
   HostId HostAt(HostCoord c) const { return HostId(c.row * host_cols_ + c.col); }

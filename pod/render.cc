@@ -7,12 +7,11 @@
 namespace podsched::pod {
 namespace {
 
-constexpr std::string_view kLabels =
-    "ABCEFGHIJKLMNOPQRSTUVWYZabcefghijklmnopqrstuvwyz123456789";
+constexpr std::string_view kLabels = "ABCEFGHIJKLMNOPQRSTUVWYZabcefghijklmnopqrstuvwyz123456789";
 constexpr std::string_view kReset = "\x1b[0m";
-constexpr std::string_view kFree = "\x1b[2m";           // dim
-constexpr std::string_view kUnhealthy = "\x1b[1;41m";   // bold on red
-constexpr std::string_view kDraining = "\x1b[30;43m";   // black on yellow
+constexpr std::string_view kFree = "\x1b[2m";          // dim
+constexpr std::string_view kUnhealthy = "\x1b[1;41m";  // bold on red
+constexpr std::string_view kDraining = "\x1b[30;43m";  // black on yellow
 constexpr std::array<std::string_view, 6> kAllocationColors = {
     "\x1b[30;46m", "\x1b[30;42m", "\x1b[30;45m", "\x1b[30;44m", "\x1b[30;47m", "\x1b[30;106m"};
 
@@ -90,9 +89,8 @@ std::vector<std::string> RenderLegend(const Pod& pod, const RenderOptions& o) {
   for (const auto& [id, p] : pod.allocations()) {
     std::string line = Cell(LabelOf(id, o), ColorOf(id), o.color);
     line += "  allocation " + std::to_string(id.value()) + ": " + TypeName(pod, p.shape) + ", " +
-            std::to_string(p.shape.rows) + "x" + std::to_string(p.shape.cols) +
-            " hosts at row " + std::to_string(p.origin.row) + " col " +
-            std::to_string(p.origin.col);
+            std::to_string(p.shape.rows) + "x" + std::to_string(p.shape.cols) + " hosts at row " +
+            std::to_string(p.origin.row) + " col " + std::to_string(p.origin.col);
     lines.push_back(line);
   }
   lines.push_back(Cell('.', kFree, o.color) + " free  " + Cell('X', kUnhealthy, o.color) +
@@ -121,8 +119,7 @@ int VisibleWidth(std::string_view text) {
   return width;
 }
 
-std::vector<std::string> SideBySide(const std::vector<std::vector<std::string>>& blocks,
-                                    int gap) {
+std::vector<std::string> SideBySide(const std::vector<std::vector<std::string>>& blocks, int gap) {
   std::vector<std::string> out;
   size_t height = 0;
   for (const auto& b : blocks) height = std::max(height, b.size());

@@ -41,7 +41,6 @@ std::string Render(const Pod& pod, const RenderOptions& options);
 // Printed width of `text`, ignoring ANSI escape sequences.
 int VisibleWidth(std::string_view text);
 // Places blocks of lines next to each other, each padded to its widest line, `gap` spaces apart.
-std::vector<std::string> SideBySide(const std::vector<std::vector<std::string>>& blocks,
-                                    int gap);
+std::vector<std::string> SideBySide(const std::vector<std::vector<std::string>>& blocks, int gap);
 
 }  // namespace podsched::pod

@@ -9,8 +9,8 @@ TEST(RenderTest, DrawsEveryHostState) {
   Pod pod = Pod::Create("p", Generation::kV2, 2, 4).value();
   ASSERT_TRUE(pod.Allocate(AllocationId(1), {{0, 0}, {2, 2}}).ok());
   ASSERT_TRUE(pod.Allocate(AllocationId(2), {{0, 3}, {1, 1}}).ok());
-  ASSERT_TRUE(pod.MarkUnhealthy(HostId(4)).ok());   // inside allocation 1
-  ASSERT_TRUE(pod.MarkUnhealthy(HostId(6)).ok());   // free
+  ASSERT_TRUE(pod.MarkUnhealthy(HostId(4)).ok());  // inside allocation 1
+  ASSERT_TRUE(pod.MarkUnhealthy(HostId(6)).ok());  // free
   ASSERT_TRUE(pod.SetDraining(HostId(2), true).ok());
   const std::vector<std::string> grid = RenderGrid(pod, {});
   ASSERT_EQ(grid.size(), 3u);
@@ -46,8 +46,7 @@ TEST(RenderTest, DefaultLabelsSkipReservedLetters) {
 }
 
 TEST(RenderTest, SideBySidePadsByVisibleWidth) {
-  const std::vector<std::string> out =
-      SideBySide({{"ab", "\x1b[1mc\x1b[0m"}, {"x", "y", "z"}}, 2);
+  const std::vector<std::string> out = SideBySide({{"ab", "\x1b[1mc\x1b[0m"}, {"x", "y", "z"}}, 2);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0], "ab  x");
   EXPECT_EQ(out[1], "\x1b[1mc\x1b[0m   y");

@@ -23,8 +23,8 @@ std::string Label(AllocationId id, const AcceleratorType& t) {
 }  // namespace
 
 Result<Pod> ParsePodSpec(std::string_view text) {
-  const std::string usage = "expected v2, v3, v2:RxC, v3:RxC or RxC (a v2 grid), got '" +
-                            std::string(text) + "'";
+  const std::string usage =
+      "expected v2, v3, v2:RxC, v3:RxC or RxC (a v2 grid), got '" + std::string(text) + "'";
   Generation g = Generation::kV2;
   std::string_view grid = text;
   if (const size_t colon = text.find(':'); colon != std::string_view::npos) {
@@ -47,8 +47,7 @@ Result<ScriptRequest> ParseRequest(std::string_view text, const Pod& pod) {
   ScriptRequest r;
   r.text = std::string(text);
   const auto id_after = [&](std::string_view prefix) -> std::optional<int> {
-    return text.starts_with(prefix) ? ParseNonNegative(text.substr(prefix.size()))
-                                    : std::nullopt;
+    return text.starts_with(prefix) ? ParseNonNegative(text.substr(prefix.size())) : std::nullopt;
   };
   if (text.starts_with('-') || text.starts_with("release:")) {
     const std::optional<int> n = text.starts_with('-') ? id_after("-") : id_after("release:");
@@ -131,14 +130,13 @@ std::vector<std::string> PlacementSession::Apply(const ScriptRequest& r) {
       const AllocationId id(next_id_++);
       const AcceleratorType& type = *r.type;
       // FIFO: nothing overtakes a waiting request.
-      const std::optional<std::string> where =
-          queue_.empty() ? TryPlace(id, type) : std::nullopt;
+      const std::optional<std::string> where = queue_.empty() ? TryPlace(id, type) : std::nullopt;
       if (where) {
         out.push_back(Label(id, type) + " -> " + *where);
       } else {
-        std::string why = queue_.empty() ? NoRoomReason(type.shape())
-                                         : "behind " + std::to_string(queue_.size()) +
-                                               " waiting request(s)";
+        std::string why = queue_.empty()
+                              ? NoRoomReason(type.shape())
+                              : "behind " + std::to_string(queue_.size()) + " waiting request(s)";
         out.push_back(Label(id, type) + " waits: " + why + " (" +
                       std::to_string(pod_.AvailableHosts()) + " hosts free)");
         queue_.push_back({id, type});

@@ -34,10 +34,10 @@ Result<Pod> ParsePodSpec(std::string_view text);
 struct ScriptRequest {
   enum class Kind { kAllocate, kRelease, kFail, kHeal, kDrain, kUndrain };
   Kind kind = Kind::kAllocate;
-  std::string text;                        // as given
-  std::optional<AcceleratorType> type;     // kAllocate
-  AllocationId allocation;                 // kRelease
-  HostId host;                             // kFail .. kUndrain
+  std::string text;                     // as given
+  std::optional<AcceleratorType> type;  // kAllocate
+  AllocationId allocation;              // kRelease
+  HostId host;                          // kFail .. kUndrain
 };
 
 // Parses one request against `pod` (its types and host ids); errors say what is valid.

@@ -47,8 +47,9 @@ TEST(SessionTest, WaitsInFifoOrderAndPlacesFromTheQueue) {
   PlacementSession s = Session("4x4", "first-fit");
   EXPECT_EQ(Step(s, "v2-128"),
             (std::vector<std::string>{"allocation 1 (v2-128) -> 4x4 hosts at row 0 col 0"}));
-  EXPECT_EQ(Step(s, "v2-32"), (std::vector<std::string>{
-                                 "allocation 2 (v2-32) waits: no free 2x2 block (0 hosts free)"}));
+  EXPECT_EQ(
+      Step(s, "v2-32"),
+      (std::vector<std::string>{"allocation 2 (v2-32) waits: no free 2x2 block (0 hosts free)"}));
   // FIFO: a v2-8 does not overtake the waiting v2-32.
   EXPECT_EQ(Step(s, "v2-8"),
             (std::vector<std::string>{
@@ -61,7 +62,8 @@ TEST(SessionTest, WaitsInFifoOrderAndPlacesFromTheQueue) {
                 "allocation 3 (v2-8) placed from the queue -> 1x1 hosts at row 0 col 2"}));
   EXPECT_TRUE(s.waiting().empty());
   EXPECT_EQ(s.requests_waited(), 2);
-  EXPECT_EQ(Step(s, "-1"), (std::vector<std::string>{"error: allocation 1 holds no hosts in this pod"}));
+  EXPECT_EQ(Step(s, "-1"),
+            (std::vector<std::string>{"error: allocation 1 holds no hosts in this pod"}));
 }
 
 TEST(SessionTest, HostOperations) {

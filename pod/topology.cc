@@ -11,8 +11,8 @@ constexpr int kBoardSide = 2;  // a host is a 2x2 board of chips
 }  // namespace
 
 SliceTopology TopologyOf(const Pod& pod, const Placement& p) {
-  PODSCHED_CHECK(p.shape.rows >= 1 && p.shape.cols >= 1 && p.origin.row >= 0 &&
-                 p.origin.col >= 0 && p.origin.row + p.shape.rows <= pod.host_rows() &&
+  PODSCHED_CHECK(p.shape.rows >= 1 && p.shape.cols >= 1 && p.origin.row >= 0 && p.origin.col >= 0 &&
+                 p.origin.row + p.shape.rows <= pod.host_rows() &&
                  p.origin.col + p.shape.cols <= pod.host_cols());
   const GenerationSpec& spec = SpecOf(pod.generation());
   PODSCHED_CHECK(spec.chips_per_host == kBoardSide * kBoardSide);

@@ -50,9 +50,9 @@ struct SliceTopology {
   int chip_rows = 0;  // the slice's chip grid
   int chip_cols = 0;
   bool wraparound = false;
-  std::vector<HostId> hosts;           // row-major: rank order of hosts
-  std::vector<ChipInfo> chips;         // host-major, see above
-  std::vector<TensorCoreInfo> cores;   // chip-major
+  std::vector<HostId> hosts;          // row-major: rank order of hosts
+  std::vector<ChipInfo> chips;        // host-major, see above
+  std::vector<TensorCoreInfo> cores;  // chip-major
 
   // Index in `chips` of the chip at slice-local coordinates (CHECKs they are inside).
   int ChipAt(ChipCoord local) const;

@@ -49,9 +49,9 @@ TEST(TopologyTest, MeshNeighboursWithoutWrapAround) {
   EXPECT_EQ(t.chip_rows, 4);
   EXPECT_EQ(t.chip_cols, 8);
   EXPECT_FALSE(t.wraparound);
-  EXPECT_EQ(t.Neighbours(t.ChipAt({0, 0})).size(), 2u);      // corner
-  EXPECT_EQ(t.Neighbours(t.ChipAt({3, 0})).size(), 3u);      // edge
-  EXPECT_EQ(t.Neighbours(t.ChipAt({3, 2})).size(), 4u);      // inside
+  EXPECT_EQ(t.Neighbours(t.ChipAt({0, 0})).size(), 2u);       // corner
+  EXPECT_EQ(t.Neighbours(t.ChipAt({3, 0})).size(), 3u);       // edge
+  EXPECT_EQ(t.Neighbours(t.ChipAt({3, 2})).size(), 4u);       // inside
   const std::vector<int> n = t.Neighbours(t.ChipAt({7, 3}));  // bottom-right corner
   EXPECT_EQ(n, (std::vector<int>{t.ChipAt({6, 3}), t.ChipAt({7, 2})}));
 }
@@ -59,7 +59,8 @@ TEST(TopologyTest, MeshNeighboursWithoutWrapAround) {
 TEST(TopologyTest, OnlyTheFullPodIsATorus) {
   for (Generation g : {Generation::kV2, Generation::kV3}) {
     Pod pod = Pod::Full("p", g);
-    const SliceTopology full = TopologyOf(pod, Placement{{0, 0}, {pod.host_rows(), pod.host_cols()}});
+    const SliceTopology full =
+        TopologyOf(pod, Placement{{0, 0}, {pod.host_rows(), pod.host_cols()}});
     EXPECT_TRUE(full.wraparound);
     EXPECT_EQ(full.chips.size(), static_cast<size_t>(pod.num_hosts() * 4));
     for (size_t i = 0; i < full.chips.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "common/check.h"
 #include "scheduler/core/scheduler_impl.h"
@@ -55,17 +56,17 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   dirty = false;
 
   // Queue sort.
-  std::map<UserName, double> usage;  // fair-share key per user, computed once per pass
+  std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
   if (profile.order == QueueOrder::kFairShare) {
     for (const auto& [name, user] : users) {
-      usage[name] = user.decayed_core_hours *
+      usage[&user] = user.decayed_core_hours *
                     std::exp2(-ToSeconds(now - user.usage_as_of) /
                               ToSeconds(config.fair_share_half_life));
     }
     for (const auto& [alloc, lease] : leases) {
       const JobRecord& job = jobs.at(lease.owner.job);
       if (job.epoch == lease.owner.epoch && HoldsHosts(job.state)) {
-        usage[job.spec.user] += Cores(job.id) * ToSeconds(now - job.start_time) / 3600.0;
+        usage[&users.at(job.spec.user)] += Cores(job.id) * ToSeconds(now - job.start_time) / 3600.0;
       }
     }
   }
@@ -74,17 +75,18 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     double usage;
     TimePoint submit;
     JobId id;
+    const QueuedRef* ref;
   };
   std::vector<Entry> queue;
-  for (JobId id : active) {
-    const JobRecord& job = jobs.at(id);
-    if (job.state != JobState::kQueued) continue;
-    Entry e{0, 0, job.submit_time, id};
+  queue.reserve(queued.size());
+  for (const auto& [id, ref] : queued) {
+    const JobRecord& job = *ref.job;
+    Entry e{0, 0, job.submit_time, id, &ref};
     if (profile.order == QueueOrder::kFairShare) {
       const int64_t waited = (now - job.submit_time) / config.aging_step;
       e.effective_priority =
           job.spec.priority + static_cast<int>(std::min<int64_t>(waited, config.max_aging_bonus));
-      e.usage = usage[job.spec.user];
+      e.usage = usage[ref.user];
     }
     queue.push_back(e);
   }
@@ -100,12 +102,20 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   std::optional<pod::Pod> head_view;
   TimePoint head_start = TimePoint::max();
   std::optional<JobId> blocker;  // no backfill: the first job that could not start
+  std::string behind;            // the reason of every job behind it
   std::set<FailedShape> failed;
   std::map<std::tuple<int, int, bool, int>, std::string> failed_preemption;
+  struct RunningRef {
+    AllocationId alloc;
+    const JobRecord* job;
+    int cores;
+  };
+  std::vector<RunningRef> running;
+  bool running_built = false;
 
   for (const Entry& entry : queue) {
-    JobRecord& job = jobs.at(entry.id);
-    const pod::AcceleratorType& type = types.at(job.id);
+    JobRecord& job = *entry.ref->job;
+    const pod::AcceleratorType& type = *entry.ref->type;
     const int cores = type.tensor_cores();
 
     // Filter: backoff and quota. Filtered jobs never block others.
@@ -113,8 +123,8 @@ void Scheduler::Impl::RunPass(TimePoint now) {
       SetReason(job, job.reason.starts_with("retry") ? job.reason : "backoff after a failure");
       continue;
     }
-    const Quota quota = QuotaOf(job.spec.user);
-    const QuotaUsage& use = in_use[job.spec.user];
+    const Quota quota = entry.ref->user->quota;
+    const QuotaUsage& use = *entry.ref->use;
     const int used = job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores;
     const int limit = job.spec.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
     if (used + cores > limit) {
@@ -126,7 +136,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     }
     // A job holding a reservation is past the blocker already: its hosts are set aside.
     if (blocker && !reservations.contains(job.id)) {
-      SetReason(job, "waiting behind job " + std::to_string(blocker->value()) + " (FIFO order)");
+      SetReason(job, behind);
       continue;
     }
 
@@ -173,19 +183,30 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     }
 
     // Preemption: evict lower-class / lower-priority work to make a legal rectangle.
-    std::string blocked = BlockText(shape);
     const auto key = std::make_tuple(shape.rows, shape.cols, job.spec.preemptible,
                                      job.spec.priority);
-    if (profile.preemption && !failed_preemption.contains(key)) {
+    auto memo = failed_preemption.find(key);
+    if (memo == failed_preemption.end() && !profile.preemption) {
+      memo = failed_preemption.emplace(key, BlockText(shape)).first;
+    }
+    if (memo == failed_preemption.end()) {
+      if (!running_built) {
+        // Running work that could be evicted, once per pass (not per blocked job).
+        running_built = true;
+        for (const auto& [alloc, lease] : leases) {
+          const JobRecord& v = jobs.at(lease.owner.job);
+          if (v.epoch == lease.owner.epoch && HoldsHosts(v.state)) {
+            running.push_back({alloc, &v, Cores(v.id)});
+          }
+        }
+      }
       std::map<AllocationId, VictimCandidate> eligible, later;
       TimePoint earliest = TimePoint::max();
-      for (const auto& [alloc, lease] : leases) {
-        const JobRecord& v = jobs.at(lease.owner.job);
-        if (v.epoch != lease.owner.epoch || !HoldsHosts(v.state) ||
-            v.state == JobState::kPreempting || !MayPreempt(job.spec, v.spec)) {
-          continue;
-        }
-        const int vcores = Cores(v.id);
+      for (const RunningRef& r : running) {
+        const JobRecord& v = *r.job;
+        const AllocationId alloc = r.alloc;
+        if (v.state == JobState::kPreempting || !MayPreempt(job.spec, v.spec)) continue;
+        const int vcores = r.cores;
         VictimCandidate c{v.id, vcores * ToSeconds(now - v.last_checkpoint_time), vcores};
         const TimePoint free_at = v.start_time + config.min_runtime_before_preemption;
         if (free_at <= now) {
@@ -209,23 +230,22 @@ void Scheduler::Impl::RunPass(TimePoint now) {
         SetReason(job, "waiting for job " + Ids(choice->victims) + " to checkpoint");
         continue;
       }
-      std::string why = blocked;
+      std::string why = BlockText(shape);
       if (auto relaxed = ChooseVictims(victim_view, shape, later)) {
         why += "; " + std::to_string(relaxed->victims.size()) +
                " running jobs would have to go, after their minimum runtime";
         AddWakeup(earliest);
       }
-      failed_preemption[key] = why;
+      memo = failed_preemption.emplace(key, std::move(why)).first;
     }
-    if (auto it = failed_preemption.find(key); it != failed_preemption.end()) {
-      blocked = it->second;
-    }
-    SetReason(job, blocked);
+    SetReason(job, memo->second);
 
     // Blocked. Without backfill the queue stops here; with EASY the first blocked job gets a
     // protected rectangle that later, longer jobs must not use.
     if (!profile.backfill) {
       blocker = job.id;
+      // The same text whichever job blocks, so that a new head does not rewrite every row.
+      behind = "waiting for earlier jobs to start (FIFO order)";
     } else if (!head_view) {
       std::vector<ExpectedRelease> releases;
       for (const auto& [alloc, lease] : leases) {

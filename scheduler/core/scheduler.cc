@@ -48,6 +48,11 @@ UserRecord& Scheduler::Impl::User(const UserName& name, TimePoint now) {
   return it->second;
 }
 
+void Scheduler::Impl::Enqueue(JobRecord& job, TimePoint now) {
+  queued[job.id] = QueuedRef{&job, &types.at(job.id), &User(job.spec.user, now),
+                             &in_use[job.spec.user]};
+}
+
 Quota Scheduler::Impl::QuotaOf(const UserName& name) const {
   auto it = users.find(name);
   return it == users.end() ? config.default_quota : it->second.quota;
@@ -89,6 +94,8 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
     job.placement.reset();
     kill_sent.erase(job.id);
   }
+  if (job.state == JobState::kQueued) queued.erase(job.id);
+  if (to == JobState::kQueued) Enqueue(job, now);
   job.state = to;
   job.reason = std::move(reason);
   if (IsTerminal(to)) {
@@ -105,9 +112,9 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   return Status::Ok();
 }
 
-void Scheduler::Impl::SetReason(JobRecord& job, std::string reason) {
+void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
   if (job.reason == reason) return;
-  job.reason = std::move(reason);
+  job.reason = reason;
   changed_jobs.insert(job.id);
 }
 
@@ -309,6 +316,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     if (!type) return std::unexpected(type.error().WithContext(JobName(job.id)));
     impl->types.emplace(job.id, *type);
     if (!IsTerminal(job.state)) impl->active.insert(job.id);
+    const bool waiting = job.state == JobState::kQueued;
     if (HoldsHosts(job.state)) {
       if (!job.placement) return Internal(JobName(job.id) + " holds hosts but has no placement");
       const AllocationId alloc(impl->next_allocation_id++);
@@ -331,7 +339,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     if (job.state == JobState::kQueued && job.not_before > now) {
       impl->AddWakeup(job.not_before);
     }
-    impl->jobs.emplace(job.id, std::move(job));
+    auto [it, inserted] = impl->jobs.emplace(job.id, std::move(job));
+    if (waiting) impl->Enqueue(it->second, now);
   }
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
@@ -366,7 +375,7 @@ Result<JobId> Scheduler::Submit(JobSpec spec, TimePoint now) {
   s.active.insert(job.id);
   s.changed_jobs.insert(job.id);
   const JobId id = job.id;
-  s.jobs.emplace(id, std::move(job));
+  s.Enqueue(s.jobs.emplace(id, std::move(job)).first->second, now);
   s.dirty = true;
   auto done = s.Finish();
   if (!done) return std::unexpected(done.error());

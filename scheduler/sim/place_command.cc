@@ -34,15 +34,18 @@ struct DemoStep {
 // first-fit cannot (the sequence of pod/placement_test.cc's BestFitPlacesWhatFirstFitCannot).
 constexpr DemoStep kDemo[] = {
     {"v2-8", "a one-host slice: both policies take the top-left corner"},
-    {"v2-256", "a 4x8-host slice: first-fit takes the first legal position (rotated, at column\n"
-               "   1); best-fit the position aligned to its size, against the right edge"},
-    {"v2-128", "a 4x4: first-fit has 31 free hosts but no 4x4 block, so it waits;\n"
-               "   best-fit kept the left half whole"},
+    {"v2-256",
+     "a 4x8-host slice: first-fit takes the first legal position (rotated, at column\n"
+     "   1); best-fit the position aligned to its size, against the right edge"},
+    {"v2-128",
+     "a 4x4: first-fit has 31 free hosts but no 4x4 block, so it waits;\n"
+     "   best-fit kept the left half whole"},
     {"v2-32", "a 2x2: on first-fit it queues behind the waiting v2-128 (FIFO, no overtaking)"},
     {"-2", "the v2-256 finishes: first-fit places its waiting slices"},
     {"v2-256", "another 4x8: first-fit across the bottom, best-fit in the right half"},
-    {"fail:56", "host 56 fails while allocated: it stays in its slice, marked X, until the\n"
-                "   slice is released and the host healed"},
+    {"fail:56",
+     "host 56 fails while allocated: it stays in its slice, marked X, until the\n"
+     "   slice is released and the host healed"},
     {"v2-32", "a 2x2: first-fit takes the first hole; best-fit the hole beside the other 2x2"},
     {"v2-32", "another 2x2: first-fit has 7 free hosts but no 2x2 block; best-fit fits it"},
     {"drain:0", "host 0 is drained for maintenance: its v2-8 keeps running"},
@@ -77,8 +80,7 @@ std::string Stats(const pod::Pod& p) {
   const std::optional<pod::AcceleratorType> largest = p.LargestPlaceableType();
   char buf[128];
   std::snprintf(buf, sizeof buf, "largest %s  frag %.2f  util %.2f",
-                largest ? largest->ToString().c_str() : "none", p.Fragmentation(),
-                p.Utilization());
+                largest ? largest->ToString().c_str() : "none", p.Fragmentation(), p.Utilization());
   return buf;
 }
 
@@ -131,17 +133,20 @@ void RunPlace(const PlaceOptions& o) {
   }
 
   const pod::Pod& p = sessions[0].pod();
-  std::printf("pod %s: %s, %dx%d hosts (%d chips, %d TensorCores)\n", opts.pod.c_str(),
-              std::string(pod::SpecOf(p.generation()).name).c_str(), p.host_rows(),
-              p.host_cols(), p.num_hosts() * 4, p.num_hosts() * 8);
-  std::printf("key: letters are allocations (A = 1, B = 2, C = 3, E = 4, ...), . free, "
-              "X unhealthy, D draining; host id = row start + column\n");
+  const pod::GenerationSpec& spec = pod::SpecOf(p.generation());
+  std::printf("pod: TPU %s, %dx%d hosts (%d chips, %d TensorCores)\n",
+              std::string(spec.name).c_str(), p.host_rows(), p.host_cols(),
+              p.num_hosts() * spec.chips_per_host, p.num_hosts() * spec.cores_per_host());
+  std::printf(
+      "key: letters are allocations (A = 1, B = 2, C = 3, E = 4, ...), . free, "
+      "X unhealthy, D draining; host id = row start + column\n");
   for (size_t i = 0; i < requests.size(); ++i) {
     std::printf("\n== step %zu: %s\n", i + 1, requests[i].text.c_str());
     if (notes[i] != nullptr) std::printf(" # %s\n", notes[i]);
     for (pod::PlacementSession& s : sessions) {
       for (const std::string& line : s.Apply(requests[i])) {
-        std::printf("  %-9s %s\n", sessions.size() > 1 ? std::string(s.policy().name()).c_str() : "",
+        std::printf("  %-9s %s\n",
+                    sessions.size() > 1 ? std::string(s.policy().name()).c_str() : "",
                     line.c_str());
       }
     }
@@ -162,8 +167,7 @@ void RegisterPlaceCommand(CLI::App& app) {
       "place", "Place slices on a pod request by request and draw the host grid");
   sub->add_option("--pod", opts->pod, "v2, v3, or a smaller grid: v2:4x4, v3:4x8, 4x4")
       ->capture_default_str();
-  sub->add_option("--policy", opts->policy, "first-fit, best-fit or both")
-      ->capture_default_str();
+  sub->add_option("--policy", opts->policy, "first-fit, best-fit or both")->capture_default_str();
   sub->add_flag("--no-color", opts->no_color, "plain text (also when NO_COLOR is set)");
   sub->add_flag("--demo", opts->demo,
                 "a built-in sequence on a v2 pod showing both policies side by side");
