@@ -61,8 +61,15 @@ std::vector<std::string> RenderGrid(const Pod& pod, const RenderOptions& o) {
     char prefix[16];
     std::snprintf(prefix, sizeof prefix, "%*d | ", margin, pod.HostAt({r, 0}).value());
     std::string line = prefix;
+    std::optional<AllocationId> previous;
     for (int c = 0; c < pod.host_cols(); ++c) {
       const HostStatus& h = pod.host(pod.HostAt({r, c}));
+      if (c > 0) {
+        // With colour, the gap inside a slice takes the slice's colour so it reads as a block.
+        const bool inside = o.color && h.allocation && h.allocation == previous;
+        line += inside ? Cell(' ', ColorOf(*h.allocation), true) : " ";
+      }
+      previous = h.allocation;
       if (!h.healthy) {
         line += Cell('X', kUnhealthy, o.color);
       } else if (h.allocation) {
@@ -72,7 +79,6 @@ std::vector<std::string> RenderGrid(const Pod& pod, const RenderOptions& o) {
       } else {
         line += Cell('.', kFree, o.color);
       }
-      if (c + 1 < pod.host_cols()) line += ' ';
     }
     lines.push_back(line);
   }

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "common/check.h"
 #include "scheduler/core/scheduler_impl.h"
@@ -55,17 +56,17 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   dirty = false;
 
   // Queue sort.
-  std::map<UserName, double> usage;  // fair-share key per user, computed once per pass
+  std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
   if (profile.order == QueueOrder::kFairShare) {
     for (const auto& [name, user] : users) {
-      usage[name] = user.decayed_core_hours *
+      usage[&user] = user.decayed_core_hours *
                     std::exp2(-ToSeconds(now - user.usage_as_of) /
                               ToSeconds(config.fair_share_half_life));
     }
     for (const auto& [alloc, lease] : leases) {
       const JobRecord& job = jobs.at(lease.owner.job);
       if (job.epoch == lease.owner.epoch && HoldsHosts(job.state)) {
-        usage[job.spec.user] += Cores(job.id) * ToSeconds(now - job.start_time) / 3600.0;
+        usage[&users.at(job.spec.user)] += Cores(job.id) * ToSeconds(now - job.start_time) / 3600.0;
       }
     }
   }
@@ -74,17 +75,18 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     double usage;
     TimePoint submit;
     JobId id;
+    const QueuedRef* ref;
   };
   std::vector<Entry> queue;
-  for (JobId id : active) {
-    const JobRecord& job = jobs.at(id);
-    if (job.state != JobState::kQueued) continue;
-    Entry e{0, 0, job.submit_time, id};
+  queue.reserve(queued.size());
+  for (const auto& [id, ref] : queued) {
+    const JobRecord& job = *ref.job;
+    Entry e{0, 0, job.submit_time, id, &ref};
     if (profile.order == QueueOrder::kFairShare) {
       const int64_t waited = (now - job.submit_time) / config.aging_step;
       e.effective_priority =
           job.spec.priority + static_cast<int>(std::min<int64_t>(waited, config.max_aging_bonus));
-      e.usage = usage[job.spec.user];
+      e.usage = usage[ref.user];
     }
     queue.push_back(e);
   }
@@ -104,8 +106,8 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   std::map<std::tuple<int, int, bool, int>, std::string> failed_preemption;
 
   for (const Entry& entry : queue) {
-    JobRecord& job = jobs.at(entry.id);
-    const pod::AcceleratorType& type = types.at(job.id);
+    JobRecord& job = *entry.ref->job;
+    const pod::AcceleratorType& type = *entry.ref->type;
     const int cores = type.tensor_cores();
 
     // Filter: backoff and quota. Filtered jobs never block others.
@@ -113,8 +115,8 @@ void Scheduler::Impl::RunPass(TimePoint now) {
       SetReason(job, job.reason.starts_with("retry") ? job.reason : "backoff after a failure");
       continue;
     }
-    const Quota quota = QuotaOf(job.spec.user);
-    const QuotaUsage& use = in_use[job.spec.user];
+    const Quota quota = entry.ref->user->quota;
+    const QuotaUsage& use = *entry.ref->use;
     const int used = job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores;
     const int limit = job.spec.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
     if (used + cores > limit) {
@@ -124,7 +126,8 @@ void Scheduler::Impl::RunPass(TimePoint now) {
       SetReason(job, std::move(reason));
       continue;
     }
-    if (blocker) {
+    // A job holding a reservation is past the blocker already: its hosts are set aside.
+    if (blocker && !reservations.contains(job.id)) {
       SetReason(job, "waiting behind job " + std::to_string(blocker->value()) + " (FIFO order)");
       continue;
     }
@@ -212,7 +215,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
       if (auto relaxed = ChooseVictims(victim_view, shape, later)) {
         why += "; " + std::to_string(relaxed->victims.size()) +
                " running jobs would have to go, after their minimum runtime";
-        timers.emplace(earliest, Timer{TimerKind::kWakeup, {job.id, job.epoch}});
+        AddWakeup(earliest);
       }
       failed_preemption[key] = why;
     }

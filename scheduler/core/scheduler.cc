@@ -48,6 +48,11 @@ UserRecord& Scheduler::Impl::User(const UserName& name, TimePoint now) {
   return it->second;
 }
 
+void Scheduler::Impl::Enqueue(JobRecord& job, TimePoint now) {
+  queued[job.id] = QueuedRef{&job, &types.at(job.id), &User(job.spec.user, now),
+                             &in_use[job.spec.user]};
+}
+
 Quota Scheduler::Impl::QuotaOf(const UserName& name) const {
   auto it = users.find(name);
   return it == users.end() ? config.default_quota : it->second.quota;
@@ -89,6 +94,8 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
     job.placement.reset();
     kill_sent.erase(job.id);
   }
+  if (job.state == JobState::kQueued) queued.erase(job.id);
+  if (to == JobState::kQueued) Enqueue(job, now);
   job.state = to;
   job.reason = std::move(reason);
   if (IsTerminal(to)) {
@@ -100,7 +107,8 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   changed_jobs.insert(job.id);
   events.push_back(std::move(event));
   ++stats.events;
-  dirty = true;
+  // Only changes that can let a waiting job start (or change the queue) need a pass.
+  if ((held && !holds) || to == JobState::kQueued || IsTerminal(to)) dirty = true;
   return Status::Ok();
 }
 
@@ -184,7 +192,7 @@ void Scheduler::Impl::FailOrRetry(JobRecord& job, const std::string& why, TimePo
   for (int i = 1; i < job.restarts && backoff < config.retry_backoff_max; ++i) backoff *= 2;
   backoff = std::min(backoff, config.retry_backoff_max);
   job.not_before = now + backoff;
-  timers.emplace(job.not_before, Timer{TimerKind::kWakeup, {job.id, job.epoch}});
+  AddWakeup(job.not_before);
   Status s = Transition(job, JobState::kQueued,
                         "retry " + std::to_string(job.restarts) + "/" +
                             std::to_string(job.spec.max_restarts) + " in " +
@@ -213,11 +221,22 @@ void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string
   FailOrRetry(job, reason.empty() ? "exited with an error" : reason, now);
 }
 
+void Scheduler::Impl::AddWakeup(TimePoint at) {
+  auto [begin, end] = timers.equal_range(at);
+  for (auto it = begin; it != end; ++it) {
+    if (it->second.kind == TimerKind::kWakeup) return;
+  }
+  timers.emplace(at, Timer{TimerKind::kWakeup, {}});
+}
+
 void Scheduler::Impl::RunTimers(TimePoint now) {
   while (!timers.empty() && timers.begin()->first <= now) {
     auto [at, timer] = *timers.begin();
     timers.erase(timers.begin());
-    dirty = true;  // a timer can make a waiting job eligible (backoff, minimum runtime)
+    if (timer.kind == TimerKind::kWakeup) {
+      dirty = true;  // a waiting job may have become eligible (backoff, minimum runtime)
+      continue;
+    }
     auto it = jobs.find(timer.job.job);
     if (it == jobs.end() || it->second.epoch != timer.job.epoch) continue;
     JobRecord& job = it->second;
@@ -297,6 +316,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     if (!type) return std::unexpected(type.error().WithContext(JobName(job.id)));
     impl->types.emplace(job.id, *type);
     if (!IsTerminal(job.state)) impl->active.insert(job.id);
+    const bool waiting = job.state == JobState::kQueued;
     if (HoldsHosts(job.state)) {
       if (!job.placement) return Internal(JobName(job.id) + " holds hosts but has no placement");
       const AllocationId alloc(impl->next_allocation_id++);
@@ -317,9 +337,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
       }
     }
     if (job.state == JobState::kQueued && job.not_before > now) {
-      impl->timers.emplace(job.not_before, Timer{TimerKind::kWakeup, {job.id, job.epoch}});
+      impl->AddWakeup(job.not_before);
     }
-    impl->jobs.emplace(job.id, std::move(job));
+    auto [it, inserted] = impl->jobs.emplace(job.id, std::move(job));
+    if (waiting) impl->Enqueue(it->second, now);
   }
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
@@ -354,7 +375,7 @@ Result<JobId> Scheduler::Submit(JobSpec spec, TimePoint now) {
   s.active.insert(job.id);
   s.changed_jobs.insert(job.id);
   const JobId id = job.id;
-  s.jobs.emplace(id, std::move(job));
+  s.Enqueue(s.jobs.emplace(id, std::move(job)).first->second, now);
   s.dirty = true;
   auto done = s.Finish();
   if (!done) return std::unexpected(done.error());
@@ -399,6 +420,13 @@ Actions Scheduler::Tick(TimePoint now) {
   PODSCHED_CHECK_MSG(done.has_value(), done.error().message().c_str());
   return std::move(*done);
 }
+
+std::optional<TimePoint> Scheduler::NextTimer() const {
+  if (impl_->timers.empty()) return std::nullopt;
+  return impl_->timers.begin()->first;
+}
+
+bool Scheduler::dirty() const { return impl_->dirty; }
 
 Result<Actions> Scheduler::ReportStarted(JobEpoch je, TimePoint now) {
   Impl& s = *impl_;

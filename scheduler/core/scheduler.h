@@ -109,6 +109,10 @@ class Scheduler {
 
   // Timers (grace expiry -> Kill, lifetime, reclaim, backoff) and at most one scheduling pass.
   Actions Tick(TimePoint now);
+  // The earliest pending timer, if any: a driver with a virtual clock ticks at that time.
+  std::optional<TimePoint> NextTimer() const;
+  // True when the next Tick would run a scheduling pass.
+  bool dirty() const;
 
   // Worker reports. A report whose epoch is not the job's current one is ignored and counted
   // (stats().stale_reports); an exit report of an old epoch still frees that epoch's hosts.

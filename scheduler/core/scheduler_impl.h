@@ -30,6 +30,15 @@ struct Reservation {
   std::vector<JobId> victims;
 };
 
+// A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
+// over 10,000 queued jobs does no lookups in the map of every job ever submitted.
+struct QueuedRef {
+  JobRecord* job;
+  const pod::AcceleratorType* type;
+  UserRecord* user;
+  QuotaUsage* use;
+};
+
 enum class TimerKind { kKill, kReclaim, kLifetime, kWakeup };
 struct Timer {
   TimerKind kind;
@@ -50,6 +59,7 @@ class Scheduler::Impl {
   std::map<JobId, JobRecord> jobs;
   std::map<JobId, pod::AcceleratorType> types;  // parsed accelerator of every job
   std::set<JobId> active;                       // not terminal
+  std::map<JobId, QueuedRef> queued;            // QUEUED jobs
   std::map<UserName, UserRecord> users;         // users seen or configured
   std::map<UserName, QuotaUsage> in_use;        // cores of jobs in holding states
   std::map<AllocationId, Lease> leases;
@@ -73,6 +83,7 @@ class Scheduler::Impl {
   // --- helpers (scheduler.cc) ---
   int Cores(JobId job) const { return types.at(job).tensor_cores(); }
   UserRecord& User(const UserName& name, TimePoint now);
+  void Enqueue(JobRecord& job, TimePoint now);
   Quota QuotaOf(const UserName& name) const;
   // Checks legality, records the event, updates quota use and fair-share usage when the job
   // starts or stops holding hosts. Returns the legality error without changing anything.
@@ -89,6 +100,8 @@ class Scheduler::Impl {
   void FailOrRetry(JobRecord& job, const std::string& why, TimePoint now);
   void ApplyExit(JobRecord& job, ExitKind kind, const std::string& reason, TimePoint now);
   void RunTimers(TimePoint now);
+  // A timer that only makes the next Tick run a pass (backoff end, minimum runtime reached).
+  void AddWakeup(TimePoint at);
   // Commits what the call changed and returns its actions.
   Result<Actions> Finish();
 
