@@ -102,8 +102,16 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   std::optional<pod::Pod> head_view;
   TimePoint head_start = TimePoint::max();
   std::optional<JobId> blocker;  // no backfill: the first job that could not start
+  std::string behind;            // the reason of every job behind it
   std::set<FailedShape> failed;
   std::map<std::tuple<int, int, bool, int>, std::string> failed_preemption;
+  struct RunningRef {
+    AllocationId alloc;
+    const JobRecord* job;
+    int cores;
+  };
+  std::vector<RunningRef> running;
+  bool running_built = false;
 
   for (const Entry& entry : queue) {
     JobRecord& job = *entry.ref->job;
@@ -128,7 +136,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     }
     // A job holding a reservation is past the blocker already: its hosts are set aside.
     if (blocker && !reservations.contains(job.id)) {
-      SetReason(job, "waiting behind job " + std::to_string(blocker->value()) + " (FIFO order)");
+      SetReason(job, behind);
       continue;
     }
 
@@ -175,19 +183,30 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     }
 
     // Preemption: evict lower-class / lower-priority work to make a legal rectangle.
-    std::string blocked = BlockText(shape);
     const auto key = std::make_tuple(shape.rows, shape.cols, job.spec.preemptible,
                                      job.spec.priority);
-    if (profile.preemption && !failed_preemption.contains(key)) {
+    auto memo = failed_preemption.find(key);
+    if (memo == failed_preemption.end() && !profile.preemption) {
+      memo = failed_preemption.emplace(key, BlockText(shape)).first;
+    }
+    if (memo == failed_preemption.end()) {
+      if (!running_built) {
+        // Running work that could be evicted, once per pass (not per blocked job).
+        running_built = true;
+        for (const auto& [alloc, lease] : leases) {
+          const JobRecord& v = jobs.at(lease.owner.job);
+          if (v.epoch == lease.owner.epoch && HoldsHosts(v.state)) {
+            running.push_back({alloc, &v, Cores(v.id)});
+          }
+        }
+      }
       std::map<AllocationId, VictimCandidate> eligible, later;
       TimePoint earliest = TimePoint::max();
-      for (const auto& [alloc, lease] : leases) {
-        const JobRecord& v = jobs.at(lease.owner.job);
-        if (v.epoch != lease.owner.epoch || !HoldsHosts(v.state) ||
-            v.state == JobState::kPreempting || !MayPreempt(job.spec, v.spec)) {
-          continue;
-        }
-        const int vcores = Cores(v.id);
+      for (const RunningRef& r : running) {
+        const JobRecord& v = *r.job;
+        const AllocationId alloc = r.alloc;
+        if (v.state == JobState::kPreempting || !MayPreempt(job.spec, v.spec)) continue;
+        const int vcores = r.cores;
         VictimCandidate c{v.id, vcores * ToSeconds(now - v.last_checkpoint_time), vcores};
         const TimePoint free_at = v.start_time + config.min_runtime_before_preemption;
         if (free_at <= now) {
@@ -211,23 +230,22 @@ void Scheduler::Impl::RunPass(TimePoint now) {
         SetReason(job, "waiting for job " + Ids(choice->victims) + " to checkpoint");
         continue;
       }
-      std::string why = blocked;
+      std::string why = BlockText(shape);
       if (auto relaxed = ChooseVictims(victim_view, shape, later)) {
         why += "; " + std::to_string(relaxed->victims.size()) +
                " running jobs would have to go, after their minimum runtime";
         AddWakeup(earliest);
       }
-      failed_preemption[key] = why;
+      memo = failed_preemption.emplace(key, std::move(why)).first;
     }
-    if (auto it = failed_preemption.find(key); it != failed_preemption.end()) {
-      blocked = it->second;
-    }
-    SetReason(job, blocked);
+    SetReason(job, memo->second);
 
     // Blocked. Without backfill the queue stops here; with EASY the first blocked job gets a
     // protected rectangle that later, longer jobs must not use.
     if (!profile.backfill) {
       blocker = job.id;
+      // The same text whichever job blocks, so that a new head does not rewrite every row.
+      behind = "waiting for earlier jobs to start (FIFO order)";
     } else if (!head_view) {
       std::vector<ExpectedRelease> releases;
       for (const auto& [alloc, lease] : leases) {

@@ -112,9 +112,9 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   return Status::Ok();
 }
 
-void Scheduler::Impl::SetReason(JobRecord& job, std::string reason) {
+void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
   if (job.reason == reason) return;
-  job.reason = std::move(reason);
+  job.reason = reason;
   changed_jobs.insert(job.id);
 }
 

@@ -88,7 +88,7 @@ class Scheduler::Impl {
   // Checks legality, records the event, updates quota use and fair-share usage when the job
   // starts or stops holding hosts. Returns the legality error without changing anything.
   Status Transition(JobRecord& job, JobState to, std::string reason, TimePoint now);
-  void SetReason(JobRecord& job, std::string reason);  // persists only when it changed
+  void SetReason(JobRecord& job, const std::string& reason);  // persists only when it changed
   // Places `job` at `p`: allocates, new epoch, PLACED, Launch action, timers.
   void Bind(JobRecord& job, const pod::Placement& p, TimePoint now);
   // Sends Preempt and moves the job to PREEMPTING.

@@ -156,8 +156,8 @@ TEST_F(SchedulerTest, FifoWithoutBackfillBlocksBehindTheHead) {
   JobId short_id = Submit(short_job, 2);
   Tick(3);
   EXPECT_EQ(Job(short_id).state, S::kQueued);
-  EXPECT_EQ(Job(short_id).reason,
-            "waiting behind job " + std::to_string(head.value()) + " (FIFO order)");
+  EXPECT_EQ(Job(short_id).reason, "waiting for earlier jobs to start (FIFO order)");
+  EXPECT_EQ(Job(head).reason, "no free 2x2 block of hosts");
 }
 
 TEST_F(SchedulerTest, QuotaWaitsWithReasonAndUsageIsQueryable) {
