@@ -2,8 +2,8 @@
 // statements with typed binds and reads, and an error path that turns SQLite result codes into
 // Status. Everything that reaches SQL as a value is bound, never spliced into the SQL text.
 //
-// Thread safety: a Connection and its statements belong to one thread at a time (SQLite is
-// built serialized on Debian, but the statement cache here is not locked).
+// Thread safety: a Connection and its statements belong to one thread at a time (connections are
+// opened with SQLITE_OPEN_NOMUTEX, and the statement cache is not locked either).
 #pragma once
 
 #include <sqlite3.h>

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "store/jobdb/test_util.h"
@@ -161,6 +162,35 @@ TEST(SqliteJobRepositoryTest, RefusesAFileThatIsNotSqlite) {
   EXPECT_NE(repo.error().message().find(path), std::string::npos) << repo.error().ToString();
   EXPECT_NE(repo.error().message().find("not a database"), std::string::npos)
       << repo.error().ToString();
+}
+
+// Pages after the first (the schema page) overwritten: the header still reads, the tables do not.
+TEST(SqliteJobRepositoryTest, ReportsACorruptDatabaseAsDataLoss) {
+  TempDir dir;
+  const std::string path = dir.File("jobs.db");
+  {
+    auto repo = OpenOrDie(path);
+    ASSERT_NE(repo, nullptr);
+    for (int64_t id = 1; id <= 50; ++id) {
+      ASSERT_TRUE(repo->PersistTransition(FullJob(id), SubmitEvent(FullJob(id), id)).ok());
+    }
+  }  // the last connection checkpoints the WAL into the file
+  const auto size = std::filesystem::file_size(path);
+  ASSERT_GT(size, 4096u);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(4096);
+    file << std::string(size - 4096, '\x55');
+  }
+  auto repo = SqliteJobRepository::Open(path);
+  ASSERT_TRUE(repo.has_value()) << repo.error().ToString();
+  auto check = (*repo)->IntegrityCheck();
+  EXPECT_TRUE(!check.has_value() || *check != "ok");
+  auto state = (*repo)->Load();
+  ASSERT_FALSE(state.has_value());
+  EXPECT_EQ(state.error().code(), StatusCode::kDataLoss) << state.error().ToString();
+  EXPECT_NE(state.error().message().find("malformed"), std::string::npos)
+      << state.error().ToString();
 }
 
 TEST(SqliteJobRepositoryTest, RefusesAMissingDirectory) {

@@ -124,6 +124,25 @@ void RunRandomSequence(Scheduler& sched, uint64_t seed, int steps, double& now) 
   }
 }
 
+// "launch 12/3 on 4,5; preempt 7/2; ..." for comparing the actions of two schedulers.
+std::string Describe(const core::Actions& actions) {
+  std::string out;
+  for (const Action& a : actions) {
+    std::visit(
+        [&out](const auto& act) {
+          using T = std::decay_t<decltype(act)>;
+          out += std::is_same_v<T, core::LaunchAction>    ? "launch "
+                 : std::is_same_v<T, core::PreemptAction> ? "preempt "
+                                                          : "kill ";
+          out += std::to_string(act.job.job.value()) + "/" + std::to_string(act.job.epoch) + " on";
+          for (HostId h : act.hosts) out += " " + std::to_string(h.value());
+          out += "; ";
+        },
+        a);
+  }
+  return out;
+}
+
 class JobDbRecoveryTest : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(JobDbRecoveryTest, ReopenedDatabaseRebuildsTheSchedulerExactly) {
@@ -141,6 +160,9 @@ TEST_P(JobDbRecoveryTest, ReopenedDatabaseRebuildsTheSchedulerExactly) {
   double now = 0;
   RunRandomSequence(*original, seed, 800, now);
   if (HasFatalFailure()) return;
+  // Host health is not part of the job store (after a restart the daemon learns it again from
+  // the agents), so end with every host healthy before comparing.
+  for (int h = 0; h < 16; ++h) ASSERT_TRUE(original->HostUp(HostId(h), At(now)).has_value());
   ASSERT_GT(original->stats().launches, 20);
   ASSERT_GT(original->stats().preemptions, 2);
   sqlite.reset();  // close
@@ -174,7 +196,6 @@ TEST_P(JobDbRecoveryTest, ReopenedDatabaseRebuildsTheSchedulerExactly) {
   for (int h = 0; h < 16; ++h) {
     const pod::HostStatus& a = original->pod().host(HostId(h));
     const pod::HostStatus& b = restored.pod().host(HostId(h));
-    // Host health is not part of the job store (the daemon learns it again from the agents).
     EXPECT_EQ(a.allocation.has_value(), b.allocation.has_value()) << "host " << h;
   }
   for (const char* name : {"ada", "bob", "carl"}) {
@@ -185,6 +206,21 @@ TEST_P(JobDbRecoveryTest, ReopenedDatabaseRebuildsTheSchedulerExactly) {
     EXPECT_DOUBLE_EQ(restored.FairShareUsage(user, At(now)),
                      original->FairShareUsage(user, At(now)));
   }
+  // The next pass (expired timers, then scheduling) decides the same whether the scheduler was
+  // restored from SQLite or from the in-memory reference store.
+  // (Not compared with the original scheduler: restore does not rebuild every piece of the
+  // core's memory yet, e.g. for seed 2 the original keeps launches back that a restored one
+  // makes; that is a property of Scheduler::Create, identical for both stores.)
+  core::InMemoryJobRepository reference = memory;
+  auto from_memory = Scheduler::Create(SmallPod(), Config(seed), &reference, At(now));
+  ASSERT_TRUE(from_memory.has_value()) << from_memory.error().ToString();
+  const double later = now + 1;
+  EXPECT_EQ(Describe(restored.Tick(At(later))), Describe((*from_memory)->Tick(At(later))));
+  EXPECT_EQ(restored.jobs(), (*from_memory)->jobs());
+  auto after = repo.Load();
+  auto reference_after = reference.Load();
+  ASSERT_TRUE(after.has_value() && reference_after.has_value());
+  EXPECT_EQ(after->jobs, reference_after->jobs);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, JobDbRecoveryTest, ::testing::Values(1, 2));
