@@ -55,6 +55,7 @@ Settings Resolve(std::string server, std::string token) {
 int main(int argc, char** argv) {
   CLI::App app("podctl: submit and watch jobs on a podsched TPU pod scheduler");
   app.require_subcommand(1);
+  app.fallthrough();  // --server / --token also after the verb
   std::string server, token;
   app.add_option("--server", server,
                  "podsched URL (env POD_SERVER; default http://127.0.0.1:8470)");

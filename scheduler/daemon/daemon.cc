@@ -28,6 +28,7 @@ Daemon::~Daemon() { Stop(); }
 void Daemon::Stop() {
   if (!thread_.joinable()) return;
   asio::post(io_, [this] {
+    if (!held_.empty()) Flush();  // requests already handled become durable and are answered
     timer_.cancel();
     work_.reset();
     io_.stop();

@@ -90,6 +90,11 @@ ctl --token $BOB describe "$J1" 2>/dev/null; check "podctl: another user's job e
 ctl --token $ALICE submit --accelerator v2-12 -- x 2>/dev/null; check "podctl: invalid exits 5" test $? = 5
 "$PODCTL" --server http://127.0.0.1:1 --token x jobs 2>/dev/null; check "podctl: unreachable exits 6" test $? = 6
 ctl --frobnicate 2>/dev/null; check "podctl: usage error exits 2" test $? = 2
+check "podctl: --server/--token after the verb" bash -c "'$PODCTL' jobs --server $URL --token $ALICE | grep -q resnet50"
+check "podctl: POD_SERVER / POD_TOKEN" bash -c "POD_SERVER=$URL POD_TOKEN=$ALICE '$PODCTL' jobs | grep -q resnet50"
+mkdir -p "$WORK/home/.config/podctl"
+printf 'server: %s\ntoken: %s\n' "$URL" "$BOB" > "$WORK/home/.config/podctl/config.yaml"
+check "podctl: ~/.config/podctl/config.yaml" bash -c "cd / && HOME='$WORK/home' '$PODCTL' quota | grep -q bob"
 check "podctl submit --help" bash -c "'$PODCTL' submit --help | grep -q accelerator"
 
 # --- raw HTTP -----------------------------------------------------------------------------------
