@@ -14,5 +14,9 @@ namespace podsched::sim {
 
 // `podsim place`: placement on one pod, request by request, with the host grid drawn.
 void RegisterPlaceCommand(CLI::App& app);
+// `podsim replay`: a trace through the scheduling core under several policies, side by side.
+void RegisterReplayCommand(CLI::App& app);
+// `podsim gen`: a synthetic trace (grant or slices mix).
+void RegisterGenCommand(CLI::App& app);
 
 }  // namespace podsched::sim

@@ -7,6 +7,8 @@ int main(int argc, char** argv) {
   CLI::App app{"podsim: simulate a TPU pod scheduler (placement demo, trace replay)"};
   app.require_subcommand(1);
   podsched::sim::RegisterPlaceCommand(app);
+  podsched::sim::RegisterReplayCommand(app);
+  podsched::sim::RegisterGenCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -1,0 +1,129 @@
+// The scheduler core's domain types: job specs, job records, states, events, users and quotas.
+//
+// These are plain values shared by the core, the job store (store/jobdb) and the simulator. They
+// carry no behaviour beyond naming; the rules live in scheduler.h / state_machine.h.
+//
+// Thread safety: value types; safe to copy between threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "pod/pod.h"
+
+namespace podsched::core {
+
+// What a user asks for. `accelerator` stays text here ("v2-32"); the scheduler parses it against
+// its pod when the job is submitted (ValidateSpec in spec.h).
+struct JobSpec {
+  std::string name;
+  UserName user;
+  std::string accelerator;  // "v2-8", "v2-32", ...
+  bool preemptible = false;
+  int priority = 0;  // higher runs first; 0..kMaxPriority
+  std::string command;
+  std::vector<std::string> args;           // opaque to the core
+  std::map<std::string, std::string> env;  // opaque to the core
+  int ranks_per_host = 1;
+  Duration checkpoint_interval{0};  // 0: the job does not checkpoint periodically
+  Duration grace_period = std::chrono::seconds(30);  // SIGTERM -> SIGKILL
+  Duration max_runtime{0};                            // 0: unlimited
+  int max_restarts = 3;                               // failures tolerated before FAILED
+  std::optional<Duration> expected_runtime;           // for backfill; else max_runtime
+  friend bool operator==(const JobSpec&, const JobSpec&) = default;
+};
+
+// DESIGN.md section 4: QUEUED -> PLACED -> STARTING -> RUNNING -> (PREEMPTING -> QUEUED) ...
+//                      -> SUCCEEDED | FAILED | CANCELLED
+// The integer values are stable (the job store persists them).
+enum class JobState {
+  kQueued = 0,
+  kPlaced = 1,      // hosts chosen and reserved; Launch sent
+  kStarting = 2,    // a worker reported the processes started
+  kRunning = 3,     // the job reported progress
+  kPreempting = 4,  // Preempt sent; hosts held until every host reports the processes gone
+  kSucceeded = 5,
+  kFailed = 6,
+  kCancelled = 7,
+};
+// "QUEUED", "PLACED", ... (upper case, as users see them).
+std::string_view JobStateName(JobState state);
+// Parses a name produced by JobStateName.
+Result<JobState> ParseJobState(std::string_view name);
+bool IsTerminal(JobState state);
+// True while the job holds hosts (PLACED, STARTING, RUNNING, PREEMPTING).
+bool HoldsHosts(JobState state);
+
+// The scheduler's record of one job. The store persists every field; loading the records back
+// rebuilds the scheduler's state.
+struct JobRecord {
+  JobId id;
+  JobSpec spec;
+  JobState state = JobState::kQueued;
+  int64_t epoch = 0;     // epoch of the current (or last) placement; 0 = never placed
+  int restarts = 0;      // failures counted against spec.max_restarts
+  int preemptions = 0;   // times the job was preempted (not counted against max_restarts)
+  // Why the job waits (QUEUED), why it is being preempted (PREEMPTING), or why it ended.
+  std::string reason;
+  std::optional<pod::Placement> placement;  // set while HoldsHosts(state)
+  int64_t step = 0;                  // last reported training step
+  int64_t last_checkpoint_step = 0;  // last committed checkpoint's step
+  TimePoint submit_time{};
+  TimePoint start_time{};            // when the current epoch was placed
+  TimePoint last_checkpoint_time{};  // when last_checkpoint_step was committed (or start_time)
+  TimePoint end_time{};              // when the job reached a terminal state
+  TimePoint not_before{};            // retry backoff: not placed before this time
+  TimePoint preempt_deadline{};      // PREEMPTING: grace ends (Kill is sent after it)
+  std::optional<JobId> reserved_for;  // PREEMPTING: whose preemption this is, if any
+  bool cancel_requested = false;      // PREEMPTING: ends CANCELLED instead of QUEUED
+  double usage_core_hours = 0;        // cores x hours held, over all epochs (closed ones)
+  Duration run_time{0};               // time held over all closed epochs
+  friend bool operator==(const JobRecord&, const JobRecord&) = default;
+};
+
+// One state transition. Every transition of every job produces exactly one event; submission is
+// the event with no `from` state.
+struct JobEvent {
+  int64_t seq = 0;  // global, increasing
+  TimePoint time{};
+  JobId job;
+  int64_t epoch = 0;
+  std::optional<JobState> from;  // nullopt: submission
+  JobState to = JobState::kQueued;
+  std::string reason;
+  std::vector<HostId> hosts;  // the placement's hosts, when the transition concerns them
+  friend bool operator==(const JobEvent&, const JobEvent&) = default;
+};
+
+// A user's quota: cores (TensorCores) the user may hold at once, per class.
+struct Quota {
+  int on_demand_cores = 40;    // five on-demand v2-8s (a research grant of the time)
+  int preemptible_cores = 800; // a hundred preemptible v2-8s
+  friend bool operator==(const Quota&, const Quota&) = default;
+};
+
+struct UserRecord {
+  UserName name;
+  Quota quota;
+  bool admin = false;
+  // Fair share: recent usage in core-hours, decayed exponentially (half-life in the config),
+  // as of `usage_as_of`. Running allocations are added on top when the queue is sorted.
+  double decayed_core_hours = 0;
+  TimePoint usage_as_of{};
+  friend bool operator==(const UserRecord&, const UserRecord&) = default;
+};
+
+// Cores a user holds now, per class (what the quota limits).
+struct QuotaUsage {
+  int on_demand_cores = 0;
+  int preemptible_cores = 0;
+};
+
+}  // namespace podsched::core

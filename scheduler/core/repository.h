@@ -1,0 +1,85 @@
+// JobRepository: where the scheduler core persists its state (store/jobdb implements it with
+// SQLite; InMemoryJobRepository below serves the simulator and tests).
+//
+// Contract:
+// - Commit(batch) is atomic: every job row, event and user row of the batch becomes durable
+//   together or not at all. The scheduler calls it once per public call (submit, tick, report,
+//   ...) with everything that call changed, so a transition (job row + its event) is always in
+//   one transaction. When Commit returns an error the scheduler's memory is ahead of the store;
+//   the caller (the daemon) must treat that as fatal and restart, reloading with Load().
+// - Load() returns the latest row of every job and user and the next ids; feeding it to
+//   Scheduler::Restore rebuilds the scheduler's state exactly.
+// - Job rows are upserts keyed by JobRecord::id; events are appended and never change.
+//
+// Thread safety: implementations need not be thread-safe; one owner calls them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+#include "scheduler/core/job.h"
+
+namespace podsched::core {
+
+// Everything one scheduler call changed.
+struct StoreBatch {
+  std::vector<JobRecord> jobs;   // latest row of each changed job (upsert)
+  std::vector<JobEvent> events;  // appended, in seq order
+  std::vector<UserRecord> users; // latest row of each changed user (upsert)
+  bool empty() const { return jobs.empty() && events.empty() && users.empty(); }
+};
+
+// What Load() returns.
+struct StoredState {
+  std::vector<JobRecord> jobs;    // every job, by id
+  std::vector<UserRecord> users;  // every user, by name
+  int64_t next_job_id = 1;        // greater than every stored job id
+  int64_t next_event_seq = 1;     // greater than every stored event seq
+};
+
+class JobRepository {
+ public:
+  virtual ~JobRepository() = default;
+
+  // Loads everything (on open).
+  virtual Result<StoredState> Load() = 0;
+  // Persists one batch atomically (see the contract above).
+  virtual Status Commit(const StoreBatch& batch) = 0;
+  // The events of one job, oldest first (history for the API; the core never reads it).
+  virtual Result<std::vector<JobEvent>> EventsOf(JobId job) = 0;
+
+  // One transition: a job row and its event in one transaction.
+  Status PersistTransition(const JobRecord& job, const JobEvent& event) {
+    return Commit(StoreBatch{{job}, {event}, {}});
+  }
+  // A user row alone (quota change by an admin, new user).
+  Status PutUser(const UserRecord& user) { return Commit(StoreBatch{{}, {}, {user}}); }
+};
+
+// Keeps everything in memory. Optionally keeps no events (the simulator replays millions of
+// transitions and only counts them).
+class InMemoryJobRepository final : public JobRepository {
+ public:
+  explicit InMemoryJobRepository(bool keep_events = true) : keep_events_(keep_events) {}
+
+  Result<StoredState> Load() override;
+  Status Commit(const StoreBatch& batch) override;
+  Result<std::vector<JobEvent>> EventsOf(JobId job) override;
+
+  int64_t commits() const { return commits_; }
+  int64_t events_committed() const { return events_committed_; }
+
+ private:
+  bool keep_events_;
+  std::map<JobId, JobRecord> jobs_;
+  std::map<UserName, UserRecord> users_;
+  std::map<JobId, std::vector<JobEvent>> events_;
+  int64_t max_event_seq_ = 0;
+  int64_t commits_ = 0;
+  int64_t events_committed_ = 0;
+};
+
+}  // namespace podsched::core

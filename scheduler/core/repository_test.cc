@@ -1,0 +1,59 @@
+#include "scheduler/core/repository.h"
+
+#include <gtest/gtest.h>
+
+namespace podsched::core {
+namespace {
+
+TEST(JobStateTest, NamesRoundTrip) {
+  for (int i = 0; i <= 7; ++i) {
+    auto state = static_cast<JobState>(i);
+    auto parsed = ParseJobState(JobStateName(state));
+    ASSERT_TRUE(parsed.has_value());
+    EXPECT_EQ(*parsed, state);
+  }
+  auto bad = ParseJobState("DONE");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("valid: QUEUED"), std::string::npos);
+}
+
+TEST(InMemoryJobRepositoryTest, LoadReturnsLatestRowsAndNextIds) {
+  InMemoryJobRepository repo;
+  JobRecord job;
+  job.id = JobId(7);
+  job.spec.user = UserName("ada");
+  JobEvent submitted;
+  submitted.seq = 1;
+  submitted.job = job.id;
+  ASSERT_TRUE(repo.PersistTransition(job, submitted).ok());
+  job.state = JobState::kPlaced;
+  job.epoch = 1;
+  JobEvent placed;
+  placed.seq = 2;
+  placed.job = job.id;
+  placed.epoch = 1;
+  placed.from = JobState::kQueued;
+  placed.to = JobState::kPlaced;
+  placed.hosts = {HostId(3)};
+  ASSERT_TRUE(repo.PersistTransition(job, placed).ok());
+  UserRecord ada;
+  ada.name = UserName("ada");
+  ada.quota = Quota{8, 16};
+  ASSERT_TRUE(repo.PutUser(ada).ok());
+
+  auto state = repo.Load();
+  ASSERT_TRUE(state.has_value());
+  ASSERT_EQ(state->jobs.size(), 1u);
+  EXPECT_EQ(state->jobs[0], job);
+  EXPECT_EQ(state->next_job_id, 8);
+  EXPECT_EQ(state->next_event_seq, 3);
+  ASSERT_EQ(state->users.size(), 1u);
+  EXPECT_EQ(state->users[0].quota.on_demand_cores, 8);
+  auto events = repo.EventsOf(job.id);
+  ASSERT_TRUE(events.has_value());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[1], placed);
+}
+
+}  // namespace
+}  // namespace podsched::core

@@ -1,0 +1,568 @@
+#include "scheduler/core/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "common/check.h"
+#include "scheduler/core/scheduler_impl.h"
+#include "scheduler/core/spec.h"
+#include "scheduler/core/state_machine.h"
+
+namespace podsched::core {
+namespace {
+
+std::string JobName(JobId id) { return "job " + std::to_string(id.value()); }
+
+double Hours(Duration d) { return ToSeconds(d) / 3600.0; }
+
+Result<JobRecord*> FindActive(std::map<JobId, JobRecord>& jobs, JobId id) {
+  auto it = jobs.find(id);
+  if (it == jobs.end()) return NotFound(JobName(id) + " does not exist");
+  if (IsTerminal(it->second.state)) {
+    return FailedPrecondition(JobName(id) + " already ended " +
+                              std::string(JobStateName(it->second.state)));
+  }
+  return &it->second;
+}
+
+}  // namespace
+
+Scheduler::Impl::Impl(pod::Pod p, SchedulerConfig c, Profile prof,
+                      std::unique_ptr<pod::PlacementPolicy> pl, JobRepository* r)
+    : pod(std::move(p)),
+      config(std::move(c)),
+      profile(prof),
+      placement(std::move(pl)),
+      repo(r),
+      rng(config.seed) {}
+
+UserRecord& Scheduler::Impl::User(const UserName& name, TimePoint now) {
+  auto [it, inserted] = users.try_emplace(name);
+  if (inserted) {
+    it->second.name = name;
+    it->second.quota = config.default_quota;
+    it->second.usage_as_of = now;
+    changed_users.insert(name);
+  }
+  return it->second;
+}
+
+void Scheduler::Impl::Enqueue(JobRecord& job, TimePoint now) {
+  queued[job.id] = QueuedRef{&job, &types.at(job.id), &User(job.spec.user, now),
+                             &in_use[job.spec.user]};
+}
+
+Quota Scheduler::Impl::QuotaOf(const UserName& name) const {
+  auto it = users.find(name);
+  return it == users.end() ? config.default_quota : it->second.quota;
+}
+
+Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reason,
+                                   TimePoint now) {
+  Status legal = CheckTransition(job.id, job.state, to);
+  if (!legal.ok()) return legal;
+  JobEvent event;
+  event.seq = next_event_seq++;
+  event.time = now;
+  event.job = job.id;
+  event.epoch = job.epoch;
+  event.from = job.state;
+  event.to = to;
+  event.reason = reason;
+  if (job.placement) event.hosts = pod.HostsIn(*job.placement);
+
+  const bool held = HoldsHosts(job.state);
+  const bool holds = HoldsHosts(to);
+  const int cores = Cores(job.id);
+  QuotaUsage& use = in_use[job.spec.user];
+  int& class_use = job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores;
+  if (!held && holds) class_use += cores;
+  if (held && !holds) {
+    class_use -= cores;
+    // Close the epoch's accounting: the job's usage and the user's decayed fair-share usage.
+    const Duration ran = now - job.start_time;
+    const double core_hours = cores * Hours(ran);
+    job.run_time += ran;
+    job.usage_core_hours += core_hours;
+    UserRecord& user = User(job.spec.user, now);
+    const double decay =
+        std::exp2(-ToSeconds(now - user.usage_as_of) / ToSeconds(config.fair_share_half_life));
+    user.decayed_core_hours = user.decayed_core_hours * decay + core_hours;
+    user.usage_as_of = now;
+    changed_users.insert(user.name);
+    job.placement.reset();
+    kill_sent.erase(job.id);
+  }
+  if (job.state == JobState::kQueued) queued.erase(job.id);
+  if (to == JobState::kQueued) Enqueue(job, now);
+  job.state = to;
+  job.reason = std::move(reason);
+  if (IsTerminal(to)) {
+    job.end_time = now;
+    active.erase(job.id);
+    reservations.erase(job.id);
+  }
+  if (to != JobState::kQueued) reservations.erase(job.id);
+  changed_jobs.insert(job.id);
+  events.push_back(std::move(event));
+  ++stats.events;
+  // Only changes that can let a waiting job start (or change the queue) need a pass.
+  if ((held && !holds) || to == JobState::kQueued || IsTerminal(to)) dirty = true;
+  return Status::Ok();
+}
+
+void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
+  if (job.reason == reason) return;
+  job.reason = reason;
+  changed_jobs.insert(job.id);
+}
+
+void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint now) {
+  const AllocationId alloc(next_allocation_id++);
+  Status allocated = pod.Allocate(alloc, p);
+  PODSCHED_CHECK_MSG(allocated.ok(), allocated.message().c_str());
+  ++job.epoch;
+  job.placement = p;
+  job.start_time = now;
+  job.last_checkpoint_time = now;
+  const JobEpoch owner{job.id, job.epoch};
+  std::vector<HostId> hosts = pod.HostsIn(p);
+  leases[alloc] = Lease{alloc, owner, p, std::set<HostId>(hosts.begin(), hosts.end())};
+  lease_of[owner] = alloc;
+  Status moved = Transition(job, JobState::kPlaced, "placed", now);
+  PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
+  LaunchAction launch{owner, job.spec.accelerator, p, std::move(hosts)};
+  actions.emplace_back(std::in_place_type<LaunchAction>, std::move(launch));
+  ++stats.launches;
+  if (job.spec.preemptible) {
+    if (config.preemptible_lifetime > Duration::zero()) {
+      timers.emplace(now + config.preemptible_lifetime, Timer{TimerKind::kLifetime, owner});
+    }
+    if (config.reclaim_rate_per_hour > 0) {
+      std::exponential_distribution<double> hours(config.reclaim_rate_per_hour);
+      timers.emplace(now + FromSeconds(hours(rng) * 3600.0), Timer{TimerKind::kReclaim, owner});
+    }
+  }
+}
+
+void Scheduler::Impl::StartPreemption(JobRecord& job, std::string reason,
+                                      std::optional<JobId> reserved_for, TimePoint now) {
+  const JobEpoch owner{job.id, job.epoch};
+  std::vector<HostId> hosts = pod.HostsIn(*job.placement);
+  job.preempt_deadline = now + job.spec.grace_period;
+  job.reserved_for = reserved_for;
+  Status moved = Transition(job, JobState::kPreempting, reason, now);
+  PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
+  PreemptAction preempt{owner, job.spec.grace_period, std::move(hosts), reason};
+  actions.emplace_back(std::in_place_type<PreemptAction>, std::move(preempt));
+  timers.emplace(job.preempt_deadline, Timer{TimerKind::kKill, owner});
+  ++stats.preemptions;
+}
+
+void Scheduler::Impl::HostGone(JobEpoch owner, std::optional<HostId> host) {
+  auto it = lease_of.find(owner);
+  if (it == lease_of.end()) return;
+  Lease& lease = leases.at(it->second);
+  if (host) {
+    lease.pending.erase(*host);
+  } else {
+    lease.pending.clear();
+  }
+  if (!lease.pending.empty()) return;
+  Status released = pod.Release(lease.allocation);
+  PODSCHED_CHECK_MSG(released.ok(), released.message().c_str());
+  leases.erase(it->second);
+  lease_of.erase(it);
+  dirty = true;
+}
+
+void Scheduler::Impl::FailOrRetry(JobRecord& job, const std::string& why, TimePoint now) {
+  ++job.restarts;
+  if (job.restarts > job.spec.max_restarts) {
+    Status s = Transition(job, JobState::kFailed,
+                          "failed after " + std::to_string(job.spec.max_restarts) +
+                              " restarts: " + why,
+                          now);
+    PODSCHED_CHECK(s.ok());
+    return;
+  }
+  // Exponential backoff: base, 2 base, 4 base, ... capped.
+  Duration backoff = config.retry_backoff_base;
+  for (int i = 1; i < job.restarts && backoff < config.retry_backoff_max; ++i) backoff *= 2;
+  backoff = std::min(backoff, config.retry_backoff_max);
+  job.not_before = now + backoff;
+  AddWakeup(job.not_before);
+  Status s = Transition(job, JobState::kQueued,
+                        "retry " + std::to_string(job.restarts) + "/" +
+                            std::to_string(job.spec.max_restarts) + " in " +
+                            std::to_string(static_cast<int64_t>(ToSeconds(backoff))) +
+                            " s after: " + why,
+                        now);
+  PODSCHED_CHECK(s.ok());
+}
+
+void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string& reason,
+                                TimePoint now) {
+  if (kind == ExitKind::kSucceeded) {
+    PODSCHED_CHECK(Transition(job, JobState::kSucceeded, "exited 0", now).ok());
+    return;
+  }
+  if (job.state == JobState::kPreempting) {
+    // Any exit while preempting is the preemption completing (SIGKILL looks like a failure).
+    if (job.cancel_requested) {
+      PODSCHED_CHECK(Transition(job, JobState::kCancelled, "cancelled", now).ok());
+      return;
+    }
+    ++job.preemptions;
+    PODSCHED_CHECK(Transition(job, JobState::kQueued, "preempted: " + job.reason, now).ok());
+    return;
+  }
+  FailOrRetry(job, reason.empty() ? "exited with an error" : reason, now);
+}
+
+void Scheduler::Impl::AddWakeup(TimePoint at) {
+  auto [begin, end] = timers.equal_range(at);
+  for (auto it = begin; it != end; ++it) {
+    if (it->second.kind == TimerKind::kWakeup) return;
+  }
+  timers.emplace(at, Timer{TimerKind::kWakeup, {}});
+}
+
+void Scheduler::Impl::RunTimers(TimePoint now) {
+  while (!timers.empty() && timers.begin()->first <= now) {
+    auto [at, timer] = *timers.begin();
+    timers.erase(timers.begin());
+    if (timer.kind == TimerKind::kWakeup) {
+      dirty = true;  // a waiting job may have become eligible (backoff, minimum runtime)
+      continue;
+    }
+    auto it = jobs.find(timer.job.job);
+    if (it == jobs.end() || it->second.epoch != timer.job.epoch) continue;
+    JobRecord& job = it->second;
+    switch (timer.kind) {
+      case TimerKind::kKill:
+        if (job.state == JobState::kPreempting && !kill_sent[job.id]) {
+          kill_sent[job.id] = true;
+          KillAction kill{timer.job, pod.HostsIn(*job.placement),
+                          "grace period of " +
+                              std::to_string(static_cast<int64_t>(
+                                  ToSeconds(job.spec.grace_period))) +
+                              " s expired"};
+          actions.emplace_back(std::in_place_type<KillAction>, std::move(kill));
+        }
+        break;
+      case TimerKind::kReclaim:
+      case TimerKind::kLifetime:
+        if (HoldsHosts(job.state) && job.state != JobState::kPreempting) {
+          StartPreemption(job,
+                          timer.kind == TimerKind::kReclaim
+                              ? "provider reclaim of a preemptible allocation"
+                              : "24-hour preemptible lifetime reached",
+                          std::nullopt, now);
+        }
+        break;
+      case TimerKind::kWakeup:
+        break;
+    }
+  }
+}
+
+Result<Actions> Scheduler::Impl::Finish() {
+  StoreBatch batch;
+  batch.jobs.reserve(changed_jobs.size());
+  for (JobId id : changed_jobs) batch.jobs.push_back(jobs.at(id));
+  for (const UserName& name : changed_users) batch.users.push_back(users.at(name));
+  batch.events = std::move(events);
+  changed_jobs.clear();
+  changed_users.clear();
+  events.clear();
+  Actions out = std::move(actions);
+  actions.clear();
+  if (!batch.empty()) {
+    Status committed = repo->Commit(batch);
+    if (!committed.ok()) return std::unexpected(committed.WithContext("job store commit"));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// Public API.
+
+Scheduler::Scheduler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Scheduler::~Scheduler() = default;
+
+Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConfig config,
+                                                     JobRepository* repo, TimePoint now) {
+  PODSCHED_CHECK(repo != nullptr);
+  auto profile = LookupProfile(config.profile);
+  if (!profile) return std::unexpected(profile.error());
+  auto placement = pod::MakePlacementPolicy(profile->placement);
+  if (!placement) return std::unexpected(placement.error());
+  if (config.fair_share_half_life <= Duration::zero() || config.aging_step <= Duration::zero()) {
+    return InvalidArgument("fair_share_half_life and aging_step must be > 0");
+  }
+  if (config.reclaim_rate_per_hour < 0) return InvalidArgument("reclaim rate must be >= 0");
+  auto loaded = repo->Load();
+  if (!loaded) return std::unexpected(loaded.error().WithContext("loading the job store"));
+
+  auto impl = std::make_unique<Impl>(std::move(pod), std::move(config), *profile,
+                                     std::move(*placement), repo);
+  impl->next_job_id = loaded->next_job_id;
+  impl->next_event_seq = loaded->next_event_seq;
+  for (UserRecord& user : loaded->users) impl->users[user.name] = std::move(user);
+  for (JobRecord& job : loaded->jobs) {
+    auto type = ValidateSpec(job.spec, impl->pod);
+    if (!type) return std::unexpected(type.error().WithContext(JobName(job.id)));
+    impl->types.emplace(job.id, *type);
+    if (!IsTerminal(job.state)) impl->active.insert(job.id);
+    const bool waiting = job.state == JobState::kQueued;
+    if (HoldsHosts(job.state)) {
+      if (!job.placement) return Internal(JobName(job.id) + " holds hosts but has no placement");
+      const AllocationId alloc(impl->next_allocation_id++);
+      Status allocated = impl->pod.Allocate(alloc, *job.placement);
+      if (!allocated.ok()) return std::unexpected(allocated.WithContext(JobName(job.id)));
+      std::vector<HostId> hosts = impl->pod.HostsIn(*job.placement);
+      const JobEpoch owner{job.id, job.epoch};
+      impl->leases[alloc] =
+          Lease{alloc, owner, *job.placement, std::set<HostId>(hosts.begin(), hosts.end())};
+      impl->lease_of[owner] = alloc;
+      QuotaUsage& use = impl->in_use[job.spec.user];
+      (job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores) += type->tensor_cores();
+      if (job.state == JobState::kPreempting) {
+        impl->timers.emplace(job.preempt_deadline, Timer{TimerKind::kKill, owner});
+      } else if (job.spec.preemptible && impl->config.preemptible_lifetime > Duration::zero()) {
+        impl->timers.emplace(job.start_time + impl->config.preemptible_lifetime,
+                             Timer{TimerKind::kLifetime, owner});
+      }
+    }
+    if (job.state == JobState::kQueued && job.not_before > now) {
+      impl->AddWakeup(job.not_before);
+    }
+    auto [it, inserted] = impl->jobs.emplace(job.id, std::move(job));
+    if (waiting) impl->Enqueue(it->second, now);
+  }
+  return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
+}
+
+Result<JobId> Scheduler::Submit(JobSpec spec, TimePoint now) {
+  Impl& s = *impl_;
+  auto type = ValidateSpec(spec, s.pod);
+  if (!type) return std::unexpected(type.error());
+  const Quota quota = s.QuotaOf(spec.user);
+  const int limit = spec.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
+  if (type->tensor_cores() > limit) {
+    return Error(StatusCode::kResourceExhausted,
+                 spec.accelerator + " needs " + std::to_string(type->tensor_cores()) + " " +
+                     (spec.preemptible ? "preemptible" : "on-demand") + " cores; the quota of " +
+                     spec.user.value() + " is " + std::to_string(limit));
+  }
+  s.User(spec.user, now);
+  JobRecord job;
+  job.id = JobId(s.next_job_id++);
+  job.spec = std::move(spec);
+  job.submit_time = now;
+  job.reason = "submitted";
+  JobEvent event;
+  event.seq = s.next_event_seq++;
+  event.time = now;
+  event.job = job.id;
+  event.to = JobState::kQueued;
+  event.reason = "submitted";
+  s.events.push_back(std::move(event));
+  ++s.stats.events;
+  s.types.emplace(job.id, *type);
+  s.active.insert(job.id);
+  s.changed_jobs.insert(job.id);
+  const JobId id = job.id;
+  s.Enqueue(s.jobs.emplace(id, std::move(job)).first->second, now);
+  s.dirty = true;
+  auto done = s.Finish();
+  if (!done) return std::unexpected(done.error());
+  return id;
+}
+
+Result<Actions> Scheduler::Cancel(JobId id, TimePoint now) {
+  Impl& s = *impl_;
+  auto job = FindActive(s.jobs, id);
+  if (!job) return std::unexpected(job.error());
+  JobRecord& j = **job;
+  if (j.state == JobState::kQueued) {
+    PODSCHED_CHECK(s.Transition(j, JobState::kCancelled, "cancelled", now).ok());
+  } else if (j.state == JobState::kPreempting) {
+    j.cancel_requested = true;
+    s.changed_jobs.insert(id);
+  } else {
+    j.cancel_requested = true;
+    s.StartPreemption(j, "cancelled", std::nullopt, now);
+  }
+  return s.Finish();
+}
+
+Result<Actions> Scheduler::Preempt(JobId id, std::string reason, TimePoint now) {
+  Impl& s = *impl_;
+  auto job = FindActive(s.jobs, id);
+  if (!job) return std::unexpected(job.error());
+  JobRecord& j = **job;
+  if (!HoldsHosts(j.state) || j.state == JobState::kPreempting) {
+    return FailedPrecondition(JobName(id) + " is " + std::string(JobStateName(j.state)) +
+                              "; only a placed or running job can be preempted");
+  }
+  s.StartPreemption(j, reason.empty() ? "preempted by an admin" : reason, std::nullopt, now);
+  return s.Finish();
+}
+
+Actions Scheduler::Tick(TimePoint now) {
+  Impl& s = *impl_;
+  s.RunTimers(now);
+  if (s.dirty) s.RunPass(now);
+  auto done = s.Finish();
+  PODSCHED_CHECK_MSG(done.has_value(), done.error().message().c_str());
+  return std::move(*done);
+}
+
+std::optional<TimePoint> Scheduler::NextTimer() const {
+  if (impl_->timers.empty()) return std::nullopt;
+  return impl_->timers.begin()->first;
+}
+
+bool Scheduler::dirty() const { return impl_->dirty; }
+
+Result<Actions> Scheduler::ReportStarted(JobEpoch je, TimePoint now) {
+  Impl& s = *impl_;
+  auto it = s.jobs.find(je.job);
+  if (it == s.jobs.end()) return NotFound(JobName(je.job) + " does not exist");
+  JobRecord& job = it->second;
+  if (je.epoch != job.epoch) {
+    ++s.stats.stale_reports;
+  } else if (job.state == JobState::kPlaced) {
+    PODSCHED_CHECK(s.Transition(job, JobState::kStarting, "processes started", now).ok());
+  }
+  return s.Finish();
+}
+
+Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t last_checkpoint_step,
+                                          TimePoint now) {
+  Impl& s = *impl_;
+  auto it = s.jobs.find(je.job);
+  if (it == s.jobs.end()) return NotFound(JobName(je.job) + " does not exist");
+  JobRecord& job = it->second;
+  if (step < 0 || last_checkpoint_step < 0 || last_checkpoint_step > step) {
+    return InvalidArgument("progress of " + JobName(je.job) + ": step " + std::to_string(step) +
+                           " and checkpoint step " + std::to_string(last_checkpoint_step) +
+                           " must satisfy 0 <= checkpoint <= step");
+  }
+  if (je.epoch != job.epoch || !HoldsHosts(job.state)) {
+    if (je.epoch != job.epoch) ++s.stats.stale_reports;
+    return s.Finish();
+  }
+  job.step = step;
+  if (last_checkpoint_step > job.last_checkpoint_step) job.last_checkpoint_time = now;
+  job.last_checkpoint_step = std::max(job.last_checkpoint_step, last_checkpoint_step);
+  s.changed_jobs.insert(job.id);
+  if (job.state == JobState::kPlaced || job.state == JobState::kStarting) {
+    PODSCHED_CHECK(s.Transition(job, JobState::kRunning, "running", now).ok());
+  }
+  return s.Finish();
+}
+
+Result<Actions> Scheduler::ReportExited(JobEpoch je, std::optional<HostId> host, ExitKind kind,
+                                        std::string reason, TimePoint now) {
+  Impl& s = *impl_;
+  auto it = s.jobs.find(je.job);
+  if (it == s.jobs.end()) return NotFound(JobName(je.job) + " does not exist");
+  JobRecord& job = it->second;
+  // The processes of that epoch are gone on that host whatever the job does now.
+  s.HostGone(je, host);
+  if (je.epoch != job.epoch) {
+    ++s.stats.stale_reports;
+  } else if (HoldsHosts(job.state)) {
+    s.ApplyExit(job, kind, reason, now);
+  }
+  return s.Finish();
+}
+
+Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
+  Impl& s = *impl_;
+  if (!s.pod.Contains(host)) return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
+  Status marked = s.pod.MarkUnhealthy(host);
+  if (!marked.ok()) return std::unexpected(marked);
+  s.dirty = true;
+  const auto alloc = s.pod.host(host).allocation;
+  if (!alloc) return s.Finish();
+  const JobEpoch owner = s.leases.at(*alloc).owner;
+  const std::vector<HostId> hosts = s.pod.HostsIn(s.leases.at(*alloc).placement);
+  s.HostGone(owner, host);  // nothing runs on a dead host any more
+  JobRecord& job = s.jobs.at(owner.job);
+  if (job.epoch == owner.epoch && HoldsHosts(job.state)) {
+    const std::string why = "host " + std::to_string(host.value()) + " failed";
+    KillAction kill{owner, hosts, why};
+    s.actions.emplace_back(std::in_place_type<KillAction>, std::move(kill));
+    if (job.cancel_requested) {
+      PODSCHED_CHECK(s.Transition(job, JobState::kCancelled, "cancelled; " + why, now).ok());
+    } else {
+      PODSCHED_CHECK(s.Transition(job, JobState::kQueued, "requeued: " + why, now).ok());
+    }
+  }
+  return s.Finish();
+}
+
+Result<Actions> Scheduler::HostUp(HostId host, TimePoint now) {
+  Impl& s = *impl_;
+  (void)now;
+  if (!s.pod.Contains(host)) return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
+  Status marked = s.pod.MarkHealthy(host);
+  if (!marked.ok()) return std::unexpected(marked);
+  s.dirty = true;
+  return s.Finish();
+}
+
+Status Scheduler::SetQuota(const UserName& user, Quota quota, TimePoint now) {
+  Impl& s = *impl_;
+  if (quota.on_demand_cores < 0 || quota.preemptible_cores < 0) {
+    return Status(StatusCode::kInvalidArgument, "quota cores must be >= 0");
+  }
+  s.User(user, now).quota = quota;
+  s.changed_users.insert(user);
+  s.dirty = true;
+  auto done = s.Finish();
+  return done ? Status::Ok() : done.error();
+}
+
+const JobRecord* Scheduler::Find(JobId job) const {
+  auto it = impl_->jobs.find(job);
+  return it == impl_->jobs.end() ? nullptr : &it->second;
+}
+
+QuotaUsage Scheduler::UsageOf(const UserName& user) const {
+  auto it = impl_->in_use.find(user);
+  return it == impl_->in_use.end() ? QuotaUsage{} : it->second;
+}
+
+Quota Scheduler::QuotaOf(const UserName& user) const { return impl_->QuotaOf(user); }
+
+double Scheduler::FairShareUsage(const UserName& user, TimePoint now) const {
+  double usage = 0;
+  auto it = impl_->users.find(user);
+  if (it != impl_->users.end()) {
+    usage = it->second.decayed_core_hours *
+            std::exp2(-ToSeconds(now - it->second.usage_as_of) /
+                      ToSeconds(impl_->config.fair_share_half_life));
+  }
+  for (const auto& [alloc, lease] : impl_->leases) {
+    const JobRecord& job = impl_->jobs.at(lease.owner.job);
+    if (job.spec.user == user && job.epoch == lease.owner.epoch && HoldsHosts(job.state)) {
+      usage += impl_->Cores(job.id) * Hours(now - job.start_time);
+    }
+  }
+  return usage;
+}
+
+const std::map<JobId, JobRecord>& Scheduler::jobs() const { return impl_->jobs; }
+const pod::Pod& Scheduler::pod() const { return impl_->pod; }
+const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
+const SchedulerConfig& Scheduler::config() const { return impl_->config; }
+int Scheduler::CoresOf(const JobRecord& job) const { return impl_->Cores(job.id); }
+int Scheduler::ActiveJobs() const { return static_cast<int>(impl_->active.size()); }
+
+}  // namespace podsched::core

@@ -1,0 +1,152 @@
+// Scheduler: the podsched scheduling core. Pure and clock-injected: every call takes `now`; no
+// sockets, threads, wall clock or SQLite. The daemon, the tests and podsim run this same code.
+//
+// Calls (submit, cancel, preempt, tick, worker reports, host up/down) change the state and return
+// the actions the caller must carry out (Launch, Preempt, Kill). Every state change of a call is
+// committed to the JobRepository in one batch before the call returns; a failed commit is
+// returned as an error and is fatal for the caller (see repository.h).
+//
+// Scheduling passes are merged (as in the Mesos allocator): calls mark the scheduler dirty and
+// Tick(now) runs at most one pass, and only when something changed or a timer expired (backoff,
+// grace period, minimum runtime, preemptible lifetime, provider reclaim). A pass is a sequence of
+// small named steps (cycle.h): queue sort, filter (quota, backoff), score + reserve (placement
+// policy), preemption (victim choice), permit (backfill), bind (launch).
+//
+// Host accounting: a job's hosts are released only when every host of its placement has reported
+// the processes gone (ReportExited per host, or for all hosts at once). Until then they stay
+// allocated even if the job itself has moved on (requeued, failed, cancelled).
+//
+// Deterministic: the same calls with the same `now`s and seed give the same actions.
+// Not thread-safe: one owner (the daemon's strand or the simulator loop) calls it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "pod/pod.h"
+#include "scheduler/core/job.h"
+#include "scheduler/core/repository.h"
+
+namespace podsched::core {
+
+struct LaunchAction {
+  JobEpoch job;
+  std::string accelerator;  // "v2-32"
+  pod::Placement placement;
+  std::vector<HostId> hosts;  // row-major; the first runs mpirun
+};
+struct PreemptAction {
+  JobEpoch job;
+  Duration grace{0};  // SIGTERM now, SIGKILL after grace
+  std::vector<HostId> hosts;
+  std::string reason;
+};
+struct KillAction {
+  JobEpoch job;
+  std::vector<HostId> hosts;
+  std::string reason;
+};
+using Action = std::variant<LaunchAction, PreemptAction, KillAction>;
+using Actions = std::vector<Action>;
+
+// How a job's processes ended, as a worker reports it.
+enum class ExitKind {
+  kSucceeded,  // exit code 0
+  kFailed,     // non-zero exit or crash
+  kPreempted,  // exited after SIGTERM with the documented "preempted" code (checkpoint written)
+  kKilled,     // SIGKILLed (grace expired, or Kill)
+};
+
+struct SchedulerConfig {
+  // "fair-best-fit" (fair share + best-fit + EASY backfill) or "fifo-first-fit" (FIFO +
+  // first-fit, no backfill); preemption is on in both. See ProfileNames() in cycle.h.
+  std::string profile = "fair-best-fit";
+  Quota default_quota;                               // for users not configured otherwise
+  Duration fair_share_half_life = std::chrono::hours(24);
+  Duration aging_step = std::chrono::hours(1);       // +1 effective priority per step waited
+  int max_aging_bonus = 10;
+  Duration min_runtime_before_preemption = std::chrono::minutes(10);  // anti-thrash
+  Duration preemptible_lifetime = std::chrono::hours(24);  // 0: unlimited
+  double reclaim_rate_per_hour = 0;  // provider reclaims per preemptible allocation-hour
+  Duration retry_backoff_base = std::chrono::seconds(30);
+  Duration retry_backoff_max = std::chrono::hours(1);
+  uint64_t seed = 1;
+};
+
+struct SchedulerStats {
+  int64_t passes = 0;
+  int64_t stale_reports = 0;  // reports with an old epoch, ignored
+  int64_t preemptions = 0;    // Preempt actions issued (any cause)
+  int64_t launches = 0;
+  int64_t events = 0;         // transitions recorded
+};
+
+class Scheduler {
+ public:
+  // Loads `repo` and rebuilds the state from it (jobs holding hosts get their placements back).
+  // `repo` must outlive the scheduler. Errors: unknown profile, invalid config, load failure, a
+  // stored placement that no longer fits the pod.
+  static Result<std::unique_ptr<Scheduler>> Create(pod::Pod pod, SchedulerConfig config,
+                                                   JobRepository* repo, TimePoint now);
+  ~Scheduler();
+
+  // Validates (spec.h) and queues a job. Errors name the problem ("v2-12 is not ...").
+  Result<JobId> Submit(JobSpec spec, TimePoint now);
+  // QUEUED: ends CANCELLED now. Holding hosts: Preempt with the grace period, then CANCELLED
+  // when it exits. Error for an unknown or finished job.
+  Result<Actions> Cancel(JobId job, TimePoint now);
+  // Manual preemption (podctl preempt): the job is requeued after a graceful stop.
+  Result<Actions> Preempt(JobId job, std::string reason, TimePoint now);
+
+  // Timers (grace expiry -> Kill, lifetime, reclaim, backoff) and at most one scheduling pass.
+  Actions Tick(TimePoint now);
+  // The earliest pending timer, if any: a driver with a virtual clock ticks at that time.
+  std::optional<TimePoint> NextTimer() const;
+  // True when the next Tick would run a scheduling pass.
+  bool dirty() const;
+
+  // Worker reports. A report whose epoch is not the job's current one is ignored and counted
+  // (stats().stale_reports); an exit report of an old epoch still frees that epoch's hosts.
+  Result<Actions> ReportStarted(JobEpoch job, TimePoint now);
+  Result<Actions> ReportProgress(JobEpoch job, int64_t step, int64_t last_checkpoint_step,
+                                 TimePoint now);
+  // `host`: the host whose processes are gone; nullopt for every host of the placement.
+  Result<Actions> ReportExited(JobEpoch job, std::optional<HostId> host, ExitKind kind,
+                               std::string reason, TimePoint now);
+  Result<Actions> HostDown(HostId host, TimePoint now);
+  Result<Actions> HostUp(HostId host, TimePoint now);
+
+  // Admin.
+  Status SetQuota(const UserName& user, Quota quota, TimePoint now);
+
+  // Queries.
+  const JobRecord* Find(JobId job) const;
+  QuotaUsage UsageOf(const UserName& user) const;
+  Quota QuotaOf(const UserName& user) const;
+  // Decayed recent usage in core-hours including running allocations (the fair-share key).
+  double FairShareUsage(const UserName& user, TimePoint now) const;
+  const std::map<JobId, JobRecord>& jobs() const;
+  const pod::Pod& pod() const;
+  const SchedulerStats& stats() const;
+  const SchedulerConfig& config() const;
+  // Cores of the job's slice.
+  int CoresOf(const JobRecord& job) const;
+  // Jobs not in a terminal state.
+  int ActiveJobs() const;
+
+ private:
+  class Impl;
+  explicit Scheduler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace podsched::core

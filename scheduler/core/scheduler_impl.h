@@ -1,0 +1,112 @@
+// Private state of Scheduler, shared by scheduler.cc (calls, reports, timers), cycle.cc (the
+// scheduling pass) and accounting.cc. Not part of the public API.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pod/placement.h"
+#include "scheduler/core/profile.h"
+#include "scheduler/core/scheduler.h"
+
+namespace podsched::core {
+
+// Hosts held by one placement (job, epoch) until every host reports its processes gone.
+struct Lease {
+  AllocationId allocation;
+  JobEpoch owner;
+  pod::Placement placement;
+  std::set<HostId> pending;  // hosts that have not reported the processes gone
+};
+
+// Hosts promised to a waiting job while its preemption victims stop.
+struct Reservation {
+  pod::Placement placement;
+  std::vector<JobId> victims;
+};
+
+// A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
+// over 10,000 queued jobs does no lookups in the map of every job ever submitted.
+struct QueuedRef {
+  JobRecord* job;
+  const pod::AcceleratorType* type;
+  UserRecord* user;
+  QuotaUsage* use;
+};
+
+enum class TimerKind { kKill, kReclaim, kLifetime, kWakeup };
+struct Timer {
+  TimerKind kind;
+  JobEpoch job;
+};
+
+class Scheduler::Impl {
+ public:
+  Impl(pod::Pod pod, SchedulerConfig config, Profile profile,
+       std::unique_ptr<pod::PlacementPolicy> placement, JobRepository* repo);
+
+  // --- state ---
+  pod::Pod pod;
+  SchedulerConfig config;
+  Profile profile;
+  std::unique_ptr<pod::PlacementPolicy> placement;
+  JobRepository* repo;
+  std::map<JobId, JobRecord> jobs;
+  std::map<JobId, pod::AcceleratorType> types;  // parsed accelerator of every job
+  std::set<JobId> active;                       // not terminal
+  std::map<JobId, QueuedRef> queued;            // QUEUED jobs
+  std::map<UserName, UserRecord> users;         // users seen or configured
+  std::map<UserName, QuotaUsage> in_use;        // cores of jobs in holding states
+  std::map<AllocationId, Lease> leases;
+  std::map<JobEpoch, AllocationId> lease_of;
+  std::map<JobId, Reservation> reservations;    // by waiting job
+  std::map<JobId, bool> kill_sent;              // current epoch got a Kill already
+  std::multimap<TimePoint, Timer> timers;
+  std::mt19937_64 rng;
+  int64_t next_job_id = 1;
+  int64_t next_event_seq = 1;
+  int64_t next_allocation_id = 1;
+  bool dirty = true;
+  SchedulerStats stats;
+
+  // --- the current call's output ---
+  Actions actions;
+  std::set<JobId> changed_jobs;
+  std::set<UserName> changed_users;
+  std::vector<JobEvent> events;
+
+  // --- helpers (scheduler.cc) ---
+  int Cores(JobId job) const { return types.at(job).tensor_cores(); }
+  UserRecord& User(const UserName& name, TimePoint now);
+  void Enqueue(JobRecord& job, TimePoint now);
+  Quota QuotaOf(const UserName& name) const;
+  // Checks legality, records the event, updates quota use and fair-share usage when the job
+  // starts or stops holding hosts. Returns the legality error without changing anything.
+  Status Transition(JobRecord& job, JobState to, std::string reason, TimePoint now);
+  void SetReason(JobRecord& job, const std::string& reason);  // persists only when it changed
+  // Places `job` at `p`: allocates, new epoch, PLACED, Launch action, timers.
+  void Bind(JobRecord& job, const pod::Placement& p, TimePoint now);
+  // Sends Preempt and moves the job to PREEMPTING.
+  void StartPreemption(JobRecord& job, std::string reason, std::optional<JobId> reserved_for,
+                       TimePoint now);
+  // Removes `host` (or every host) from the lease's pending set; releases it when empty.
+  void HostGone(JobEpoch owner, std::optional<HostId> host);
+  // After a failure: retry with backoff or FAILED.
+  void FailOrRetry(JobRecord& job, const std::string& why, TimePoint now);
+  void ApplyExit(JobRecord& job, ExitKind kind, const std::string& reason, TimePoint now);
+  void RunTimers(TimePoint now);
+  // A timer that only makes the next Tick run a pass (backoff end, minimum runtime reached).
+  void AddWakeup(TimePoint at);
+  // Commits what the call changed and returns its actions.
+  Result<Actions> Finish();
+
+  // --- the scheduling pass (cycle.cc) ---
+  void RunPass(TimePoint now);
+};
+
+}  // namespace podsched::core

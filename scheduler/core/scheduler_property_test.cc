@@ -1,0 +1,129 @@
+// Property test: seeded random sequences of submissions, cancellations, manual preemptions,
+// host failures, worker reports and ticks. After every step: no host is held by two jobs, no
+// user exceeds a quota, and every job that has not ended holds hosts or waits with a reason.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "scheduler/core/test_util.h"
+
+namespace podsched::core {
+namespace {
+
+using testing::At;
+
+class SchedulerPropertyTest : public testing::SchedulerFixture,
+                              public ::testing::WithParamInterface<uint64_t> {
+ protected:
+  void CheckInvariants() {
+    std::set<HostId> held;
+    std::map<UserName, QuotaUsage> use;
+    for (const auto& [id, job] : sched_->jobs()) {
+      if (IsTerminal(job.state)) continue;
+      if (HoldsHosts(job.state)) {
+        ASSERT_TRUE(job.placement.has_value()) << id;
+        for (HostId h : sched_->pod().HostsIn(*job.placement)) {
+          ASSERT_TRUE(held.insert(h).second) << "host " << h << " held twice";
+          ASSERT_TRUE(sched_->pod().host(h).allocation.has_value());
+        }
+        QuotaUsage& u = use[job.spec.user];
+        (job.spec.preemptible ? u.preemptible_cores : u.on_demand_cores) += sched_->CoresOf(job);
+      } else {
+        ASSERT_EQ(job.state, JobState::kQueued);
+        ASSERT_FALSE(job.reason.empty()) << "job " << id << " waits without a reason";
+      }
+    }
+    for (const auto& [user, u] : use) {
+      const Quota q = sched_->QuotaOf(user);
+      ASSERT_LE(u.on_demand_cores, q.on_demand_cores) << user;
+      ASSERT_LE(u.preemptible_cores, q.preemptible_cores) << user;
+      ASSERT_EQ(sched_->UsageOf(user).on_demand_cores, u.on_demand_cores);
+      ASSERT_EQ(sched_->UsageOf(user).preemptible_cores, u.preemptible_cores);
+    }
+  }
+};
+
+TEST_P(SchedulerPropertyTest, RandomSequencesKeepInvariants) {
+  SchedulerConfig config = DefaultConfig();
+  config.default_quota = Quota{64, 96};
+  config.reclaim_rate_per_hour = 0.5;
+  config.min_runtime_before_preemption = std::chrono::seconds(30);
+  config.profile = GetParam() % 2 == 0 ? "fair-best-fit" : "fifo-first-fit";
+  config.seed = GetParam();
+  Start(4, 4, config);
+  std::mt19937_64 rng(GetParam());
+  auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  const char* users[] = {"ada", "bob", "carl"};
+  const char* types[] = {"v2-8", "v2-8", "v2-8", "v2-32", "v2-128"};
+  std::map<JobEpoch, std::vector<HostId>> running;  // what the fake workers run
+  std::vector<JobId> ids;
+  double now = 0;
+  for (int step = 0; step < 3000; ++step) {
+    now += pick(120);
+    const int op = pick(100);
+    if (op < 25) {
+      JobSpec spec = testing::Spec(users[pick(3)], types[pick(5)], pick(2) == 0, pick(3));
+      if (pick(2)) spec.expected_runtime = std::chrono::seconds(60 + pick(3600));
+      auto id = sched_->Submit(spec, At(now));
+      if (id) ids.push_back(*id);  // v2-128 on-demand exceeds the quota: rejected
+    } else if (op < 28 && !ids.empty()) {
+      (void)sched_->Cancel(ids[static_cast<size_t>(pick(static_cast<int>(ids.size())))], At(now));
+    } else if (op < 31 && !ids.empty()) {
+      (void)sched_->Preempt(ids[static_cast<size_t>(pick(static_cast<int>(ids.size())))], "test",
+                            At(now));
+    } else if (op < 33) {
+      const HostId h(pick(16));
+      auto r = pick(4) == 0 ? sched_->HostDown(h, At(now)) : sched_->HostUp(h, At(now));
+      ASSERT_TRUE(r.has_value());
+      for (const Action& a : *r) {
+        if (auto* k = std::get_if<KillAction>(&a); k && running.erase(k->job)) {
+          ASSERT_TRUE(sched_->ReportExited(k->job, std::nullopt, ExitKind::kKilled, "", At(now)));
+        }
+      }
+    } else if (op < 60 && !running.empty()) {
+      auto it = running.begin();
+      std::advance(it, pick(static_cast<int>(running.size())));
+      const JobEpoch je = it->first;
+      const int what = pick(10);
+      if (what < 4) {
+        ASSERT_TRUE(sched_->ReportProgress(je, 10 * step, 10 * step - pick(5), At(now)));
+      } else if (what < 5) {
+        ASSERT_TRUE(sched_->ReportStarted(je, At(now)));
+      } else {
+        // Exits are reported host by host, sometimes for every host at once.
+        const ExitKind kind = what < 8 ? ExitKind::kSucceeded : ExitKind::kFailed;
+        if (pick(2)) {
+          for (HostId h : it->second) {
+            ASSERT_TRUE(sched_->ReportExited(je, h, kind, "exit", At(now)));
+          }
+        } else {
+          ASSERT_TRUE(sched_->ReportExited(je, std::nullopt, kind, "exit", At(now)));
+        }
+        running.erase(it);
+      }
+    } else {
+      for (const Action& a : sched_->Tick(At(now))) {
+        if (auto* l = std::get_if<LaunchAction>(&a)) running[l->job] = l->hosts;
+        // Preempted processes usually exit at once; otherwise at the Kill after the grace.
+        if (auto* p = std::get_if<PreemptAction>(&a); p && pick(4) != 0 && running.erase(p->job)) {
+          ASSERT_TRUE(sched_->ReportExited(p->job, std::nullopt, ExitKind::kPreempted, "",
+                                           At(now)));
+        }
+        if (auto* k = std::get_if<KillAction>(&a); k && running.erase(k->job)) {
+          ASSERT_TRUE(sched_->ReportExited(k->job, std::nullopt, ExitKind::kKilled, "", At(now)));
+        }
+      }
+    }
+    CheckInvariants();
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(sched_->stats().launches, 50);
+  EXPECT_GT(sched_->stats().preemptions, 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, SchedulerPropertyTest, ::testing::Values(1, 2, 3, 4));
+
+}  // namespace
+}  // namespace podsched::core

@@ -1,0 +1,398 @@
+#include "scheduler/core/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler/core/test_util.h"
+
+namespace podsched::core {
+namespace {
+
+using testing::At;
+using testing::Only;
+using testing::Spec;
+using S = JobState;
+
+class SchedulerTest : public testing::SchedulerFixture {};
+
+TEST_F(SchedulerTest, PlacesAndRunsAJobThroughItsLifecycle) {
+  Start(2, 2);
+  JobId id = Submit(Spec("ada", "v2-32", false), 0);
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  Actions actions = Tick(1);
+  auto launches = Only<LaunchAction>(actions);
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].job, (JobEpoch{id, 1}));
+  EXPECT_EQ(launches[0].hosts.size(), 4u);
+  EXPECT_EQ(Job(id).state, S::kPlaced);
+  ASSERT_TRUE(sched_->ReportStarted(Epoch(id), At(2)).has_value());
+  EXPECT_EQ(Job(id).state, S::kStarting);
+  Progress(id, 10, 5, 3);
+  EXPECT_EQ(Job(id).state, S::kRunning);
+  Exited(id, ExitKind::kSucceeded, 3601);
+  EXPECT_EQ(Job(id).state, S::kSucceeded);
+  EXPECT_EQ(sched_->pod().AvailableHosts(), 4);
+  EXPECT_NEAR(Job(id).usage_core_hours, 32.0, 1e-6);  // 32 cores for one hour
+  auto events = repo_.EventsOf(id);
+  ASSERT_TRUE(events.has_value());
+  ASSERT_EQ(events->size(), 5u);  // submit, placed, starting, running, succeeded
+  EXPECT_FALSE((*events)[0].from.has_value());
+  EXPECT_EQ((*events)[1].hosts.size(), 4u);
+}
+
+TEST_F(SchedulerTest, PassesRunOnlyWhenSomethingChanged) {
+  Start(2, 2);
+  Submit(Spec("ada", "v2-8", false), 0);
+  Tick(1);
+  const int64_t passes = sched_->stats().passes;
+  Tick(2);
+  Tick(3);
+  EXPECT_EQ(sched_->stats().passes, passes);
+  Submit(Spec("ada", "v2-8", false), 4);
+  Tick(5);
+  EXPECT_EQ(sched_->stats().passes, passes + 1);
+}
+
+TEST_F(SchedulerTest, PreemptibleEvictedExactlyWhenOnDemandNeedsItsHosts) {
+  Start(2, 2);
+  std::vector<JobId> cheap;
+  for (int i = 0; i < 3; ++i) cheap.push_back(Submit(Spec("bob", "v2-8", true), 0));
+  Tick(1);
+  // One host is still free: an on-demand v2-8 takes it without preempting anyone.
+  JobId first = Submit(Spec("ada", "v2-8", false), 10);
+  Actions actions = Tick(11);
+  EXPECT_TRUE(Only<PreemptAction>(actions).empty());
+  EXPECT_EQ(Job(first).state, S::kPlaced);
+  // The pod is full: the next on-demand job evicts exactly one preemptible job.
+  JobId second = Submit(Spec("ada", "v2-8", false), 20);
+  actions = Tick(21);
+  auto preempts = Only<PreemptAction>(actions);
+  ASSERT_EQ(preempts.size(), 1u);
+  const JobId victim = preempts[0].job.job;
+  EXPECT_EQ(Job(victim).state, S::kPreempting);
+  EXPECT_EQ(preempts[0].grace, std::chrono::seconds(30));
+  EXPECT_EQ(Job(second).reason, "waiting for job " + std::to_string(victim.value()) +
+                                    " to checkpoint");
+  // Hosts are not free until the victim reports its processes gone.
+  EXPECT_TRUE(Only<LaunchAction>(Tick(22)).empty());
+  Exited(victim, ExitKind::kPreempted, 30);
+  EXPECT_EQ(Job(victim).state, S::kQueued);
+  EXPECT_EQ(Job(victim).preemptions, 1);
+  auto launches = Only<LaunchAction>(Tick(31));
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].job.job, second);
+  EXPECT_EQ(Job(victim).reason, "no free host");
+}
+
+TEST_F(SchedulerTest, NeverPreemptsOnDemandForPreemptible) {
+  Start(1, 1);
+  JobId od = Submit(Spec("ada", "v2-8", false), 0);
+  Tick(1);
+  JobId cheap = Submit(Spec("bob", "v2-8", true, /*priority=*/100), 2);
+  Actions actions = Tick(3);
+  EXPECT_TRUE(Only<PreemptAction>(actions).empty());
+  EXPECT_EQ(Job(od).state, S::kPlaced);
+  EXPECT_EQ(Job(cheap).reason, "no free host");
+}
+
+TEST_F(SchedulerTest, HigherPriorityPreemptsLowerPriorityOfTheSameClass) {
+  Start(1, 1);
+  JobId low = Submit(Spec("ada", "v2-8", false, 1), 0);
+  Tick(1);
+  Submit(Spec("bob", "v2-8", false, 5), 2);
+  auto preempts = Only<PreemptAction>(Tick(3));
+  ASSERT_EQ(preempts.size(), 1u);
+  EXPECT_EQ(preempts[0].job.job, low);
+}
+
+TEST_F(SchedulerTest, VictimsChosenByLeastLostWork) {
+  Start(2, 2);
+  std::vector<JobId> cheap;
+  for (int i = 0; i < 4; ++i) cheap.push_back(Submit(Spec("bob", "v2-8", true), 0));
+  Tick(1);
+  // Last checkpoints: job 0 at t=100, job 1 at t=50, job 2 at t=150, job 3 at t=120.
+  const double ckpt_time[] = {100, 50, 150, 120};
+  for (int i = 0; i < 4; ++i) Progress(cheap[i], 10, 10, ckpt_time[i]);
+  Submit(Spec("ada", "v2-8", false), 200);
+  auto preempts = Only<PreemptAction>(Tick(200));
+  ASSERT_EQ(preempts.size(), 1u);
+  EXPECT_EQ(preempts[0].job.job, cheap[2]);  // 50 s lost, the least
+}
+
+TEST_F(SchedulerTest, BackfillStartsOnlyJobsThatCannotDelayTheHead) {
+  Start(2, 2);
+  JobSpec running = Spec("ada", "v2-8", false);
+  running.expected_runtime = std::chrono::seconds(100);
+  JobId a = Submit(running, 0);
+  Tick(0);
+  JobId head = Submit(Spec("bob", "v2-32", false), 1);
+  JobSpec short_job = Spec("carl", "v2-8", false);
+  short_job.expected_runtime = std::chrono::seconds(50);
+  JobSpec long_job = Spec("dora", "v2-8", false);
+  long_job.expected_runtime = std::chrono::seconds(1000);
+  JobId long_id = Submit(long_job, 2);
+  JobId short_id = Submit(short_job, 3);
+  Tick(4);
+  EXPECT_EQ(Job(head).state, S::kQueued);
+  EXPECT_EQ(Job(head).reason, "no free 2x2 block of hosts");
+  EXPECT_EQ(Job(short_id).state, S::kPlaced);  // ends at 54, before the head's start at 100
+  EXPECT_EQ(Job(long_id).state, S::kQueued);   // would still run at 100
+  Exited(short_id, ExitKind::kSucceeded, 54);
+  Tick(54);
+  EXPECT_EQ(Job(long_id).state, S::kQueued);
+  Exited(a, ExitKind::kSucceeded, 100);
+  Tick(100);
+  EXPECT_EQ(Job(head).state, S::kPlaced);
+}
+
+TEST_F(SchedulerTest, FifoWithoutBackfillBlocksBehindTheHead) {
+  SchedulerConfig config = DefaultConfig();
+  config.profile = "fifo-first-fit";
+  Start(2, 2, config);
+  Submit(Spec("ada", "v2-8", false), 0);
+  Tick(0);
+  JobId head = Submit(Spec("bob", "v2-32", false), 1);
+  JobSpec short_job = Spec("carl", "v2-8", false);
+  short_job.expected_runtime = std::chrono::seconds(5);
+  JobId short_id = Submit(short_job, 2);
+  Tick(3);
+  EXPECT_EQ(Job(short_id).state, S::kQueued);
+  EXPECT_EQ(Job(short_id).reason, "waiting for earlier jobs to start (FIFO order)");
+  EXPECT_EQ(Job(head).reason, "no free 2x2 block of hosts");
+}
+
+TEST_F(SchedulerTest, QuotaWaitsWithReasonAndUsageIsQueryable) {
+  Start(4, 4);
+  std::vector<JobId> ids;
+  for (int i = 0; i < 6; ++i) ids.push_back(Submit(Spec("ada", "v2-8", false), i));
+  Tick(10);
+  EXPECT_EQ(sched_->UsageOf(UserName("ada")).on_demand_cores, 40);
+  EXPECT_EQ(Job(ids[5]).state, S::kQueued);
+  EXPECT_EQ(Job(ids[5]).reason, "quota: 40/40 on-demand cores in use");
+  // Preemptible quota is separate.
+  JobId cheap = Submit(Spec("ada", "v2-8", true), 11);
+  Tick(12);
+  EXPECT_EQ(Job(cheap).state, S::kPlaced);
+  // A job larger than the quota can never run: rejected at submit.
+  auto big = sched_->Submit(Spec("ada", "v2-128", false), At(13));
+  ASSERT_FALSE(big.has_value());
+  EXPECT_EQ(big.error().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(big.error().message().find("quota of ada is 40"), std::string::npos);
+  // Freeing a slot or raising the quota lets the waiting job run.
+  ASSERT_TRUE(sched_->SetQuota(UserName("ada"), Quota{48, 800}, At(14)).ok());
+  Tick(15);
+  EXPECT_EQ(Job(ids[5]).state, S::kPlaced);
+  EXPECT_EQ(sched_->QuotaOf(UserName("ada")).on_demand_cores, 48);
+}
+
+TEST_F(SchedulerTest, FairShareOrdersLightUsersFirst) {
+  Start(1, 1);
+  JobId heavy_run = Submit(Spec("heavy", "v2-8", false), 0);
+  Tick(0);
+  Exited(heavy_run, ExitKind::kSucceeded, 36000);  // 10 hours on 8 cores
+  JobId blocker = Submit(Spec("other", "v2-8", false), 36000);
+  Tick(36000);
+  JobId heavy = Submit(Spec("heavy", "v2-8", false), 36001);
+  JobId light = Submit(Spec("light", "v2-8", false), 36002);
+  Tick(36003);
+  EXPECT_GT(sched_->FairShareUsage(UserName("heavy"), At(36003)), 70.0);
+  Exited(blocker, ExitKind::kSucceeded, 36004);
+  Tick(36004);
+  EXPECT_EQ(Job(light).state, S::kPlaced);  // submitted later, but its user used less
+  EXPECT_EQ(Job(heavy).state, S::kQueued);
+}
+
+TEST_F(SchedulerTest, FifoProfileIgnoresFairShare) {
+  SchedulerConfig config = DefaultConfig();
+  config.profile = "fifo-first-fit";
+  Start(1, 1, config);
+  JobId heavy_run = Submit(Spec("heavy", "v2-8", false), 0);
+  Tick(0);
+  Exited(heavy_run, ExitKind::kSucceeded, 36000);
+  JobId blocker = Submit(Spec("other", "v2-8", false), 36000);
+  Tick(36000);
+  JobId heavy = Submit(Spec("heavy", "v2-8", false), 36001);
+  Submit(Spec("light", "v2-8", false), 36002);
+  Exited(blocker, ExitKind::kSucceeded, 36004);
+  Tick(36004);
+  EXPECT_EQ(Job(heavy).state, S::kPlaced);
+}
+
+TEST_F(SchedulerTest, HostFailureRequeuesAndJobResumesElsewhere) {
+  Start(1, 2);
+  JobId id = Submit(Spec("ada", "v2-8", false), 0);
+  auto launches = Only<LaunchAction>(Tick(0));
+  ASSERT_EQ(launches.size(), 1u);
+  const HostId host = launches[0].hosts[0];
+  auto down = sched_->HostDown(host, At(10));
+  ASSERT_TRUE(down.has_value());
+  EXPECT_EQ(Only<KillAction>(*down).size(), 1u);
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  EXPECT_EQ(Job(id).reason, "requeued: host " + std::to_string(host.value()) + " failed");
+  launches = Only<LaunchAction>(Tick(11));
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_NE(launches[0].hosts[0], host);
+  EXPECT_EQ(launches[0].job.epoch, 2);
+  EXPECT_EQ(Job(id).restarts, 0);  // not the job's fault
+  ASSERT_TRUE(sched_->HostUp(host, At(12)).has_value());
+  EXPECT_EQ(sched_->pod().AvailableHosts(), 1);
+}
+
+TEST_F(SchedulerTest, RetriesWithExponentialBackoffThenFails) {
+  Start(1, 1);
+  JobSpec spec = Spec("ada", "v2-8", false);
+  spec.max_restarts = 2;
+  JobId id = Submit(spec, 0);
+  Tick(0);
+  Exited(id, ExitKind::kFailed, 10, "exit code 3");
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  EXPECT_EQ(Job(id).reason, "retry 1/2 in 30 s after: exit code 3");
+  Tick(20);
+  EXPECT_EQ(Job(id).state, S::kQueued);  // backoff until 40
+  Tick(40);
+  EXPECT_EQ(Job(id).state, S::kPlaced);
+  Exited(id, ExitKind::kFailed, 50, "exit code 3");
+  EXPECT_EQ(Job(id).reason, "retry 2/2 in 60 s after: exit code 3");
+  Tick(100);
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  Tick(110);
+  EXPECT_EQ(Job(id).state, S::kPlaced);
+  Exited(id, ExitKind::kFailed, 120, "exit code 3");
+  EXPECT_EQ(Job(id).state, S::kFailed);
+  EXPECT_EQ(Job(id).reason, "failed after 2 restarts: exit code 3");
+}
+
+TEST_F(SchedulerTest, CancelDuringPreemptingEndsCancelled) {
+  Start(1, 1);
+  JobId id = Submit(Spec("ada", "v2-8", true), 0);
+  Tick(0);
+  auto preempt = sched_->Preempt(id, "", At(5));
+  ASSERT_TRUE(preempt.has_value());
+  EXPECT_EQ(Only<PreemptAction>(*preempt).size(), 1u);
+  auto cancel = sched_->Cancel(id, At(6));
+  ASSERT_TRUE(cancel.has_value());
+  EXPECT_TRUE(cancel->empty());  // already stopping
+  EXPECT_EQ(Job(id).state, S::kPreempting);
+  // The grace period expires: Kill.
+  EXPECT_EQ(Only<KillAction>(Tick(36)).size(), 1u);
+  Exited(id, ExitKind::kKilled, 37);
+  EXPECT_EQ(Job(id).state, S::kCancelled);
+  EXPECT_EQ(sched_->pod().AvailableHosts(), 1);
+  EXPECT_FALSE(sched_->Cancel(id, At(38)).has_value());
+}
+
+TEST_F(SchedulerTest, CancelQueuedAndRunning) {
+  Start(1, 1);
+  JobId running = Submit(Spec("ada", "v2-8", false), 0);
+  Tick(0);
+  JobId queued = Submit(Spec("ada", "v2-8", false), 1);
+  ASSERT_TRUE(sched_->Cancel(queued, At(2)).has_value());
+  EXPECT_EQ(Job(queued).state, S::kCancelled);
+  auto cancel = sched_->Cancel(running, At(3));
+  ASSERT_TRUE(cancel.has_value());
+  EXPECT_EQ(Only<PreemptAction>(*cancel).size(), 1u);
+  Exited(running, ExitKind::kPreempted, 4);
+  EXPECT_EQ(Job(running).state, S::kCancelled);
+}
+
+TEST_F(SchedulerTest, AntiThrashMinimumRuntimeBeforePreemption) {
+  SchedulerConfig config = DefaultConfig();
+  config.min_runtime_before_preemption = std::chrono::minutes(10);
+  Start(1, 1, config);
+  JobId cheap = Submit(Spec("bob", "v2-8", true), 0);
+  Tick(0);
+  JobId od = Submit(Spec("ada", "v2-8", false), 60);
+  EXPECT_TRUE(Only<PreemptAction>(Tick(60)).empty());
+  EXPECT_EQ(Job(od).reason,
+            "no free host; 1 running jobs would have to go, after their minimum runtime");
+  EXPECT_TRUE(Only<PreemptAction>(Tick(599)).empty());
+  auto preempts = Only<PreemptAction>(Tick(600));  // a timer wakes the pass
+  ASSERT_EQ(preempts.size(), 1u);
+  EXPECT_EQ(preempts[0].job.job, cheap);
+}
+
+TEST_F(SchedulerTest, PreemptibleLifetimeOf24Hours) {
+  Start(1, 1);
+  JobId id = Submit(Spec("bob", "v2-8", true), 0);
+  Tick(0);
+  EXPECT_TRUE(Only<PreemptAction>(Tick(24 * 3600 - 1)).empty());
+  auto preempts = Only<PreemptAction>(Tick(24 * 3600));
+  ASSERT_EQ(preempts.size(), 1u);
+  EXPECT_EQ(preempts[0].reason, "24-hour preemptible lifetime reached");
+  Exited(id, ExitKind::kPreempted, 24 * 3600 + 10);
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  Tick(24 * 3600 + 11);
+  EXPECT_EQ(Job(id).state, S::kPlaced);  // resumes on a new allocation
+  EXPECT_EQ(Job(id).epoch, 2);
+}
+
+TEST_F(SchedulerTest, ProviderReclaimIsSeededAndDeterministic) {
+  auto reclaim_time = [this](uint64_t seed) {
+    SchedulerConfig config = DefaultConfig();
+    config.reclaim_rate_per_hour = 1.0;
+    config.seed = seed;
+    repo_ = InMemoryJobRepository();
+    Start(1, 1, config);
+    Submit(Spec("bob", "v2-8", true), 0);
+    Tick(0);
+    for (int minute = 1; minute < 24 * 60; ++minute) {
+      auto preempts = Only<PreemptAction>(Tick(minute * 60.0));
+      if (!preempts.empty()) {
+        EXPECT_EQ(preempts[0].reason, "provider reclaim of a preemptible allocation");
+        return minute;
+      }
+    }
+    return -1;
+  };
+  const int first = reclaim_time(7);
+  EXPECT_GT(first, 0);
+  EXPECT_EQ(reclaim_time(7), first);
+}
+
+TEST_F(SchedulerTest, StaleEpochReportsAreIgnoredAndCounted) {
+  Start(1, 2);
+  JobId id = Submit(Spec("ada", "v2-8", false), 0);
+  auto launches = Only<LaunchAction>(Tick(0));
+  ASSERT_EQ(launches.size(), 1u);
+  const JobEpoch old = launches[0].job;
+  ASSERT_TRUE(sched_->HostDown(launches[0].hosts[0], At(1)).has_value());
+  Tick(2);
+  ASSERT_EQ(Job(id).epoch, 2);
+  ASSERT_TRUE(sched_->ReportProgress(old, 99, 99, At(3)).has_value());
+  ASSERT_TRUE(sched_->ReportExited(old, std::nullopt, ExitKind::kFailed, "zombie", At(4)));
+  EXPECT_EQ(sched_->stats().stale_reports, 2);
+  EXPECT_EQ(Job(id).state, S::kPlaced);
+  EXPECT_EQ(Job(id).step, 0);
+}
+
+TEST_F(SchedulerTest, IllegalCallsAreRejected) {
+  Start(1, 1);
+  JobId id = Submit(Spec("ada", "v2-8", false), 0);
+  auto preempt = sched_->Preempt(id, "", At(1));
+  ASSERT_FALSE(preempt.has_value());
+  EXPECT_EQ(preempt.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(sched_->Cancel(JobId(999), At(1)).has_value());
+  EXPECT_FALSE(sched_->ReportProgress(Epoch(id), 5, 7, At(1)).has_value());
+}
+
+TEST_F(SchedulerTest, RestoreRebuildsTheSameState) {
+  Start(2, 2);
+  JobId a = Submit(Spec("ada", "v2-8", false), 0);
+  Submit(Spec("bob", "v2-32", false), 1);
+  JobId c = Submit(Spec("bob", "v2-8", true), 2);
+  Tick(3);
+  Progress(a, 5, 5, 4);
+  ASSERT_TRUE(sched_->Preempt(c, "", At(5)).has_value());
+  auto again = Scheduler::Create(sched_->pod(), DefaultConfig(), &repo_, At(6));
+  // The copied pod already holds the allocations: rebuild on an empty pod instead.
+  EXPECT_FALSE(again.has_value());
+  auto empty = pod::Pod::Create("test", pod::Generation::kV2, 2, 2);
+  auto restored = Scheduler::Create(std::move(*empty), DefaultConfig(), &repo_, At(6));
+  ASSERT_TRUE(restored.has_value()) << restored.error().ToString();
+  EXPECT_EQ((*restored)->jobs(), sched_->jobs());
+  EXPECT_EQ((*restored)->pod().AllocatedHosts(), sched_->pod().AllocatedHosts());
+  EXPECT_EQ((*restored)->UsageOf(UserName("bob")).preemptible_cores, 8);
+}
+
+}  // namespace
+}  // namespace podsched::core

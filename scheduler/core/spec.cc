@@ -1,0 +1,63 @@
+#include "scheduler/core/spec.h"
+
+#include <string>
+
+namespace podsched::core {
+namespace {
+
+Status Bad(std::string message) { return Status(StatusCode::kInvalidArgument, message); }
+
+Status CheckRange(std::string_view field, int64_t value, int64_t lo, int64_t hi) {
+  if (value >= lo && value <= hi) return Status::Ok();
+  return Bad(std::string(field) + " is " + std::to_string(value) + "; must be " +
+             std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+Status CheckDuration(std::string_view field, Duration d, Duration max) {
+  if (d >= Duration::zero() && d <= max) return Status::Ok();
+  return Bad(std::string(field) + " is " + std::to_string(ToSeconds(d)) + " s; must be 0.." +
+             std::to_string(static_cast<int64_t>(ToSeconds(max))) + " s");
+}
+
+Status CheckFields(const JobSpec& spec) {
+  using std::chrono::hours;
+  if (spec.user.value().empty()) return Bad("user is empty");
+  if (spec.user.value().size() > kMaxUserLength) {
+    return Bad("user is longer than " + std::to_string(kMaxUserLength) + " bytes");
+  }
+  if (spec.name.size() > kMaxNameLength) {
+    return Bad("name is longer than " + std::to_string(kMaxNameLength) + " bytes");
+  }
+  if (spec.command.empty()) return Bad("command is empty; give the program to run");
+  if (spec.command.size() > kMaxCommandLength) {
+    return Bad("command is longer than " + std::to_string(kMaxCommandLength) + " bytes");
+  }
+  if (spec.args.size() > kMaxArgs) {
+    return Bad("more than " + std::to_string(kMaxArgs) + " args");
+  }
+  if (spec.env.size() > kMaxEnv) return Bad("more than " + std::to_string(kMaxEnv) + " env vars");
+  for (const Status& s : {CheckRange("priority", spec.priority, 0, kMaxPriority),
+                          CheckRange("ranks_per_host", spec.ranks_per_host, 1, kMaxRanksPerHost),
+                          CheckRange("max_restarts", spec.max_restarts, 0, kMaxRestarts),
+                          CheckDuration("checkpoint_interval", spec.checkpoint_interval, hours(24)),
+                          CheckDuration("grace_period", spec.grace_period, hours(1)),
+                          CheckDuration("max_runtime", spec.max_runtime, hours(24 * 365))}) {
+    if (!s.ok()) return s;
+  }
+  if (spec.expected_runtime) {
+    if (*spec.expected_runtime <= Duration::zero()) return Bad("expected_runtime must be > 0");
+    Status s = CheckDuration("expected_runtime", *spec.expected_runtime, hours(24 * 365));
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& pod) {
+  Status fields = CheckFields(spec);
+  if (!fields.ok()) return std::unexpected(fields);
+  return pod.ParseType(spec.accelerator);
+}
+
+}  // namespace podsched::core

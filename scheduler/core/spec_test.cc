@@ -1,0 +1,65 @@
+#include "scheduler/core/spec.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler/core/state_machine.h"
+#include "scheduler/core/test_util.h"
+
+namespace podsched::core {
+namespace {
+
+struct BadSpec {
+  const char* what;
+  void (*mutate)(JobSpec&);
+  const char* message_part;
+};
+
+TEST(ValidateSpecTest, RejectsBadFieldsWithClearMessages) {
+  const pod::Pod pod = pod::Pod::Full("p", pod::Generation::kV2);
+  const BadSpec cases[] = {
+      {"unknown type", [](JobSpec& s) { s.accelerator = "v2-12"; }, "valid: v2-8"},
+      {"larger than pod", [](JobSpec& s) { s.accelerator = "v2-1024"; }, "valid:"},
+      {"empty command", [](JobSpec& s) { s.command = ""; }, "command is empty"},
+      {"empty user", [](JobSpec& s) { s.user = UserName(""); }, "user is empty"},
+      {"long name", [](JobSpec& s) { s.name = std::string(500, 'x'); }, "name is longer"},
+      {"negative restarts", [](JobSpec& s) { s.max_restarts = -1; }, "max_restarts is -1"},
+      {"absurd priority", [](JobSpec& s) { s.priority = 1 << 20; }, "priority is"},
+      {"zero ranks", [](JobSpec& s) { s.ranks_per_host = 0; }, "ranks_per_host is 0"},
+      {"negative grace",
+       [](JobSpec& s) { s.grace_period = -std::chrono::seconds(1); }, "grace_period is"},
+      {"zero expected",
+       [](JobSpec& s) { s.expected_runtime = Duration::zero(); }, "expected_runtime"},
+  };
+  for (const BadSpec& c : cases) {
+    JobSpec spec = testing::Spec("ada", "v2-8", false);
+    c.mutate(spec);
+    auto r = ValidateSpec(spec, pod);
+    ASSERT_FALSE(r.has_value()) << c.what;
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument) << c.what;
+    EXPECT_NE(r.error().message().find(c.message_part), std::string::npos)
+        << c.what << ": " << r.error().message();
+  }
+  auto ok = ValidateSpec(testing::Spec("ada", "v2-128", true), pod);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->tensor_cores(), 128);
+}
+
+TEST(StateMachineTest, LegalAndIllegalTransitions) {
+  using S = JobState;
+  EXPECT_TRUE(IsLegalTransition(std::nullopt, S::kQueued));
+  EXPECT_FALSE(IsLegalTransition(std::nullopt, S::kRunning));
+  EXPECT_TRUE(IsLegalTransition(S::kQueued, S::kPlaced));
+  EXPECT_FALSE(IsLegalTransition(S::kQueued, S::kRunning));
+  EXPECT_TRUE(IsLegalTransition(S::kPreempting, S::kCancelled));
+  EXPECT_FALSE(IsLegalTransition(S::kRunning, S::kCancelled));  // through PREEMPTING
+  for (S terminal : {S::kSucceeded, S::kFailed, S::kCancelled}) {
+    for (int to = 0; to <= 7; ++to) {
+      EXPECT_FALSE(IsLegalTransition(terminal, static_cast<S>(to)));
+    }
+  }
+  Status s = CheckTransition(JobId(5), S::kSucceeded, S::kRunning);
+  EXPECT_EQ(s.message(), "job 5: illegal transition SUCCEEDED -> RUNNING");
+}
+
+}  // namespace
+}  // namespace podsched::core

@@ -1,0 +1,56 @@
+#include "scheduler/core/victims.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+namespace podsched::core {
+
+std::optional<VictimChoice> ChooseVictims(
+    const pod::Pod& pod, pod::SliceShape shape,
+    const std::map<AllocationId, VictimCandidate>& candidates) {
+  if (candidates.empty()) return std::nullopt;
+  pod::Pod trial = pod;
+  for (const auto& [alloc, candidate] : candidates) {
+    if (trial.PlacementOf(alloc)) (void)trial.Release(alloc);
+  }
+  std::optional<VictimChoice> best;
+  for (const pod::Placement& p : trial.LegalPlacements(shape)) {
+    std::set<AllocationId> hit;
+    for (HostId h : pod.HostsIn(p)) {
+      if (const auto& a = pod.host(h).allocation) hit.insert(*a);
+    }
+    if (hit.empty()) continue;  // free already: not a preemption (the caller placed otherwise)
+    VictimChoice choice{p, {}, 0, 0};
+    for (AllocationId a : hit) {
+      const VictimCandidate& c = candidates.at(a);
+      choice.victims.push_back(c.job);
+      choice.lost_core_seconds += c.lost_core_seconds;
+      choice.cores += c.cores;
+    }
+    if (!best || std::tie(choice.lost_core_seconds, choice.cores) <
+                     std::tie(best->lost_core_seconds, best->cores)) {
+      best = std::move(choice);
+    }
+  }
+  if (best) std::sort(best->victims.begin(), best->victims.end());
+  return best;
+}
+
+Shadow ComputeShadow(const pod::Pod& pod, const pod::AcceleratorType& type,
+                     const pod::PlacementPolicy& policy, std::vector<ExpectedRelease> releases) {
+  std::stable_sort(releases.begin(), releases.end(),
+                   [](const ExpectedRelease& a, const ExpectedRelease& b) { return a.at < b.at; });
+  pod::Pod trial = pod;
+  for (size_t i = 0; i < releases.size();) {
+    // Release every allocation that ends at the same time before asking.
+    const TimePoint at = releases[i].at;
+    for (; i < releases.size() && releases[i].at == at; ++i) {
+      (void)trial.Release(releases[i].allocation);
+    }
+    if (auto p = policy.Choose(trial, type)) return Shadow{at, *p};
+  }
+  return Shadow{};
+}
+
+}  // namespace podsched::core

@@ -1,0 +1,55 @@
+// Preemption victim choice and the EASY backfill shadow: pure functions over a Pod.
+//
+// Pure; thread-safe.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "pod/placement.h"
+#include "pod/pod.h"
+
+namespace podsched::core {
+
+struct VictimCandidate {
+  JobId job;
+  double lost_core_seconds = 0;  // cores x time since the last committed checkpoint
+  int cores = 0;
+};
+
+struct VictimChoice {
+  pod::Placement placement;
+  std::vector<JobId> victims;  // ascending id
+  double lost_core_seconds = 0;
+  int cores = 0;
+};
+
+// The legal rectangle of `shape` in `pod` that becomes available when some of `candidates`
+// (keyed by the allocation they hold) are released, choosing the rectangle whose victims lose
+// the least work, then evict the fewest cores, then the first in row-major order. Hosts that are
+// unhealthy or draining are never used. nullopt when no such rectangle exists.
+std::optional<VictimChoice> ChooseVictims(const pod::Pod& pod, pod::SliceShape shape,
+                                          const std::map<AllocationId, VictimCandidate>& candidates);
+
+// When an allocation is expected to release its hosts (max() when unknown).
+struct ExpectedRelease {
+  AllocationId allocation;
+  TimePoint at;
+};
+
+struct Shadow {
+  TimePoint start = TimePoint::max();  // earliest expected start; max() when unknown
+  std::optional<pod::Placement> placement;
+};
+
+// EASY backfill: the earliest time at which a slice of `type` fits in `pod` if allocations are
+// released at their expected times, and where `policy` would then put it. A placement is given
+// even when the time is unknown (all releases with unknown time applied), so later jobs can be
+// kept off the head's rectangle.
+Shadow ComputeShadow(const pod::Pod& pod, const pod::AcceleratorType& type,
+                     const pod::PlacementPolicy& policy, std::vector<ExpectedRelease> releases);
+
+}  // namespace podsched::core

@@ -1,0 +1,449 @@
+#include "scheduler/ctl/commands.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "pod/pod.h"
+#include "pod/render.h"
+#include "scheduler/ctl/jobspec.h"
+
+namespace podsched::ctl {
+namespace {
+
+int Report(const CallError& e) {
+  std::cerr << "podctl: " << e.message << "\n";
+  return e.exit_code;
+}
+
+template <typename M>
+std::expected<M, CallError> Parse(const std::string& json) {
+  M m;
+  google::protobuf::util::JsonParseOptions o;
+  o.ignore_unknown_fields = true;  // a newer server may add fields
+  if (!google::protobuf::util::JsonStringToMessage(json, &m, o).ok()) {
+    return std::unexpected(CallError{kExitOther, "unexpected reply from the server"});
+  }
+  return m;
+}
+
+std::string ToJsonText(const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions o;
+  o.preserve_proto_field_names = true;
+  o.always_print_primitive_fields = true;
+  o.add_whitespace = true;
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
+  return out;
+}
+
+void Print(const google::protobuf::Message& m, const std::string& output) {
+  std::string json = ToJsonText(m);
+  std::cout << (output == "yaml" ? JsonToYaml(json) : json);
+  if (output == "yaml") std::cout << "\n";
+}
+
+std::string JobPath(const std::string& job) {
+  return "/api/v1/jobs/" + job;  // the server answers 404 for anything that is not an id
+}
+
+bool ValidJobArg(const std::string& job) {
+  return !job.empty() && job.find_first_not_of("0123456789") == std::string::npos;
+}
+
+int BadJobArg(const std::string& job) {
+  std::cerr << "podctl: '" << job << "' is not a job id (a number, as printed by podctl submit)\n";
+  return kExitUsage;
+}
+
+std::string Money(double usd) {
+  std::ostringstream s;
+  s << "$" << std::fixed << std::setprecision(2) << usd;
+  return s.str();
+}
+
+YAML::Node ToYamlNode(const nlohmann::json& j) {
+  if (j.is_object()) {
+    YAML::Node n(YAML::NodeType::Map);
+    for (auto& [k, v] : j.items()) n[k] = ToYamlNode(v);
+    return n;
+  }
+  if (j.is_array()) {
+    YAML::Node n(YAML::NodeType::Sequence);
+    for (auto& v : j) n.push_back(ToYamlNode(v));
+    return n;
+  }
+  if (j.is_string()) return YAML::Node(j.get<std::string>());
+  if (j.is_boolean()) return YAML::Node(j.get<bool>());
+  if (j.is_number_integer()) return YAML::Node(j.get<int64_t>());
+  if (j.is_number()) return YAML::Node(j.get<double>());
+  return YAML::Node();
+}
+
+}  // namespace
+
+std::string JsonToYaml(const std::string& json) {
+  YAML::Emitter out;
+  out << ToYamlNode(nlohmann::json::parse(json, nullptr, false));
+  return out.c_str();
+}
+
+std::string JobsTable(const api::JobList& list) {
+  std::ostringstream out;
+  auto row = [&out](const std::vector<std::string>& cells) {
+    static const int kWidths[] = {6, 18, 10, 9, 12, 5, 11, 6, 8, 9};
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i + 1 < cells.size()) {
+        out << std::left << std::setw(kWidths[i]) << cells[i].substr(0, kWidths[i] - 1);
+      } else {
+        out << cells[i];
+      }
+    }
+    out << "\n";
+  };
+  row({"ID", "NAME", "USER", "ACCEL", "CLASS", "PRIO", "STATE", "EPOCH", "STEP", "COST", "REASON"});
+  for (const auto& j : list.jobs()) {
+    row({std::to_string(j.id()), j.name(), j.user(), j.accelerator(),
+         j.preemptible() ? "preemptible" : "on-demand", std::to_string(j.priority()), j.state(),
+         std::to_string(j.epoch()), std::to_string(j.step()), Money(j.cost_usd()), j.reason()});
+  }
+  return out.str();
+}
+
+int Submit(ApiClient& api, const SubmitOptions& o) {
+  api::JobSpec spec;
+  if (!o.file.empty()) {
+    std::ifstream in(o.file);
+    if (!in) {
+      std::cerr << "podctl: cannot read " << o.file << "\n";
+      return kExitUsage;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = ParseJobSpecYaml(text.str());
+    if (!parsed) {
+      std::cerr << "podctl: " << o.file << ": " << parsed.error().message() << "\n";
+      return kExitInvalid;
+    }
+    spec = *parsed;
+  }
+  if (!o.accelerator.empty()) spec.set_accelerator(o.accelerator);
+  if (o.preemptible) spec.set_preemptible(true);
+  if (o.priority != 0) spec.set_priority(o.priority);
+  if (!o.name.empty()) spec.set_name(o.name);
+  if (o.checkpoint_every != 0) spec.set_checkpoint_every_seconds(o.checkpoint_every);
+  if (!o.command.empty()) {
+    spec.set_command(o.command.front());
+    spec.clear_args();
+    for (size_t i = 1; i < o.command.size(); ++i) spec.add_args(o.command[i]);
+  }
+  if (spec.accelerator().empty() || spec.command().empty()) {
+    std::cerr << "podctl: submit needs -f job.yaml or --accelerator TYPE -- COMMAND [ARGS...]\n";
+    return kExitUsage;
+  }
+  if (spec.name().empty()) {
+    std::string base = spec.command().substr(spec.command().find_last_of('/') + 1);
+    spec.set_name(base.empty() ? "job" : base);
+  }
+  google::protobuf::util::JsonPrintOptions po;
+  po.preserve_proto_field_names = true;
+  std::string body;
+  (void)google::protobuf::util::MessageToJsonString(spec, &body, po);
+  auto reply = api.CallOk("POST", "/api/v1/jobs", body);
+  if (!reply) return Report(reply.error());
+  auto r = Parse<api::SubmitResponse>(*reply);
+  if (!r) return Report(r.error());
+  std::cout << r->job().id() << "\n";
+  return kExitOk;
+}
+
+int Jobs(ApiClient& api, const JobsOptions& o) {
+  std::string user = o.user;
+  if (!o.all && user.empty()) {
+    auto me = api.CallOk("GET", "/api/v1/whoami");
+    if (!me) return Report(me.error());
+    auto u = Parse<api::User>(*me);
+    if (!u) return Report(u.error());
+    user = u->name();
+  }
+  api::JobList all;
+  std::string token;
+  do {
+    std::string path = "/api/v1/jobs?page_size=500";
+    if (!o.state.empty()) path += "&state=" + o.state;
+    if (!user.empty()) path += "&user=" + user;
+    if (!token.empty()) path += "&page_token=" + token;
+    auto reply = api.CallOk("GET", path);
+    if (!reply) return Report(reply.error());
+    auto page = Parse<api::JobList>(*reply);
+    if (!page) return Report(page.error());
+    for (auto& j : *page->mutable_jobs()) *all.add_jobs() = std::move(j);
+    all.set_total(page->total());
+    token = page->next_page_token();
+  } while (!token.empty() && (o.limit == 0 || all.jobs_size() < o.limit));
+  if (o.output == "table") {
+    std::cout << JobsTable(all);
+  } else {
+    Print(all, o.output);
+  }
+  return kExitOk;
+}
+
+int Describe(ApiClient& api, const std::string& job, const std::string& output) {
+  if (!ValidJobArg(job)) return BadJobArg(job);
+  auto reply = api.CallOk("GET", JobPath(job));
+  if (!reply) return Report(reply.error());
+  auto j = Parse<api::Job>(*reply);
+  if (!j) return Report(j.error());
+  if (output != "text") {
+    Print(*j, output);
+    return kExitOk;
+  }
+  const auto& s = j->spec();
+  std::cout << "Job " << j->id() << " (" << j->name() << ") of " << j->user() << "\n"
+            << "  accelerator:  " << j->accelerator() << " "
+            << (j->preemptible() ? "preemptible" : "on-demand") << ", priority " << j->priority()
+            << "\n"
+            << "  state:        " << j->state() << (j->reason().empty() ? "" : " — ") << j->reason()
+            << "\n"
+            << "  epoch:        " << j->epoch() << ", restarts " << j->restarts()
+            << ", preemptions " << j->preemptions() << "\n";
+  if (j->hosts_size() > 0) {
+    std::cout << "  placement:    " << j->pod() << " rows " << j->placement().row() << ".."
+              << j->placement().row() + j->placement().rows() - 1 << " cols "
+              << j->placement().col() << ".." << j->placement().col() + j->placement().cols() - 1
+              << ", hosts";
+    for (int h : j->hosts()) std::cout << " " << h;
+    std::cout << "\n";
+  }
+  std::cout << "  progress:     step " << j->step() << ", last checkpoint at step "
+            << j->last_checkpoint_step() << "\n"
+            << "  cost so far:  " << Money(j->cost_usd()) << "\n"
+            << "  submitted:    " << j->submit_time() << "\n";
+  if (!j->start_time().empty()) std::cout << "  started:      " << j->start_time() << "\n";
+  if (!j->end_time().empty()) std::cout << "  ended:        " << j->end_time() << "\n";
+  std::cout << "  command:      " << s.command();
+  for (const auto& a : s.args()) std::cout << " " << a;
+  std::cout << "\n  checkpoints:  " << s.checkpoint_url() << " every "
+            << s.checkpoint_every_seconds() << " s; grace " << s.grace_period_seconds()
+            << " s; max restarts " << s.max_restarts() << "\n";
+  return kExitOk;
+}
+
+static int Verb(ApiClient& api, const std::string& job, const std::string& verb) {
+  if (!ValidJobArg(job)) return BadJobArg(job);
+  auto reply = api.CallOk("POST", JobPath(job) + "/" + verb);
+  if (!reply) return Report(reply.error());
+  auto j = Parse<api::Job>(*reply);
+  if (!j) return Report(j.error());
+  std::cout << "job " << j->id() << ": " << j->state()
+            << (j->reason().empty() ? "" : " (" + j->reason() + ")") << "\n";
+  return kExitOk;
+}
+
+int Cancel(ApiClient& api, const std::string& job) { return Verb(api, job, "cancel"); }
+int Preempt(ApiClient& api, const std::string& job) { return Verb(api, job, "preempt"); }
+
+int Events(ApiClient& api, const std::string& job, const std::string& output) {
+  if (!ValidJobArg(job)) return BadJobArg(job);
+  auto reply = api.CallOk("GET", JobPath(job) + "/events");
+  if (!reply) return Report(reply.error());
+  auto list = Parse<api::JobEventList>(*reply);
+  if (!list) return Report(list.error());
+  if (output != "table") {
+    Print(*list, output);
+    return kExitOk;
+  }
+  for (const auto& e : list->events()) {
+    std::cout << e.time() << "  epoch " << e.epoch() << "  "
+              << (e.from().empty() ? "" : e.from() + " -> ") << e.to() << "  " << e.reason();
+    if (e.hosts_size() > 0) {
+      std::cout << "  hosts";
+      for (int h : e.hosts()) std::cout << " " << h;
+    }
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+int Logs(ApiClient& api, const std::string& job, bool follow) {
+  if (!ValidJobArg(job)) return BadJobArg(job);
+  auto reply = api.CallOk("GET", JobPath(job) + "/logs");
+  if (!reply) return Report(reply.error());
+  auto logs = Parse<api::LogList>(*reply);
+  if (!logs) return Report(logs.error());
+  for (const auto& l : logs->lines()) std::cout << "[" << l.rank() << "] " << l.text() << "\n";
+  if (!logs->note().empty()) std::cerr << "podctl: " << logs->note() << "\n";
+  if (!follow) return kExitOk;
+  int code = Wait(api, job, true);
+  return code == kExitJobFailed || code == kExitJobCancelled ? kExitOk : code;
+}
+
+namespace {
+
+bool Terminal(const std::string& state) {
+  return state == "SUCCEEDED" || state == "FAILED" || state == "CANCELLED";
+}
+
+int EndCode(const api::Job& j) {
+  if (j.state() == "SUCCEEDED") return kExitOk;
+  if (j.state() == "FAILED") return kExitJobFailed;
+  return kExitJobCancelled;
+}
+
+}  // namespace
+
+int Wait(ApiClient& api, const std::string& job, bool quiet) {
+  if (!ValidJobArg(job)) return BadJobArg(job);
+  const bool tty = !quiet && isatty(STDOUT_FILENO);
+  std::optional<api::Job> last;
+  std::optional<CallError> error;
+  std::string last_state;
+  int64_t total_steps = 0;  // from the spec's POD_TOTAL_STEPS, when the job declares it
+  auto show = [&](const api::Job& j) {
+    if (tty && j.step() > 0) {
+      std::cout << "\r" << j.state() << " ";
+      if (total_steps > 0) {
+        constexpr int kWidth = 30;
+        int filled = static_cast<int>(std::min<int64_t>(kWidth, j.step() * kWidth / total_steps));
+        std::cout << "[" << std::string(filled, '#') << std::string(kWidth - filled, ' ') << "] "
+                  << j.step() << "/" << total_steps;
+      } else {
+        std::cout << "step " << j.step();
+      }
+      std::cout << " (checkpoint at step " << j.last_checkpoint_step() << ")   " << std::flush;
+    } else if (!quiet && j.state() != last_state) {
+      std::cout << (tty && last_state.size() ? "\n" : "") << "job " << j.id() << ": " << j.state()
+                << (j.reason().empty() ? "" : " (" + j.reason() + ")") << "\n";
+    }
+    last_state = j.state();
+  };
+  auto streamed = api.Stream("/api/v1/events/stream", [&](const std::string& data) {
+    if (data.empty()) {  // subscribed: now read the current state without missing a change
+      auto reply = api.CallOk("GET", JobPath(job));
+      if (!reply) {
+        error = reply.error();
+        return false;
+      }
+      auto j = Parse<api::Job>(*reply);
+      if (!j) {
+        error = j.error();
+        return false;
+      }
+      last = *j;
+      if (auto it = j->spec().env().find("POD_TOTAL_STEPS"); it != j->spec().env().end()) {
+        total_steps = std::atoll(it->second.c_str());
+      }
+      show(*j);
+      return !Terminal(j->state());
+    }
+    auto ev = Parse<api::StreamEvent>(data);
+    if (!ev || std::to_string(ev->job().id()) != job) return true;
+    last = ev->job();
+    last->set_state(ev->event().to());
+    last->set_reason(ev->event().reason());
+    show(*last);
+    return !Terminal(last->state());
+  });
+  if (error) return Report(*error);
+  if (!streamed) return Report(streamed.error());
+  if (tty && last && last->step() > 0) std::cout << "\n";
+  return last ? EndCode(*last) : kExitOther;
+}
+
+std::string PodPicture(const api::Pod& p, bool color) {
+  auto gen = pod::ParseGeneration(p.generation());
+  if (!gen) return "unknown generation " + p.generation() + "\n";
+  auto grid = pod::Pod::Create(p.name(), *gen, p.host_rows(), p.host_cols());
+  if (!grid) return grid.error().message() + "\n";
+  pod::RenderOptions options;
+  options.color = color;
+  std::vector<std::string> legend;
+  int hidden = 0;
+  for (const auto& a : p.allocations()) {
+    AllocationId id(a.job_id() != 0 ? a.job_id() : -(++hidden));
+    pod::Placement placement{{a.placement().row(), a.placement().col()},
+                             {a.placement().rows(), a.placement().cols()}};
+    if (!grid->Allocate(id, placement).ok()) continue;
+    char label = a.job_id() != 0 ? pod::DefaultLabel(id) : '#';
+    // Preemptible work in lower case, on-demand in upper case.
+    if (a.preemptible() && label >= 'A' && label <= 'Z') label = static_cast<char>(label + 32);
+    if (!a.preemptible() && label >= 'a' && label <= 'z') label = static_cast<char>(label - 32);
+    options.labels[id] = label;
+    if (a.job_id() != 0) {
+      legend.push_back(std::string(1, label) + "  job " + std::to_string(a.job_id()) + " " +
+                       a.user() + " " + a.accelerator() + " " +
+                       (a.preemptible() ? "preemptible" : "on-demand") + " " + a.state());
+    }
+  }
+  for (const auto& h : p.hosts()) {
+    if (!h.healthy()) (void)grid->MarkUnhealthy(HostId(h.id()));
+    if (h.draining()) (void)grid->SetDraining(HostId(h.id()), true);
+  }
+  std::ostringstream out;
+  out << "pod " << p.name() << " (" << p.generation() << ", " << p.host_rows() << "x"
+      << p.host_cols() << " hosts): " << p.available_hosts() << " hosts free, largest "
+      << "placeable " << (p.largest_placeable_type().empty() ? "none" : p.largest_placeable_type())
+      << "\n\n";
+  for (const auto& line : pod::RenderGrid(*grid, options)) out << line << "\n";
+  out << "\n";
+  for (const auto& line : legend) out << line << "\n";
+  if (hidden > 0) out << "#  hosts held by other users' jobs\n";
+  out << "upper case on-demand, lower case preemptible, . free, X unhealthy, D draining\n";
+  if (p.pending_size() > 0) {
+    out << "\npending:\n";
+    for (const auto& j : p.pending()) {
+      out << "  job " << j.job_id() << " " << j.user() << " " << j.accelerator() << ": "
+          << j.reason() << "\n";
+    }
+  }
+  return out.str();
+}
+
+int ShowPod(ApiClient& api, const std::string& name, bool color) {
+  auto reply = api.CallOk("GET", "/api/v1/pods");
+  if (!reply) return Report(reply.error());
+  auto pods = Parse<api::PodList>(*reply);
+  if (!pods) return Report(pods.error());
+  bool found = false;
+  for (const auto& p : pods->pods()) {
+    if (!name.empty() && p.name() != name) continue;
+    found = true;
+    std::cout << PodPicture(p, color);
+  }
+  if (!found) {
+    std::cerr << "podctl: no pod '" << name << "'\n";
+    return kExitNotFound;
+  }
+  return kExitOk;
+}
+
+int Quota(ApiClient& api, const std::string& output) {
+  auto reply = api.CallOk("GET", "/api/v1/quotas");
+  if (!reply) return Report(reply.error());
+  auto list = Parse<api::QuotaList>(*reply);
+  if (!list) return Report(list.error());
+  if (output != "table") {
+    Print(*list, output);
+    return kExitOk;
+  }
+  std::cout << std::left << std::setw(16) << "USER" << std::setw(24) << "ON-DEMAND CORES"
+            << "PREEMPTIBLE CORES\n";
+  for (const auto& q : list->quotas()) {
+    std::cout << std::left << std::setw(16) << q.user() << std::setw(24)
+              << (std::to_string(q.on_demand_cores_used()) + " / " +
+                  std::to_string(q.on_demand_cores()))
+              << q.preemptible_cores_used() << " / " << q.preemptible_cores() << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace podsched::ctl

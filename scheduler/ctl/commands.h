@@ -1,0 +1,47 @@
+// podctl's verbs. Each returns the process exit code (client.h) and prints errors as one line on
+// stderr ("podctl: ...").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api.pb.h"
+#include "scheduler/ctl/client.h"
+
+namespace podsched::ctl {
+
+struct SubmitOptions {
+  std::string file;  // -f job.yaml
+  std::string accelerator;
+  bool preemptible = false;
+  int priority = 0;
+  std::string name;
+  int64_t checkpoint_every = 0;
+  std::vector<std::string> command;  // after --
+};
+
+struct JobsOptions {
+  bool all = false;
+  std::string state;
+  std::string output = "table";  // table, json, yaml
+  std::string user;
+  int limit = 0;  // 0: every page
+};
+
+int Submit(ApiClient& api, const SubmitOptions& o);
+int Jobs(ApiClient& api, const JobsOptions& o);
+int Describe(ApiClient& api, const std::string& job, const std::string& output);
+int Cancel(ApiClient& api, const std::string& job);
+int Preempt(ApiClient& api, const std::string& job);
+int Events(ApiClient& api, const std::string& job, const std::string& output);
+int Logs(ApiClient& api, const std::string& job, bool follow);
+int Wait(ApiClient& api, const std::string& job, bool quiet);
+int ShowPod(ApiClient& api, const std::string& pod, bool color);
+int Quota(ApiClient& api, const std::string& output);
+
+// Formatting helpers (pure; unit-tested).
+std::string JsonToYaml(const std::string& json);
+std::string JobsTable(const api::JobList& list);
+std::string PodPicture(const api::Pod& pod, bool color);
+
+}  // namespace podsched::ctl

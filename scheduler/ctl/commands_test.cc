@@ -1,0 +1,65 @@
+#include "scheduler/ctl/commands.h"
+
+#include <gtest/gtest.h>
+
+namespace podsched::ctl {
+namespace {
+
+TEST(JsonToYaml, Converts) {
+  std::string y = JsonToYaml(R"({"jobs":[{"id":"3","state":"QUEUED","preemptible":true}]})");
+  EXPECT_NE(y.find("jobs:"), std::string::npos);
+  EXPECT_NE(y.find("state: QUEUED"), std::string::npos);
+  EXPECT_NE(y.find("preemptible: true"), std::string::npos);
+}
+
+TEST(JobsTable, OneRowPerJob) {
+  api::JobList list;
+  auto* j = list.add_jobs();
+  j->set_id(42);
+  j->set_name("resnet");
+  j->set_user("alice");
+  j->set_accelerator("v2-32");
+  j->set_state("QUEUED");
+  j->set_cost_usd(1.5);
+  j->set_reason("quota: 40/40 on-demand cores");
+  std::string t = JobsTable(list);
+  EXPECT_EQ(std::count(t.begin(), t.end(), '\n'), 2);
+  EXPECT_NE(t.find("42"), std::string::npos);
+  EXPECT_NE(t.find("$1.50"), std::string::npos);
+  EXPECT_NE(t.find("quota: 40/40"), std::string::npos);
+}
+
+TEST(PodPicture, DrawsAllocationsAndHiddenOnes) {
+  api::Pod p;
+  p.set_name("pod0");
+  p.set_generation("v2");
+  p.set_host_rows(2);
+  p.set_host_cols(4);
+  for (int i = 0; i < 8; ++i) {
+    auto* h = p.add_hosts();
+    h->set_id(i);
+    h->set_healthy(i != 7);
+  }
+  auto* a = p.add_allocations();
+  a->set_job_id(1);
+  a->set_user("alice");
+  a->set_accelerator("v2-32");
+  a->set_preemptible(true);
+  a->mutable_placement()->set_rows(2);
+  a->mutable_placement()->set_cols(2);
+  auto* other = p.add_allocations();  // someone else's: no job id
+  other->mutable_placement()->set_row(0);
+  other->mutable_placement()->set_col(2);
+  other->mutable_placement()->set_rows(1);
+  other->mutable_placement()->set_cols(1);
+  std::string pic = PodPicture(p, false);
+  EXPECT_NE(pic.find("a a # ."), std::string::npos) << pic;
+  EXPECT_NE(pic.find("a a . X"), std::string::npos) << pic;
+  EXPECT_NE(pic.find("job 1 alice v2-32 preemptible"), std::string::npos);
+  EXPECT_NE(pic.find("other users"), std::string::npos);
+  EXPECT_EQ(pic.find("\x1b["), std::string::npos);
+  EXPECT_NE(PodPicture(p, true).find("\x1b["), std::string::npos);
+}
+
+}  // namespace
+}  // namespace podsched::ctl

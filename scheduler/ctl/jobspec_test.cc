@@ -1,0 +1,58 @@
+#include "scheduler/ctl/jobspec.h"
+
+#include <gtest/gtest.h>
+
+namespace podsched::ctl {
+namespace {
+
+TEST(JobSpecYaml, ReadsEveryField) {
+  auto spec = ParseJobSpecYaml(R"(
+name: resnet50
+accelerator: v2-32
+preemptible: true
+priority: 5
+command: [python3, train.py, --epochs, "90"]
+env: {DATA: /data}
+ranks_per_host: 2
+checkpoint_every_seconds: 600
+grace_period_seconds: 20
+max_runtime_seconds: 86400
+max_restarts: 5
+expected_runtime_seconds: 3600
+checkpoint_url: file:///tmp/ckpt
+)");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message();
+  EXPECT_EQ(spec->name(), "resnet50");
+  EXPECT_TRUE(spec->preemptible());
+  EXPECT_EQ(spec->priority(), 5);
+  EXPECT_EQ(spec->command(), "python3");
+  ASSERT_EQ(spec->args_size(), 3);
+  EXPECT_EQ(spec->args(2), "90");
+  EXPECT_EQ(spec->env().at("DATA"), "/data");
+  EXPECT_EQ(spec->checkpoint_every_seconds(), 600);
+  EXPECT_EQ(spec->max_restarts(), 5);
+  EXPECT_EQ(spec->checkpoint_url(), "file:///tmp/ckpt");
+}
+
+TEST(JobSpecYaml, CommandStringWithArgs) {
+  auto spec = ParseJobSpecYaml("accelerator: v2-8\ncommand: /bin/train\nargs: [a, b]\n");
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_EQ(spec->command(), "/bin/train");
+  EXPECT_EQ(spec->args_size(), 2);
+  EXPECT_FALSE(spec->has_max_restarts());
+}
+
+TEST(JobSpecYaml, ErrorsNameTheKey) {
+  auto unknown = ParseJobSpecYaml("accelerator: v2-8\ncommand: x\naccelarator: v2-8\n");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message().find("accelarator"), std::string::npos);
+  auto type = ParseJobSpecYaml("accelerator: v2-8\ncommand: x\npriority: high\n");
+  ASSERT_FALSE(type.has_value());
+  EXPECT_NE(type.error().message().find("priority"), std::string::npos);
+  EXPECT_FALSE(ParseJobSpecYaml("command: x\n").has_value());
+  EXPECT_FALSE(ParseJobSpecYaml("- a\n- b\n").has_value());
+  EXPECT_FALSE(ParseJobSpecYaml("accelerator: [").has_value());
+}
+
+}  // namespace
+}  // namespace podsched::ctl

@@ -1,0 +1,265 @@
+#include "scheduler/daemon/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace podsched::daemon {
+namespace {
+
+// Rejects keys of `node` outside `allowed`, naming the section (typos must not pass silently).
+Status CheckKeys(const YAML::Node& node, std::string_view section,
+                 const std::set<std::string>& allowed) {
+  if (!node.IsMap())
+    return Status(StatusCode::kInvalidArgument, std::string(section) + ": expected a mapping");
+  for (const auto& kv : node) {
+    std::string key = kv.first.as<std::string>();
+    if (!allowed.contains(key)) {
+      std::string valid;
+      for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
+      return Status(StatusCode::kInvalidArgument,
+                    "unknown key '" + key + "' in " + std::string(section) + "; valid: " + valid);
+    }
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Read(const YAML::Node& node, const char* key, std::string_view section, T& out) {
+  if (!node[key]) return Status::Ok();
+  try {
+    out = node[key].as<T>();
+  } catch (const YAML::Exception&) {
+    return Status(StatusCode::kInvalidArgument, std::string(section) + "." + key + ": wrong type");
+  }
+  return Status::Ok();
+}
+
+#define PODSCHED_TRY(expr)                                        \
+  do {                                                            \
+    if (Status s_ = (expr); !s_.ok()) return std::unexpected(s_); \
+  } while (0)
+
+Result<core::Quota> ParseQuota(const YAML::Node& n, const std::string& section) {
+  PODSCHED_TRY(CheckKeys(n, section, {"on_demand_cores", "preemptible_cores"}));
+  core::Quota q;
+  PODSCHED_TRY(Read(n, "on_demand_cores", section, q.on_demand_cores));
+  PODSCHED_TRY(Read(n, "preemptible_cores", section, q.preemptible_cores));
+  if (q.on_demand_cores < 0 || q.preemptible_cores < 0) {
+    return InvalidArgument(section + ": quotas must be >= 0");
+  }
+  return q;
+}
+
+Result<PodConfig> ParsePod(const YAML::Node& n, size_t index) {
+  std::string section = "pods[" + std::to_string(index) + "]";
+  PODSCHED_TRY(CheckKeys(n, section, {"name", "generation", "host_rows", "host_cols"}));
+  PodConfig pod;
+  std::string generation = "v2";
+  PODSCHED_TRY(Read(n, "name", section, pod.name));
+  PODSCHED_TRY(Read(n, "generation", section, generation));
+  auto gen = pod::ParseGeneration(generation);
+  if (!gen) return std::unexpected(gen.error().WithContext(section + ".generation"));
+  pod.generation = *gen;
+  const auto& spec = pod::SpecOf(pod.generation);
+  pod.host_rows = spec.full_pod_host_rows;
+  pod.host_cols = spec.full_pod_host_cols;
+  PODSCHED_TRY(Read(n, "host_rows", section, pod.host_rows));
+  PODSCHED_TRY(Read(n, "host_cols", section, pod.host_cols));
+  if (pod.name.empty()) return InvalidArgument(section + ".name: must not be empty");
+  return pod;
+}
+
+Result<UserConfig> ParseUser(const YAML::Node& n, size_t index) {
+  std::string section = "users[" + std::to_string(index) + "]";
+  PODSCHED_TRY(CheckKeys(n, section, {"name", "token_sha256", "role"}));
+  UserConfig user;
+  std::string role = "user";
+  PODSCHED_TRY(Read(n, "name", section, user.name));
+  PODSCHED_TRY(Read(n, "token_sha256", section, user.token_sha256));
+  PODSCHED_TRY(Read(n, "role", section, role));
+  if (user.name.empty()) return InvalidArgument(section + ".name: must not be empty");
+  if (user.token_sha256.size() != 64 ||
+      user.token_sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return InvalidArgument(section +
+                           ".token_sha256: expected 64 lower-case hex digits "
+                           "(sha256sum of the token)");
+  }
+  if (role != "user" && role != "admin") {
+    return InvalidArgument(section + ".role: '" + role + "' is not a role; valid: user, admin");
+  }
+  user.admin = role == "admin";
+  return user;
+}
+
+Status ParseScheduler(const YAML::Node& n, Config& c) {
+  const std::string section = "scheduler";
+  Status s = CheckKeys(n, section,
+                       {"profile", "tick_interval_ms", "min_runtime_before_preemption_seconds",
+                        "preemptible_lifetime_hours", "reclaim_rate_per_hour",
+                        "retry_backoff_base_seconds", "seed", "default_quota"});
+  if (!s.ok()) return s;
+  double min_runtime = ToSeconds(c.scheduler.min_runtime_before_preemption);
+  double lifetime_h = ToSeconds(c.scheduler.preemptible_lifetime) / 3600;
+  double backoff = ToSeconds(c.scheduler.retry_backoff_base);
+  for (Status r : {Read(n, "profile", section, c.scheduler.profile),
+                   Read(n, "tick_interval_ms", section, c.tick_interval_ms),
+                   Read(n, "min_runtime_before_preemption_seconds", section, min_runtime),
+                   Read(n, "preemptible_lifetime_hours", section, lifetime_h),
+                   Read(n, "reclaim_rate_per_hour", section, c.scheduler.reclaim_rate_per_hour),
+                   Read(n, "retry_backoff_base_seconds", section, backoff),
+                   Read(n, "seed", section, c.scheduler.seed)}) {
+    if (!r.ok()) return r;
+  }
+  c.scheduler.min_runtime_before_preemption = FromSeconds(min_runtime);
+  c.scheduler.preemptible_lifetime = FromSeconds(lifetime_h * 3600);
+  c.scheduler.retry_backoff_base = FromSeconds(backoff);
+  if (n["default_quota"]) {
+    auto q = ParseQuota(n["default_quota"], "scheduler.default_quota");
+    if (!q) return q.error();
+    c.scheduler.default_quota = *q;
+  }
+  if (c.tick_interval_ms < 10 || c.tick_interval_ms > 60000) {
+    return Status(StatusCode::kInvalidArgument, "scheduler.tick_interval_ms: must be 10..60000");
+  }
+  return Status::Ok();
+}
+
+Status ParseLimits(const YAML::Node& n, Limits& l) {
+  const std::string section = "limits";
+  Status s = CheckKeys(n, section,
+                       {"max_body_bytes", "max_header_bytes", "max_json_depth", "max_page_size",
+                        "requests_per_second", "burst", "max_stream_clients"});
+  if (!s.ok()) return s;
+  for (Status r : {Read(n, "max_body_bytes", section, l.max_body_bytes),
+                   Read(n, "max_header_bytes", section, l.max_header_bytes),
+                   Read(n, "max_json_depth", section, l.max_json_depth),
+                   Read(n, "max_page_size", section, l.max_page_size),
+                   Read(n, "requests_per_second", section, l.requests_per_second),
+                   Read(n, "burst", section, l.burst),
+                   Read(n, "max_stream_clients", section, l.max_stream_clients)}) {
+    if (!r.ok()) return r;
+  }
+  if (l.max_json_depth < 2 || l.max_page_size < 1 || l.requests_per_second <= 0 || l.burst < 1 ||
+      l.max_body_bytes < 1024) {
+    return Status(StatusCode::kInvalidArgument,
+                  "limits: max_json_depth >= 2, max_page_size >= 1, requests_per_second > 0, "
+                  "burst >= 1, max_body_bytes >= 1024");
+  }
+  l.default_page_size = std::min(l.default_page_size, l.max_page_size);
+  return Status::Ok();
+}
+
+Result<Config> ParseRoot(const YAML::Node& root) {
+  Config c;
+  if (!root || root.IsNull()) return c;
+  PODSCHED_TRY(CheckKeys(root, "the configuration",
+                         {"listen", "bus", "data_dir", "default_checkpoint_url", "pods", "users",
+                          "quotas", "scheduler", "limits"}));
+  if (const auto& l = root["listen"]) {
+    PODSCHED_TRY(CheckKeys(l, "listen", {"address", "port"}));
+    PODSCHED_TRY(Read(l, "address", "listen", c.listen_address));
+    PODSCHED_TRY(Read(l, "port", "listen", c.port));
+    if (c.port < 0 || c.port > 65535) return InvalidArgument("listen.port: must be 0..65535");
+  }
+  if (const auto& b = root["bus"]) {
+    PODSCHED_TRY(CheckKeys(b, "bus", {"address"}));
+    PODSCHED_TRY(Read(b, "address", "bus", c.bus_address));
+  }
+  PODSCHED_TRY(Read(root, "data_dir", "config", c.data_dir));
+  PODSCHED_TRY(Read(root, "default_checkpoint_url", "config", c.default_checkpoint_url));
+  if (const auto& pods = root["pods"]) {
+    if (!pods.IsSequence() || pods.size() == 0) return InvalidArgument("pods: expected a list");
+    c.pods.clear();
+    for (size_t i = 0; i < pods.size(); ++i) {
+      auto p = ParsePod(pods[i], i);
+      if (!p) return std::unexpected(p.error());
+      c.pods.push_back(*p);
+    }
+    if (c.pods.size() > 1) {
+      return InvalidArgument("pods: this podsched schedules one pod; configure exactly one");
+    }
+  }
+  if (const auto& users = root["users"]) {
+    if (!users.IsSequence()) return InvalidArgument("users: expected a list");
+    std::set<std::string> names;
+    for (size_t i = 0; i < users.size(); ++i) {
+      auto u = ParseUser(users[i], i);
+      if (!u) return std::unexpected(u.error());
+      if (!names.insert(u->name).second) return InvalidArgument("users: '" + u->name + "' twice");
+      c.users.push_back(*u);
+    }
+  }
+  if (const auto& quotas = root["quotas"]) {
+    if (!quotas.IsMap()) return InvalidArgument("quotas: expected a mapping user -> quota");
+    for (const auto& kv : quotas) {
+      std::string user = kv.first.as<std::string>();
+      auto q = ParseQuota(kv.second, "quotas." + user);
+      if (!q) return std::unexpected(q.error());
+      c.quotas[user] = *q;
+    }
+  }
+  if (const auto& s = root["scheduler"]) PODSCHED_TRY(ParseScheduler(s, c));
+  if (const auto& l = root["limits"]) PODSCHED_TRY(ParseLimits(l, c.limits));
+  return c;
+}
+
+}  // namespace
+
+Result<Config> ParseConfig(std::string_view yaml) {
+  try {
+    return ParseRoot(YAML::Load(std::string(yaml)));
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(std::string("configuration is not valid YAML: ") + e.what());
+  }
+}
+
+Result<Config> LoadConfigFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot read configuration file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto c = ParseConfig(text.str());
+  if (!c) return std::unexpected(c.error().WithContext(path));
+  return c;
+}
+
+std::string StarterConfigYaml() {
+  return R"(# podsched configuration (written by `podsched --init`). Every key is optional; these are
+# the embedded defaults. See docs/api.md.
+listen:
+  address: 127.0.0.1
+  port: 8470            # 0: an ephemeral port (printed on stdout)
+bus:
+  address: tcp://127.0.0.1:8471   # reserved for the worker bus (podworker)
+data_dir: var           # SQLite job store var/podsched.db, admin token var/admin.token
+default_checkpoint_url: ""        # empty: file://<data_dir>/objects
+pods:
+  - name: pod0
+    generation: v2      # v2 or v3
+    host_rows: 8        # v2 full pod: 8x8 hosts (512 TensorCores)
+    host_cols: 8
+# Users authenticate with bearer tokens; store only the SHA-256 of a token:
+#   token=$(openssl rand -hex 24); printf %s "$token" | sha256sum
+users: []
+#  - name: alice
+#    token_sha256: <64 hex digits>
+#    role: user         # user (own jobs) or admin (all jobs, quotas, users)
+quotas: {}
+#  alice: {on_demand_cores: 40, preemptible_cores: 800}
+scheduler:
+  profile: fair-best-fit          # or fifo-first-fit
+  tick_interval_ms: 200
+  default_quota: {on_demand_cores: 40, preemptible_cores: 800}
+limits:
+  max_body_bytes: 1048576
+  max_json_depth: 32
+  max_page_size: 500
+  requests_per_second: 200        # per token (token bucket)
+  burst: 400
+)";
+}
+
+}  // namespace podsched::daemon

@@ -1,0 +1,67 @@
+// podsched's configuration: YAML (yaml-cpp) with embedded defaults that work with no file at all
+// (DESIGN.md section 10): HTTP on 127.0.0.1:8470, bus reserved on tcp://127.0.0.1:8471, data in
+// ./var, one TPU v2 pod "pod0" of 8x8 hosts, no users besides the generated admin.
+//
+// Every key is optional; unknown keys are errors (a typo must not be silently ignored).
+// Pure (parsing only; the caller reads the file). Thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "pod/accelerator.h"
+#include "scheduler/core/job.h"
+#include "scheduler/core/scheduler.h"
+
+namespace podsched::daemon {
+
+struct UserConfig {
+  std::string name;
+  std::string token_sha256;  // lower-case hex SHA-256 of the bearer token
+  bool admin = false;
+};
+
+struct PodConfig {
+  std::string name = "pod0";
+  pod::Generation generation = pod::Generation::kV2;
+  int host_rows = 8;
+  int host_cols = 8;
+};
+
+// Bounds on what a client may send (DESIGN: "bounded everything").
+struct Limits {
+  size_t max_body_bytes = 1 << 20;     // 413 above
+  size_t max_header_bytes = 16 << 10;  // 431 above
+  int max_json_depth = 32;
+  int max_page_size = 500;
+  int default_page_size = 100;
+  double requests_per_second = 200;  // per token, token bucket
+  double burst = 400;
+  int max_stream_clients = 256;
+};
+
+struct Config {
+  std::string listen_address = "127.0.0.1";
+  int port = 8470;                                   // 0: ephemeral
+  std::string bus_address = "tcp://127.0.0.1:8471";  // reserved for the worker bus
+  std::string data_dir = "var";
+  std::string default_checkpoint_url;  // empty: file://<data_dir>/objects
+  std::vector<PodConfig> pods = {PodConfig{}};
+  std::vector<UserConfig> users;
+  std::map<std::string, core::Quota> quotas;  // per user; others get scheduler.default_quota
+  core::SchedulerConfig scheduler;
+  int tick_interval_ms = 200;
+  Limits limits;
+};
+
+// Parses YAML text over the defaults. Errors name the key and what is expected.
+Result<Config> ParseConfig(std::string_view yaml);
+// Reads and parses a file; errors name the file.
+Result<Config> LoadConfigFile(const std::string& path);
+// A commented starter configuration equal to the defaults (podsched --init).
+std::string StarterConfigYaml();
+
+}  // namespace podsched::daemon

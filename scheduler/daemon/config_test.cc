@@ -1,0 +1,67 @@
+#include "scheduler/daemon/config.h"
+
+#include <gtest/gtest.h>
+
+namespace podsched::daemon {
+namespace {
+
+TEST(Config, EmptyGivesTheDefaults) {
+  auto c = ParseConfig("");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->listen_address, "127.0.0.1");
+  EXPECT_EQ(c->port, 8470);
+  EXPECT_EQ(c->bus_address, "tcp://127.0.0.1:8471");
+  EXPECT_EQ(c->data_dir, "var");
+  ASSERT_EQ(c->pods.size(), 1u);
+  EXPECT_EQ(c->pods[0].host_rows, 8);
+  EXPECT_EQ(c->pods[0].generation, pod::Generation::kV2);
+}
+
+TEST(Config, StarterConfigParsesToTheDefaults) {
+  auto c = ParseConfig(StarterConfigYaml());
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->port, 8470);
+  EXPECT_EQ(c->limits.max_page_size, 500);
+  EXPECT_EQ(c->scheduler.profile, "fair-best-fit");
+}
+
+TEST(Config, ReadsEverySection) {
+  auto c = ParseConfig(R"(
+listen: {address: 0.0.0.0, port: 0}
+data_dir: /tmp/x
+pods: [{name: p, generation: v3, host_rows: 4, host_cols: 4}]
+users:
+  - {name: alice, token_sha256: )" +
+                       std::string(64, 'a') + R"(, role: admin}
+quotas: {bob: {on_demand_cores: 8, preemptible_cores: 16}}
+scheduler: {profile: fifo-first-fit, tick_interval_ms: 50}
+limits: {max_page_size: 10, requests_per_second: 5, burst: 5}
+)");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->port, 0);
+  EXPECT_EQ(c->pods[0].generation, pod::Generation::kV3);
+  EXPECT_TRUE(c->users[0].admin);
+  EXPECT_EQ(c->quotas.at("bob").preemptible_cores, 16);
+  EXPECT_EQ(c->scheduler.profile, "fifo-first-fit");
+  EXPECT_EQ(c->tick_interval_ms, 50);
+  EXPECT_EQ(c->limits.max_page_size, 10);
+  EXPECT_EQ(c->limits.default_page_size, 10);
+}
+
+TEST(Config, RejectsMistakesNamingTheKey) {
+  auto unknown = ParseConfig("listen: {adress: x}");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message().find("adress"), std::string::npos);
+  auto type = ParseConfig("listen: {port: eighty}");
+  ASSERT_FALSE(type.has_value());
+  EXPECT_NE(type.error().message().find("listen.port"), std::string::npos);
+  EXPECT_FALSE(ParseConfig("users: [{name: a, token_sha256: abc}]").has_value());
+  EXPECT_FALSE(
+      ParseConfig("users: [{name: a, token_sha256: " + std::string(64, 'a') + ", role: root}]")
+          .has_value());
+  EXPECT_FALSE(ParseConfig("pods: [{generation: v9}]").has_value());
+  EXPECT_FALSE(ParseConfig("listen: [").has_value());
+}
+
+}  // namespace
+}  // namespace podsched::daemon

@@ -1,0 +1,204 @@
+#include "scheduler/daemon/convert.h"
+
+#include <cstdio>
+#include <ctime>
+
+#include "pod/cost.h"
+#include "scheduler/daemon/json_util.h"
+
+namespace podsched::daemon {
+
+std::string Rfc3339(TimePoint t) {
+  if (t == TimePoint{}) return "";
+  auto us = t.time_since_epoch().count();
+  std::time_t secs = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(us % 1000000));
+  return buf;
+}
+
+Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& user,
+                                    const std::string& default_checkpoint_url) {
+  for (const auto* field : {&in.name(), &in.accelerator(), &in.checkpoint_url()}) {
+    if (HasControlCharacters(*field)) {
+      return InvalidArgument(
+          "name, accelerator and checkpoint_url must not contain control "
+          "characters");
+    }
+  }
+  if (in.name().empty()) return InvalidArgument("name is empty; give the job a name");
+  if (in.checkpoint_every_seconds() < 0 || in.grace_period_seconds() < 0 ||
+      in.max_runtime_seconds() < 0 || in.expected_runtime_seconds() < 0) {
+    return InvalidArgument(
+        "durations (checkpoint_every_seconds, grace_period_seconds, "
+        "max_runtime_seconds, expected_runtime_seconds) must be >= 0");
+  }
+  constexpr int64_t kMaxSeconds = int64_t{10} * 365 * 24 * 3600;
+  if (in.checkpoint_every_seconds() > kMaxSeconds || in.grace_period_seconds() > kMaxSeconds ||
+      in.max_runtime_seconds() > kMaxSeconds || in.expected_runtime_seconds() > kMaxSeconds) {
+    return InvalidArgument("durations must be at most ten years");
+  }
+  core::JobSpec spec;
+  spec.name = in.name();
+  spec.user = UserName(user);
+  spec.accelerator = in.accelerator();
+  spec.preemptible = in.preemptible();
+  spec.priority = in.priority();
+  spec.command = in.command();
+  spec.args.assign(in.args().begin(), in.args().end());
+  for (const auto& [k, v] : in.env()) spec.env[k] = v;
+  std::string ckpt = in.checkpoint_url().empty() ? default_checkpoint_url : in.checkpoint_url();
+  if (!ckpt.empty() && !spec.env.contains("POD_CHECKPOINT_URL")) {
+    spec.env["POD_CHECKPOINT_URL"] = ckpt;
+  }
+  spec.ranks_per_host = in.ranks_per_host() == 0 ? 1 : in.ranks_per_host();
+  spec.checkpoint_interval = std::chrono::seconds(in.checkpoint_every_seconds());
+  if (in.grace_period_seconds() > 0) {
+    spec.grace_period = std::chrono::seconds(in.grace_period_seconds());
+  }
+  spec.max_runtime = std::chrono::seconds(in.max_runtime_seconds());
+  if (in.has_max_restarts()) spec.max_restarts = in.max_restarts();
+  if (in.expected_runtime_seconds() > 0) {
+    spec.expected_runtime = std::chrono::seconds(in.expected_runtime_seconds());
+  }
+  return spec;
+}
+
+api::JobSpec SpecToProto(const core::JobSpec& spec) {
+  api::JobSpec out;
+  out.set_name(spec.name);
+  out.set_accelerator(spec.accelerator);
+  out.set_preemptible(spec.preemptible);
+  out.set_priority(spec.priority);
+  out.set_command(spec.command);
+  for (const auto& a : spec.args) out.add_args(a);
+  for (const auto& [k, v] : spec.env) (*out.mutable_env())[k] = v;
+  out.set_ranks_per_host(spec.ranks_per_host);
+  out.set_checkpoint_every_seconds(
+      std::chrono::duration_cast<std::chrono::seconds>(spec.checkpoint_interval).count());
+  out.set_grace_period_seconds(
+      std::chrono::duration_cast<std::chrono::seconds>(spec.grace_period).count());
+  out.set_max_runtime_seconds(
+      std::chrono::duration_cast<std::chrono::seconds>(spec.max_runtime).count());
+  out.set_max_restarts(spec.max_restarts);
+  if (spec.expected_runtime) {
+    out.set_expected_runtime_seconds(
+        std::chrono::duration_cast<std::chrono::seconds>(*spec.expected_runtime).count());
+  }
+  auto it = spec.env.find("POD_CHECKPOINT_URL");
+  if (it != spec.env.end()) out.set_checkpoint_url(it->second);
+  return out;
+}
+
+double CostUsd(const core::JobRecord& job, const pod::Pod& pod, TimePoint now) {
+  auto type = pod.ParseType(job.spec.accelerator);
+  if (!type) return 0;
+  Duration held = job.run_time;
+  if (core::HoldsHosts(job.state) && now > job.start_time) held += now - job.start_time;
+  return pod::SliceUsd(
+      *type, job.spec.preemptible ? pod::PriceClass::kPreemptible : pod::PriceClass::kOnDemand,
+      held);
+}
+
+api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint now,
+                    bool with_spec) {
+  api::Job out;
+  out.set_id(job.id.value());
+  out.set_name(job.spec.name);
+  out.set_user(job.spec.user.value());
+  out.set_accelerator(job.spec.accelerator);
+  out.set_preemptible(job.spec.preemptible);
+  out.set_priority(job.spec.priority);
+  out.set_state(std::string(core::JobStateName(job.state)));
+  out.set_reason(job.reason);
+  out.set_epoch(job.epoch);
+  out.set_restarts(job.restarts);
+  out.set_preemptions(job.preemptions);
+  out.set_step(job.step);
+  out.set_last_checkpoint_step(job.last_checkpoint_step);
+  out.set_cost_usd(CostUsd(job, pod, now));
+  out.set_submit_time(Rfc3339(job.submit_time));
+  out.set_start_time(Rfc3339(job.start_time));
+  out.set_end_time(Rfc3339(job.end_time));
+  out.set_pod(pod.name());
+  if (job.placement && core::HoldsHosts(job.state)) {
+    auto* p = out.mutable_placement();
+    p->set_row(job.placement->origin.row);
+    p->set_col(job.placement->origin.col);
+    p->set_rows(job.placement->shape.rows);
+    p->set_cols(job.placement->shape.cols);
+    for (HostId h : pod.HostsIn(*job.placement)) out.add_hosts(h.value());
+  }
+  if (with_spec) *out.mutable_spec() = SpecToProto(job.spec);
+  return out;
+}
+
+api::JobEvent EventToProto(const core::JobEvent& event) {
+  api::JobEvent out;
+  out.set_seq(event.seq);
+  out.set_time(Rfc3339(event.time));
+  out.set_job_id(event.job.value());
+  out.set_epoch(event.epoch);
+  if (event.from) out.set_from(std::string(core::JobStateName(*event.from)));
+  out.set_to(std::string(core::JobStateName(event.to)));
+  out.set_reason(event.reason);
+  for (HostId h : event.hosts) out.add_hosts(h.value());
+  return out;
+}
+
+api::Pod PodToProto(const core::Scheduler& scheduler) {
+  constexpr int kMaxPendingListed = 500;  // the response stays small with a long queue
+  const pod::Pod& pod = scheduler.pod();
+  api::Pod out;
+  out.set_name(pod.name());
+  out.set_generation(std::string(pod::SpecOf(pod.generation()).name));
+  out.set_host_rows(pod.host_rows());
+  out.set_host_cols(pod.host_cols());
+  std::vector<int64_t> job_of_host(pod.num_hosts(), 0);
+  for (const auto& [id, job] : scheduler.jobs()) {
+    if (core::HoldsHosts(job.state) && job.placement) {
+      for (HostId h : pod.HostsIn(*job.placement)) job_of_host[h.value()] = id.value();
+      auto* a = out.add_allocations();
+      a->set_job_id(id.value());
+      a->set_user(job.spec.user.value());
+      a->set_accelerator(job.spec.accelerator);
+      a->set_preemptible(job.spec.preemptible);
+      a->set_state(std::string(core::JobStateName(job.state)));
+      a->mutable_placement()->set_row(job.placement->origin.row);
+      a->mutable_placement()->set_col(job.placement->origin.col);
+      a->mutable_placement()->set_rows(job.placement->shape.rows);
+      a->mutable_placement()->set_cols(job.placement->shape.cols);
+    } else if (job.state == core::JobState::kQueued && out.pending_size() < kMaxPendingListed) {
+      auto* p = out.add_pending();
+      p->set_job_id(id.value());
+      p->set_user(job.spec.user.value());
+      p->set_accelerator(job.spec.accelerator);
+      p->set_reason(job.reason);
+    }
+  }
+  for (int i = 0; i < pod.num_hosts(); ++i) {
+    HostId h(i);
+    const auto& status = pod.host(h);
+    auto* host = out.add_hosts();
+    host->set_id(i);
+    host->set_row(pod.CoordOf(h).row);
+    host->set_col(pod.CoordOf(h).col);
+    host->set_healthy(status.healthy);
+    host->set_draining(status.draining);
+    host->set_allocated(status.allocation.has_value());
+    host->set_job_id(status.allocation ? job_of_host[i] : 0);
+  }
+  if (auto largest = pod.LargestPlaceableType()) {
+    out.set_largest_placeable_type(largest->ToString());
+  }
+  out.set_utilization(pod.Utilization());
+  out.set_fragmentation(pod.Fragmentation());
+  out.set_available_hosts(pod.AvailableHosts());
+  return out;
+}
+
+}  // namespace podsched::daemon

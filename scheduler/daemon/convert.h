@@ -1,0 +1,35 @@
+// Conversions between the scheduler core's types and the API's protobuf messages.
+//
+// Pure; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "api.pb.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "scheduler/core/job.h"
+#include "scheduler/core/scheduler.h"
+
+namespace podsched::daemon {
+
+// "2026-12-02T11:02:44.123456Z"; empty for the zero time point.
+std::string Rfc3339(TimePoint t);
+
+// A submission from the API into a core spec for `user`. Checks what the core does not: control
+// characters in text fields, negative durations. The core validates the rest (ValidateSpec).
+Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& user,
+                                    const std::string& default_checkpoint_url);
+api::JobSpec SpecToProto(const core::JobSpec& spec);
+
+// Dollars spent so far: the slice's price for its class times the time held (closed epochs plus
+// the current one when the job holds hosts).
+double CostUsd(const core::JobRecord& job, const pod::Pod& pod, TimePoint now);
+
+// The job object of the API (with its spec when `with_spec`).
+api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint now, bool with_spec);
+api::JobEvent EventToProto(const core::JobEvent& event);
+// The pod's hosts, allocations, pending jobs and headroom.
+api::Pod PodToProto(const core::Scheduler& scheduler);
+
+}  // namespace podsched::daemon

@@ -1,0 +1,103 @@
+#include "scheduler/daemon/daemon.h"
+
+#include <boost/asio/post.hpp>
+
+namespace podsched::daemon {
+
+namespace asio = boost::asio;
+
+Daemon::Daemon(std::unique_ptr<Engine> engine, const Clock* clock, std::chrono::milliseconds tick,
+               std::function<void()> on_fatal)
+    : engine_(std::move(engine)),
+      clock_(clock),
+      tick_(tick),
+      on_fatal_(std::move(on_fatal)),
+      work_(io_.get_executor()),
+      timer_(io_) {
+  asio::post(io_, [this] {
+    engine_->Tick(clock_->Now());
+    (void)engine_->Flush(clock_->Now());
+    AfterCall();
+    if (!tick_soon_) ScheduleTick(tick_);
+  });
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+Daemon::~Daemon() { Stop(); }
+
+void Daemon::Stop() {
+  if (!thread_.joinable()) return;
+  asio::post(io_, [this] {
+    if (!held_.empty()) Flush();  // requests already handled become durable and are answered
+    timer_.cancel();
+    work_.reset();
+    io_.stop();
+  });
+  thread_.join();
+}
+
+void Daemon::ScheduleTick(std::chrono::milliseconds after) {
+  timer_.expires_after(after);
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;  // rescheduled or stopped
+    tick_soon_ = false;
+    engine_->Tick(clock_->Now());
+    (void)engine_->Flush(clock_->Now());  // failure -> fatal(), reported by AfterCall
+    AfterCall();
+    if (!tick_soon_) ScheduleTick(tick_);
+  });
+}
+
+void Daemon::AfterCall() {
+  if (engine_->fatal() && !fatal_reported_) {
+    fatal_reported_ = true;
+    on_fatal_();
+  }
+  // A call that changed something gets its scheduling pass now rather than at the next period;
+  // a short delay merges a burst of submissions into one pass.
+  if (engine_->dirty() && !tick_soon_) {
+    tick_soon_ = true;
+    ScheduleTick(std::chrono::milliseconds(5));
+  }
+}
+
+void Daemon::Handle(HttpRequest request, Respond respond) {
+  asio::post(io_, [this, request = std::move(request), respond = std::move(respond)] {
+    held_.emplace_back(respond, engine_->Handle(request, clock_->Now()));
+    if (!flush_posted_) {
+      flush_posted_ = true;
+      asio::post(io_, [this] { Flush(); });
+    }
+  });
+}
+
+void Daemon::Flush() {
+  flush_posted_ = false;
+  Status s = engine_->Flush(clock_->Now());
+  for (auto& [respond, response] : held_) {
+    if (s.ok()) {
+      respond(std::move(response));
+    } else {
+      respond(ErrorResponse(503, "unavailable", "the job store failed: " + s.message()));
+    }
+  }
+  held_.clear();
+  AfterCall();
+}
+
+void Daemon::OpenStream(HttpRequest request, OnFrame frame, OnOpen opened) {
+  asio::post(io_, [this, request = std::move(request), frame = std::move(frame),
+                   opened = std::move(opened)] {
+    opened(engine_->OpenStream(request, clock_->Now(), frame));
+  });
+}
+
+void Daemon::CloseStream(int64_t id) {
+  asio::post(io_, [this, id] { engine_->CloseStream(id); });
+}
+
+void Daemon::CountRejected(int status) {
+  asio::post(io_, [this, status] { engine_->CountRequest(status); });
+}
+
+}  // namespace podsched::daemon

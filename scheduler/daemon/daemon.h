@@ -1,0 +1,68 @@
+// Daemon: runs an Engine on its own "scheduler thread" and serves it to the HTTP server.
+//
+// The scheduler core and the job store are single-owner and the store commits synchronously
+// (fsync), so they live on one thread with its own io_context. HTTP sessions on the main
+// io_context post each request here and get the response posted back: a slow commit never
+// blocks socket I/O, and requests are served in arrival order. A steady timer ticks the engine
+// every tick_interval, and right after any call that left the scheduler dirty.
+//
+// Group commit (when the engine defers commits): responses are held, and a flush task posted
+// behind the requests already queued commits all their changes in one transaction, then
+// releases the responses (or 503s if the commit failed). Under load many requests share one
+// fsync; an idle request waits for its own.
+//
+// When a commit fails (Engine::fatal) the daemon calls `on_fatal` once; main exits non-zero so
+// that a supervisor restarts it and the state is reloaded from the store.
+//
+// Thread safety: the HttpBackend methods are thread-safe (they post).
+#pragma once
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "scheduler/daemon/engine.h"
+#include "scheduler/daemon/http_server.h"
+
+namespace podsched::daemon {
+
+class Daemon final : public HttpBackend {
+ public:
+  Daemon(std::unique_ptr<Engine> engine, const Clock* clock, std::chrono::milliseconds tick,
+         std::function<void()> on_fatal);
+  ~Daemon() override;  // stops the scheduler thread (pending requests are dropped)
+
+  void Handle(HttpRequest request, Respond respond) override;
+  void OpenStream(HttpRequest request, OnFrame frame, OnOpen opened) override;
+  void CloseStream(int64_t id) override;
+  void CountRejected(int status) override;
+
+  // Stops the thread after the work queued so far.
+  void Stop();
+
+ private:
+  void ScheduleTick(std::chrono::milliseconds after);
+  void AfterCall();
+  void Flush();
+
+  std::unique_ptr<Engine> engine_;
+  const Clock* clock_;
+  std::chrono::milliseconds tick_;
+  std::function<void()> on_fatal_;
+  bool fatal_reported_ = false;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::steady_timer timer_;
+  bool tick_soon_ = false;
+  bool flush_posted_ = false;
+  std::vector<std::pair<Respond, HttpResponse>> held_;
+  std::thread thread_;
+};
+
+}  // namespace podsched::daemon

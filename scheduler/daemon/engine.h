@@ -1,0 +1,137 @@
+// Engine: everything podsched does between the sockets and the job store, without sockets.
+//
+// It owns the scheduler core and routes API requests (HttpRequest -> HttpResponse) to it:
+// authentication, rate limiting, JSON bounds and conversion, ownership checks (another user's job
+// is "not found"), metrics, and the live event stream. The daemon calls it from ONE thread (the
+// scheduler thread); the HTTP server never touches it directly. Unit tests drive it directly.
+//
+// Every change the core makes is committed to the repository inside the core's call, so when
+// Handle returns a 201 for a submission the job is durable (with a SQLite repository).
+//
+// Events: after every call, the transitions the repository committed are published to the open
+// streams as Server-Sent Events frames, each with the next stream id (1, 2, ...). A non-admin's
+// stream carries only that user's jobs.
+//
+// Not thread-safe (single owner).
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "scheduler/core/repository.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/daemon/auth.h"
+#include "scheduler/daemon/config.h"
+#include "scheduler/daemon/http_types.h"
+#include "scheduler/daemon/metrics.h"
+
+namespace podsched::daemon {
+
+// Sits between the core and the real repository. Remembers the events of every successful
+// commit (for the streams). In deferred mode (group commit) Commit only queues the batch and
+// Flush writes every queued batch in ONE transaction (`commit_all`), so one fsync covers a whole
+// burst of requests; the daemon holds the responses of those requests until Flush succeeded, so
+// nothing is acknowledged before it is durable. A failed Flush is fatal like a failed Commit.
+class BufferingRepository final : public core::JobRepository {
+ public:
+  using CommitAll = std::function<Status(std::span<const core::StoreBatch* const>)>;
+  // `commit_all` empty: batches are committed one by one.
+  BufferingRepository(core::JobRepository* inner, CommitAll commit_all)
+      : inner_(inner), commit_all_(std::move(commit_all)) {}
+  Result<core::StoredState> Load() override { return inner_->Load(); }
+  Status Commit(const core::StoreBatch& batch) override;
+  // Flushes first, so the history includes everything the caller has seen.
+  Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
+  Status Flush();
+  void set_deferred(bool deferred) { deferred_ = deferred; }
+  bool deferred() const { return deferred_; }
+  std::vector<core::JobEvent> TakeEvents() { return std::exchange(events_, {}); }
+
+ private:
+  core::JobRepository* inner_;
+  CommitAll commit_all_;
+  bool deferred_ = false;
+  std::vector<core::StoreBatch> pending_;
+  std::vector<core::JobEvent> events_;
+};
+
+class Engine {
+ public:
+  using SendFrame = std::function<void(std::string frame)>;
+
+  // `users` must include the admin. `repo` must outlive the engine.
+  // With `group_commit`, commits are deferred to Flush (see BufferingRepository); `commit_all`
+  // commits several batches in one transaction (empty: one by one).
+  static Result<std::unique_ptr<Engine>> Create(const Config& config, std::vector<UserConfig> users,
+                                                core::JobRepository* repo, TimePoint now,
+                                                bool group_commit = false,
+                                                BufferingRepository::CommitAll commit_all = {});
+  // Group commit: makes every change since the last Flush durable, then publishes it to the
+  // streams. A failure sets fatal(). Without group commit there is nothing to flush.
+  Status Flush(TimePoint now);
+
+  // Any request except the event stream.
+  HttpResponse Handle(const HttpRequest& request, TimePoint now);
+
+  // Opens an event stream for an authenticated caller; frames go to `send` (called on this
+  // engine's thread). Returns the stream id, or the error response to send instead.
+  std::variant<int64_t, HttpResponse> OpenStream(const HttpRequest& request, TimePoint now,
+                                                 SendFrame send);
+  void CloseStream(int64_t stream);
+  // Counts a request the HTTP layer rejected before it reached Handle.
+  void CountRequest(int status) { metrics_.CountRequest(status); }
+
+  // Timers and at most one scheduling pass; publishes what changed.
+  void Tick(TimePoint now);
+  bool dirty() const { return scheduler_->dirty(); }
+  // A commit failed: the core's memory is ahead of the store. The daemon must exit.
+  bool fatal() const { return fatal_; }
+  const core::Scheduler& scheduler() const { return *scheduler_; }
+  int64_t last_stream_id() const { return next_stream_event_id_ - 1; }
+
+ private:
+  Engine(const Config& config, std::vector<UserConfig> users, core::JobRepository* repo,
+         BufferingRepository::CommitAll commit_all);
+  HttpResponse Route(const HttpRequest& request, const Principal& who, TimePoint now);
+  HttpResponse Submit(const HttpRequest& request, const Principal& who, TimePoint now);
+  HttpResponse List(const ParsedTarget& target, const Principal& who, TimePoint now);
+  HttpResponse JobVerb(const std::string& verb, const HttpRequest& request, JobId id,
+                       const Principal& who, TimePoint now);
+  HttpResponse Quotas(const HttpRequest& request, const Principal& who, TimePoint now);
+  HttpResponse Users(const Principal& who);
+  HttpResponse Metrics() const;
+  // The job if `who` may see it.
+  const core::JobRecord* Visible(JobId id, const Principal& who) const;
+  // Maps a core error to a response; flags commit failures as fatal.
+  HttpResponse FromStatus(const Status& status);
+  void Publish(TimePoint now);
+
+  struct Stream {
+    Principal who;
+    SendFrame send;
+  };
+
+  Config config_;
+  Authenticator auth_;
+  RateLimiter limiter_;
+  BufferingRepository repo_;
+  std::unique_ptr<core::Scheduler> scheduler_;
+  daemon::Metrics metrics_;
+  std::map<int64_t, Stream> streams_;
+  int64_t next_stream_ = 1;
+  int64_t next_stream_event_id_ = 1;
+  bool fatal_ = false;
+};
+
+// HTTP status for a Status code (invalid_argument -> 400, not_found -> 404, ...).
+int HttpStatusOf(StatusCode code);
+HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message);
+
+}  // namespace podsched::daemon

@@ -1,0 +1,345 @@
+// The only Beast translation unit of podsched (see http_server.h).
+#include "scheduler/daemon/http_server.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "scheduler/daemon/json_util.h"
+
+namespace podsched::daemon {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto kReadTimeout = std::chrono::seconds(60);
+constexpr auto kHeartbeat = std::chrono::seconds(15);
+constexpr size_t kMaxQueuedFrames = 4096;
+constexpr std::string_view kStreamPath = "/api/v1/events/stream";
+
+}  // namespace
+
+class Session;
+
+class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
+ public:
+  Impl(asio::io_context& io, HttpServerOptions options, HttpBackend* backend)
+      : io(io), acceptor(io), options(std::move(options)), backend(backend) {}
+  void Accept();
+  void Register(Session* s, std::weak_ptr<Session> w) {
+    std::lock_guard lock(mu);
+    sessions[s] = std::move(w);
+  }
+  void Unregister(Session* s) {
+    std::lock_guard lock(mu);
+    sessions.erase(s);
+  }
+  void Stop();
+
+  asio::io_context& io;
+  tcp::acceptor acceptor;
+  HttpServerOptions options;
+  HttpBackend* backend;
+  std::mutex mu;
+  std::map<Session*, std::weak_ptr<Session>> sessions;
+  bool stopped = false;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<HttpServer::Impl> server)
+      : stream_(std::move(socket)), server_(std::move(server)), heartbeat_(server_->io) {
+    beast::error_code ec;
+    auto ep = stream_.socket().remote_endpoint(ec);
+    if (!ec) peer_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+  }
+  ~Session() { server_->Unregister(this); }
+
+  void Start() {
+    server_->Register(this, weak_from_this());
+    ReadHeader();
+  }
+
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    if (stream_id_ >= 0) server_->backend->CloseStream(stream_id_);
+    heartbeat_.cancel();
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+  }
+
+ private:
+  void ReadHeader() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(server_->options.max_header_bytes));
+    parser_->body_limit(server_->options.max_body_bytes);
+    stream_.expires_after(kReadTimeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  bool HandleReadError(beast::error_code ec) {
+    if (!ec) return false;
+    if (ec == http::error::body_limit) {
+      Fail(
+          413, "payload_too_large",
+          "request body larger than " + std::to_string(server_->options.max_body_bytes) + " bytes");
+    } else if (ec == http::error::header_limit) {
+      Fail(431, "header_too_large",
+           "request headers larger than " + std::to_string(server_->options.max_header_bytes) +
+               " bytes");
+    } else if (ec.category() == beast::error_code(http::error::end_of_stream).category() &&
+               ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      Fail(400, "bad_request", "malformed HTTP request: " + ec.message());
+    } else {
+      Close();  // EOF, reset, timeout
+    }
+    return true;
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (HandleReadError(ec)) return;
+    auto& req = parser_->get();
+    version_ = req.version();
+    if (auto len = parser_->content_length(); len && *len > server_->options.max_body_bytes) {
+      Fail(
+          413, "payload_too_large",
+          "request body larger than " + std::to_string(server_->options.max_body_bytes) + " bytes");
+      return;
+    }
+    if (beast::iequals(req[http::field::expect], "100-continue")) {
+      auto cont =
+          std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
+      http::async_write(stream_, *cont,
+                        [self = shared_from_this(), cont](beast::error_code ec, size_t) {
+                          if (ec) return self->Close();
+                          self->ReadBody();
+                        });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRequest(ec); });
+  }
+
+  void OnRequest(beast::error_code ec) {
+    if (HandleReadError(ec)) return;
+    auto& req = parser_->get();
+    keep_alive_ = req.keep_alive();
+    HttpRequest r;
+    r.method = std::string(req.method_string());
+    r.target = std::string(req.target());
+    r.authorization = std::string(req[http::field::authorization]);
+    r.body = std::move(req.body());
+    r.peer = peer_;
+    stream_.expires_never();
+    auto& io = server_->io;
+    if (r.target == kStreamPath || r.target.starts_with(std::string(kStreamPath) + "?")) {
+      std::weak_ptr<Session> weak = weak_from_this();
+      server_->backend->OpenStream(
+          std::move(r),
+          [weak, &io](std::string frame) {
+            asio::post(io, [weak, frame = std::move(frame)]() mutable {
+              if (auto s = weak.lock()) s->QueueFrame(std::move(frame));
+            });
+          },
+          [self = shared_from_this(), &io](std::variant<int64_t, HttpResponse> opened) {
+            asio::post(io, [self, opened = std::move(opened)]() mutable {
+              self->OnStreamOpened(std::move(opened));
+            });
+          });
+      return;
+    }
+    server_->backend->Handle(std::move(r), [self = shared_from_this(), &io](HttpResponse resp) {
+      asio::post(io, [self, resp = std::move(resp)]() mutable { self->Write(std::move(resp)); });
+    });
+  }
+
+  void Write(HttpResponse r, bool close = false) {
+    if (closed_) return;
+    auto res = std::make_shared<http::response<http::string_body>>();
+    res->version(version_);
+    res->result(static_cast<unsigned>(r.status));
+    res->set(http::field::server, "podsched");
+    res->set(http::field::content_type, r.content_type);
+    for (auto& [k, v] : r.headers) res->set(k, v);
+    res->body() = std::move(r.body);
+    res->keep_alive(keep_alive_ && !close);
+    res->prepare_payload();
+    stream_.expires_after(kReadTimeout);
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code ec, size_t) {
+                        if (ec) return self->Close();
+                        if (!res->keep_alive()) return self->Drain();
+                        self->ReadHeader();
+                      });
+  }
+
+  // Answers a request that cannot be read further, then closes the connection gracefully.
+  void Fail(int status, std::string_view code, std::string message) {
+    HttpResponse r;
+    r.status = status;
+    r.body = ErrorJson(code, message);
+    server_->backend->CountRejected(status);
+    Write(std::move(r), true);
+  }
+
+  // After a final response: stop sending, discard what the client still sends (so it reads the
+  // response instead of a reset), and close at EOF or after a timeout.
+  void Drain() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(std::chrono::seconds(5));
+    drain_buf_.resize(64 << 10);
+    stream_.async_read_some(asio::buffer(drain_buf_),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > (64u << 20)) return self->Close();
+                              self->Drain();
+                            });
+  }
+
+  void OnStreamOpened(std::variant<int64_t, HttpResponse> opened) {
+    if (auto* error = std::get_if<HttpResponse>(&opened)) {
+      Write(std::move(*error));
+      return;
+    }
+    stream_id_ = std::get<int64_t>(opened);
+    if (closed_) {
+      server_->backend->CloseStream(stream_id_);
+      return;
+    }
+    // No chunked encoding: the body is the stream until the connection closes.
+    frames_.push_front(
+        "HTTP/1.1 200 OK\r\nServer: podsched\r\nContent-Type: text/event-stream\r\n"
+        "Cache-Control: no-cache\r\nConnection: close\r\n\r\n: podsched event stream\n\n");
+    WriteFrames();
+    Heartbeat();
+    WatchForClose();
+  }
+
+  void QueueFrame(std::string frame) {
+    if (closed_) return;
+    if (frames_.size() >= kMaxQueuedFrames) return Close();  // a client that does not read
+    frames_.push_back(std::move(frame));
+    WriteFrames();
+  }
+
+  void WriteFrames() {
+    if (writing_ || frames_.empty() || closed_) return;
+    writing_ = true;
+    asio::async_write(stream_.socket(), asio::buffer(frames_.front()),
+                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                        self->writing_ = false;
+                        if (ec) return self->Close();
+                        self->frames_.pop_front();
+                        self->WriteFrames();
+                      });
+  }
+
+  void Heartbeat() {
+    heartbeat_.expires_after(kHeartbeat);
+    heartbeat_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->closed_) return;
+      self->QueueFrame(": keep-alive\n\n");
+      self->Heartbeat();
+    });
+  }
+
+  void WatchForClose() {
+    drain_buf_.resize(4096);
+    stream_.socket().async_read_some(asio::buffer(drain_buf_),
+                                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                                       if (ec) return self->Close();
+                                       self->WatchForClose();
+                                     });
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<HttpServer::Impl> server_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  asio::steady_timer heartbeat_;
+  std::string peer_;
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool closed_ = false;
+  int64_t stream_id_ = -1;
+  std::deque<std::string> frames_;
+  bool writing_ = false;
+  std::vector<char> drain_buf_;
+  size_t drained_ = 0;
+};
+
+void HttpServer::Impl::Accept() {
+  acceptor.async_accept(io, [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+    if (self->stopped) return;
+    if (!ec) std::make_shared<Session>(std::move(socket), self)->Start();
+    self->Accept();
+  });
+}
+
+void HttpServer::Impl::Stop() {
+  stopped = true;
+  beast::error_code ec;
+  acceptor.close(ec);
+  std::vector<std::shared_ptr<Session>> open;
+  {
+    std::lock_guard lock(mu);
+    for (auto& [p, w] : sessions) {
+      if (auto s = w.lock()) open.push_back(std::move(s));
+    }
+  }
+  for (auto& s : open) s->Close();
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(asio::io_context& io,
+                                                      HttpServerOptions options,
+                                                      HttpBackend* backend) {
+  beast::error_code ec;
+  auto address = asio::ip::make_address(options.address, ec);
+  if (ec) return InvalidArgument("listen address '" + options.address + "': " + ec.message());
+  tcp::endpoint endpoint(address, static_cast<unsigned short>(options.port));
+  auto impl = std::make_shared<Impl>(io, options, backend);
+  auto& a = impl->acceptor;
+  std::string where = options.address + ":" + std::to_string(options.port);
+  a.open(endpoint.protocol(), ec);
+  if (!ec) a.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) a.bind(endpoint, ec);
+  if (ec) return Unavailable("cannot listen on " + where + ": " + ec.message());
+  a.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Unavailable("cannot listen on " + where + ": " + ec.message());
+  impl->Accept();
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+int HttpServer::port() const {
+  beast::error_code ec;
+  return impl_->acceptor.local_endpoint(ec).port();
+}
+
+void HttpServer::Stop() {
+  if (!impl_->stopped) impl_->Stop();
+}
+
+}  // namespace podsched::daemon

@@ -1,0 +1,169 @@
+// podsched: the scheduler daemon. Wires the configuration, the job store, the engine (scheduler
+// thread) and the HTTP server (main thread) together; see docs/api.md.
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "scheduler/daemon/auth.h"
+#include "scheduler/daemon/config.h"
+#include "scheduler/daemon/daemon.h"
+#include "scheduler/daemon/engine.h"
+#include "scheduler/daemon/http_server.h"
+#ifdef PODSCHED_HAVE_JOBDB
+#include "store/jobdb/sqlite_job_repository.h"
+#endif
+
+namespace fs = std::filesystem;
+using namespace podsched;
+using namespace podsched::daemon;
+
+namespace {
+
+// Reads var/admin.token, or creates it (mode 0600) and prints the new token once.
+Result<std::string> AdminToken(const std::string& data_dir) {
+  fs::path path = fs::path(data_dir) / "admin.token";
+  if (std::ifstream in(path); in) {
+    std::string token;
+    std::getline(in, token);
+    if (token.empty()) return InvalidArgument(path.string() + " is empty; delete it to regenerate");
+    return token;
+  }
+  std::string token = NewToken();
+  fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Unavailable("cannot write " + tmp.string());
+    out << token << "\n";
+  }
+  ::chmod(tmp.c_str(), 0600);
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return Unavailable("cannot create " + path.string() + ": " + ec.message());
+  std::cout << "podsched: generated the admin token (stored in " << path.string()
+            << ", shown only now): " << token << std::endl;
+  return token;
+}
+
+int Fail(const Status& s) {
+  std::cerr << "podsched: " << s.message() << std::endl;
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("podsched: the TPU pod scheduler daemon (HTTP API, /metrics, event stream)");
+  std::string config_path, data_dir, listen;
+  int port = -1;
+  std::string init_path;
+  bool init = false;
+  app.add_option("--config", config_path, "YAML configuration file (default: embedded defaults)");
+  app.add_option("--data-dir", data_dir, "data directory (default ./var)");
+  app.add_option("--listen", listen, "listen address (default 127.0.0.1)");
+  app.add_option("--port", port, "HTTP port (default 8470; 0: ephemeral)")
+      ->check(CLI::Range(0, 65535));
+  app.add_flag("--init", init, "write a starter configuration file and exit");
+  app.add_option("--init-file", init_path, "where --init writes (default podsched.yaml)");
+  CLI11_PARSE(app, argc, argv);
+
+  if (init) {
+    std::string path = init_path.empty() ? "podsched.yaml" : init_path;
+    if (fs::exists(path))
+      return Fail(Status(StatusCode::kAlreadyExists, path + " exists; not overwriting"));
+    std::ofstream out(path);
+    out << StarterConfigYaml();
+    if (!out) return Fail(Status(StatusCode::kUnavailable, "cannot write " + path));
+    std::cout << "podsched: wrote " << path << "; start with: podsched --config " << path << "\n";
+    return 0;
+  }
+
+  Config config;
+  if (!config_path.empty()) {
+    auto loaded = LoadConfigFile(config_path);
+    if (!loaded) return Fail(loaded.error());
+    config = *loaded;
+  }
+  if (!data_dir.empty()) config.data_dir = data_dir;
+  if (!listen.empty()) config.listen_address = listen;
+  if (port >= 0) config.port = port;
+
+  std::error_code ec;
+  fs::create_directories(config.data_dir, ec);
+  if (ec)
+    return Fail(
+        Status(StatusCode::kUnavailable, "cannot create " + config.data_dir + ": " + ec.message()));
+  config.data_dir = fs::absolute(config.data_dir).lexically_normal().string();
+  auto token = AdminToken(config.data_dir);
+  if (!token) return Fail(token.error());
+  std::vector<UserConfig> users = config.users;
+  if (std::none_of(users.begin(), users.end(), [](auto& u) { return u.name == "admin"; })) {
+    users.push_back(UserConfig{"admin", Sha256Hex(*token), true});
+  }
+
+  std::string db_path = (fs::path(config.data_dir) / "podsched.db").string();
+#ifdef PODSCHED_HAVE_JOBDB
+  auto opened = jobdb::SqliteJobRepository::Open(db_path);
+  if (!opened) return Fail(opened.error());
+  jobdb::SqliteJobRepository* sqlite = opened->get();
+  std::unique_ptr<core::JobRepository> repo = std::move(*opened);
+  // Group commit: the batches of every request queued on the scheduler thread share one
+  // transaction (one fsync).
+  BufferingRepository::CommitAll commit_all =
+      [sqlite](std::span<const core::StoreBatch* const> batches) {
+        return sqlite->CommitAll(batches);
+      };
+#else
+  spdlog::warn("built without store/jobdb: jobs are kept in memory only (not {})", db_path);
+  std::unique_ptr<core::JobRepository> repo = std::make_unique<core::InMemoryJobRepository>();
+  BufferingRepository::CommitAll commit_all;
+#endif
+
+  RealClock clock;
+  auto engine =
+      Engine::Create(config, users, repo.get(), clock.Now(), /*group_commit=*/true, commit_all);
+  if (!engine) return Fail(engine.error());
+  spdlog::info("loaded {} jobs from {}", (*engine)->scheduler().jobs().size(), db_path);
+
+  boost::asio::io_context io(1);
+  int exit_code = 0;
+  std::unique_ptr<HttpServer> server;
+  Daemon daemon(std::move(*engine), &clock, std::chrono::milliseconds(config.tick_interval_ms),
+                [&io, &server, &exit_code] {
+                  boost::asio::post(io, [&] {
+                    spdlog::critical("the job store failed; exiting so the state is reloaded");
+                    exit_code = 1;
+                    if (server) server->Stop();
+                    io.stop();
+                  });
+                });
+  HttpServerOptions options{config.listen_address, config.port, config.limits.max_body_bytes,
+                            config.limits.max_header_bytes};
+  auto started = HttpServer::Start(io, options, &daemon);
+  if (!started) return Fail(started.error());
+  server = std::move(*started);
+  std::cout << "podsched listening on http://" << config.listen_address << ":" << server->port()
+            << std::endl;
+  spdlog::info("bus address {} reserved for podworker; data in {}", config.bus_address,
+               config.data_dir);
+
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& e, int sig) {
+    if (e) return;
+    spdlog::info("signal {}: shutting down", sig);
+    server->Stop();
+    io.stop();
+  });
+  io.run();
+  server->Stop();
+  daemon.Stop();
+  server.reset();
+  spdlog::info("stopped");
+  return exit_code;
+}

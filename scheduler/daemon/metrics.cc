@@ -1,0 +1,69 @@
+#include "scheduler/daemon/metrics.h"
+
+#include <sstream>
+
+namespace podsched::daemon {
+
+std::string_view PreemptionCause(std::string_view reason) {
+  if (reason == "cancelled") return "";
+  if (reason.find("(on-demand)") != std::string_view::npos) return "on_demand";
+  if (reason.find("(higher priority)") != std::string_view::npos) return "priority";
+  if (reason.find("reclaim") != std::string_view::npos) return "reclaim";
+  if (reason.find("lifetime") != std::string_view::npos) return "lifetime";
+  return "manual";
+}
+
+void Metrics::ObservePass(double seconds) {
+  for (size_t i = 0; i < kPassBuckets.size(); ++i) {
+    if (seconds <= kPassBuckets[i]) {
+      ++pass_buckets_[i];
+      break;
+    }
+  }
+  ++pass_count_;
+  pass_sum_ += seconds;
+}
+
+std::string Metrics::Format(const MetricGauges& g) const {
+  std::ostringstream out;
+  auto family = [&out](std::string_view name, std::string_view type, std::string_view help) {
+    out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+  };
+  family("podsched_jobs", "gauge", "Jobs by state.");
+  for (const auto& [state, n] : g.jobs_by_state) {
+    out << "podsched_jobs{state=\"" << state << "\"} " << n << '\n';
+  }
+  family("podsched_cores_in_use", "gauge", "TensorCores held by jobs, by price class.");
+  out << "podsched_cores_in_use{class=\"on-demand\"} " << g.cores_on_demand << '\n';
+  out << "podsched_cores_in_use{class=\"preemptible\"} " << g.cores_preemptible << '\n';
+  family("podsched_queue_length", "gauge", "Jobs waiting in the queue.");
+  out << "podsched_queue_length " << g.queue_length << '\n';
+  family("podsched_stream_clients", "gauge", "Open event-stream connections.");
+  out << "podsched_stream_clients " << g.stream_clients << '\n';
+  family("podsched_scheduling_passes_total", "counter", "Scheduling passes run.");
+  out << "podsched_scheduling_passes_total " << g.scheduler_passes << '\n';
+  family("podsched_preemptions_total", "counter", "Preemptions started, by cause.");
+  for (std::string_view cause : {"on_demand", "priority", "reclaim", "lifetime", "manual"}) {
+    auto it = preemptions_.find(std::string(cause));
+    out << "podsched_preemptions_total{cause=\"" << cause << "\"} "
+        << (it == preemptions_.end() ? 0 : it->second) << '\n';
+  }
+  family("podsched_scheduling_pass_seconds", "histogram",
+         "Duration of scheduler ticks that ran a scheduling pass.");
+  int64_t cumulative = 0;
+  for (size_t i = 0; i < kPassBuckets.size(); ++i) {
+    cumulative += pass_buckets_[i];
+    out << "podsched_scheduling_pass_seconds_bucket{le=\"" << kPassBuckets[i] << "\"} "
+        << cumulative << '\n';
+  }
+  out << "podsched_scheduling_pass_seconds_bucket{le=\"+Inf\"} " << pass_count_ << '\n';
+  out << "podsched_scheduling_pass_seconds_sum " << pass_sum_ << '\n';
+  out << "podsched_scheduling_pass_seconds_count " << pass_count_ << '\n';
+  family("podsched_api_requests_total", "counter", "API requests by HTTP status code.");
+  for (const auto& [code, n] : requests_by_code_) {
+    out << "podsched_api_requests_total{code=\"" << code << "\"} " << n << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace podsched::daemon

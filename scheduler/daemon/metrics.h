@@ -1,0 +1,49 @@
+// Counters and a histogram of the daemon, formatted as Prometheus text exposition (version
+// 0.0.4): every family has # HELP and # TYPE lines, histogram buckets are cumulative and end with
+// le="+Inf", followed by _sum and _count.
+//
+// Not thread-safe: the scheduler thread owns it (every request passes through that thread).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace podsched::daemon {
+
+// Values read from the scheduler at scrape time.
+struct MetricGauges {
+  std::map<std::string, int64_t> jobs_by_state;  // every state name, zeros included
+  int64_t cores_on_demand = 0;
+  int64_t cores_preemptible = 0;
+  int64_t queue_length = 0;
+  int64_t stream_clients = 0;
+  int64_t scheduler_passes = 0;
+};
+
+// The cause of a preemption from the reason the core gives a PREEMPTING transition: "on_demand",
+// "priority", "reclaim", "lifetime", "manual"; "" when the transition is a cancellation.
+std::string_view PreemptionCause(std::string_view reason);
+
+class Metrics {
+ public:
+  static constexpr std::array<double, 12> kPassBuckets = {
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
+
+  void CountRequest(int status) { ++requests_by_code_[status]; }
+  void CountPreemption(std::string_view cause) { ++preemptions_[std::string(cause)]; }
+  void ObservePass(double seconds);
+
+  std::string Format(const MetricGauges& gauges) const;
+
+ private:
+  std::map<int, int64_t> requests_by_code_;
+  std::map<std::string, int64_t> preemptions_;
+  std::array<int64_t, kPassBuckets.size()> pass_buckets_{};  // not cumulative here
+  int64_t pass_count_ = 0;
+  double pass_sum_ = 0;
+};
+
+}  // namespace podsched::daemon

@@ -1,0 +1,79 @@
+#include "scheduler/sim/generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+namespace podsched::sim {
+namespace {
+
+struct SliceWeight {
+  const char* type;
+  int cores;
+  double weight;
+};
+constexpr SliceWeight kSlices[] = {
+    {"v2-8", 8, 0.50}, {"v2-32", 32, 0.30}, {"v2-128", 128, 0.15},
+    {"v2-256", 256, 0.04}, {"v2-512", 512, 0.01}};
+
+constexpr double kMedianSeconds = 3600;
+constexpr double kSigma = 1.0;
+constexpr double kMaxSeconds = 72 * 3600;
+
+}  // namespace
+
+Result<Mix> ParseMix(std::string_view name) {
+  if (name == "grant") return Mix::kGrant;
+  if (name == "slices") return Mix::kSlices;
+  return InvalidArgument(std::string(name) + " is not a trace mix; valid: grant, slices");
+}
+
+std::vector<TraceJob> Generate(const GenOptions& options) {
+  std::mt19937_64 rng(options.seed);
+  std::lognormal_distribution<double> duration(std::log(kMedianSeconds), kSigma);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::uniform_int_distribution<int> user(0, std::max(1, options.users) - 1);
+
+  // Mean offered core-seconds per job sets the arrival rate for the requested load.
+  const double mean_duration = kMedianSeconds * std::exp(kSigma * kSigma / 2);
+  double mean_cores = 8;
+  if (options.mix == Mix::kSlices) {
+    mean_cores = 0;
+    for (const SliceWeight& s : kSlices) mean_cores += s.cores * s.weight;
+  }
+  const double interarrival = mean_cores * mean_duration / (options.load * 512.0);
+  std::exponential_distribution<double> gap(1.0 / interarrival);
+
+  std::vector<TraceJob> jobs;
+  jobs.reserve(static_cast<size_t>(std::max<int64_t>(0, options.jobs)));
+  double t = 0;
+  for (int64_t i = 0; i < options.jobs; ++i) {
+    TraceJob job;
+    job.submit_s = std::round(t);
+    job.user = "user" + std::to_string(user(rng));
+    job.duration_s = std::round(std::clamp(duration(rng), 60.0, kMaxSeconds));
+    job.checkpoint_interval_s = 1800;
+    if (options.mix == Mix::kGrant) {
+      job.accelerator = "v2-8";
+      job.preemptible = unit(rng) < 0.75;
+    } else {
+      double pick = unit(rng);
+      job.accelerator = kSlices[0].type;
+      for (const SliceWeight& s : kSlices) {
+        if (pick < s.weight) {
+          job.accelerator = s.type;
+          break;
+        }
+        pick -= s.weight;
+      }
+      job.preemptible = unit(rng) < 0.5;
+      job.priority = unit(rng) < 0.1 ? 1 : 0;
+    }
+    jobs.push_back(std::move(job));
+    t += gap(rng);
+  }
+  return jobs;
+}
+
+}  // namespace podsched::sim

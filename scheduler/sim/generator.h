@@ -1,0 +1,35 @@
+// Synthetic traces for podsim.
+//
+//   grant:  research-grant users (5 on-demand + 100 preemptible v2-8 each, the default quota):
+//           only v2-8 jobs, 75% preemptible, durations log-normal (median 1 h, capped at 72 h)
+//   slices: pod-slice work: v2-8 50%, v2-32 30%, v2-128 15%, v2-256 4%, v2-512 1%; half
+//           preemptible; 10% at priority 1; durations log-normal (median 1 h, capped at 72 h)
+// Arrivals are Poisson with a rate that offers about `load` x one v2 pod's 512 cores. Every job
+// checkpoints every 30 minutes. Deterministic for a seed.
+//
+// Pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "scheduler/sim/trace.h"
+
+namespace podsched::sim {
+
+enum class Mix { kGrant, kSlices };
+Result<Mix> ParseMix(std::string_view name);  // "grant", "slices"
+
+struct GenOptions {
+  int64_t jobs = 1000;
+  uint64_t seed = 1;
+  Mix mix = Mix::kGrant;
+  double load = 0.9;  // offered cores / 512
+  int users = 20;
+};
+
+std::vector<TraceJob> Generate(const GenOptions& options);
+
+}  // namespace podsched::sim

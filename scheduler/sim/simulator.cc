@@ -1,0 +1,385 @@
+#include "scheduler/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <queue>
+#include <random>
+#include <unordered_map>
+#include <variant>
+
+#include "common/check.h"
+#include "pod/cost.h"
+#include "scheduler/core/scheduler.h"
+
+namespace podsched::sim {
+namespace {
+
+using core::Action;
+using core::Actions;
+using core::ExitKind;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Rounded, not truncated: a timer read back as seconds must map to the same microsecond.
+TimePoint At(double s) {
+  return TimePoint{} + std::chrono::round<Duration>(std::chrono::duration<double>(s));
+}
+
+enum class EventKind { kArrival, kFinish, kCheckpoint, kExit, kHostFail, kHostRepair };
+
+struct Event {
+  double t;
+  uint64_t seq;
+  EventKind kind;
+  int job = -1;  // index into the trace
+  int64_t epoch = 0;
+  int pod = 0;
+  int host = 0;
+  ExitKind exit = ExitKind::kSucceeded;
+  bool operator>(const Event& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
+};
+
+struct SimJob {
+  int pod = -1;
+  JobId id;
+  int cores = 0;
+  std::optional<pod::AcceleratorType> type;
+  bool running = false;
+  int64_t epoch = 0;
+  double epoch_start = 0;
+  double saved_work = 0;  // seconds of work at the last checkpoint
+  double saved_at = 0;    // when that checkpoint was written (or the epoch started)
+  double first_start = -1;
+  bool done = false;
+};
+
+class Simulation {
+ public:
+  Simulation(const Trace& trace, const SimOptions& options)
+      : trace_(trace), opt_(options), rng_(options.seed), jobs_(trace.jobs.size()) {}
+
+  Result<SimResult> Run();
+
+ private:
+  void Push(Event e) {
+    e.seq = seq_++;
+    events_.push(e);
+  }
+  double WorkAt(const SimJob& j, double t) const { return j.saved_work + (t - j.saved_at); }
+  ClassMetrics& ClassOf(int job) {
+    return trace_.jobs[static_cast<size_t>(job)].preemptible ? result_.preemptible
+                                                             : result_.on_demand;
+  }
+  void Handle(int pod, const Result<Actions>& actions);
+  void Apply(int pod, const Actions& actions);
+  void Arrive(int job);
+  // The job's processes stop (finish, preempted or killed): accounting, then the report.
+  void Stop(int job, ExitKind kind);
+  void Advance(double t);
+  void Sample();
+  bool AnyWork() const;
+
+  const Trace& trace_;
+  const SimOptions& opt_;
+  std::mt19937_64 rng_;
+  std::vector<SimJob> jobs_;
+  std::vector<std::unique_ptr<core::InMemoryJobRepository>> repos_;
+  std::vector<std::unique_ptr<core::Scheduler>> pods_;
+  std::vector<std::unordered_map<int64_t, int>> by_id_;  // per pod: JobId -> trace index
+  std::vector<int64_t> outstanding_cores_;               // per pod: queued + held
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t seq_ = 0;
+  double now_ = 0;
+  double host_time_ = 0;  // integral of allocated hosts over time
+  double next_sample_ = 0;
+  int64_t arrived_ = 0;
+  int64_t finished_ = 0;
+  int64_t queued_ = 0;
+  int64_t running_ = 0;
+  SimResult result_;
+};
+
+void Simulation::Handle(int pod, const Result<Actions>& actions) {
+  PODSCHED_CHECK_MSG(actions.has_value(), actions.error().ToString().c_str());
+  Apply(pod, *actions);
+}
+
+void Simulation::Apply(int pod, const Actions& actions) {
+  core::Scheduler& s = *pods_[static_cast<size_t>(pod)];
+  for (const Action& a : actions) {
+    if (const auto* launch = std::get_if<core::LaunchAction>(&a)) {
+      const int job = by_id_[static_cast<size_t>(pod)].at(launch->job.job.value());
+      SimJob& j = jobs_[static_cast<size_t>(job)];
+      const TraceJob& t = trace_.jobs[static_cast<size_t>(job)];
+      j.running = true;
+      j.epoch = launch->job.epoch;
+      j.epoch_start = now_;
+      j.saved_at = now_;
+      if (j.first_start < 0) {
+        j.first_start = now_;
+        ClassOf(job).wait_s.push_back(now_ - t.submit_s);
+        result_.overall.wait_s.push_back(now_ - t.submit_s);
+      }
+      --queued_;
+      ++running_;
+      Handle(pod, s.ReportStarted(launch->job, At(now_)));
+      const auto work = static_cast<int64_t>(j.saved_work);
+      Handle(pod, s.ReportProgress(launch->job, work, work, At(now_)));
+      Push({now_ + (t.duration_s - j.saved_work), 0, EventKind::kFinish, job, j.epoch});
+      if (t.checkpoint_interval_s > 0) {
+        Push({now_ + t.checkpoint_interval_s, 0, EventKind::kCheckpoint, job, j.epoch});
+      }
+    } else if (const auto* preempt = std::get_if<core::PreemptAction>(&a)) {
+      const int job = by_id_[static_cast<size_t>(pod)].at(preempt->job.job.value());
+      const double delay = std::min(opt_.stop_delay_s, ToSeconds(preempt->grace));
+      Push({now_ + delay, 0, EventKind::kExit, job, preempt->job.epoch, pod, 0,
+            ExitKind::kPreempted});
+    } else if (const auto* kill = std::get_if<core::KillAction>(&a)) {
+      const int job = by_id_[static_cast<size_t>(pod)].at(kill->job.job.value());
+      Push({now_, 0, EventKind::kExit, job, kill->job.epoch, pod, 0, ExitKind::kKilled});
+    }
+  }
+}
+
+void Simulation::Arrive(int job) {
+  const TraceJob& t = trace_.jobs[static_cast<size_t>(job)];
+  SimJob& j = jobs_[static_cast<size_t>(job)];
+  ++arrived_;
+  auto type = pod::AcceleratorType::Parse(t.accelerator);
+  // The least loaded pod by outstanding cores (queued + held).
+  const int pod = static_cast<int>(
+      std::min_element(outstanding_cores_.begin(), outstanding_cores_.end()) -
+      outstanding_cores_.begin());
+  core::JobSpec spec;
+  spec.name = "trace-" + std::to_string(job);
+  spec.user = UserName(t.user);
+  spec.accelerator = t.accelerator;
+  spec.preemptible = t.preemptible;
+  spec.priority = t.priority;
+  spec.command = "podtrain";
+  spec.checkpoint_interval = FromSeconds(t.checkpoint_interval_s);
+  spec.max_restarts = 10;
+  if (opt_.exact_estimates) spec.expected_runtime = FromSeconds(t.duration_s);
+  auto id = type ? pods_[static_cast<size_t>(pod)]->Submit(spec, At(now_))
+                 : Result<JobId>(std::unexpected(type.error()));
+  ClassMetrics& c = ClassOf(job);
+  ++c.jobs;
+  ++result_.overall.jobs;
+  if (!id) {
+    ++result_.rejected;
+    j.done = true;
+    ++finished_;
+    return;
+  }
+  j.pod = pod;
+  j.id = *id;
+  j.type = *type;
+  j.cores = type->tensor_cores();
+  by_id_[static_cast<size_t>(pod)][id->value()] = job;
+  outstanding_cores_[static_cast<size_t>(pod)] += j.cores;
+  ++queued_;
+}
+
+void Simulation::Stop(int job, ExitKind kind) {
+  SimJob& j = jobs_[static_cast<size_t>(job)];
+  const TraceJob& t = trace_.jobs[static_cast<size_t>(job)];
+  ClassMetrics& c = ClassOf(job);
+  const double held_h = (now_ - j.epoch_start) / 3600.0;
+  const double cost = pod::SliceUsd(*j.type,
+                                    t.preemptible ? pod::PriceClass::kPreemptible
+                                                  : pod::PriceClass::kOnDemand,
+                                    FromSeconds(now_ - j.epoch_start));
+  for (ClassMetrics* m : {&c, &result_.overall}) {
+    m->held_core_h += j.cores * held_h;
+    m->cost_usd += cost;
+  }
+  j.running = false;
+  --running_;
+  if (kind == ExitKind::kSucceeded) {
+    for (ClassMetrics* m : {&c, &result_.overall}) {
+      ++m->completed;
+      m->jct_s.push_back(now_ - t.submit_s);
+      m->useful_core_h += j.cores * t.duration_s / 3600.0;
+    }
+    j.done = true;
+    ++finished_;
+    outstanding_cores_[static_cast<size_t>(j.pod)] -= j.cores;
+  } else {
+    const double lost = WorkAt(j, now_) - j.saved_work;
+    for (ClassMetrics* m : {&c, &result_.overall}) {
+      m->work_lost_core_h += j.cores * lost / 3600.0;
+      ++m->preemptions;
+    }
+    ++queued_;
+  }
+  core::Scheduler& s = *pods_[static_cast<size_t>(j.pod)];
+  Handle(j.pod, s.ReportExited({j.id, j.epoch}, std::nullopt, kind, "", At(now_)));
+  const core::JobRecord* record = s.Find(j.id);
+  if (!j.done && record && core::IsTerminal(record->state)) {
+    // Failed for good (host failures never count; this is a safety net).
+    j.done = true;
+    ++finished_;
+    --queued_;
+    ++result_.failed;
+    outstanding_cores_[static_cast<size_t>(j.pod)] -= j.cores;
+  }
+}
+
+void Simulation::Advance(double t) {
+  if (t <= now_) return;
+  int64_t allocated = 0;
+  for (const auto& s : pods_) allocated += s->pod().AllocatedHosts();
+  while (opt_.timeseries_interval_s > 0 && next_sample_ <= t) {
+    Sample();
+    next_sample_ += opt_.timeseries_interval_s;
+  }
+  host_time_ += static_cast<double>(allocated) * (t - now_);
+  now_ = t;
+}
+
+void Simulation::Sample() {
+  int64_t allocated = 0, hosts = 0;
+  for (const auto& s : pods_) {
+    allocated += s->pod().AllocatedHosts();
+    hosts += s->pod().num_hosts();
+  }
+  result_.timeseries.push_back(
+      {next_sample_, static_cast<double>(allocated) / static_cast<double>(hosts), queued_,
+       running_});
+}
+
+bool Simulation::AnyWork() const {
+  return finished_ < static_cast<int64_t>(jobs_.size());
+}
+
+Result<SimResult> Simulation::Run() {
+  result_.profile = opt_.profile;
+  result_.jobs = static_cast<int64_t>(trace_.jobs.size());
+  if (opt_.pods < 1) return InvalidArgument("pods must be >= 1");
+  const pod::GenerationSpec& gen = pod::SpecOf(opt_.generation);
+  const int pod_cores = gen.full_pod_host_rows * gen.full_pod_host_cols * gen.cores_per_host();
+  core::SchedulerConfig config;
+  config.profile = opt_.profile;
+  config.default_quota = core::Quota{
+      opt_.quota_on_demand_cores > 0 ? opt_.quota_on_demand_cores : pod_cores,
+      opt_.quota_preemptible_cores > 0 ? opt_.quota_preemptible_cores : pod_cores};
+  config.reclaim_rate_per_hour = opt_.reclaim_rate_per_hour;
+  config.min_runtime_before_preemption = FromSeconds(opt_.min_runtime_before_preemption_s);
+  for (int p = 0; p < opt_.pods; ++p) {
+    config.seed = opt_.seed + static_cast<uint64_t>(p);
+    repos_.push_back(std::make_unique<core::InMemoryJobRepository>(/*keep_events=*/false));
+    auto s = core::Scheduler::Create(pod::Pod::Full("pod" + std::to_string(p), opt_.generation),
+                                     config, repos_.back().get(), At(0));
+    if (!s) return std::unexpected(s.error());
+    pods_.push_back(std::move(*s));
+  }
+  by_id_.resize(pods_.size());
+  outstanding_cores_.assign(pods_.size(), 0);
+  for (size_t i = 0; i < trace_.jobs.size(); ++i) {
+    Push({trace_.jobs[i].submit_s, 0, EventKind::kArrival, static_cast<int>(i)});
+  }
+  const int hosts_per_pod = pods_[0]->pod().num_hosts();
+  std::exponential_distribution<double> failure_gap(
+      std::max(1e-12, opt_.host_failures_per_host_day * hosts_per_pod * opt_.pods / 86400.0));
+  if (opt_.host_failures_per_host_day > 0) {
+    Push({failure_gap(rng_), 0, EventKind::kHostFail});
+  }
+  const double first_submit = trace_.jobs.empty() ? 0 : trace_.jobs.front().submit_s;
+  now_ = first_submit;
+  next_sample_ = first_submit;
+  double last_end = first_submit;
+  int64_t last_progress = -1;
+
+  while (AnyWork()) {
+    // The next tick: on the grid when a pod is dirty, or at a pod's timer.
+    double tick = kInf;
+    for (const auto& s : pods_) {
+      if (s->dirty()) tick = std::min(tick, std::ceil(now_ / opt_.tick_s) * opt_.tick_s);
+      if (auto timer = s->NextTimer()) tick = std::min(tick, std::max(now_, ToSeconds(timer->time_since_epoch())));
+    }
+    const double next_event = events_.empty() ? kInf : events_.top().t;
+    if (tick == kInf && next_event == kInf) break;  // nothing can happen any more
+    if (tick <= next_event) {
+      Advance(tick);
+      for (size_t p = 0; p < pods_.size(); ++p) {
+        Apply(static_cast<int>(p), pods_[p]->Tick(At(now_)));
+      }
+      continue;
+    }
+    Event e = events_.top();
+    events_.pop();
+    Advance(e.t);
+    ++result_.events;
+    SimJob& j = e.job >= 0 ? jobs_[static_cast<size_t>(e.job)] : jobs_[0];
+    switch (e.kind) {
+      case EventKind::kArrival:
+        Arrive(e.job);
+        break;
+      case EventKind::kFinish:
+        if (j.running && j.epoch == e.epoch) {
+          Stop(e.job, ExitKind::kSucceeded);
+          last_end = now_;
+        }
+        break;
+      case EventKind::kCheckpoint:
+        if (j.running && j.epoch == e.epoch) {
+          j.saved_work = WorkAt(j, now_);
+          j.saved_at = now_;
+          const auto work = static_cast<int64_t>(j.saved_work);
+          Handle(j.pod, pods_[static_cast<size_t>(j.pod)]->ReportProgress({j.id, j.epoch}, work,
+                                                                          work, At(now_)));
+          const double interval = trace_.jobs[static_cast<size_t>(e.job)].checkpoint_interval_s;
+          Push({now_ + interval, 0, EventKind::kCheckpoint, e.job, e.epoch});
+        }
+        break;
+      case EventKind::kExit:
+        if (j.running && j.epoch == e.epoch) Stop(e.job, e.exit);
+        break;
+      case EventKind::kHostFail: {
+        std::uniform_int_distribution<int> pick_pod(0, opt_.pods - 1), pick_host(0, hosts_per_pod - 1);
+        const int p = pick_pod(rng_), h = pick_host(rng_);
+        if (pods_[static_cast<size_t>(p)]->pod().host(HostId(h)).healthy) {
+          Handle(p, pods_[static_cast<size_t>(p)]->HostDown(HostId(h), At(now_)));
+          Push({now_ + opt_.host_repair_s, 0, EventKind::kHostRepair, -1, 0, p, h});
+        }
+        if (AnyWork()) Push({now_ + failure_gap(rng_), 0, EventKind::kHostFail});
+        break;
+      }
+      case EventKind::kHostRepair:
+        Handle(e.pod, pods_[static_cast<size_t>(e.pod)]->HostUp(HostId(e.host), At(now_)));
+        break;
+    }
+    if (opt_.progress && result_.jobs > 0) {
+      const int64_t pct = finished_ * 100 / result_.jobs;
+      if (pct != last_progress) {
+        last_progress = pct;
+        opt_.progress(static_cast<double>(finished_) / static_cast<double>(result_.jobs));
+      }
+    }
+  }
+
+  int64_t hosts = 0;
+  for (const auto& s : pods_) {
+    hosts += s->pod().num_hosts();
+    result_.preemptions += s->stats().preemptions;
+    result_.passes += s->stats().passes;
+    result_.stale_reports += s->stats().stale_reports;
+  }
+  result_.makespan_s = std::max(last_end, now_) - first_submit;
+  result_.utilization =
+      result_.makespan_s > 0
+          ? std::min(1.0, host_time_ / (static_cast<double>(hosts) * result_.makespan_s))
+          : 0;
+  result_.unfinished = static_cast<int64_t>(jobs_.size()) - finished_;
+  return std::move(result_);
+}
+
+}  // namespace
+
+Result<SimResult> Simulate(const Trace& trace, const SimOptions& options) {
+  return Simulation(trace, options).Run();
+}
+
+}  // namespace podsched::sim

@@ -1,0 +1,86 @@
+#include "scheduler/sim/simulator.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "scheduler/sim/generator.h"
+#include "scheduler/sim/report.h"
+
+namespace podsched::sim {
+namespace {
+
+Trace Small(Mix mix, int64_t jobs, uint64_t seed) {
+  Trace trace;
+  trace.jobs = Generate({jobs, seed, mix, 1.2, 8});
+  return trace;
+}
+
+TEST(SimulatorTest, EveryJobCompletesAndMetricsAreSane) {
+  const Trace trace = Small(Mix::kSlices, 300, 5);
+  for (const char* policy : {"fifo-first-fit", "fair-best-fit"}) {
+    SimOptions options;
+    options.profile = policy;
+    auto r = Simulate(trace, options);
+    ASSERT_TRUE(r.has_value()) << r.error().ToString();
+    EXPECT_EQ(r->overall.jobs, 300) << policy;
+    EXPECT_EQ(r->overall.completed + r->rejected + r->unfinished + r->failed, 300) << policy;
+    EXPECT_EQ(r->unfinished, 0) << policy;
+    EXPECT_EQ(r->on_demand.jobs + r->preemptible.jobs, 300) << policy;
+    EXPECT_GT(r->utilization, 0.2) << policy;
+    EXPECT_LE(r->utilization, 1.0) << policy;
+    EXPECT_GT(r->events, 600) << policy;
+    EXPECT_GT(r->overall.cost_usd, 0) << policy;
+    // Useful work never exceeds what was held.
+    EXPECT_LE(r->overall.useful_core_h, r->overall.held_core_h * (1 + 1e-9)) << policy;
+  }
+}
+
+TEST(SimulatorTest, OnDemandWorkPreemptsPreemptibleWorkAndLosesNothing) {
+  const Trace trace = Small(Mix::kGrant, 400, 9);
+  SimOptions options;
+  auto r = Simulate(trace, options);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_GT(r->preemptions, 0);
+  EXPECT_EQ(r->on_demand.preemptions, 0);
+  EXPECT_GT(r->preemptible.work_lost_core_h, 0);
+  EXPECT_EQ(r->on_demand.work_lost_core_h, 0);
+}
+
+TEST(SimulatorTest, DeterministicForASeed) {
+  const Trace trace = Small(Mix::kSlices, 200, 2);
+  SimOptions options;
+  options.reclaim_rate_per_hour = 0.05;
+  options.host_failures_per_host_day = 0.05;
+  auto a = Simulate(trace, options);
+  auto b = Simulate(trace, options);
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  EXPECT_EQ(a->events, b->events);
+  EXPECT_EQ(a->preemptions, b->preemptions);
+  EXPECT_EQ(a->overall.jct_s, b->overall.jct_s);
+  EXPECT_EQ(a->unfinished, 0);
+}
+
+TEST(ReportTest, JsonHasEveryPolicyAndTheRequiredFields) {
+  const Trace trace = Small(Mix::kGrant, 50, 1);
+  std::vector<SimResult> results;
+  for (const char* policy : {"fifo-first-fit", "fair-best-fit"}) {
+    SimOptions options;
+    options.profile = policy;
+    results.push_back(*Simulate(trace, options));
+  }
+  auto json = nlohmann::json::parse(ResultsJson(results));
+  for (const char* policy : {"fifo-first-fit", "fair-best-fit"}) {
+    ASSERT_TRUE(json.contains(policy));
+    for (const char* field : {"jobs", "jct_mean_s", "jct_p99_s", "wait_mean_s", "utilization",
+                              "preemptions", "events", "wall_s", "goodput", "cost_usd"}) {
+      EXPECT_TRUE(json[policy].contains(field)) << field;
+    }
+    EXPECT_EQ(json[policy]["jobs"], 50);
+  }
+  EXPECT_EQ(Percentile({5, 1, 3, 2, 4}, 50), 3);
+  EXPECT_EQ(Percentile({5, 1, 3, 2, 4}, 100), 5);
+  EXPECT_EQ(Percentile({}, 99), 0);
+}
+
+}  // namespace
+}  // namespace podsched::sim

@@ -1,0 +1,194 @@
+#include "scheduler/sim/trace.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <iomanip>
+#include <optional>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <sstream>
+
+#include "pod/accelerator.h"
+#include "pod/cost.h"
+
+namespace podsched::sim {
+namespace {
+
+std::vector<std::string> SplitCsv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string field;
+  std::istringstream ss(line);
+  while (std::getline(ss, field, ',')) {
+    if (!field.empty() && field.back() == '\r') field.pop_back();
+    out.push_back(field);
+  }
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+Result<double> ParseNumber(const std::string& text, std::string_view column, int line) {
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value)) {
+    return InvalidArgument("line " + std::to_string(line) + ": " + std::string(column) + " is '" +
+                           text + "', not a number");
+  }
+  return value;
+}
+
+// splitmix64: a seeded, well-mixed hash of the row number.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+Result<int64_t> ParseTimestamp(const std::string& text, int line) {
+  std::tm tm{};
+  std::istringstream ss(text);
+  ss >> std::get_time(&tm, "%Y-%m-%d %H:%M:%S");
+  if (ss.fail()) {
+    return InvalidArgument("line " + std::to_string(line) + ": timestamp '" + text +
+                           "' is not YYYY-MM-DD HH:MM:SS");
+  }
+  return static_cast<int64_t>(timegm(&tm));
+}
+
+void SortBySubmit(Trace& trace) {
+  std::stable_sort(trace.jobs.begin(), trace.jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
+}
+
+}  // namespace
+
+Result<std::string> SmallestV2SliceFor(int cores) {
+  for (const pod::AcceleratorType& t : pod::ValidTypes(pod::Generation::kV2, 8, 8)) {
+    if (t.tensor_cores() >= cores) return t.ToString();
+  }
+  return InvalidArgument(std::to_string(cores) + " cores do not fit a v2 pod (512 cores)");
+}
+
+Result<Trace> ParsePodsimCsv(std::istream& in) {
+  std::string line;
+  if (!std::getline(in, line)) return InvalidArgument("empty trace: no header line");
+  std::map<std::string, size_t> col;
+  const std::vector<std::string> header = SplitCsv(line);
+  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  for (const char* required : {"submit_time_s", "user", "accelerator", "preemptible"}) {
+    if (!col.contains(required)) {
+      return InvalidArgument(std::string("header has no ") + required +
+                             " column; expected submit_time_s,user,accelerator,preemptible,"
+                             "duration_s,priority,checkpoint_interval_s,steps,workload");
+    }
+  }
+  Trace trace;
+  int number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line == "\r") continue;
+    const std::vector<std::string> f = SplitCsv(line);
+    auto get = [&](const char* name) -> std::string {
+      auto it = col.find(name);
+      return it != col.end() && it->second < f.size() ? f[it->second] : std::string();
+    };
+    auto number_of = [&](const char* name, double fallback) -> Result<double> {
+      const std::string text = get(name);
+      if (text.empty()) return fallback;
+      return ParseNumber(text, name, number);
+    };
+    TraceJob job;
+    auto submit = number_of("submit_time_s", -1);
+    if (!submit) return std::unexpected(submit.error());
+    job.submit_s = *submit;
+    job.user = get("user");
+    job.accelerator = get("accelerator");
+    const std::string pre = get("preemptible");
+    job.preemptible = pre == "1" || pre == "true";
+    if (!(pre == "0" || pre == "1" || pre == "true" || pre == "false")) {
+      return InvalidArgument("line " + std::to_string(number) + ": preemptible is '" + pre +
+                             "'; use 0/1 or true/false");
+    }
+    auto duration = number_of("duration_s", -1);
+    auto priority = number_of("priority", 0);
+    auto interval = number_of("checkpoint_interval_s", 0);
+    auto steps = number_of("steps", -1);
+    for (const auto* r : {&duration, &priority, &interval, &steps}) {
+      if (!*r) return std::unexpected(r->error());
+    }
+    job.priority = static_cast<int>(*priority);
+    job.checkpoint_interval_s = *interval;
+    job.duration_s = *duration;
+    if (job.duration_s < 0 && *steps >= 0) {
+      auto workload = pod::ReferenceWorkload(get("workload"));
+      auto type = pod::AcceleratorType::Parse(job.accelerator);
+      if (!workload) return std::unexpected(workload.error().WithContext("line " + std::to_string(number)));
+      if (!type) return std::unexpected(type.error().WithContext("line " + std::to_string(number)));
+      job.duration_s = *steps * pod::EstimateStep(*workload, *type).step_seconds();
+    }
+    if (job.submit_s < 0 || job.user.empty() || job.accelerator.empty() || job.duration_s <= 0 ||
+        job.checkpoint_interval_s < 0) {
+      return InvalidArgument("line " + std::to_string(number) +
+                             ": needs submit_time_s >= 0, a user, an accelerator, and "
+                             "duration_s > 0 (or steps and workload)");
+    }
+    trace.jobs.push_back(std::move(job));
+  }
+  SortBySubmit(trace);
+  return trace;
+}
+
+void WritePodsimCsv(const std::vector<TraceJob>& jobs, std::ostream& out) {
+  out << "submit_time_s,user,accelerator,preemptible,duration_s,priority,checkpoint_interval_s\n";
+  for (const TraceJob& j : jobs) {
+    out << j.submit_s << ',' << j.user << ',' << j.accelerator << ',' << (j.preemptible ? 1 : 0)
+        << ',' << j.duration_s << ',' << j.priority << ',' << j.checkpoint_interval_s << '\n';
+  }
+}
+
+Result<Trace> ParsePhilly(std::istream& in, const PhillyOptions& options) {
+  std::string line;
+  if (!std::getline(in, line) || line.rfind("timestamp,duration,num_gpus", 0) != 0) {
+    return InvalidArgument("not a Philly trace: expected the header "
+                           "timestamp,duration,num_gpus,gpu_time,cluster");
+  }
+  Trace trace;
+  std::optional<int64_t> first;
+  int number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (options.max_rows > 0 && number - 1 > options.max_rows) break;
+    if (line.empty() || line == "\r") continue;
+    const std::vector<std::string> f = SplitCsv(line);
+    if (f.size() < 5) {
+      return InvalidArgument("line " + std::to_string(number) + ": expected 5 columns");
+    }
+    auto when = ParseTimestamp(f[0], number);
+    auto duration = ParseNumber(f[1], "duration", number);
+    auto gpus = ParseNumber(f[2], "num_gpus", number);
+    if (!when) return std::unexpected(when.error());
+    if (!duration) return std::unexpected(duration.error());
+    if (!gpus) return std::unexpected(gpus.error());
+    if (!first) first = *when;
+    auto slice = SmallestV2SliceFor(std::max(1, static_cast<int>(std::ceil(*gpus))));
+    if (!slice || *duration <= 0) {
+      ++trace.rejected;
+      continue;
+    }
+    TraceJob job;
+    job.submit_s = static_cast<double>(*when - *first);
+    job.user = f[4];
+    job.accelerator = *slice;
+    job.duration_s = *duration;
+    job.checkpoint_interval_s = options.checkpoint_interval_s;
+    const uint64_t h = Mix(options.seed ^ Mix(static_cast<uint64_t>(number)));
+    job.preemptible = static_cast<double>(h >> 11) * 0x1.0p-53 < options.preemptible_fraction;
+    trace.jobs.push_back(std::move(job));
+  }
+  SortBySubmit(trace);
+  return trace;
+}
+
+}  // namespace podsched::sim

@@ -1,0 +1,64 @@
+// Traces for podsim: the podsim CSV format and the Philly format, read into one job list.
+//
+// podsim CSV (header required; columns in any order; unknown columns are ignored):
+//   submit_time_s,user,accelerator,preemptible,duration_s,priority,checkpoint_interval_s,
+//   steps,workload
+// - submit_time_s: seconds from the start of the trace (>= 0, non-decreasing not required)
+// - user: any non-empty text; accelerator: "v2-8", "v2-32", ...; preemptible: 0/1 or true/false
+// - duration_s: seconds of work, or empty when steps and workload are given: the duration is
+//   then steps x the pod cost model's step time of that workload on that slice (pod/cost.h)
+// - priority (default 0), checkpoint_interval_s (default 0: no periodic checkpoint)
+//
+// Philly (public Microsoft trace, `timestamp,duration,num_gpus,gpu_time,cluster`):
+// - submit time: timestamp minus the first row's timestamp
+// - one GPU = one v2 TensorCore (a P100's 21 TFLOPS is close to a v2 core's 22.5), rounded up to
+//   the smallest v2 slice that holds it: 1-8 GPUs -> v2-8, 9-32 -> v2-32, ... up to v2-512.
+//   Jobs needing more than 512 cores are rejected and counted (none in the 2017-09-10 file).
+// - user = cluster; duration = duration (seconds)
+// - preemptible: a seeded hash of the row number puts `preemptible_fraction` of jobs there
+// - checkpoint interval: `checkpoint_interval_s` for every job (the trace has none)
+//
+// Pure parsing of an in-memory stream; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace podsched::sim {
+
+struct TraceJob {
+  double submit_s = 0;
+  std::string user;
+  std::string accelerator;
+  bool preemptible = false;
+  double duration_s = 0;
+  int priority = 0;
+  double checkpoint_interval_s = 0;
+};
+
+struct Trace {
+  std::vector<TraceJob> jobs;  // sorted by submit time (stable)
+  int64_t rejected = 0;        // rows that could not be mapped (Philly: larger than a pod)
+};
+
+// Parses the podsim CSV; errors name the line and column ("line 7: duration_s is -3").
+Result<Trace> ParsePodsimCsv(std::istream& in);
+void WritePodsimCsv(const std::vector<TraceJob>& jobs, std::ostream& out);
+
+struct PhillyOptions {
+  double preemptible_fraction = 0.3;
+  uint64_t seed = 1;
+  double checkpoint_interval_s = 1800;
+  int64_t max_rows = 0;  // 0: all
+};
+Result<Trace> ParsePhilly(std::istream& in, const PhillyOptions& options);
+
+// The smallest v2 type with at least `cores` TensorCores ("v2-8"), or an error beyond v2-512.
+Result<std::string> SmallestV2SliceFor(int cores);
+
+}  // namespace podsched::sim

@@ -1,0 +1,121 @@
+#include "scheduler/sim/trace.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "scheduler/sim/generator.h"
+
+namespace podsched::sim {
+namespace {
+
+TEST(TraceTest, ParsesPodsimCsvAndSortsBySubmitTime) {
+  std::istringstream in(
+      "submit_time_s,user,accelerator,preemptible,duration_s,priority,checkpoint_interval_s\n"
+      "10,ada,v2-32,1,3600,2,600\n"
+      "5,bob,v2-8,false,60,,\n");
+  auto trace = ParsePodsimCsv(in);
+  ASSERT_TRUE(trace.has_value()) << trace.error().ToString();
+  ASSERT_EQ(trace->jobs.size(), 2u);
+  EXPECT_EQ(trace->jobs[0].user, "bob");
+  EXPECT_FALSE(trace->jobs[0].preemptible);
+  EXPECT_EQ(trace->jobs[1].accelerator, "v2-32");
+  EXPECT_TRUE(trace->jobs[1].preemptible);
+  EXPECT_EQ(trace->jobs[1].priority, 2);
+  EXPECT_EQ(trace->jobs[1].checkpoint_interval_s, 600);
+}
+
+TEST(TraceTest, DurationFromStepsAndTheCostModel) {
+  std::istringstream in(
+      "submit_time_s,user,accelerator,preemptible,steps,workload\n"
+      "0,ada,v2-8,0,1250,resnet50\n");
+  auto trace = ParsePodsimCsv(in);
+  ASSERT_TRUE(trace.has_value()) << trace.error().ToString();
+  // One ResNet-50 epoch on a v2-8 is about 4 minutes (DESIGN.md section 3).
+  EXPECT_NEAR(trace->jobs[0].duration_s, 240, 30);
+}
+
+TEST(TraceTest, PodsimErrorsNameTheLine) {
+  std::istringstream bad_number("submit_time_s,user,accelerator,preemptible,duration_s\n"
+                                "0,ada,v2-8,0,abc\n");
+  auto r = ParsePodsimCsv(bad_number);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message(), "line 2: duration_s is 'abc', not a number");
+  std::istringstream no_column("user,accelerator\n");
+  EXPECT_FALSE(ParsePodsimCsv(no_column).has_value());
+  std::istringstream bad_flag("submit_time_s,user,accelerator,preemptible,duration_s\n"
+                              "0,ada,v2-8,maybe,5\n");
+  EXPECT_FALSE(ParsePodsimCsv(bad_flag).has_value());
+}
+
+TEST(TraceTest, PhillyMapping) {
+  std::istringstream in(
+      "timestamp,duration,num_gpus,gpu_time,cluster\n"
+      "2017-09-04 10:30:41,100.0,8,800.0,7f04ca\n"
+      "2017-09-04 10:31:41,50.0,12,600.0,6214e9\n"
+      "2017-09-04 10:32:41,50.0,1,50.0,6214e9\n"
+      "2017-09-04 10:33:41,50.0,600,50.0,6214e9\n");
+  PhillyOptions options;
+  options.preemptible_fraction = 0;
+  auto trace = ParsePhilly(in, options);
+  ASSERT_TRUE(trace.has_value()) << trace.error().ToString();
+  ASSERT_EQ(trace->jobs.size(), 3u);
+  EXPECT_EQ(trace->rejected, 1);  // 600 GPUs: more than a v2 pod
+  EXPECT_EQ(trace->jobs[0].accelerator, "v2-8");
+  EXPECT_EQ(trace->jobs[0].submit_s, 0);
+  EXPECT_EQ(trace->jobs[1].accelerator, "v2-32");
+  EXPECT_EQ(trace->jobs[1].submit_s, 60);
+  EXPECT_EQ(trace->jobs[1].user, "6214e9");
+  EXPECT_EQ(trace->jobs[2].accelerator, "v2-8");
+  EXPECT_EQ(trace->jobs[2].checkpoint_interval_s, 1800);
+}
+
+TEST(TraceTest, PhillyPreemptibleFractionIsSeeded) {
+  std::ostringstream text;
+  text << "timestamp,duration,num_gpus,gpu_time,cluster\n";
+  for (int i = 0; i < 2000; ++i) text << "2017-09-04 10:30:41,100.0,1,100.0,c\n";
+  auto count = [&](uint64_t seed) {
+    std::istringstream in(text.str());
+    auto trace = ParsePhilly(in, {0.3, seed, 1800, 0});
+    int n = 0;
+    for (const TraceJob& j : trace->jobs) n += j.preemptible;
+    return n;
+  };
+  EXPECT_NEAR(count(1), 600, 90);
+  EXPECT_EQ(count(1), count(1));
+  EXPECT_NE(count(1), count(2));
+}
+
+TEST(TraceTest, SmallestSlice) {
+  EXPECT_EQ(*SmallestV2SliceFor(1), "v2-8");
+  EXPECT_EQ(*SmallestV2SliceFor(9), "v2-32");
+  EXPECT_EQ(*SmallestV2SliceFor(200), "v2-256");
+  EXPECT_FALSE(SmallestV2SliceFor(513).has_value());
+}
+
+TEST(GeneratorTest, MixesAreDeterministicAndRoundTripThroughCsv) {
+  auto grant = Generate({500, 3, Mix::kGrant, 0.9, 10});
+  ASSERT_EQ(grant.size(), 500u);
+  int preemptible = 0;
+  for (const TraceJob& j : grant) {
+    EXPECT_EQ(j.accelerator, "v2-8");
+    preemptible += j.preemptible;
+  }
+  EXPECT_NEAR(preemptible, 375, 50);
+  auto slices = Generate({500, 3, Mix::kSlices, 0.9, 10});
+  int big = 0;
+  for (const TraceJob& j : slices) big += j.accelerator != "v2-8";
+  EXPECT_GT(big, 150);
+  std::ostringstream out;
+  WritePodsimCsv(slices, out);
+  std::istringstream in(out.str());
+  auto back = ParsePodsimCsv(in);
+  ASSERT_TRUE(back.has_value()) << back.error().ToString();
+  ASSERT_EQ(back->jobs.size(), slices.size());
+  EXPECT_EQ(back->jobs[17].accelerator, slices[17].accelerator);
+  EXPECT_EQ(Generate({500, 3, Mix::kSlices, 0.9, 10})[42].duration_s, slices[42].duration_s);
+  EXPECT_FALSE(ParseMix("mixed").has_value());
+}
+
+}  // namespace
+}  // namespace podsched::sim

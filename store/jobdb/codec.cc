@@ -1,0 +1,84 @@
+#include "store/jobdb/codec.h"
+
+#include <nlohmann/json.hpp>
+
+namespace podsched::jobdb {
+namespace {
+
+using nlohmann::json;
+
+// Field names are part of the stored format: renaming one needs a migration.
+json SpecToJson(const core::JobSpec& s) {
+  json j = {
+      {"name", s.name},
+      {"user", s.user.value()},
+      {"accelerator", s.accelerator},
+      {"preemptible", s.preemptible},
+      {"priority", s.priority},
+      {"command", s.command},
+      {"args", s.args},
+      {"env", s.env},
+      {"ranks_per_host", s.ranks_per_host},
+      {"checkpoint_interval_us", s.checkpoint_interval.count()},
+      {"grace_period_us", s.grace_period.count()},
+      {"max_runtime_us", s.max_runtime.count()},
+      {"max_restarts", s.max_restarts},
+  };
+  if (s.expected_runtime) j["expected_runtime_us"] = s.expected_runtime->count();
+  return j;
+}
+
+core::JobSpec SpecFromJson(const json& j) {
+  core::JobSpec s;
+  s.name = j.at("name").get<std::string>();
+  s.user = UserName(j.at("user").get<std::string>());
+  s.accelerator = j.at("accelerator").get<std::string>();
+  s.preemptible = j.at("preemptible").get<bool>();
+  s.priority = j.at("priority").get<int>();
+  s.command = j.at("command").get<std::string>();
+  s.args = j.at("args").get<std::vector<std::string>>();
+  s.env = j.at("env").get<std::map<std::string, std::string>>();
+  s.ranks_per_host = j.at("ranks_per_host").get<int>();
+  s.checkpoint_interval = Duration(j.at("checkpoint_interval_us").get<int64_t>());
+  s.grace_period = Duration(j.at("grace_period_us").get<int64_t>());
+  s.max_runtime = Duration(j.at("max_runtime_us").get<int64_t>());
+  s.max_restarts = j.at("max_restarts").get<int>();
+  if (auto it = j.find("expected_runtime_us"); it != j.end()) {
+    s.expected_runtime = Duration(it->get<int64_t>());
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string EncodeSpec(const core::JobSpec& spec) {
+  std::vector<uint8_t> bytes = json::to_cbor(SpecToJson(spec));
+  return std::string(bytes.begin(), bytes.end());
+}
+
+Result<core::JobSpec> DecodeSpec(std::string_view bytes) {
+  // nlohmann-json reports malformed input by exceptions; they stop here.
+  try {
+    return SpecFromJson(json::from_cbor(bytes));
+  } catch (const json::exception& e) {
+    return DataLoss(std::string("stored job spec is unreadable: ") + e.what());
+  }
+}
+
+std::string EncodeHosts(const std::vector<HostId>& hosts) {
+  json j = json::array();
+  for (HostId h : hosts) j.push_back(h.value());
+  return j.dump();
+}
+
+Result<std::vector<HostId>> DecodeHosts(std::string_view text) {
+  try {
+    std::vector<HostId> hosts;
+    for (const json& h : json::parse(text)) hosts.emplace_back(h.get<int32_t>());
+    return hosts;
+  } catch (const json::exception& e) {
+    return DataLoss(std::string("stored host list is unreadable: ") + e.what());
+  }
+}
+
+}  // namespace podsched::jobdb

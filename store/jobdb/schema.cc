@@ -1,0 +1,156 @@
+#include "store/jobdb/schema.h"
+
+#include <array>
+#include <string>
+
+namespace podsched::jobdb {
+namespace {
+
+// Version 1: jobs (queryable columns + the spec as CBOR), the event log, users with quotas.
+constexpr std::string_view kV1 = R"sql(
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY,
+  user TEXT NOT NULL,
+  preemptible INTEGER NOT NULL,
+  priority INTEGER NOT NULL,
+  submit_time_us INTEGER NOT NULL,
+  state INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  restarts INTEGER NOT NULL,
+  preemptions INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  placement_row INTEGER,
+  placement_col INTEGER,
+  placement_rows INTEGER,
+  placement_cols INTEGER,
+  step INTEGER NOT NULL,
+  last_checkpoint_step INTEGER NOT NULL,
+  start_time_us INTEGER NOT NULL,
+  last_checkpoint_time_us INTEGER NOT NULL,
+  end_time_us INTEGER NOT NULL,
+  not_before_us INTEGER NOT NULL,
+  preempt_deadline_us INTEGER NOT NULL,
+  reserved_for INTEGER,
+  cancel_requested INTEGER NOT NULL,
+  usage_core_hours REAL NOT NULL,
+  run_time_us INTEGER NOT NULL,
+  spec BLOB NOT NULL
+);
+CREATE INDEX jobs_by_state ON jobs(state, priority, submit_time_us);
+CREATE INDEX jobs_by_user ON jobs(user, state);
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL,
+  time_us INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  from_state INTEGER,
+  to_state INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  hosts TEXT NOT NULL
+);
+CREATE INDEX events_by_job ON events(job_id, seq);
+CREATE TABLE users (
+  name TEXT PRIMARY KEY,
+  admin INTEGER NOT NULL,
+  on_demand_cores INTEGER NOT NULL,
+  preemptible_cores INTEGER NOT NULL,
+  decayed_core_hours REAL NOT NULL,
+  usage_as_of_us INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
+// Version 2: quotas move to their own table (admins change them independently of usage);
+// epochs and allocations (hosts per job epoch) become queryable, backfilled from v1's jobs and
+// events.
+constexpr std::string_view kV2 = R"sql(
+CREATE TABLE quotas (
+  user TEXT PRIMARY KEY,
+  on_demand_cores INTEGER NOT NULL,
+  preemptible_cores INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO quotas (user, on_demand_cores, preemptible_cores)
+  SELECT name, on_demand_cores, preemptible_cores FROM users;
+ALTER TABLE users DROP COLUMN on_demand_cores;
+ALTER TABLE users DROP COLUMN preemptible_cores;
+CREATE TABLE epochs (
+  job_id INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  start_time_us INTEGER NOT NULL,
+  origin_row INTEGER NOT NULL,
+  origin_col INTEGER NOT NULL,
+  rows INTEGER NOT NULL,
+  cols INTEGER NOT NULL,
+  PRIMARY KEY (job_id, epoch)
+) WITHOUT ROWID;
+INSERT INTO epochs
+  SELECT id, epoch, start_time_us, placement_row, placement_col, placement_rows, placement_cols
+  FROM jobs WHERE placement_row IS NOT NULL;
+CREATE TABLE allocations (
+  job_id INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  host INTEGER NOT NULL,
+  PRIMARY KEY (job_id, epoch, host)
+) WITHOUT ROWID;
+CREATE INDEX allocations_by_host ON allocations(host, job_id, epoch);
+INSERT OR IGNORE INTO allocations
+  SELECT e.job_id, e.epoch, h.value FROM events e, json_each(e.hosts) h;
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
+    {1, "jobs, events, users", kV1},
+    {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
+}};
+
+Status ApplyStep(Connection& db, const Migration& step) {
+  Status begun = db.Exec("BEGIN IMMEDIATE");
+  if (!begun.ok()) return begun.WithContext("migrating " + db.path());
+  // Re-read inside the write lock: another process may have migrated meanwhile.
+  auto version = db.QueryInt("PRAGMA user_version");
+  Status status = version ? Status::Ok() : version.error();
+  if (status.ok() && *version == step.version - 1) {
+    status = db.Exec(step.sql);
+    // PRAGMA takes no bound parameters; the value is a compile-time integer, not user input.
+    if (status.ok()) status = db.Exec("PRAGMA user_version = " + std::to_string(step.version));
+  }
+  if (status.ok()) status = db.Exec("COMMIT");
+  if (!status.ok()) {
+    (void)db.Exec("ROLLBACK");
+    return status.WithContext("migrating " + db.path() + " to schema version " +
+                              std::to_string(step.version) + " (" + std::string(step.description) +
+                              ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::span<const Migration> Migrations() { return kMigrations; }
+int LatestSchemaVersion() { return kMigrations.back().version; }
+
+Status Migrate(Connection& db, int target) {
+  auto version = db.QueryInt("PRAGMA user_version");
+  if (!version) return version.error().WithContext("reading the schema version of " + db.path());
+  if (*version > target) {
+    return ToStatus(FailedPrecondition(
+        "job database " + db.path() + " has schema version " + std::to_string(*version) +
+        ", newer than this podsched supports (" + std::to_string(target) +
+        "); run a newer podsched or restore a backup made by this version"));
+  }
+  if (*version == 0) {
+    auto tables = db.QueryInt("SELECT count(*) FROM sqlite_schema");
+    if (!tables) return tables.error().WithContext("reading " + db.path());
+    if (*tables > 0) {
+      return ToStatus(FailedPrecondition(db.path() +
+                                         " is an SQLite database but not a podsched job database "
+                                         "(it has tables and no schema version)"));
+    }
+  }
+  for (const Migration& step : kMigrations) {
+    if (step.version <= *version || step.version > target) continue;
+    Status applied = ApplyStep(db, step);
+    if (!applied.ok()) return applied;
+  }
+  return Status::Ok();
+}
+
+}  // namespace podsched::jobdb

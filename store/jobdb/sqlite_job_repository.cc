@@ -1,0 +1,350 @@
+#include "store/jobdb/sqlite_job_repository.h"
+
+#include "store/jobdb/codec.h"
+#include "store/jobdb/schema.h"
+
+namespace podsched::jobdb {
+namespace {
+
+using core::JobEvent;
+using core::JobRecord;
+using core::JobState;
+using core::StoreBatch;
+using core::UserRecord;
+
+int64_t Micros(TimePoint t) { return t.time_since_epoch().count(); }
+TimePoint FromMicros(int64_t us) { return TimePoint(Duration(us)); }
+
+// One column order for the INSERT binds (1-based, BindJob) and the SELECT (0-based, ReadJob).
+#define PODSCHED_JOB_COLUMNS                                                                   \
+  "id, user, preemptible, priority, submit_time_us, state, epoch, restarts, preemptions, "     \
+  "reason, placement_row, placement_col, placement_rows, placement_cols, step, "               \
+  "last_checkpoint_step, start_time_us, last_checkpoint_time_us, end_time_us, not_before_us, " \
+  "preempt_deadline_us, reserved_for, cancel_requested, usage_core_hours, run_time_us, spec"
+
+constexpr std::string_view kPutJob =
+    "INSERT OR REPLACE INTO jobs (" PODSCHED_JOB_COLUMNS
+    ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+constexpr std::string_view kLoadJobs = "SELECT " PODSCHED_JOB_COLUMNS " FROM jobs ORDER BY id";
+#undef PODSCHED_JOB_COLUMNS
+
+constexpr std::string_view kPutEpoch =
+    "INSERT OR REPLACE INTO epochs (job_id, epoch, start_time_us, origin_row, origin_col, rows, "
+    "cols) VALUES (?,?,?,?,?,?,?)";
+constexpr std::string_view kPutEvent =
+    "INSERT INTO events (seq, job_id, time_us, epoch, from_state, to_state, reason, hosts) "
+    "VALUES (?,?,?,?,?,?,?,?)";
+constexpr std::string_view kPutAllocation =
+    "INSERT OR IGNORE INTO allocations (job_id, epoch, host) VALUES (?,?,?)";
+constexpr std::string_view kEventsOf =
+    "SELECT seq, job_id, time_us, epoch, from_state, to_state, reason, hosts FROM events "
+    "WHERE job_id = ? ORDER BY seq";
+constexpr std::string_view kPutUser =
+    "INSERT OR REPLACE INTO users (name, admin, decayed_core_hours, usage_as_of_us) "
+    "VALUES (?,?,?,?)";
+constexpr std::string_view kPutQuota =
+    "INSERT OR REPLACE INTO quotas (user, on_demand_cores, preemptible_cores) VALUES (?,?,?)";
+constexpr std::string_view kLoadUsers =
+    "SELECT u.name, u.admin, u.decayed_core_hours, u.usage_as_of_us, q.on_demand_cores, "
+    "q.preemptible_cores FROM users u JOIN quotas q ON q.user = u.name ORDER BY u.name";
+
+Result<JobState> StateOf(int64_t value) {
+  if (value < 0 || value > static_cast<int64_t>(JobState::kCancelled)) {
+    return DataLoss("stored job state " + std::to_string(value) + " is not a known state");
+  }
+  return static_cast<JobState>(value);
+}
+
+void BindJob(Statement& s, const JobRecord& job, const std::string& spec) {
+  s.Bind(1, job.id.value())
+      .Bind(2, job.spec.user.value())
+      .Bind(3, int64_t{job.spec.preemptible})
+      .Bind(4, int64_t{job.spec.priority})
+      .Bind(5, Micros(job.submit_time))
+      .Bind(6, static_cast<int64_t>(job.state))
+      .Bind(7, job.epoch)
+      .Bind(8, int64_t{job.restarts})
+      .Bind(9, int64_t{job.preemptions})
+      .Bind(10, job.reason);
+  if (job.placement) {
+    s.Bind(11, int64_t{job.placement->origin.row})
+        .Bind(12, int64_t{job.placement->origin.col})
+        .Bind(13, int64_t{job.placement->shape.rows})
+        .Bind(14, int64_t{job.placement->shape.cols});
+  } else {
+    s.BindNull(11).BindNull(12).BindNull(13).BindNull(14);
+  }
+  s.Bind(15, job.step)
+      .Bind(16, job.last_checkpoint_step)
+      .Bind(17, Micros(job.start_time))
+      .Bind(18, Micros(job.last_checkpoint_time))
+      .Bind(19, Micros(job.end_time))
+      .Bind(20, Micros(job.not_before))
+      .Bind(21, Micros(job.preempt_deadline));
+  if (job.reserved_for) {
+    s.Bind(22, job.reserved_for->value());
+  } else {
+    s.BindNull(22);
+  }
+  s.Bind(23, int64_t{job.cancel_requested})
+      .Bind(24, job.usage_core_hours)
+      .Bind(25, job.run_time.count())
+      .BindBlob(26, spec);
+}
+
+Result<JobRecord> ReadJob(const Statement& s) {
+  JobRecord job;
+  job.id = JobId(s.Int(0));
+  auto spec = DecodeSpec(s.Text(25));
+  if (!spec) return std::unexpected(spec.error().WithContext("job " + std::to_string(s.Int(0))));
+  job.spec = std::move(*spec);
+  auto state = StateOf(s.Int(5));
+  if (!state) return std::unexpected(state.error());
+  job.state = *state;
+  job.epoch = s.Int(6);
+  job.restarts = static_cast<int>(s.Int(7));
+  job.preemptions = static_cast<int>(s.Int(8));
+  job.reason = s.Text(9);
+  if (!s.IsNull(10)) {
+    job.placement = pod::Placement{{static_cast<int>(s.Int(10)), static_cast<int>(s.Int(11))},
+                                   {static_cast<int>(s.Int(12)), static_cast<int>(s.Int(13))}};
+  }
+  job.step = s.Int(14);
+  job.last_checkpoint_step = s.Int(15);
+  job.submit_time = FromMicros(s.Int(4));
+  job.start_time = FromMicros(s.Int(16));
+  job.last_checkpoint_time = FromMicros(s.Int(17));
+  job.end_time = FromMicros(s.Int(18));
+  job.not_before = FromMicros(s.Int(19));
+  job.preempt_deadline = FromMicros(s.Int(20));
+  if (auto reserved = s.OptInt(21)) job.reserved_for = JobId(*reserved);
+  job.cancel_requested = s.Int(22) != 0;
+  job.usage_core_hours = s.Real(23);
+  job.run_time = Duration(s.Int(24));
+  return job;
+}
+
+Result<JobEvent> ReadEvent(const Statement& s) {
+  JobEvent event;
+  event.seq = s.Int(0);
+  event.job = JobId(s.Int(1));
+  event.time = FromMicros(s.Int(2));
+  event.epoch = s.Int(3);
+  if (auto from = s.OptInt(4)) {
+    auto state = StateOf(*from);
+    if (!state) return std::unexpected(state.error());
+    event.from = *state;
+  }
+  auto to = StateOf(s.Int(5));
+  if (!to) return std::unexpected(to.error());
+  event.to = *to;
+  event.reason = s.Text(6);
+  auto hosts = DecodeHosts(s.Text(7));
+  if (!hosts) return std::unexpected(hosts.error());
+  event.hosts = std::move(*hosts);
+  return event;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteJobRepository>> SqliteJobRepository::Open(const std::string& path,
+                                                                       JobDbOptions options) {
+  auto db = Connection::Open(path);
+  if (!db) return std::unexpected(db.error());
+  Connection& c = **db;
+  sqlite3_busy_timeout(
+      c.raw(),
+      static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.busy_timeout).count()));
+  // The first statement reads the file header: this is where a non-SQLite file is detected.
+  auto mode = c.QueryText("PRAGMA journal_mode = WAL");
+  if (!mode) {
+    return std::unexpected(mode.error().WithContext("opening job database " + path +
+                                                    " (is it an SQLite database, and intact?)"));
+  }
+  if (*mode != "wal") {
+    return FailedPrecondition("job database " + path + " cannot use WAL journaling (got '" + *mode +
+                              "'); put it on a local file system");
+  }
+  Status sync = c.Exec("PRAGMA synchronous = FULL");
+  if (!sync.ok()) return std::unexpected(sync);
+  Status migrated = Migrate(c);
+  if (!migrated.ok()) return std::unexpected(migrated);
+  return std::unique_ptr<SqliteJobRepository>(new SqliteJobRepository(std::move(*db)));
+}
+
+Status SqliteJobRepository::Commit(const StoreBatch& batch) {
+  const StoreBatch* one[] = {&batch};
+  return CommitAll(one);
+}
+
+Status SqliteJobRepository::CommitAll(std::span<const StoreBatch* const> batches) {
+  Status status = db_->Exec("BEGIN IMMEDIATE");
+  if (!status.ok()) return status.WithContext("starting a commit");
+  for (const StoreBatch* batch : batches) {
+    status = Apply(*batch);
+    if (!status.ok()) break;
+  }
+  if (status.ok()) status = db_->Exec("COMMIT");
+  if (!status.ok()) {
+    // COMMIT may fail after SQLite already rolled back; a ROLLBACK error then is expected.
+    (void)db_->Exec("ROLLBACK");
+    return status.WithContext("committing to the job database (nothing of it was stored)");
+  }
+  return Status::Ok();
+}
+
+Status SqliteJobRepository::Apply(const StoreBatch& batch) {
+  for (const JobRecord& job : batch.jobs) {
+    if (Status s = WriteJob(job); !s.ok()) return s;
+  }
+  for (const JobEvent& event : batch.events) {
+    if (Status s = WriteEvent(event); !s.ok()) return s;
+  }
+  for (const UserRecord& user : batch.users) {
+    if (Status s = WriteUser(user); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status SqliteJobRepository::WriteJob(const JobRecord& job) {
+  auto put = db_->Prepare(kPutJob);
+  if (!put) return put.error();
+  BindJob(**put, job, EncodeSpec(job.spec));
+  if (Status s = (*put)->Run(); !s.ok()) {
+    return s.WithContext("storing job " + std::to_string(job.id.value()));
+  }
+  if (!job.placement) return Status::Ok();
+  auto epoch = db_->Prepare(kPutEpoch);
+  if (!epoch) return epoch.error();
+  (*epoch)
+      ->Bind(1, job.id.value())
+      .Bind(2, job.epoch)
+      .Bind(3, Micros(job.start_time))
+      .Bind(4, int64_t{job.placement->origin.row})
+      .Bind(5, int64_t{job.placement->origin.col})
+      .Bind(6, int64_t{job.placement->shape.rows})
+      .Bind(7, int64_t{job.placement->shape.cols});
+  return (*epoch)->Run();
+}
+
+Status SqliteJobRepository::WriteEvent(const JobEvent& event) {
+  auto put = db_->Prepare(kPutEvent);
+  if (!put) return put.error();
+  std::optional<int64_t> from;
+  if (event.from) from = static_cast<int64_t>(*event.from);
+  (*put)
+      ->Bind(1, event.seq)
+      .Bind(2, event.job.value())
+      .Bind(3, Micros(event.time))
+      .Bind(4, event.epoch)
+      .Bind(5, from)
+      .Bind(6, static_cast<int64_t>(event.to))
+      .Bind(7, event.reason)
+      .Bind(8, EncodeHosts(event.hosts));
+  if (Status s = (*put)->Run(); !s.ok()) {
+    return s.WithContext("appending event " + std::to_string(event.seq));
+  }
+  for (HostId host : event.hosts) {
+    auto alloc = db_->Prepare(kPutAllocation);
+    if (!alloc) return alloc.error();
+    (*alloc)->Bind(1, event.job.value()).Bind(2, event.epoch).Bind(3, int64_t{host.value()});
+    if (Status s = (*alloc)->Run(); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status SqliteJobRepository::WriteUser(const UserRecord& user) {
+  auto put = db_->Prepare(kPutUser);
+  if (!put) return put.error();
+  (*put)
+      ->Bind(1, user.name.value())
+      .Bind(2, int64_t{user.admin})
+      .Bind(3, user.decayed_core_hours)
+      .Bind(4, Micros(user.usage_as_of));
+  if (Status s = (*put)->Run(); !s.ok()) return s.WithContext("storing user " + user.name.value());
+  auto quota = db_->Prepare(kPutQuota);
+  if (!quota) return quota.error();
+  (*quota)
+      ->Bind(1, user.name.value())
+      .Bind(2, int64_t{user.quota.on_demand_cores})
+      .Bind(3, int64_t{user.quota.preemptible_cores});
+  return (*quota)->Run();
+}
+
+Result<core::StoredState> SqliteJobRepository::Load() {
+  // One read transaction: jobs, users and the event counter come from the same snapshot even
+  // when another connection commits meanwhile.
+  if (Status s = db_->Exec("BEGIN"); !s.ok()) return std::unexpected(s);
+  auto state = LoadSnapshot();
+  (void)db_->Exec(state ? "COMMIT" : "ROLLBACK");
+  return state;
+}
+
+Result<core::StoredState> SqliteJobRepository::LoadSnapshot() {
+  core::StoredState state;
+  auto jobs = db_->Prepare(kLoadJobs);
+  if (!jobs) return std::unexpected(jobs.error());
+  Status loaded = (*jobs)->ForEachRow([&state](const Statement& s) {
+    auto job = ReadJob(s);
+    if (!job) return job.error();
+    state.next_job_id = std::max(state.next_job_id, job->id.value() + 1);
+    state.jobs.push_back(std::move(*job));
+    return Status::Ok();
+  });
+  if (!loaded.ok()) return std::unexpected(loaded.WithContext("loading jobs"));
+  auto users = db_->Prepare(kLoadUsers);
+  if (!users) return std::unexpected(users.error());
+  loaded = (*users)->ForEachRow([&state](const Statement& s) {
+    UserRecord user;
+    user.name = UserName(s.Text(0));
+    user.admin = s.Int(1) != 0;
+    user.decayed_core_hours = s.Real(2);
+    user.usage_as_of = FromMicros(s.Int(3));
+    user.quota = core::Quota{static_cast<int>(s.Int(4)), static_cast<int>(s.Int(5))};
+    state.users.push_back(std::move(user));
+    return Status::Ok();
+  });
+  if (!loaded.ok()) return std::unexpected(loaded.WithContext("loading users"));
+  auto max_seq = db_->QueryInt("SELECT coalesce(max(seq), 0) FROM events");
+  if (!max_seq) return std::unexpected(max_seq.error());
+  state.next_event_seq = *max_seq + 1;
+  return state;
+}
+
+Result<std::vector<core::JobEvent>> SqliteJobRepository::EventsOf(JobId job) {
+  auto query = db_->Prepare(kEventsOf);
+  if (!query) return std::unexpected(query.error());
+  (*query)->Bind(1, job.value());
+  std::vector<JobEvent> events;
+  Status loaded = (*query)->ForEachRow([&events](const Statement& s) {
+    auto event = ReadEvent(s);
+    if (!event) return event.error();
+    events.push_back(std::move(*event));
+    return Status::Ok();
+  });
+  if (!loaded.ok()) return std::unexpected(loaded.WithContext("loading events"));
+  return events;
+}
+
+Result<std::string> SqliteJobRepository::IntegrityCheck() {
+  // integrity_check returns one row per finding; "ok" alone when sound.
+  auto check = db_->Prepare("PRAGMA integrity_check");
+  if (!check) return std::unexpected(check.error());
+  std::string findings;
+  Status status = (*check)->ForEachRow([&findings](const Statement& s) {
+    if (!findings.empty()) findings += "\n";
+    findings += s.Text(0);
+    return Status::Ok();
+  });
+  if (!status.ok()) return std::unexpected(status);
+  return findings;
+}
+
+Result<int> SqliteJobRepository::SchemaVersion() {
+  auto version = db_->QueryInt("PRAGMA user_version");
+  if (!version) return std::unexpected(version.error());
+  return static_cast<int>(*version);
+}
+
+}  // namespace podsched::jobdb

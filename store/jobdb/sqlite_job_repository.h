@@ -1,0 +1,65 @@
+// SqliteJobRepository: the scheduler core's JobRepository on an SQLite file (DESIGN.md section 8).
+//
+// Open(path) creates or opens the database, switches it to WAL with synchronous=FULL, sets a
+// busy timeout and migrates the schema (schema.h); a database of a newer schema version, a file
+// that is not SQLite, or an SQLite file that is not ours is refused with an error naming it.
+//
+// Durability: when Commit returns OK the batch is on disk (WAL + fsync at COMMIT); it survives a
+// crash of the process and, as far as the file system honours fsync, of the machine. Commit is
+// one BEGIN IMMEDIATE ... COMMIT transaction holding the batch's job rows (upserts), events
+// (appends), users and quotas, plus the derived epochs and allocations rows. On any error the
+// transaction is rolled back and nothing of the batch is stored.
+//
+// Load() rebuilds exactly what was committed: JobRecord, UserRecord and every id compare equal.
+//
+// Thread safety: not thread-safe (one owner, as JobRepository says). For concurrent committers
+// use GroupCommitter (group_committer.h). Several processes or connections may open the same
+// file: writers serialize on SQLite's lock, waiting up to the busy timeout.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "scheduler/core/repository.h"
+#include "store/jobdb/sqlite.h"
+
+namespace podsched::jobdb {
+
+struct JobDbOptions {
+  // How long a writer waits for another connection's lock before Commit fails (kUnavailable).
+  Duration busy_timeout = std::chrono::seconds(10);
+};
+
+class SqliteJobRepository final : public core::JobRepository {
+ public:
+  static Result<std::unique_ptr<SqliteJobRepository>> Open(const std::string& path,
+                                                           JobDbOptions options = {});
+
+  Result<core::StoredState> Load() override;
+  Status Commit(const core::StoreBatch& batch) override;
+  Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
+
+  // Commits several batches in ONE transaction (group commit): all of them or none.
+  Status CommitAll(std::span<const core::StoreBatch* const> batches);
+
+  // Result of `PRAGMA integrity_check`: "ok" when the file is sound, else SQLite's findings.
+  Result<std::string> IntegrityCheck();
+  Result<int> SchemaVersion();
+  const std::string& path() const { return db_->path(); }
+
+ private:
+  explicit SqliteJobRepository(std::unique_ptr<Connection> db) : db_(std::move(db)) {}
+  Result<core::StoredState> LoadSnapshot();
+  Status Apply(const core::StoreBatch& batch);
+  Status WriteJob(const core::JobRecord& job);
+  Status WriteEvent(const core::JobEvent& event);
+  Status WriteUser(const core::UserRecord& user);
+
+  std::unique_ptr<Connection> db_;
+};
+
+}  // namespace podsched::jobdb

@@ -1,0 +1,203 @@
+#include "store/jobdb/sqlite_job_repository.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "store/jobdb/test_util.h"
+
+namespace podsched::jobdb {
+namespace {
+
+using core::JobEvent;
+using core::JobRecord;
+using core::JobState;
+using core::StoreBatch;
+using testing::FullJob;
+using testing::FullUser;
+using testing::SubmitEvent;
+using testing::TempDir;
+
+std::unique_ptr<SqliteJobRepository> OpenOrDie(const std::string& path) {
+  auto repo = SqliteJobRepository::Open(path);
+  EXPECT_TRUE(repo.has_value()) << repo.error().ToString();
+  return repo ? std::move(*repo) : nullptr;
+}
+
+TEST(SqliteJobRepositoryTest, RoundTripsEveryField) {
+  TempDir dir;
+  auto repo = OpenOrDie(dir.File("jobs.db"));
+  ASSERT_NE(repo, nullptr);
+  JobRecord full = FullJob(7);
+  JobRecord bare;  // every optional unset, every default
+  bare.id = JobId(3);
+  JobEvent placed{2,
+                  TimePoint(Duration(99)),
+                  full.id,
+                  3,
+                  JobState::kQueued,
+                  JobState::kPlaced,
+                  "placed \xfe",
+                  {HostId(20), HostId(28)}};
+  ASSERT_TRUE(repo->Commit(StoreBatch{{full, bare},
+                                      {SubmitEvent(full, 1), placed},
+                                      {FullUser("ada"), core::UserRecord{}}})
+                  .ok());
+
+  auto state = repo->Load();
+  ASSERT_TRUE(state.has_value()) << state.error().ToString();
+  ASSERT_EQ(state->jobs.size(), 2u);
+  EXPECT_EQ(state->jobs[0], bare);  // ordered by id
+  EXPECT_EQ(state->jobs[1], full);
+  ASSERT_EQ(state->users.size(), 2u);
+  EXPECT_EQ(state->users[0], core::UserRecord{});  // "" sorts first
+  EXPECT_EQ(state->users[1], FullUser("ada"));
+  EXPECT_EQ(state->next_job_id, 8);
+  EXPECT_EQ(state->next_event_seq, 3);
+  auto events = repo->EventsOf(full.id);
+  ASSERT_TRUE(events.has_value());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0], SubmitEvent(full, 1));
+  EXPECT_EQ((*events)[1], placed);
+}
+
+TEST(SqliteJobRepositoryTest, LoadAfterReopenEqualsLatestRowsAndEventsStayOrdered) {
+  TempDir dir;
+  const std::string path = dir.File("jobs.db");
+  std::vector<JobRecord> latest;
+  {
+    auto repo = OpenOrDie(path);
+    ASSERT_NE(repo, nullptr);
+    int64_t seq = 1;
+    for (int64_t id = 1; id <= 20; ++id) {
+      JobRecord job = FullJob(id);
+      ASSERT_TRUE(repo->PersistTransition(job, SubmitEvent(job, seq++)).ok());
+      latest.push_back(job);
+    }
+    // Later transitions upsert the rows; events of different jobs interleave.
+    for (int round = 0; round < 3; ++round) {
+      for (JobRecord& job : latest) {
+        job.state = static_cast<JobState>((job.id.value() + round) % 8);
+        job.step += 100;
+        job.reason = "round " + std::to_string(round);
+        JobEvent event = SubmitEvent(job, seq++);
+        event.from = JobState::kQueued;
+        event.to = job.state;
+        event.reason = job.reason;
+        ASSERT_TRUE(repo->PersistTransition(job, event).ok());
+      }
+    }
+  }
+  auto repo = OpenOrDie(path);
+  ASSERT_NE(repo, nullptr);
+  auto state = repo->Load();
+  ASSERT_TRUE(state.has_value());
+  EXPECT_EQ(state->jobs, latest);
+  EXPECT_EQ(state->next_event_seq, 81);
+  auto events = repo->EventsOf(JobId(5));
+  ASSERT_TRUE(events.has_value());
+  ASSERT_EQ(events->size(), 4u);
+  for (size_t i = 1; i < events->size(); ++i) EXPECT_LT((*events)[i - 1].seq, (*events)[i].seq);
+  EXPECT_EQ(events->back().reason, "round 2");
+  auto none = repo->EventsOf(JobId(999));
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(SqliteJobRepositoryTest, FailedCommitStoresNothingOfTheBatch) {
+  TempDir dir;
+  auto repo = OpenOrDie(dir.File("jobs.db"));
+  ASSERT_NE(repo, nullptr);
+  JobRecord a = FullJob(1);
+  ASSERT_TRUE(repo->PersistTransition(a, SubmitEvent(a, 1)).ok());
+  // Job 2's row and user come first in the batch; the duplicate event seq fails the commit.
+  JobRecord b = FullJob(2);
+  Status failed = repo->Commit(StoreBatch{{b}, {SubmitEvent(b, 1)}, {FullUser("carl")}});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("nothing of it was stored"), std::string::npos)
+      << failed.ToString();
+  auto state = repo->Load();
+  ASSERT_TRUE(state.has_value());
+  ASSERT_EQ(state->jobs.size(), 1u);
+  EXPECT_EQ(state->jobs[0], a);
+  EXPECT_TRUE(state->users.empty());
+  // The connection is usable afterwards.
+  EXPECT_TRUE(repo->PersistTransition(b, SubmitEvent(b, 2)).ok());
+}
+
+TEST(SqliteJobRepositoryTest, UsesWalAndRecordsEpochsAndAllocations) {
+  TempDir dir;
+  const std::string path = dir.File("jobs.db");
+  auto repo = OpenOrDie(path);
+  ASSERT_NE(repo, nullptr);
+  JobRecord job = FullJob(4);
+  JobEvent placed{1,         job.start_time,          job.id,
+                  job.epoch, JobState::kQueued,       JobState::kPlaced,
+                  "",        {HostId(20), HostId(28)}};
+  ASSERT_TRUE(repo->PersistTransition(job, placed).ok());
+  auto check = repo->IntegrityCheck();
+  ASSERT_TRUE(check.has_value());
+  EXPECT_EQ(*check, "ok");
+  EXPECT_EQ(repo->SchemaVersion().value_or(-1), 2);
+
+  auto raw = Connection::Open(path, /*create=*/false);
+  ASSERT_TRUE(raw.has_value());
+  EXPECT_EQ((*raw)->QueryText("PRAGMA journal_mode").value_or(""), "wal");
+  EXPECT_EQ((*raw)
+                ->QueryInt("SELECT count(*) FROM allocations WHERE job_id = 4 AND epoch = 3")
+                .value_or(-1),
+            2);
+  EXPECT_EQ((*raw)->QueryInt("SELECT rows * 10 + cols FROM epochs WHERE job_id = 4").value_or(-1),
+            21);
+}
+
+TEST(SqliteJobRepositoryTest, RefusesAFileThatIsNotSqlite) {
+  TempDir dir;
+  const std::string path = dir.File("notes.txt");
+  std::ofstream(path) << std::string(4096, 'x');
+  auto repo = SqliteJobRepository::Open(path);
+  ASSERT_FALSE(repo.has_value());
+  EXPECT_EQ(repo.error().code(), StatusCode::kDataLoss);
+  EXPECT_NE(repo.error().message().find(path), std::string::npos) << repo.error().ToString();
+  EXPECT_NE(repo.error().message().find("not a database"), std::string::npos)
+      << repo.error().ToString();
+}
+
+// Pages after the first (the schema page) overwritten: the header still reads, the tables do not.
+TEST(SqliteJobRepositoryTest, ReportsACorruptDatabaseAsDataLoss) {
+  TempDir dir;
+  const std::string path = dir.File("jobs.db");
+  {
+    auto repo = OpenOrDie(path);
+    ASSERT_NE(repo, nullptr);
+    for (int64_t id = 1; id <= 50; ++id) {
+      ASSERT_TRUE(repo->PersistTransition(FullJob(id), SubmitEvent(FullJob(id), id)).ok());
+    }
+  }  // the last connection checkpoints the WAL into the file
+  const auto size = std::filesystem::file_size(path);
+  ASSERT_GT(size, 4096u);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(4096);
+    file << std::string(size - 4096, '\x55');
+  }
+  auto repo = SqliteJobRepository::Open(path);
+  ASSERT_TRUE(repo.has_value()) << repo.error().ToString();
+  auto check = (*repo)->IntegrityCheck();
+  EXPECT_TRUE(!check.has_value() || *check != "ok");
+  auto state = (*repo)->Load();
+  ASSERT_FALSE(state.has_value());
+  EXPECT_EQ(state.error().code(), StatusCode::kDataLoss) << state.error().ToString();
+  EXPECT_NE(state.error().message().find("malformed"), std::string::npos)
+      << state.error().ToString();
+}
+
+TEST(SqliteJobRepositoryTest, RefusesAMissingDirectory) {
+  auto repo = SqliteJobRepository::Open("/nonexistent-podsched-dir/jobs.db");
+  ASSERT_FALSE(repo.has_value());
+  EXPECT_NE(repo.error().message().find("/nonexistent-podsched-dir/jobs.db"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace podsched::jobdb

@@ -1,0 +1,199 @@
+// bench_daemon: load generator for podsched's HTTP API.
+//
+// Starts podsched (--podsched PATH) on an ephemeral port in a temp data dir, then for 1, 8 and 64
+// concurrent clients (threads, each with one keep-alive libcurl handle): durable submissions
+// (every 201 means the job is committed to SQLite) and list requests (first page of 100, with
+// --stored jobs in the store). Prints latency percentiles and FIGURE lines.
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+size_t Discard(char*, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append("x");
+  return size * n;
+}
+
+struct Client {
+  explicit Client(const std::string& token) {
+    curl = curl_easy_init();
+    auth = "Authorization: Bearer " + token;
+    headers = curl_slist_append(nullptr, auth.c_str());
+    headers = curl_slist_append(headers, "Content-Type: application/json");
+  }
+  ~Client() {
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+  }
+  // Returns the HTTP status (0 when the request failed).
+  long Do(const std::string& url, const std::string* body) {
+    std::string sink;
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Discard);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    if (body != nullptr) {
+      curl_easy_setopt(curl, CURLOPT_POST, 1L);
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->c_str());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body->size()));
+    } else {
+      curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    }
+    if (curl_easy_perform(curl) != CURLE_OK) return 0;
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    return status;
+  }
+  CURL* curl;
+  std::string auth;
+  curl_slist* headers;
+};
+
+struct Result {
+  double seconds = 0;
+  std::vector<double> latencies_ms;
+  int errors = 0;
+};
+
+// `total` requests spread over `clients` threads; `submit` chooses POST /jobs or GET /jobs.
+Result Run(const std::string& base, const std::string& token, int clients, int total, bool submit) {
+  std::vector<std::vector<double>> lat(clients);
+  std::atomic<int> errors{0};
+  std::atomic<int> next{0};
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      Client client(token);
+      std::string body =
+          R"({"name":"bench","accelerator":"v2-8","preemptible":true,"command":"x"})";
+      std::string url = base + (submit ? "/api/v1/jobs" : "/api/v1/jobs?page_size=100");
+      int expect = submit ? 201 : 200;
+      while (next.fetch_add(1) < total) {
+        auto t0 = Clock::now();
+        long status = client.Do(url, submit ? &body : nullptr);
+        lat[c].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        if (status != expect) ++errors;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  Result r;
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (auto& l : lat) r.latencies_ms.insert(r.latencies_ms.end(), l.begin(), l.end());
+  std::sort(r.latencies_ms.begin(), r.latencies_ms.end());
+  r.errors = errors;
+  return r;
+}
+
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t i = std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()));
+  return sorted[i];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("bench_daemon: podsched HTTP API load generator");
+  std::string podsched;
+  int stored = 10000, submits = 2000, lists = 2000;
+  app.add_option("--podsched", podsched, "path of the podsched binary")->required();
+  app.add_option("--stored", stored, "jobs in the store during the list phase");
+  app.add_option("--submits", submits, "submissions per concurrency level");
+  app.add_option("--lists", lists, "list requests per concurrency level");
+  CLI11_PARSE(app, argc, argv);
+
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  char tmpl[] = "/tmp/bench_daemon.XXXXXX";
+  fs::path dir = mkdtemp(tmpl);
+  {
+    std::ofstream cfg(dir / "podsched.yaml");
+    cfg << "limits: {requests_per_second: 1000000, burst: 1000000}\n"
+           "scheduler: {default_quota: {on_demand_cores: 40, preemptible_cores: 800}}\n";
+  }
+  int out[2];
+  if (pipe(out) != 0) return 1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDERR_FILENO);
+    std::string data = (dir / "var").string(), config = (dir / "podsched.yaml").string();
+    execl(podsched.c_str(), podsched.c_str(), "--config", config.c_str(), "--data-dir",
+          data.c_str(), "--port", "0", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  FILE* f = fdopen(out[0], "r");
+  std::string base;
+  char line[512];
+  while (base.empty() && fgets(line, sizeof line, f) != nullptr) {
+    std::string s(line);
+    const std::string kPrefix = "podsched listening on ";
+    if (s.starts_with(kPrefix))
+      base = s.substr(kPrefix.size(), s.find_first_of("\r\n") - kPrefix.size());
+  }
+  if (base.empty()) {
+    std::cerr << "bench_daemon: podsched did not start\n";
+    return 1;
+  }
+  std::string token;
+  std::ifstream(dir / "var/admin.token") >> token;
+  std::cout << "podsched at " << base << ", data in " << dir.string() << "\n";
+
+  int submitted = 0;
+  for (int clients : {1, 8, 64}) {
+    Result r = Run(base, token, clients, submits, true);
+    submitted += submits;
+    std::printf("submit c=%-2d n=%d: %.0f submits/s, p50 %.2f ms, p99 %.2f ms, errors %d\n",
+                clients, submits, submits / r.seconds, Percentile(r.latencies_ms, 0.5),
+                Percentile(r.latencies_ms, 0.99), r.errors);
+    std::printf("FIGURE daemon_submit_per_s_c%d %.1f submits/s\n", clients, submits / r.seconds);
+    std::printf("FIGURE daemon_submit_p50_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.5));
+    std::printf("FIGURE daemon_submit_p99_c%d %.3f ms\n", clients,
+                Percentile(r.latencies_ms, 0.99));
+  }
+  if (stored > submitted) {
+    Result fill = Run(base, token, 64, stored - submitted, true);
+    std::printf("filled the store to %d jobs in %.1f s (%d errors)\n", stored, fill.seconds,
+                fill.errors);
+  }
+  for (int clients : {1, 8, 64}) {
+    Result r = Run(base, token, clients, lists, false);
+    std::printf(
+        "list c=%-2d n=%d (%d jobs stored, page of 100): %.0f lists/s, p50 %.2f ms, "
+        "p99 %.2f ms, errors %d\n",
+        clients, lists, std::max(stored, submitted), lists / r.seconds,
+        Percentile(r.latencies_ms, 0.5), Percentile(r.latencies_ms, 0.99), r.errors);
+    std::printf("FIGURE daemon_list_per_s_c%d %.1f lists/s\n", clients, lists / r.seconds);
+    std::printf("FIGURE daemon_list_p50_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.5));
+    std::printf("FIGURE daemon_list_p99_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.99));
+  }
+  std::fflush(stdout);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  fs::remove_all(dir);
+  return 0;
+}

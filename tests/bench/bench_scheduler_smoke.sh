@@ -1,0 +1,16 @@
+#!/bin/bash
+# Runs bench_scheduler with tiny sizes and checks that it prints its headline figures.
+set -euo pipefail
+bin="$1"
+philly="${2:-}"
+args=(--queued 100 --passes 20 --sim-jobs 1000)
+if [[ -n "$philly" && -f "$philly" ]]; then args+=(--philly "$philly" --philly-rows 500); fi
+out=$("$bin" "${args[@]}")
+echo "$out"
+for fig in sched_pass_median_100_queued sched_pass_p99_100_queued podsim_wall_s_1k \
+           podsim_events_per_s_1k; do
+  grep -q "^FIGURE $fig [0-9.]* " <<<"$out" || { echo "missing FIGURE $fig"; exit 1; }
+done
+if [[ -n "$philly" && -f "$philly" ]]; then
+  grep -q "^FIGURE podsim_wall_s_philly " <<<"$out" || { echo "missing philly figure"; exit 1; }
+fi
