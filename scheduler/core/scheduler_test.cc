@@ -83,6 +83,27 @@ TEST_F(SchedulerTest, PreemptibleEvictedExactlyWhenOnDemandNeedsItsHosts) {
   EXPECT_EQ(Job(victim).reason, "no free host");
 }
 
+TEST_F(SchedulerTest, FreedHostsAreReservedForTheWaitingJob) {
+  Start(1, 2);
+  Submit(Spec("bob", "v2-8", true), 0);
+  Submit(Spec("bob", "v2-8", true), 0);
+  Tick(1);
+  JobId od = Submit(Spec("ada", "v2-8", false), 10);
+  auto preempts = Only<PreemptAction>(Tick(10));
+  ASSERT_EQ(preempts.size(), 1u);
+  const JobId victim = preempts[0].job.job;
+  const HostId freed = preempts[0].hosts[0];
+  // A job that sorts first (higher priority) arrives while the victim checkpoints.
+  JobId eager = Submit(Spec("carl", "v2-8", false, 5), 11);
+  Exited(victim, ExitKind::kPreempted, 12);
+  auto launches = Only<LaunchAction>(Tick(12));
+  ASSERT_FALSE(launches.empty());
+  EXPECT_EQ(launches[0].job.job, od);
+  EXPECT_EQ(launches[0].hosts[0], freed);
+  EXPECT_EQ(Job(od).state, S::kPlaced);
+  EXPECT_NE(Job(eager).state, S::kPlaced);
+}
+
 TEST_F(SchedulerTest, NeverPreemptsOnDemandForPreemptible) {
   Start(1, 1);
   JobId od = Submit(Spec("ada", "v2-8", false), 0);

@@ -142,6 +142,7 @@ Result<Trace> ParsePodsimCsv(std::istream& in) {
 
 void WritePodsimCsv(const std::vector<TraceJob>& jobs, std::ostream& out) {
   out << "submit_time_s,user,accelerator,preemptible,duration_s,priority,checkpoint_interval_s\n";
+  out.precision(15);  // whole seconds beyond 10^6 must not turn into 1.23457e+06
   for (const TraceJob& j : jobs) {
     out << j.submit_s << ',' << j.user << ',' << j.accelerator << ',' << (j.preemptible ? 1 : 0)
         << ',' << j.duration_s << ',' << j.priority << ',' << j.checkpoint_interval_s << '\n';

@@ -113,6 +113,7 @@ TEST(GeneratorTest, MixesAreDeterministicAndRoundTripThroughCsv) {
   ASSERT_TRUE(back.has_value()) << back.error().ToString();
   ASSERT_EQ(back->jobs.size(), slices.size());
   EXPECT_EQ(back->jobs[17].accelerator, slices[17].accelerator);
+  EXPECT_EQ(back->jobs.back().submit_s, slices.back().submit_s);  // > 10^6 s, exact
   EXPECT_EQ(Generate({500, 3, Mix::kSlices, 0.9, 10})[42].duration_s, slices[42].duration_s);
   EXPECT_FALSE(ParseMix("mixed").has_value());
 }

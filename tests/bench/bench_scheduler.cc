@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: %s\n", philly.c_str(), trace.error().ToString().c_str());
       return 1;
     }
-    BenchSim(*trace, "philly", 3);
+    BenchSim(*trace, "philly", 4);
   }
   return 0;
 }
