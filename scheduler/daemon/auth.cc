@@ -2,50 +2,25 @@
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 
 #include "common/check.h"
+#include "common/hash.h"
 
 namespace podsched::daemon {
 namespace {
 
-std::string Hex(const unsigned char* data, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[data[i] >> 4];
-    out[2 * i + 1] = kDigits[data[i] & 15];
-  }
-  return out;
-}
-
-std::string Unhex(std::string_view hex) {
-  std::string out(hex.size() / 2, '\0');
-  auto v = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = static_cast<char>(v(hex[2 * i]) * 16 + v(hex[2 * i + 1]));
-  }
-  return out;
-}
-
 }  // namespace
-
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return Hex(digest, sizeof digest);
-}
 
 std::string NewToken() {
   unsigned char bytes[24];
   PODSCHED_CHECK(RAND_bytes(bytes, sizeof bytes) == 1);
-  return Hex(bytes, sizeof bytes);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
 }
 
 Authenticator::Authenticator(std::vector<UserConfig> users) : users_(std::move(users)) {
-  for (const auto& u : users_) raw_hashes_.push_back(Unhex(u.token_sha256));
+  for (const auto& u : users_) raw_hashes_.push_back(HexDecode(u.token_sha256));
 }
 
 Result<Principal> Authenticator::Authenticate(std::string_view authorization) const {

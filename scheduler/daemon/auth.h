@@ -15,13 +15,12 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/hash.h"  // Sha256Hex, used with tokens
 #include "common/status.h"
 #include "scheduler/daemon/config.h"
 
 namespace podsched::daemon {
 
-// Lower-case hex SHA-256 of `data` (OpenSSL).
-std::string Sha256Hex(std::string_view data);
 // A fresh random token: 48 hex characters from OpenSSL's RAND_bytes.
 std::string NewToken();
 

@@ -1,9 +1,10 @@
 #include "store/objects/sigv4.h"
 
+#include "common/hash.h"
+
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,16 +13,6 @@
 
 namespace podsched::store {
 namespace {
-
-std::string Hex(const unsigned char* data, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[data[i] >> 4];
-    out[2 * i + 1] = kDigits[data[i] & 15];
-  }
-  return out;
-}
 
 std::string Hmac(std::string_view key, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];
@@ -96,12 +87,6 @@ std::string AmzDate(TimePoint t) {
   return buf;
 }
 
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return Hex(digest, sizeof digest);
-}
-
 std::string CanonicalQuery(const std::vector<std::pair<std::string, std::string>>& query) {
   std::vector<std::pair<std::string, std::string>> enc;
   for (const auto& [k, v] : query) enc.emplace_back(UriEncode(k, true), UriEncode(v, true));
@@ -133,7 +118,7 @@ std::string SigV4Authorization(const SigV4Request& req, const SigV4Key& key, Tim
   std::string sig = Hmac(k, StringToSign(req, key, now));
   return fmt::format("AWS4-HMAC-SHA256 Credential={}/{},SignedHeaders={},Signature={}",
                      key.access_key, Scope(key, now), SignedHeaders(SortedHeaders(req)),
-                     Hex(reinterpret_cast<const unsigned char*>(sig.data()), sig.size()));
+                     HexEncode(sig));
 }
 
 }  // namespace podsched::store

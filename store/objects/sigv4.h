@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/hash.h"  // Sha256Hex: payload hashes
 
 namespace podsched::store {
 
@@ -35,8 +36,6 @@ std::string UriEncode(std::string_view s, bool encode_slash);
 
 // "20130524T000000Z".
 std::string AmzDate(TimePoint t);
-
-std::string Sha256Hex(std::string_view data);
 
 // The canonical query string: sorted, encoded "a=1&b=2" (also what goes on the wire).
 std::string CanonicalQuery(const std::vector<std::pair<std::string, std::string>>& query);

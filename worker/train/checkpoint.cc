@@ -1,6 +1,5 @@
 #include "worker/train/checkpoint.h"
 
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <bit>
@@ -26,13 +25,6 @@ std::optional<int64_t> ParseNonNegative(std::string_view s) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
   return v;
-}
-
-std::string HexOf(const unsigned char* d, unsigned n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < n; ++i) out += kHex[d[i] >> 4], out += kHex[d[i] & 15];
-  return out;
 }
 
 Json ToJson(const Manifest& m) {
@@ -251,30 +243,6 @@ std::vector<CkptDirListing> SelectGarbage(const std::vector<CkptDirListing>& dir
     }
   }
   return {};
-}
-
-std::string Sha256Hex(std::string_view bytes) {
-  Sha256 h;
-  h.Update(bytes);
-  return h.HexDigest();
-}
-
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  PODSCHED_CHECK(ctx_ != nullptr);
-  PODSCHED_CHECK(EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) == 1);
-}
-
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
-
-void Sha256::Update(std::string_view bytes) {
-  PODSCHED_CHECK(EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size()) == 1);
-}
-
-std::string Sha256::HexDigest() {
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned n = 0;
-  PODSCHED_CHECK(EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), d, &n) == 1);
-  return HexOf(d, n);
 }
 
 }  // namespace podsched::train

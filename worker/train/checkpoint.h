@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/hash.h"
 #include "common/status.h"
 #include "store/objects/object_store.h"
 #include "worker/train/model.h"
@@ -102,22 +103,5 @@ std::vector<CkptDirListing> GroupCheckpoints(std::span<const store::ObjectInfo> 
 // Directories to delete once the checkpoints in `dirs` (newest first) are known: everything
 // older than the `keep`-th newest directory that has a manifest, committed or torn.
 std::vector<CkptDirListing> SelectGarbage(const std::vector<CkptDirListing>& dirs, int keep);
-
-// Lower-case hex SHA-256 (OpenSSL).
-std::string Sha256Hex(std::string_view bytes);
-
-// Incremental SHA-256 for streamed shards.
-class Sha256 {
- public:
-  Sha256();
-  ~Sha256();
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-  void Update(std::string_view bytes);
-  std::string HexDigest();  // once
-
- private:
-  void* ctx_;
-};
 
 }  // namespace podsched::train

@@ -14,7 +14,7 @@ Result<ShardEntry> WriteShard(store::ObjectStore& store, const std::string& key,
                               std::string_view bytes, const std::function<void()>& between_chunks) {
   auto writer = store.NewWriter(key);
   if (!writer) return std::unexpected(writer.error().WithContext("writing " + key));
-  Sha256 hash;
+  Sha256Hasher hash;
   for (size_t off = 0; off < bytes.size(); off += kChunk) {
     const std::string_view chunk = bytes.substr(off, kChunk);
     hash.Update(chunk);

@@ -1,0 +1,66 @@
+#include "common/hash.h"
+
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+#include "common/check.h"
+
+namespace podsched {
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(2 * bytes.size(), '0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = kDigits[b >> 4];
+    out[2 * i + 1] = kDigits[b & 15];
+  }
+  return out;
+}
+
+std::string HexDecode(std::string_view hex) {
+  auto value = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) return {};
+  std::string out(hex.size() / 2, '\0');
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int hi = value(hex[2 * i]);
+    const int lo = value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return {};
+    out[i] = static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+std::string Sha256(std::string_view bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  return std::string(reinterpret_cast<const char*>(digest), sizeof digest);
+}
+
+std::string Sha256Hex(std::string_view bytes) { return HexEncode(Sha256(bytes)); }
+
+Sha256Hasher::Sha256Hasher() : ctx_(EVP_MD_CTX_new()) {
+  PODSCHED_CHECK(ctx_ != nullptr);
+  PODSCHED_CHECK(EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) == 1);
+}
+
+Sha256Hasher::~Sha256Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256Hasher::Update(std::string_view bytes) {
+  PODSCHED_CHECK(EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size()) ==
+                 1);
+}
+
+std::string Sha256Hasher::HexDigest() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  PODSCHED_CHECK(EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), digest, &n) == 1);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), n));
+}
+
+}  // namespace podsched
