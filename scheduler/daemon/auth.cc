@@ -33,13 +33,12 @@ Result<Principal> Authenticator::Authenticate(std::string_view authorization) co
     return Error(StatusCode::kUnauthenticated, "Authorization must be 'Bearer <token>'");
   }
   std::string_view token = authorization.substr(kBearer.size());
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(), digest);
+  const std::string digest = Sha256(token);
   // Compare with every user, without stopping at a match.
   int match = -1;
   for (size_t i = 0; i < raw_hashes_.size(); ++i) {
-    bool equal = raw_hashes_[i].size() == sizeof digest &&
-                 CRYPTO_memcmp(raw_hashes_[i].data(), digest, sizeof digest) == 0;
+    bool equal = raw_hashes_[i].size() == digest.size() &&
+                 CRYPTO_memcmp(raw_hashes_[i].data(), digest.data(), digest.size()) == 0;
     match = equal ? static_cast<int>(i) : match;
   }
   if (match < 0) return Error(StatusCode::kUnauthenticated, "invalid token");
