@@ -32,13 +32,13 @@ def fail(msg):
     sys.exit(1)
 
 
-def wait_for(cond, what, timeout=TIMEOUT):
+def wait_for(cond, what, timeout=TIMEOUT, interval=0.02):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         v = cond()
         if v:
             return v
-        time.sleep(0.02)
+        time.sleep(interval)
     fail("timed out waiting for " + what)
 
 
@@ -204,6 +204,14 @@ def valid_checkpoints(job_dir):
     return sorted(out, reverse=True)
 
 
+def torn_now(job_dir):
+    """True while some checkpoint directory has shards but no manifest."""
+    try:
+        return count_torn(job_dir) > 0
+    except FileNotFoundError:  # a directory removed by garbage collection while we looked
+        return False
+
+
 def count_torn(job_dir):
     """Checkpoint directories with shards but no manifest (a save cut short)."""
     if not os.path.isdir(job_dir):
@@ -215,8 +223,9 @@ def count_torn(job_dir):
 
 def test_torn(tmp):
     rng = random.Random(6)
-    args = ["--steps", "120", "--global-batch", "16", "--checkpoint-every", "3", "--keep", "3",
-            "--progress-every", "40"]
+    # Enough steps that no run reaches the end inside the kill loop, however fast the machine.
+    args = ["--steps", "1500", "--global-batch", "16", "--checkpoint-every", "3", "--keep", "3",
+            "--progress-every", "500"]
     url = ["--checkpoint-url", "file://" + os.path.join(tmp, "ck")]
     job = os.path.join(tmp, "ck", "standalone")
     ref = finish(2, args)
@@ -242,7 +251,8 @@ def test_torn(tmp):
             expect = valid_checkpoints(job)
         world = rng.choice([1, 2, 4])
         r = Run(world, args + url + ["--epoch", str(i), "--write-delay-ms", "40",
-                                     "--min-step-ms", "5"], pid_dir=pids)
+                                     "--manifest-delay-ms", "30", "--min-step-ms", "5"],
+                pid_dir=pids)
         got = wait_for(r.restored, "restore line of " + r.cmd)
         want = "ckpt-%d-%d" % expect[0] if expect else "none"
         if got != want:
@@ -250,10 +260,15 @@ def test_torn(tmp):
                  (i, got, want, "\n".join(r.err[-10:])))
         if i in (8, 14) and not any("rejected" in l for l in r.err):
             wait_for(lambda: any("rejected" in l for l in r.err), "a 'rejected' log line")
-        # SIGKILL every rank at a random moment, mostly while shards are being written.
+        # SIGKILL every rank: two iterations in three at the first moment after a random delay
+        # when a checkpoint has shards but no manifest yet (the torn state this test is about),
+        # the others at a random moment (often while a shard's temp file is half written).
         delay = rng.uniform(0.05, 0.8)
         deadline = time.monotonic() + delay
         wait_for(lambda: time.monotonic() >= deadline or r.proc.poll() is not None, "kill time", 5)
+        if i % 3 != 2:
+            wait_for(lambda: r.proc.poll() is not None or torn_now(job), "a save in flight", 30,
+                     interval=0.002)
         r.signal_ranks(signal.SIGKILL)
         r.wait()
         kills += 1

@@ -48,6 +48,9 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o, std::string& allreduce, std::
   app.add_option("--write-delay-ms", o.write_delay_ms,
                  "Testing: sleep this long after each 1 MiB of shard written")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--manifest-delay-ms", o.manifest_delay_ms,
+                 "Testing: rank 0 sleeps this long after all shards are stored, before the manifest")
+      ->check(CLI::NonNegativeNumber);
 }
 
 Result<int64_t> ParseEpoch(const std::string& text) {

@@ -37,6 +37,7 @@ struct TrainOptions {
   std::string pid_dir;            // each rank writes rank-R.pid here
   int min_step_ms = 0;            // pads each step to at least this long (simulates a bigger model)
   int write_delay_ms = 0;         // sleep per 1 MiB shard chunk written (fault-injection tests)
+  int manifest_delay_ms = 0;      // rank 0 sleeps before writing a manifest (fault-injection tests)
 };
 
 struct GenDataOptions {

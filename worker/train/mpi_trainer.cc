@@ -316,6 +316,10 @@ bool Trainer::CommitInFlight() {
                                            reports[r].size, reports[r].sha256});
     }
     if (code == kExitOk) {
+      // Fault-injection tests widen the window in which the shards exist without a manifest.
+      if (o_.manifest_delay_ms > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(o_.manifest_delay_ms));
+      }
       const Status s = CommitManifest(*store_, pending_);
       if (!s.ok()) {
         std::fprintf(stderr, "podtrain: %s\n", s.ToString().c_str());
