@@ -482,6 +482,17 @@ Result<Actions> Scheduler::ReportExited(JobEpoch je, std::optional<HostId> host,
   return s.Finish();
 }
 
+Result<Actions> Scheduler::ReportHostReleased(JobEpoch je, HostId host, TimePoint now) {
+  Impl& s = *impl_;
+  (void)now;
+  if (!s.jobs.contains(je.job)) return NotFound(JobName(je.job) + " does not exist");
+  if (!s.pod.Contains(host)) {
+    return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
+  }
+  s.HostGone(je, host);
+  return s.Finish();
+}
+
 Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
   Impl& s = *impl_;
   if (!s.pod.Contains(host)) return NotFound("host " + std::to_string(host.value()) + " is not in the pod");

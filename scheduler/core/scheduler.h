@@ -122,6 +122,11 @@ class Scheduler {
   // `host`: the host whose processes are gone; nullopt for every host of the placement.
   Result<Actions> ReportExited(JobEpoch job, std::optional<HostId> host, ExitKind kind,
                                std::string reason, TimePoint now);
+  // One host of a placement reports the processes of `job` gone without a verdict on the job (a
+  // host other than the one running mpirun: its MPI daemon ended). Only frees that host once the
+  // whole lease is gone; the job's state is decided by the ReportExited of the mpirun host (or by
+  // HostDown). Stale epochs are fine here (that is how lingering leases end).
+  Result<Actions> ReportHostReleased(JobEpoch job, HostId host, TimePoint now);
   Result<Actions> HostDown(HostId host, TimePoint now);
   Result<Actions> HostUp(HostId host, TimePoint now);
 

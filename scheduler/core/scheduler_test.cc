@@ -39,6 +39,26 @@ TEST_F(SchedulerTest, PlacesAndRunsAJobThroughItsLifecycle) {
   EXPECT_EQ((*events)[1].hosts.size(), 4u);
 }
 
+TEST_F(SchedulerTest, HostsAreFreedOnlyWhenEveryHostReleasedThem) {
+  Start(2, 2);
+  JobId id = Submit(Spec("ada", "v2-32", false), 0);
+  auto launches = Only<LaunchAction>(Tick(1));
+  ASSERT_EQ(launches.size(), 1u);
+  const std::vector<HostId> hosts = launches[0].hosts;
+  // Three non-launcher hosts report their MPI daemons gone: no verdict, hosts still held.
+  for (size_t i = 1; i < hosts.size(); ++i) {
+    ASSERT_TRUE(sched_->ReportHostReleased(Epoch(id), hosts[i], At(2)).has_value());
+  }
+  EXPECT_EQ(Job(id).state, S::kPlaced);
+  EXPECT_EQ(sched_->pod().AvailableHosts(), 0);
+  // The launcher's verdict ends the job and frees the last host.
+  ASSERT_TRUE(
+      sched_->ReportExited(Epoch(id), hosts[0], ExitKind::kSucceeded, "", At(3)).has_value());
+  EXPECT_EQ(Job(id).state, S::kSucceeded);
+  EXPECT_EQ(sched_->pod().AvailableHosts(), 4);
+  EXPECT_FALSE(sched_->ReportHostReleased(JobEpoch{JobId(999), 1}, hosts[0], At(4)).has_value());
+}
+
 TEST_F(SchedulerTest, PassesRunOnlyWhenSomethingChanged) {
   Start(2, 2);
   Submit(Spec("ada", "v2-8", false), 0);
