@@ -20,6 +20,8 @@
 namespace podsched::sim {
 namespace {
 
+// What the command line sets: the trace, the output, and the simulator's options (bound straight
+// to SimOptions; `profile` and `pods` are filled in per run).
 struct ReplayFlags {
   std::string trace;
   std::string format = "podsim";
@@ -27,16 +29,11 @@ struct ReplayFlags {
   bool json = false;
   std::string csv_timeseries;
   int pods = 0;  // 0: the default for the format
-  uint64_t seed = 1;
   double preemptible_fraction = 0.3;
   double checkpoint_interval_s = 1800;
   int64_t max_rows = 0;
-  double reclaim_rate = 0;
-  double host_failures = 0;
-  double tick_s = 10;
-  int quota_on_demand = 0;
-  int quota_preemptible = 0;
   bool no_estimates = false;
+  SimOptions sim;
 };
 
 [[noreturn]] void Fail(const std::string& message, int code = 2) {
@@ -51,7 +48,7 @@ Trace LoadTrace(const ReplayFlags& flags) {
   if (flags.format == "podsim") {
     trace = ParsePodsimCsv(in);
   } else if (flags.format == "philly") {
-    trace = ParsePhilly(in, {flags.preemptible_fraction, flags.seed,
+    trace = ParsePhilly(in, {flags.preemptible_fraction, flags.sim.seed,
                              flags.checkpoint_interval_s, flags.max_rows});
   }
   if (!trace) Fail(flags.trace + ": " + trace.error().message());
@@ -69,15 +66,9 @@ void RunReplay(const ReplayFlags& flags) {
   std::vector<SimResult> results;
   RealClock clock;
   for (const std::string& policy : flags.policies) {
-    SimOptions options;
+    SimOptions options = flags.sim;
     options.profile = policy;
     options.pods = pods;
-    options.seed = flags.seed;
-    options.reclaim_rate_per_hour = flags.reclaim_rate;
-    options.host_failures_per_host_day = flags.host_failures;
-    options.tick_s = flags.tick_s;
-    options.quota_on_demand_cores = flags.quota_on_demand;
-    options.quota_preemptible_cores = flags.quota_preemptible;
     options.exact_estimates = !flags.no_estimates;
     if (bar) {
       options.progress = [&policy](double done) {
@@ -128,7 +119,7 @@ void RegisterReplayCommand(CLI::App& app) {
   sub->add_option("--csv-timeseries", flags->csv_timeseries,
                   "write utilization/queue over time (hourly) to this CSV file");
   sub->add_option("--pods", flags->pods, "number of v2 pods (default: 4 for philly, else 1)");
-  sub->add_option("--seed", flags->seed, "seed (preemptible choice, reclaims, failures)")
+  sub->add_option("--seed", flags->sim.seed, "seed (preemptible choice, reclaims, failures)")
       ->capture_default_str();
   sub->add_option("--preemptible-fraction", flags->preemptible_fraction,
                   "philly: fraction of jobs made preemptible")
@@ -137,16 +128,16 @@ void RegisterReplayCommand(CLI::App& app) {
                   "philly: checkpoint interval of every job, seconds")
       ->capture_default_str();
   sub->add_option("--max-rows", flags->max_rows, "philly: read only the first N jobs");
-  sub->add_option("--reclaim-rate", flags->reclaim_rate,
+  sub->add_option("--reclaim-rate", flags->sim.reclaim_rate_per_hour,
                   "provider reclaims per preemptible allocation-hour")
       ->capture_default_str();
-  sub->add_option("--host-failures", flags->host_failures, "host failures per host-day")
+  sub->add_option("--host-failures", flags->sim.host_failures_per_host_day, "host failures per host-day")
       ->capture_default_str();
-  sub->add_option("--tick", flags->tick_s, "scheduling pass interval, simulated seconds")
+  sub->add_option("--tick", flags->sim.tick_s, "scheduling pass interval, simulated seconds")
       ->capture_default_str();
-  sub->add_option("--quota-on-demand", flags->quota_on_demand,
+  sub->add_option("--quota-on-demand", flags->sim.quota_on_demand_cores,
                   "per-user on-demand cores per pod (default: no quota)");
-  sub->add_option("--quota-preemptible", flags->quota_preemptible,
+  sub->add_option("--quota-preemptible", flags->sim.quota_preemptible_cores,
                   "per-user preemptible cores per pod (default: no quota)");
   sub->add_flag("--no-estimates", flags->no_estimates,
                 "do not give the scheduler the trace's durations as runtime estimates");
