@@ -348,16 +348,16 @@ Status BusLogic::OnRunning(AgentInfo& agent,
 
 Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now) {
   JobEpoch je = FromProto(m.job());
-  const core::JobRecord* job = scheduler_->Find(je.job);
-  if (job == nullptr) {
-    Drop("unknown_job");
-    acks_[agent.agent_id].push_back(je);  // nothing to do; stop the resends
-    return Status::Ok();
-  }
   if (m.hosts_size() == 0 || !std::all_of(m.hosts().begin(), m.hosts().end(), [&](int32_t h) {
         return Serves(agent, HostId(h));
       })) {
     Drop("unknown_host");
+    return Status::Ok();
+  }
+  const core::JobRecord* job = scheduler_->Find(je.job);
+  if (job == nullptr) {
+    Drop("unknown_job");
+    acks_[agent.agent_id].push_back(je);  // nothing to do; stop the resends
     return Status::Ok();
   }
   std::string message = m.message().substr(0, 1024);
