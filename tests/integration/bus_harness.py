@@ -33,12 +33,13 @@ class Podsched:
     """podsched --port 0 with the bus on an ephemeral port; `config` is YAML text appended to a
     one-pod configuration."""
 
-    def __init__(self, binary, work, pod_rows=2, pod_cols=4, bus_extra="", extra=""):
+    def __init__(self, binary, work, pod_rows=2, pod_cols=4, bus_extra="", extra="",
+                 generation="v2"):
         self.binary, self.work = binary, work
         self.config = os.path.join(work, "podsched.yaml")
         with open(self.config, "w") as f:
-            f.write("pods: [{name: pod0, generation: v2, host_rows: %d, host_cols: %d}]\n"
-                    % (pod_rows, pod_cols))
+            f.write("pods: [{name: pod0, generation: %s, host_rows: %d, host_cols: %d}]\n"
+                    % (generation, pod_rows, pod_cols))
             f.write("bus:\n  address: \"tcp://127.0.0.1:*\"\n" + bus_extra)
             f.write("limits: {requests_per_second: 100000, burst: 100000}\n")
             f.write("scheduler: {min_runtime_before_preemption_seconds: 0, "
