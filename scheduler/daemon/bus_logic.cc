@@ -378,6 +378,12 @@ Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now)
     case bus::Exited::KILLED:
       kind = core::ExitKind::kKilled;
       reason = "killed";
+      // The core's own Kill at the end of a preemption's grace period races the agent's grace
+      // timer; either way the program outlived its grace period.
+      if (Current(je) && job->state == core::JobState::kPreempting &&
+          job->preempt_deadline != TimePoint{} && now >= job->preempt_deadline) {
+        reason = "killed after the grace period (SIGTERM not honoured)";
+      }
       break;
     case bus::Exited::FAILED:
       reason = m.exit_code() < 0 ? "killed by signal " + std::to_string(-m.exit_code())
