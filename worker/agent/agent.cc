@@ -147,6 +147,7 @@ class Agent {
  private:
   // Setup.
   Status OpenSockets();
+  Status OpenDealer();
   // Bus.
   void Send(const bus::Envelope& env);
   void SendRegister();
@@ -200,6 +201,7 @@ class Agent {
   std::map<int, std::unique_ptr<Session>> sessions_;  // by socket fd
   std::map<std::string, int64_t> dropped_;
   bool welcomed_ = false, stop_ = false;
+  std::optional<Steady::time_point> send_failing_since_;
   milliseconds heartbeat_interval_{1000};
   Steady::time_point next_heartbeat_, next_register_, next_scan_;
   std::map<pid_t, std::pair<uint64_t, std::string>> tag_cache_;  // pid -> (start, tag)
@@ -242,6 +244,10 @@ Status Agent::OpenSockets() {
   }
   rsh_endpoint_ = FormatTcpEndpoint({o_.advertise, ntohs(addr.sin_port)});
 
+  return OpenDealer();
+}
+
+Status Agent::OpenDealer() {
   try {
     dealer_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::dealer);
     dealer_->set(zmq::sockopt::routing_id, o_.agent_id);
@@ -259,6 +265,7 @@ Status Agent::OpenSockets() {
   } catch (const zmq::error_t& e) {
     return Status(StatusCode::kInvalidArgument, "bus " + o_.bus + ": " + e.what());
   }
+  send_failing_since_.reset();
   return Status::Ok();
 }
 
@@ -358,12 +365,27 @@ int Agent::Run() {
 
 void Agent::Send(const bus::Envelope& env) {
   const std::string bytes = env.SerializeAsString();
+  bool sent = false;
   try {
-    if (!dealer_->send(zmq::buffer(bytes), zmq::send_flags::dontwait)) {
-      spdlog::debug("bus send queue full; message dropped");
-    }
+    sent = dealer_->send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
   } catch (const zmq::error_t& e) {
     spdlog::warn("bus send: {}", e.what());
+  }
+  if (sent) {
+    send_failing_since_.reset();
+    return;
+  }
+  spdlog::debug("bus send queue full; message dropped");
+  // libzmq does not reconnect after some protocol errors (a message above ZMQ_MAXMSGSIZE):
+  // a bus that refuses every message for seconds gets a new socket, and the agent registers
+  // again.
+  const auto now = Steady::now();
+  if (!send_failing_since_) send_failing_since_ = now;
+  if (now - *send_failing_since_ > std::chrono::seconds(3)) {
+    spdlog::warn("bus {} refuses messages since 3 s: reconnecting with a new socket", o_.bus);
+    if (auto st = OpenDealer(); !st.ok()) spdlog::error("{}", st.ToString());
+    welcomed_ = false;
+    next_register_ = now;
   }
 }
 
@@ -711,6 +733,11 @@ void Agent::FinishJob(Job& job) {
     report.message = v.message;
     FlushLog(job, /*final=*/true);
     UploadLog(job);
+    if (v.reason == ExitReason::kFailed) {
+      const size_t keep = std::min<size_t>(job.tail.size(), 4096);
+      spdlog::warn("job {} epoch {} failed; last output:\n{}", job.je.job.value(), job.je.epoch,
+                   job.tail.substr(job.tail.size() - keep));
+    }
   } else {
     report.reason = ExitReason::kReleased;
     report.message = job.session_hosts.empty() ? "no process was started here"
@@ -922,9 +949,16 @@ void Agent::StartSession(Session& s, const bus::RshRequest& req) {
   }
   if (req.argv().empty()) return RefuseSession(s, what + ": empty command");
 
+  // Each simulated host gets its own OpenMPI session directory: orteds of one job on one
+  // machine otherwise share the files under /tmp/ompi.HOSTNAME.UID (hwloc topology, PMIx
+  // store) and crash now and then (docs/podworker.md).
+  const std::string tmp = state_.path() + "/ompi-tmp/h" + std::to_string(req.host());
+  std::error_code ec;
+  std::filesystem::create_directories(tmp, ec);
   const std::vector<std::string> argv(req.argv().begin(), req.argv().end());
   auto child = SpawnChild({"/bin/sh", "-c", JoinForShell(argv)},
                           EnvironmentWith({"POD_HOST=" + std::to_string(req.host()),
+                                           "OMPI_MCA_orte_tmpdir_base=" + tmp,
                                            std::string(kTagVariable) + "=" +
                                                TagValue(je, req.host())}));
   if (!child) return RefuseSession(s, what + ": " + child.error().message());
