@@ -20,6 +20,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -490,6 +491,63 @@ TEST_F(AgentTest, GarbageOnEveryInputDoesNotCrashTheAgent) {
   SendBoth(MakeLaunch(13, 1, {}));
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 13, 1) && FindExited("a1", 13, 1); }, seconds(90)));
   EXPECT_EQ(FindExited("a0", 13, 1)->reason(), Exited::COMPLETED) << FindExited("a0", 13, 1)->message();
+}
+
+TEST_F(AgentTest, NonZeroExitIsFailedWithTheCode) {
+  SendBoth(MakeLaunch(16, 1, {"--exit-code", "3"}));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 16, 1) && FindExited("a1", 16, 1); }, seconds(90)));
+  EXPECT_EQ(FindExited("a0", 16, 1)->reason(), Exited::FAILED);
+  EXPECT_EQ(FindExited("a0", 16, 1)->exit_code(), 3);
+  EXPECT_EQ(FindExited("a0", 16, 1)->message(), "exit code 3");
+  EXPECT_EQ(FindExited("a1", 16, 1)->reason(), Exited::RELEASED);
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
+}
+
+TEST_F(AgentTest, ANewerEpochReplacesTheRunningOne) {
+  SendBoth(MakeLaunch(17, 1, {"--run-seconds", "120"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  const auto old_pids = RankPids();
+  for (int r = 0; r < 4; ++r) fs::remove(dir_ / "pids" / ("rank-" + std::to_string(r) + ".pid"));
+  SendBoth(MakeLaunch(17, 2, {}));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 17, 2) && FindExited("a1", 17, 2); }, seconds(90)));
+  // The old epoch was killed and reported before the new one started; never both at once.
+  ASSERT_NE(FindExited("a0", 17, 1), nullptr);
+  EXPECT_EQ(FindExited("a0", 17, 1)->reason(), Exited::KILLED);
+  EXPECT_EQ(FindExited("a0", 17, 2)->reason(), Exited::COMPLETED) << FindExited("a0", 17, 2)->message();
+  for (pid_t p : old_pids) EXPECT_FALSE(Alive(p) && ReadFile("/proc/" + std::to_string(p) + "/stat").find(") Z") == std::string::npos);
+  EXPECT_NE(LogText(17, 2).find("epoch=2"), std::string::npos);
+  size_t old_exit = got_.size(), new_log = got_.size();
+  for (size_t i = 0; i < got_.size(); ++i) {
+    const auto& e = got_[i].env;
+    if (e.has_exited() && e.exited().job().epoch() == 1 && got_[i].agent == "a0") old_exit = std::min(old_exit, i);
+    if (e.has_log() && e.log().job().epoch() == 2) new_log = std::min(new_log, i);
+  }
+  EXPECT_LT(old_exit, new_log) << "epoch 1 reported gone before epoch 2 produced output";
+}
+
+// A previous run of the agent recorded a process in its state dir and died: the next run on the
+// same state dir kills it before registering.
+TEST_F(AgentTest, RestartKillsWhatThePreviousRunLeft) {
+  const pid_t leftover = Spawn({"/bin/sleep", "300"}, (dir_ / "sleep.log").string());
+  std::string stat;
+  ASSERT_TRUE(WaitFor([&] {
+    stat = ReadFile("/proc/" + std::to_string(leftover) + "/stat");
+    return stat.find("(sleep)") != std::string::npos;
+  }, seconds(5)));
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && fields >> f; ++i) {
+  }
+  kill(agents_["a1"], SIGKILL);
+  waitpid(agents_["a1"], nullptr, 0);
+  { std::ofstream(dir_ / "state-a1" / "processes") << leftover << " " << f << "\n"; }
+  StartAgent("a1", "2-3");
+  int status = 0;
+  bool reaped = false;
+  ASSERT_TRUE(WaitFor([&] { return reaped = reaped || waitpid(leftover, &status, WNOHANG) == leftover; },
+                      seconds(20)));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_NE(ReadFile(dir_ / "a1.log").find("killed 1 processes left by a previous run"), std::string::npos);
 }
 
 // kill -9 of one agent while a job runs: nothing of the job may survive (within a bounded poll),
