@@ -2,7 +2,7 @@
 """podsched + real podworkers + real mpirun + podprobe, end to end (tests/integration/worker.cmake).
 
   worker_test.py PODSCHED PODCTL PODWORKER PODPROBE TEST
-  TEST in: success, preempt, grace, on_demand, agent_loss, restart
+  TEST in: success, preempt, grace, on_demand, agent_loss, restart, curve
 
 A 2x4-host v2 pod (8 hosts), one podworker per host (agent h<N> serves host N), so a v2-32 (2x2
 hosts) runs under mpirun across four agents. Every wait polls a condition with a deadline.
@@ -190,7 +190,42 @@ def test_restart(ps, workers):
     ok("adopted after the restart, launched once (epoch %s), SUCCEEDED" % j["epoch"])
 
 
+def test_curve(work):
+    """CurveZMQ: only agents whose public key is listed may join."""
+    def keygen():
+        out = subprocess.run([PODWORKER, "keygen"], capture_output=True, text=True,
+                             check=True).stdout
+        return dict(line.split(": ", 1) for line in out.strip().splitlines())
+    server, good, bad = keygen(), keygen(), keygen()
+    for name, k in (("good", good), ("bad", bad)):
+        with open(os.path.join(work, name + ".key"), "w") as f:
+            f.write("public-key: %s\nsecret-key: %s\n" % (k["public-key"], k["secret-key"]))
+    ps = Podsched(PODSCHED, work, 2, 4, bus_extra=BUS + "  curve_secret_key: \"%s\"\n"
+                  "  curve_agent_keys: [\"%s\"]\n" % (server["secret-key"], good["public-key"]))
+    workers = {}
+    try:
+        for name, host in (("good", 0), ("bad", 1)):
+            workers[name] = Worker(PODWORKER, ps, work, name, str(host),
+                                   ["--bus-server-key", server["public-key"], "--bus-key-file",
+                                    os.path.join(work, name + ".key")])
+        wait_for(lambda: ps.metrics().get("podsched_bus_rejected_keys_total", 0) >= 1,
+                 "the unlisted key refused", 60)
+        wait_for(lambda: ps.metrics().get("podsched_agents_connected") == 1, "the good agent", 60)
+        agents = [a["agent_id"] for a in ps.get("/api/v1/agents").get("agents", [])]
+        if agents != ["good"]:
+            fail("agents: %s" % agents)
+        ok("CURVE: the listed agent joined, the unlisted key was refused")
+    finally:
+        for w in workers.values():
+            w.stop()
+        ps.stop()
+
+
 def main():
+    if TEST == "curve":
+        with tempfile.TemporaryDirectory(prefix="worker-test-") as work:
+            test_curve(work)
+        return
     tests = {"success": test_success, "preempt": test_preempt, "grace": test_grace,
              "on_demand": test_on_demand, "agent_loss": test_agent_loss,
              "restart": test_restart}
