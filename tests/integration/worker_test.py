@@ -69,7 +69,12 @@ def cluster(work):
 
 
 def test_success(ps, workers):
-    job = ps.submit(probe("hello"))
+    spec = probe("hello")  # the ranks wait a moment so that `logs -f` really follows
+    spec["command"], spec["args"] = "/bin/sh", ["-c", "sleep 2; exec " + PODPROBE]
+    job = ps.submit(spec)
+    follow = subprocess.Popen([PODCTL, "--server", ps.url, "--token", ps.token, "logs", "-f",
+                               str(job)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
     j = wait_state(ps, job, ("SUCCEEDED", "FAILED"))
     if j["state"] != "SUCCEEDED":
         fail("job ended %s: %s" % (j["state"], j["reason"]))
@@ -80,6 +85,14 @@ def test_success(ps, workers):
         if "rank %d on host" % rank not in out:
             fail("rank %d missing from the logs:\n%s" % (rank, out))
     ok("its output is in podctl logs (4 ranks, all-reduce sum 6)")
+    try:
+        followed, err = follow.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        follow.kill()
+        fail("podctl logs -f did not end with the job")
+    if follow.returncode != 0 or "podprobe: world=4 sum=6" not in followed:
+        fail("podctl logs -f: %d %s %s" % (follow.returncode, followed, err))
+    ok("podctl logs -f followed the output and ended with the job")
     agents = podctl(ps, "agents").stdout
     if agents.count("connected") != 8:
         fail("podctl agents:\n" + agents)
@@ -101,6 +114,10 @@ def test_preempt(ps, workers):
     if "podprobe: preempted" not in logs:
         fail("the program did not report SIGTERM:\n" + logs)
     ok("the program saw SIGTERM and exited as preempted (75)")
+    points = ps.get("/api/v1/jobs/%d/progress" % job).get("points", [])
+    if not points or int(points[0]["epoch"]) != int(first["epoch"]) or int(points[-1]["step"]) < 1:
+        fail("progress series: %s" % points[:3])
+    ok("progress reports arrived (%d points)" % len(points))
     reason = [e for e in ps.events(job) if e["from"] == "PREEMPTING"][0]["reason"]
     if "grace" in reason:
         fail("a program that honoured SIGTERM was killed after grace: " + reason)
