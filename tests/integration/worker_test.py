@@ -127,8 +127,10 @@ def test_preempt(ps, workers):
 
 def test_grace(ps, workers):
     job = ps.submit(probe("stubborn", "--run-seconds", "120", "--ignore-sigterm",
-                          preemptible=True, grace=2))
-    started(ps, job)
+                          "--progress-every-ms", "200", preemptible=True, grace=2))
+    # RUNNING: rank 0 reported progress, so every rank is past MPI_Init (a Preempt that reaches
+    # a host before mpirun's daemon does makes the launch fail instead).
+    wait_state(ps, job, ("RUNNING",))
     podctl(ps, "preempt", str(job))
     ev = wait_event(ps, job, lambda e: e["from"] == "PREEMPTING" and e["to"] == "QUEUED",
                     "PREEMPTING -> QUEUED")
