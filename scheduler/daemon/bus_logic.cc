@@ -121,7 +121,7 @@ Status BusLogic::UpdateHost(HostId host, TimePoint now) {
 
 Status BusLogic::OnTimer(TimePoint now) {
   auto timeout = std::chrono::milliseconds(options_.bus.heartbeat_timeout_ms);
-  bool stalled = now - last_timer_ >= timeout / 2;
+  bool stalled = now - last_timer_ >= std::max<Duration>(timeout / 2, 3 * options_.tick_interval);
   last_timer_ = now;
   if (stalled) return Status::Ok();
   for (auto& [id, agent] : agents_) {

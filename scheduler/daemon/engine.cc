@@ -130,6 +130,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   bus.log_url = config.bus.log_url.empty() ? "file://" + config.data_dir + "/objects/logs"
                                            : config.bus.log_url;
   bus.scheduler_id = NewToken().substr(0, 16);
+  bus.tick_interval = std::chrono::milliseconds(config.tick_interval_ms);
   engine->bus_ = std::make_unique<BusLogic>(std::move(bus), engine->scheduler_.get());
   if (Status s = engine->bus_->Start(now); !s.ok()) return std::unexpected(s);
   for (const auto& [user, quota] : config.quotas) {
