@@ -70,6 +70,11 @@ void Agent::StartJob(const bus::Launch& l) {
   // The launcher: mpirun in its own process group, output to pipes and a spool file.
   std::vector<std::string> overrides, names;
   for (const auto& [name, value] : l.env()) {
+    if (IsReservedEnvName(name)) {
+      spdlog::warn("job {}: env {} is set by podworker; the Launch's value is ignored",
+                   je.job.value(), name);
+      continue;
+    }
     overrides.push_back(name + "=" + value);
     names.push_back(name);
   }
