@@ -550,6 +550,25 @@ TEST_F(AgentTest, RestartKillsWhatThePreviousRunLeft) {
   EXPECT_NE(ReadFile(dir_ / "a1.log").find("killed 1 processes left by a previous run"), std::string::npos);
 }
 
+// mpirun's rsh request may reach an agent before that agent's Launch does: it waits for it.
+TEST_F(AgentTest, AnRshRequestBeforeItsLaunchWaitsForIt) {
+  const pid_t rsh = Spawn({PODWORKER, "rsh", "h2", "touch", (dir_ / "early").string()},
+                          (dir_ / "rsh.log").string(),
+                          {"POD_RSH_ENDPOINTS=2=" + rsh_["a1"], std::string("POD_RSH_TOKEN=") + kToken,
+                           "POD_JOB_ID=18", "POD_EPOCH=1"});
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(dir_ / "a1.log").find("waiting for its Launch") != std::string::npos; },
+                      seconds(10)));
+  EXPECT_FALSE(fs::exists(dir_ / "early"));
+  SendTo("a1", MakeLaunch(18, 1, {}));  // a1 is not the launcher: only the rsh runs
+  int status = 0;
+  ASSERT_TRUE(WaitFor([&] { return waitpid(rsh, &status, WNOHANG) == rsh; }, seconds(20)));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(dir_ / "rsh.log");
+  EXPECT_TRUE(fs::exists(dir_ / "early"));
+  SendTo("a1", MakeControl(18, 1, /*preempt=*/false));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a1", 18, 1) != nullptr; }, seconds(10)));
+  EXPECT_EQ(FindExited("a1", 18, 1)->reason(), Exited::RELEASED);
+}
+
 // kill -9 of one agent while a job runs: nothing of the job may survive (within a bounded poll),
 // and the agent restarted on the same state dir reports nothing running.
 TEST_F(AgentTest, Kill9OfTheLauncherAgentLeavesNoOrphans) { Kill9("a0", "0-1", 14); }

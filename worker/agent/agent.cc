@@ -208,6 +208,7 @@ int Agent::Run() {
     if (welcomed_ && now >= next_heartbeat_) SendHeartbeat();
     if (now >= next_scan_ && !jobs_.empty()) Scan();
     CheckJobs();
+    RetryParkedSessions();
   }
 
   // Shutdown: nothing we started may outlive us.

@@ -34,6 +34,8 @@ inline constexpr size_t kLogTail = 1 << 20;
 inline constexpr size_t kRshBackpressure = 4 << 20;
 inline constexpr auto kScanInterval = milliseconds(200);
 inline constexpr auto kRegisterRetry = milliseconds(2000);
+inline constexpr auto kRshLaunchWait = milliseconds(10000);
+inline constexpr size_t kMaxParkedSessions = 256;
 
 // One output stream of a child, cut into whole lines.
 struct LinePipe {
@@ -84,6 +86,10 @@ struct Session {
   bool reaped = false;
   int status = 0;
   int out = -1, err = -1;
+  // A request that came before its Launch (the agents get the Launch at the same time as
+  // mpirun's host, but not necessarily sooner): retried until parked_until.
+  std::optional<bus::RshRequest> parked;
+  Steady::time_point parked_until;
 };
 
 // PODWORKER_TAG value of the processes of (job, epoch) on host; ParseTag is its inverse.
@@ -129,6 +135,7 @@ class Agent {
   void OnSessionReadable(Session& s);
   void OnSessionWritable(Session& s);
   void StartSession(Session& s, const bus::RshRequest& req);
+  void RetryParkedSessions();
   void RefuseSession(Session& s, const std::string& why);
   void QueueFrame(Session& s, const bus::RshFrame& f);
   void ReadSessionPipe(Session& s, int& fd, bool is_stderr);
