@@ -117,6 +117,9 @@ Status Agent::OpenDealer() {
     dealer_->set(zmq::sockopt::reconnect_ivl_max, 2000);
     dealer_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxBusMessage));
     dealer_->set(zmq::sockopt::sndhwm, 10000);
+    // Queue nothing while disconnected: heartbeats piled up during a scheduler outage would
+    // arrive as a burst (each answered with Reregister) when it comes back.
+    dealer_->set(zmq::sockopt::immediate, 1);
     if (!o_.bus_server_key.empty()) {
       dealer_->set(zmq::sockopt::curve_serverkey, o_.bus_server_key);
       dealer_->set(zmq::sockopt::curve_publickey, o_.bus_public_key);
@@ -225,7 +228,7 @@ int Agent::Run() {
 
 // ---- bus ----
 
-void Agent::Send(const bus::Envelope& env) {
+bool Agent::Send(const bus::Envelope& env) {
   const std::string bytes = env.SerializeAsString();
   bool sent = false;
   try {
@@ -234,8 +237,10 @@ void Agent::Send(const bus::Envelope& env) {
     spdlog::warn("bus send: {}", e.what());
   }
   if (sent) {
+    if (bus_down_logged_) spdlog::info("bus {} reachable again", o_.bus);
+    bus_down_logged_ = false;
     send_failing_since_.reset();
-    return;
+    return true;
   }
   spdlog::debug("bus send queue full; message dropped");
   // libzmq does not reconnect after some protocol errors (a message above ZMQ_MAXMSGSIZE):
@@ -244,11 +249,13 @@ void Agent::Send(const bus::Envelope& env) {
   const auto now = Steady::now();
   if (!send_failing_since_) send_failing_since_ = now;
   if (now - *send_failing_since_ > std::chrono::seconds(3)) {
-    spdlog::warn("bus {} refuses messages since 3 s: reconnecting with a new socket", o_.bus);
+    if (!bus_down_logged_) spdlog::warn("bus {} unreachable for 3 s: reconnecting with a new socket", o_.bus);
+    bus_down_logged_ = true;
     if (auto st = OpenDealer(); !st.ok()) spdlog::error("{}", st.ToString());
     welcomed_ = false;
     next_register_ = now;
   }
+  return false;
 }
 
 void Agent::FillRunning(google::protobuf::RepeatedPtrField<bus::RunningJob>* running) {
@@ -274,8 +281,8 @@ void Agent::SendRegister() {
   r->set_hostname(host);
   r->set_version(o_.version);
   for (const auto& e : book_.unacked()) ToProto(e, *r->add_unacked_exits());
-  Send(env);
-  next_register_ = Steady::now() + kRegisterRetry;
+  // Not connected yet (ZMQ_IMMEDIATE): try again soon rather than after the full retry period.
+  next_register_ = Steady::now() + (Send(env) ? kRegisterRetry : milliseconds(100));
 }
 
 void Agent::SendHeartbeat() {

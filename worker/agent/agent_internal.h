@@ -108,7 +108,8 @@ class Agent {
   Status OpenSockets();
   Status OpenDealer();
   // Bus.
-  void Send(const bus::Envelope& env);
+  // false when the message could not be queued (not connected, queue full): it is dropped.
+  bool Send(const bus::Envelope& env);
   void SendRegister();
   void SendHeartbeat();
   void FillRunning(google::protobuf::RepeatedPtrField<bus::RunningJob>* running);
@@ -162,6 +163,7 @@ class Agent {
   std::map<std::string, int64_t> dropped_;
   bool welcomed_ = false, stop_ = false;
   std::optional<Steady::time_point> send_failing_since_;
+  bool bus_down_logged_ = false;
   milliseconds heartbeat_interval_{1000};
   Steady::time_point next_heartbeat_, next_register_, next_scan_;
   std::map<pid_t, std::pair<uint64_t, std::string>> tag_cache_;  // pid -> (start, tag)
