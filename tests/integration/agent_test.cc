@@ -598,6 +598,37 @@ TEST_F(AgentTest, AfterASchedulerRestartTheAgentsReportWhatRuns) {
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
+// The shape: a v2-32 slice (4 hosts) served by 4 agents, 2 ranks per host.
+TEST_F(AgentTest, FourAgentsOneHostEachTwoRanksPerHost) {
+  for (int h = 4; h < 8; ++h) StartAgent("b" + std::to_string(h), std::to_string(h));
+  ASSERT_TRUE(WaitFor([&] { return rsh_.size() == 6; }, seconds(20)));
+  Envelope env = MakeLaunch(20, 1, {});
+  Launch* l = env.mutable_launch();
+  l->clear_hosts();
+  l->clear_rsh_endpoints();
+  for (int h = 4; h < 8; ++h) {
+    l->add_hosts(h);
+    (*l->mutable_rsh_endpoints())[h] = rsh_["b" + std::to_string(h)];
+  }
+  l->set_ranks_per_host(2);
+  for (int h = 4; h < 8; ++h) SendTo("b" + std::to_string(h), env);
+  ASSERT_TRUE(WaitFor([&] {
+    for (int h = 4; h < 8; ++h) {
+      if (!FindExited("b" + std::to_string(h), 20, 1)) return false;
+    }
+    return true;
+  }, seconds(120)));
+  EXPECT_EQ(FindExited("b4", 20, 1)->reason(), Exited::COMPLETED) << FindExited("b4", 20, 1)->message();
+  for (int h = 5; h < 8; ++h) EXPECT_EQ(FindExited("b" + std::to_string(h), 20, 1)->reason(), Exited::RELEASED);
+  const std::string log = LogText(20, 1);
+  EXPECT_NE(log.find("podprobe: world=8 sum=28 job=20 epoch=1"), std::string::npos) << log;
+  for (int r = 0; r < 8; ++r) {
+    const std::string want = "rank " + std::to_string(r) + " on host " + std::to_string(4 + r / 2);
+    EXPECT_NE(log.find(want), std::string::npos) << want << "\n" << log;
+  }
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
+}
+
 // mpirun's rsh request may reach an agent before that agent's Launch does: it waits for it.
 TEST_F(AgentTest, AnRshRequestBeforeItsLaunchWaitsForIt) {
   const pid_t rsh = Spawn({PODWORKER, "rsh", "h2", "touch", (dir_ / "early").string()},
