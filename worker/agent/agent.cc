@@ -14,14 +14,10 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 
-#include "store/objects/object_store.h"
 #include "worker/agent/agent_internal.h"
-#include "worker/agent/child.h"
-#include "worker/agent/mpirun_argv.h"
-#include "worker/train/progress.h"
+#include "worker/agent/host_list.h"
 
 namespace podsched::agent::internal {
 
@@ -117,6 +113,9 @@ Status Agent::OpenDealer() {
     dealer_->set(zmq::sockopt::reconnect_ivl_max, 2000);
     dealer_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxBusMessage));
     dealer_->set(zmq::sockopt::sndhwm, 10000);
+    // Queue nothing while disconnected: heartbeats piled up during a scheduler outage would
+    // arrive as a burst (each answered with Reregister) when it comes back.
+    dealer_->set(zmq::sockopt::immediate, 1);
     if (!o_.bus_server_key.empty()) {
       dealer_->set(zmq::sockopt::curve_serverkey, o_.bus_server_key);
       dealer_->set(zmq::sockopt::curve_publickey, o_.bus_public_key);
@@ -146,7 +145,7 @@ int Agent::Run() {
     return 1;
   }
   spdlog::info("podworker {} serving pod {} hosts {} on bus {}; rsh {}; progress {}", o_.agent_id,
-               o_.pod, o_.hosts.size(), o_.bus, rsh_endpoint_, progress_endpoint_);
+               o_.pod, FormatHostList(o_.hosts), o_.bus, rsh_endpoint_, progress_endpoint_);
   SendRegister();
 
   while (!stop_) {
@@ -208,6 +207,7 @@ int Agent::Run() {
     if (welcomed_ && now >= next_heartbeat_) SendHeartbeat();
     if (now >= next_scan_ && !jobs_.empty()) Scan();
     CheckJobs();
+    RetryParkedSessions();
   }
 
   // Shutdown: nothing we started may outlive us.
@@ -224,7 +224,7 @@ int Agent::Run() {
 
 // ---- bus ----
 
-void Agent::Send(const bus::Envelope& env) {
+bool Agent::Send(const bus::Envelope& env) {
   const std::string bytes = env.SerializeAsString();
   bool sent = false;
   try {
@@ -233,8 +233,10 @@ void Agent::Send(const bus::Envelope& env) {
     spdlog::warn("bus send: {}", e.what());
   }
   if (sent) {
+    if (bus_down_logged_) spdlog::info("bus {} reachable again", o_.bus);
+    bus_down_logged_ = false;
     send_failing_since_.reset();
-    return;
+    return true;
   }
   spdlog::debug("bus send queue full; message dropped");
   // libzmq does not reconnect after some protocol errors (a message above ZMQ_MAXMSGSIZE):
@@ -243,11 +245,13 @@ void Agent::Send(const bus::Envelope& env) {
   const auto now = Steady::now();
   if (!send_failing_since_) send_failing_since_ = now;
   if (now - *send_failing_since_ > std::chrono::seconds(3)) {
-    spdlog::warn("bus {} refuses messages since 3 s: reconnecting with a new socket", o_.bus);
+    if (!bus_down_logged_) spdlog::warn("bus {} unreachable for 3 s: reconnecting with a new socket", o_.bus);
+    bus_down_logged_ = true;
     if (auto st = OpenDealer(); !st.ok()) spdlog::error("{}", st.ToString());
     welcomed_ = false;
     next_register_ = now;
   }
+  return false;
 }
 
 void Agent::FillRunning(google::protobuf::RepeatedPtrField<bus::RunningJob>* running) {
@@ -273,8 +277,8 @@ void Agent::SendRegister() {
   r->set_hostname(host);
   r->set_version(o_.version);
   for (const auto& e : book_.unacked()) ToProto(e, *r->add_unacked_exits());
-  Send(env);
-  next_register_ = Steady::now() + kRegisterRetry;
+  // Not connected yet (ZMQ_IMMEDIATE): try again soon rather than after the full retry period.
+  next_register_ = Steady::now() + (Send(env) ? kRegisterRetry : milliseconds(100));
 }
 
 void Agent::SendHeartbeat() {

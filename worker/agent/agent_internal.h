@@ -34,6 +34,8 @@ inline constexpr size_t kLogTail = 1 << 20;
 inline constexpr size_t kRshBackpressure = 4 << 20;
 inline constexpr auto kScanInterval = milliseconds(200);
 inline constexpr auto kRegisterRetry = milliseconds(2000);
+inline constexpr auto kRshLaunchWait = milliseconds(10000);
+inline constexpr size_t kMaxParkedSessions = 256;
 
 // One output stream of a child, cut into whole lines.
 struct LinePipe {
@@ -84,6 +86,10 @@ struct Session {
   bool reaped = false;
   int status = 0;
   int out = -1, err = -1;
+  // A request that came before its Launch (the agents get the Launch at the same time as
+  // mpirun's host, but not necessarily sooner): retried until parked_until.
+  std::optional<bus::RshRequest> parked;
+  Steady::time_point parked_until;
 };
 
 // PODWORKER_TAG value of the processes of (job, epoch) on host; ParseTag is its inverse.
@@ -102,7 +108,8 @@ class Agent {
   Status OpenSockets();
   Status OpenDealer();
   // Bus.
-  void Send(const bus::Envelope& env);
+  // false when the message could not be queued (not connected, queue full): it is dropped.
+  bool Send(const bus::Envelope& env);
   void SendRegister();
   void SendHeartbeat();
   void FillRunning(google::protobuf::RepeatedPtrField<bus::RunningJob>* running);
@@ -129,6 +136,7 @@ class Agent {
   void OnSessionReadable(Session& s);
   void OnSessionWritable(Session& s);
   void StartSession(Session& s, const bus::RshRequest& req);
+  void RetryParkedSessions();
   void RefuseSession(Session& s, const std::string& why);
   void QueueFrame(Session& s, const bus::RshFrame& f);
   void ReadSessionPipe(Session& s, int& fd, bool is_stderr);
@@ -155,6 +163,7 @@ class Agent {
   std::map<std::string, int64_t> dropped_;
   bool welcomed_ = false, stop_ = false;
   std::optional<Steady::time_point> send_failing_since_;
+  bool bus_down_logged_ = false;
   milliseconds heartbeat_interval_{1000};
   Steady::time_point next_heartbeat_, next_register_, next_scan_;
   std::map<pid_t, std::pair<uint64_t, std::string>> tag_cache_;  // pid -> (start, tag)

@@ -1,21 +1,14 @@
 #include "worker/agent/agent_internal.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
 #include "store/objects/object_store.h"
 #include "worker/agent/child.h"
@@ -70,6 +63,11 @@ void Agent::StartJob(const bus::Launch& l) {
   // The launcher: mpirun in its own process group, output to pipes and a spool file.
   std::vector<std::string> overrides, names;
   for (const auto& [name, value] : l.env()) {
+    if (IsReservedEnvName(name)) {
+      spdlog::warn("job {}: env {} is set by podworker; the Launch's value is ignored",
+                   je.job.value(), name);
+      continue;
+    }
     overrides.push_back(name + "=" + value);
     names.push_back(name);
   }

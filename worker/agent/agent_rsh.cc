@@ -1,26 +1,15 @@
 #include "worker/agent/agent_internal.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 
-#include "store/objects/object_store.h"
 #include "worker/agent/child.h"
-#include "worker/agent/mpirun_argv.h"
-#include "worker/train/progress.h"
 
 namespace podsched::agent::internal {
 
@@ -72,7 +61,7 @@ void Agent::OnSessionReadable(Session& s) {
     CloseSession(s);
     return;
   }
-  if (s.started || s.finishing) return;  // nothing more is expected from the client
+  if (s.started || s.finishing || s.parked) return;  // nothing more is expected from the client
   s.reader.Append(std::string_view(buf, static_cast<size_t>(n)));
   std::string payload;
   auto next = s.reader.Next(payload);
@@ -92,6 +81,24 @@ void Agent::StartSession(Session& s, const bus::RshRequest& req) {
                                 " is not served by agent " + o_.agent_id);
   }
   Job* job = FindJob(je);
+  if (job == nullptr && je.epoch > book_.HighestEpoch(je.job)) {
+    const auto now = Steady::now();
+    if (!s.parked) {
+      const auto parked = std::count_if(sessions_.begin(), sessions_.end(),
+                                        [](const auto& e) { return e.second->parked.has_value(); });
+      if (static_cast<size_t>(parked) >= kMaxParkedSessions) {
+        return RefuseSession(s, what + ": too many requests waiting for their Launch");
+      }
+      s.parked = req;
+      s.parked_until = now + kRshLaunchWait;
+      spdlog::info("rsh {}: waiting for its Launch", what);
+      return;
+    }
+    if (now < s.parked_until) return;
+    return RefuseSession(s, what + ": no Launch of that job and epoch arrived within " +
+                                std::to_string(kRshLaunchWait.count() / 1000) + " s");
+  }
+  s.parked.reset();
   if (job == nullptr || job->kill || job->grace_expired) {
     return RefuseSession(s, what + ": no running launch of that job and epoch here");
   }
@@ -127,6 +134,19 @@ void Agent::StartSession(Session& s, const bus::RshRequest& req) {
   job->session_hosts.insert(req.host());
   spdlog::info("rsh {}: started pid {}", what, s.pid);
   next_scan_ = Steady::now();
+}
+
+void Agent::RetryParkedSessions() {
+  std::vector<int> fds;
+  for (const auto& [fd, s] : sessions_) {
+    if (s->parked) fds.push_back(fd);
+  }
+  for (int fd : fds) {
+    auto it = sessions_.find(fd);
+    if (it == sessions_.end()) continue;
+    const bus::RshRequest req = *it->second->parked;
+    StartSession(*it->second, req);
+  }
 }
 
 void Agent::ReadSessionPipe(Session& s, int& fd, bool is_stderr) {
