@@ -197,8 +197,8 @@ def test_agent_loss(ps, workers):
 
 
 def test_restart(ps, workers):
-    # podprobe --run-seconds can deadlock at its end (each rank leaves its all-reduce loop on its
-    # own clock, see the report), so the ranks wait in the shell and then run podprobe once.
+    # The ranks wait in the shell and then run podprobe once, so that its output (printed at its
+    # start) comes after the restart and must reach the new podsched exactly once.
     spec = probe("through-restart")
     spec["command"], spec["args"] = "/bin/sh", ["-c", "sleep 8; exec " + PODPROBE]
     job = ps.submit(spec)
