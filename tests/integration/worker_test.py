@@ -1,0 +1,290 @@
+#!/usr/bin/python3
+"""podsched + real podworkers + real mpirun + podprobe, end to end (tests/integration/worker.cmake).
+
+  worker_test.py PODSCHED PODCTL PODWORKER PODPROBE TEST
+  TEST in: success, preempt, grace, on_demand, agent_loss, restart, curve
+
+A 2x4-host v2 pod (8 hosts), one podworker per host (agent h<N> serves host N), so a v2-32 (2x2
+hosts) runs under mpirun across four agents. Every wait polls a condition with a deadline.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bus_harness import Podsched, Worker, fail, wait_for  # noqa: E402
+
+PODSCHED, PODCTL, PODWORKER, PODPROBE, TEST = sys.argv[1:6]
+# A short heartbeat timeout only where the test waits for it: on a loaded machine an agent's
+# loop can stall for seconds (seen: 7 s while its mpirun started).
+BUS = ("  heartbeat_interval_ms: 300\n  heartbeat_timeout_ms: %d\n"
+       "  reconcile_timeout_ms: 10000\n")
+
+
+def ok(what):
+    print("ok - " + what, flush=True)
+
+
+def podctl(ps, *args, check=True):
+    r = subprocess.run([PODCTL, "--server", ps.url, "--token", ps.token] + list(args),
+                       capture_output=True, text=True, timeout=120)
+    if check and r.returncode != 0:
+        fail("podctl %s: %d %s %s" % (" ".join(args), r.returncode, r.stdout, r.stderr))
+    return r
+
+
+def probe(name, *args, preemptible=False, grace=10, accelerator="v2-32"):
+    return {"name": name, "accelerator": accelerator, "preemptible": preemptible,
+            "command": PODPROBE, "args": list(args), "grace_period_seconds": grace,
+            "max_restarts": 5}
+
+
+def state(ps, job):
+    return ps.job(job)["state"]
+
+
+def wait_state(ps, job, states, timeout=120):
+    return wait_for(lambda: state(ps, job) in states and ps.job(job),
+                    "job %d to be %s" % (job, "/".join(states)), timeout)
+
+
+def wait_event(ps, job, pred, what, timeout=120):
+    return wait_for(lambda: next((e for e in ps.events(job) if pred(e)), None), what, timeout)
+
+
+def placements(ps, job):
+    return [e for e in ps.events(job) if e["to"] == "PLACED"]
+
+
+def started(ps, job):
+    """The job's processes run: STARTING or RUNNING at its current epoch."""
+    return wait_state(ps, job, ("STARTING", "RUNNING"))
+
+
+def cluster(work):
+    ps = Podsched(PODSCHED, work, 2, 4,
+                  bus_extra=BUS % (2000 if TEST == "agent_loss" else 10000))
+    workers = {h: Worker(PODWORKER, ps, work, "h%d" % h, str(h)) for h in range(8)}
+    wait_for(lambda: ps.metrics().get("podsched_agents_connected") == 8, "8 agents", 60)
+    wait_for(lambda: all(h["healthy"] for h in ps.pod()["hosts"]), "8 healthy hosts", 30)
+    return ps, workers
+
+
+def test_success(ps, workers):
+    spec = probe("hello")  # the ranks wait a moment so that `logs -f` really follows
+    spec["command"], spec["args"] = "/bin/sh", ["-c", "sleep 2; exec " + PODPROBE]
+    job = ps.submit(spec)
+    follow = subprocess.Popen([PODCTL, "--server", ps.url, "--token", ps.token, "logs", "-f",
+                               str(job)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    j = wait_state(ps, job, ("SUCCEEDED", "FAILED"))
+    if j["state"] != "SUCCEEDED":
+        fail("job ended %s: %s" % (j["state"], j["reason"]))
+    ok("v2-32 over four agents SUCCEEDED")
+    out = wait_for(lambda: (lambda r: "podprobe: world=4 sum=6" in r.stdout and r.stdout)(
+        podctl(ps, "logs", str(job))), "the output in podctl logs", 30)
+    for rank in range(4):
+        if "rank %d on host" % rank not in out:
+            fail("rank %d missing from the logs:\n%s" % (rank, out))
+    ok("its output is in podctl logs (4 ranks, all-reduce sum 6)")
+    try:
+        followed, err = follow.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        follow.kill()
+        fail("podctl logs -f did not end with the job")
+    if follow.returncode != 0 or "podprobe: world=4 sum=6" not in followed:
+        fail("podctl logs -f: %d %s %s" % (follow.returncode, followed, err))
+    ok("podctl logs -f followed the output and ended with the job")
+    agents = podctl(ps, "agents").stdout
+    if agents.count("connected") != 8:
+        fail("podctl agents:\n" + agents)
+    ok("podctl agents lists 8 connected agents")
+
+
+def test_preempt(ps, workers):
+    job = ps.submit(probe("preempt-me", "--run-seconds", "120", "--progress-every-ms", "200",
+                          preemptible=True))
+    first = started(ps, job)
+    wait_state(ps, job, ("RUNNING",))  # progress arrived
+    podctl(ps, "preempt", str(job))
+    wait_event(ps, job, lambda e: e["from"] == "PREEMPTING" and e["to"] == "QUEUED",
+               "PREEMPTING -> QUEUED")
+    ev = wait_event(ps, job, lambda e: e["to"] == "PLACED" and int(e["epoch"]) ==
+                    int(first["epoch"]) + 1, "a relaunch with epoch + 1")
+    ok("preempted, requeued and relaunched with epoch %s" % ev["epoch"])
+    logs = podctl(ps, "logs", str(job)).stdout
+    if "podprobe: preempted" not in logs:
+        fail("the program did not report SIGTERM:\n" + logs)
+    ok("the program saw SIGTERM and exited as preempted (75)")
+    points = ps.get("/api/v1/jobs/%d/progress" % job).get("points", [])
+    if not points or int(points[0]["epoch"]) != int(first["epoch"]) or int(points[-1]["step"]) < 1:
+        fail("progress series: %s" % points[:3])
+    ok("progress reports arrived (%d points)" % len(points))
+    reason = [e for e in ps.events(job) if e["from"] == "PREEMPTING"][0]["reason"]
+    if "grace" in reason:
+        fail("a program that honoured SIGTERM was killed after grace: " + reason)
+    podctl(ps, "cancel", str(job))
+    wait_state(ps, job, ("CANCELLED",))
+
+
+def test_grace(ps, workers):
+    job = ps.submit(probe("stubborn", "--run-seconds", "120", "--ignore-sigterm",
+                          "--progress-every-ms", "200", preemptible=True, grace=2))
+    # RUNNING: rank 0 reported progress, so every rank is past MPI_Init (a Preempt that reaches
+    # a host before mpirun's daemon does makes the launch fail instead).
+    wait_state(ps, job, ("RUNNING",))
+    podctl(ps, "preempt", str(job))
+    ev = wait_event(ps, job, lambda e: e["from"] == "PREEMPTING" and e["to"] == "QUEUED",
+                    "PREEMPTING -> QUEUED")
+    if "grace" not in ev["reason"]:
+        fail("reason does not say grace: " + ev["reason"])
+    ok("ignoring SIGTERM: killed after the grace period (%s)" % ev["reason"])
+    podctl(ps, "cancel", str(job))
+    wait_state(ps, job, ("CANCELLED",))
+
+
+def test_on_demand(ps, workers):
+    a = ps.submit(probe("pre-a", "--run-seconds", "120", preemptible=True))
+    b = ps.submit(probe("pre-b", "--run-seconds", "120", preemptible=True))
+    started(ps, a)
+    started(ps, b)
+    od = ps.submit(probe("urgent"))
+    j = wait_state(ps, od, ("SUCCEEDED", "FAILED"), 180)
+    if j["state"] != "SUCCEEDED":
+        fail("on-demand job ended %s: %s" % (j["state"], j["reason"]))
+    victims = [v for v in (a, b) if any(e["to"] == "PREEMPTING" for e in ps.events(v))]
+    if len(victims) != 1:
+        fail("expected exactly one preempted victim, got %s" % victims)
+    reason = [e for e in ps.events(victims[0]) if e["to"] == "PREEMPTING"][0]["reason"]
+    if "on-demand" not in reason:
+        fail("victim's reason: " + reason)
+    placed = [e for e in ps.events(od) if e["to"] == "PLACED"][0]
+    freed = [e for e in ps.events(victims[0]) if e["from"] == "PREEMPTING"][0]
+    if int(placed["seq"]) < int(freed["seq"]):
+        fail("the on-demand job was placed before the victim's hosts were free")
+    ok("on-demand preempted job %d (%s) and started after its hosts were free" % (victims[0],
+                                                                                 reason))
+    for v in (a, b):
+        podctl(ps, "cancel", str(v), check=False)
+
+
+def test_agent_loss(ps, workers):
+    job = ps.submit(probe("survivor", "--run-seconds", "120"))
+    first = started(ps, job)
+    hosts = [int(h) for h in first["hosts"]]
+    # The launcher's agent: mpirun dies with it (PDEATHSIG), so no verdict arrives and only the
+    # heartbeat timeout tells podsched (the agent of another host breaks mpirun's rsh instead,
+    # and the launcher reports the failure at once).
+    victim = hosts[0]
+    workers[victim].kill9()
+    host = wait_for(lambda: next((h for h in ps.pod()["hosts"] if int(h["id"]) == victim and
+                                  h["health_reason"] == "heartbeat lost"), None),
+                    "host %d unhealthy after the heartbeat timeout" % victim, 30)
+    ok("agent of host %d killed: host unhealthy (%s)" % (victim, host["health_reason"]))
+    requeue = wait_event(ps, job, lambda e: e["to"] == "QUEUED" and e["from"] != "",
+                         "the job requeued")
+    if "host %d failed" % victim not in requeue["reason"]:
+        fail("requeue does not name the host: %s" % requeue)
+    j = wait_for(lambda: (lambda j: j["state"] in ("STARTING", "RUNNING") and
+                          int(j["epoch"]) > int(first["epoch"]) and j)(ps.job(job)),
+                 "the job running again")
+    if victim in [int(h) for h in j["hosts"]]:
+        fail("relaunched on the dead host: %s" % j["hosts"])
+    ok("job requeued (%s) and relaunched on hosts %s" % (requeue["reason"], j["hosts"]))
+    podctl(ps, "cancel", str(job))
+    wait_state(ps, job, ("CANCELLED",))
+
+
+def test_restart(ps, workers):
+    # The ranks wait in the shell and then run podprobe once, so that its output (printed at its
+    # start) comes after the restart and must reach the new podsched exactly once.
+    spec = probe("through-restart")
+    spec["command"], spec["args"] = "/bin/sh", ["-c", "sleep 8; exec " + PODPROBE]
+    job = ps.submit(spec)
+    first = started(ps, job)
+    ps.kill9()
+    ps.start()
+    ok("podsched killed with -9 and restarted while job %d ran" % job)
+    j = wait_state(ps, job, ("SUCCEEDED", "FAILED"), 120)
+    if j["state"] != "SUCCEEDED":
+        fail("ended %s: %s" % (j["state"], j["reason"]))
+    placed = placements(ps, job)
+    if len(placed) != 1 or int(j["epoch"]) != int(first["epoch"]):
+        fail("launched more than once: %s" % placed)
+    out = wait_for(lambda: (lambda r: "podprobe: world=" in r.stdout and r.stdout)(
+        podctl(ps, "logs", str(job))), "the program's output after the restart", 30)
+    if out.count("podprobe: world=4 sum=6") != 1:
+        fail("expected one run of podprobe in the output:\n" + out)
+    ok("adopted after the restart, launched once (epoch %s), SUCCEEDED; its output reached the "
+       "restarted podsched" % j["epoch"])
+
+
+def test_curve(work):
+    """CurveZMQ: only agents whose public key is listed may join."""
+    def keygen():
+        out = subprocess.run([PODWORKER, "keygen"], capture_output=True, text=True,
+                             check=True).stdout
+        return dict(line.split(": ", 1) for line in out.strip().splitlines())
+    server, good, bad = keygen(), keygen(), keygen()
+    for name, k in (("good", good), ("bad", bad)):
+        with open(os.path.join(work, name + ".key"), "w") as f:
+            f.write("public-key: %s\nsecret-key: %s\n" % (k["public-key"], k["secret-key"]))
+    ps = Podsched(PODSCHED, work, 2, 4, bus_extra=BUS % 10000 + "  curve_secret_key: \"%s\"\n"
+                  "  curve_agent_keys: [\"%s\"]\n" % (server["secret-key"], good["public-key"]))
+    workers = {}
+    try:
+        for name, host in (("good", 0), ("bad", 1)):
+            workers[name] = Worker(PODWORKER, ps, work, name, str(host),
+                                   ["--bus-server-key", server["public-key"], "--bus-key-file",
+                                    os.path.join(work, name + ".key")])
+        wait_for(lambda: ps.metrics().get("podsched_bus_rejected_keys_total", 0) >= 1,
+                 "the unlisted key refused", 60)
+        wait_for(lambda: ps.metrics().get("podsched_agents_connected") == 1, "the good agent", 60)
+        agents = [a["agent_id"] for a in ps.get("/api/v1/agents").get("agents", [])]
+        if agents != ["good"]:
+            fail("agents: %s" % agents)
+        ok("CURVE: the listed agent joined, the unlisted key was refused")
+    finally:
+        for w in workers.values():
+            w.stop()
+        ps.stop()
+
+
+def main():
+    if TEST == "curve":
+        with tempfile.TemporaryDirectory(prefix="worker-test-") as work:
+            test_curve(work)
+        return
+    tests = {"success": test_success, "preempt": test_preempt, "grace": test_grace,
+             "on_demand": test_on_demand, "agent_loss": test_agent_loss,
+             "restart": test_restart}
+    with tempfile.TemporaryDirectory(prefix="worker-test-") as work:
+        ps, workers = None, {}
+        try:
+            ps, workers = cluster(work)
+            tests[TEST](ps, workers)
+            if not ps.alive():
+                fail("podsched died")
+        except SystemExit:
+            try:
+                for j in ps.get("/api/v1/jobs").get("jobs", []):
+                    print("job", j["id"], j["state"], j["reason"], "epoch", j["epoch"])
+                    for e in ps.events(int(j["id"])):
+                        print("   ", e["epoch"], e["from"], "->", e["to"], e["reason"], e["hosts"])
+                print(ps.get("/api/v1/agents"))
+            except BaseException:  # the state is a diagnostic only
+                pass
+            for name in sorted(os.listdir(work)):
+                if name.endswith((".log", ".err")):
+                    print("--- " + name)
+                    print(open(os.path.join(work, name)).read()[-3000:])
+            raise
+        finally:
+            for w in workers.values():
+                w.stop()
+            if ps:
+                ps.stop()
+
+
+main()
