@@ -332,7 +332,15 @@ void Agent::FlushLog(Job& job, bool final) {
       n = nl == std::string::npos ? kMaxLogMessage : nl + 1;
     }
     const std::string_view chunk(job.pending_log.data(), n);
-    if (job.spool_fd >= 0) (void)!write(job.spool_fd, chunk.data(), chunk.size());
+    if (job.spool_fd >= 0) {
+      if (job.log_offset + static_cast<int64_t>(n) <= kMaxSpool) {
+        (void)!write(job.spool_fd, chunk.data(), chunk.size());
+      } else if (job.log_offset <= kMaxSpool) {
+        const std::string note = "podworker: output beyond " + std::to_string(kMaxSpool >> 20) +
+                                 " MiB is not stored (it was streamed as Log messages)\n";
+        (void)!write(job.spool_fd, note.data(), note.size());  // once: the crossing chunk
+      }
+    }
     job.tail.append(chunk);
     if (job.tail.size() > kLogTail) job.tail.erase(0, job.tail.size() - kLogTail);
     bus::Envelope env;
