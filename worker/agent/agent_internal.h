@@ -44,6 +44,7 @@ struct LinePipe {
   std::string partial;
 };
 
+// One job (one epoch) this agent takes part in, from its Launch to its Exited.
 struct Job {
   bus::Launch launch;
   JobEpoch je;
@@ -64,6 +65,7 @@ struct Job {
 
   std::vector<pid_t> pids;  // live processes of the job (last scan)
   std::set<pid_t> termed;   // ranks already sent SIGTERM
+  std::map<pid_t, Steady::time_point> rank_seen;  // when each rank was first seen (Preempt)
 
   int spool_fd = -1;  // the whole output (uploaded at exit)
   std::string spool_path;
@@ -75,6 +77,7 @@ struct Job {
   std::optional<bus::Launch> next;  // newer epoch waiting for this one to be gone
 };
 
+// One `podworker rsh` connection: a request, then the command's output and exit status.
 struct Session {
   int fd = -1;
   FrameReader reader;
@@ -124,6 +127,7 @@ class Agent {
   void OnKill(const bus::Kill& k);
   void KillJob(Job& job);
   void SignalRanks(Job& job);
+  bool IsRank(pid_t pid) const;
   void Scan();
   void CheckJobs();
   void FinishJob(Job& job);
