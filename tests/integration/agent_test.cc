@@ -576,7 +576,9 @@ TEST_F(AgentTest, RestartKillsWhatThePreviousRunLeft) {
   ASSERT_TRUE(WaitFor([&] { return reaped = reaped || waitpid(leftover, &status, WNOHANG) == leftover; },
                       seconds(20)));
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  EXPECT_NE(ReadFile(dir_ / "a1.log").find("killed 1 processes left by a previous run"), std::string::npos);
+  EXPECT_TRUE(WaitFor([&] {
+    return ReadFile(dir_ / "a1.log").find("killed 1 processes left by a previous run") != std::string::npos;
+  }, seconds(10)));
 }
 
 // The scheduler restarts (a new ROUTER on the same address that knows no agent): the agents'
