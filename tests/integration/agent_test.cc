@@ -383,6 +383,17 @@ TEST_F(AgentTest, PreemptEndsWithExit75WithinGrace) {
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
+// A Preempt that arrives while mpirun is still starting: the ranks get SIGTERM as they appear.
+TEST_F(AgentTest, PreemptDuringStartupIsStillAPreemption) {
+  SendBoth(MakeLaunch(21, 1, {"--run-seconds", "120"}));
+  SendBoth(MakeControl(21, 1, /*preempt=*/true, /*grace=*/30));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 21, 1) && FindExited("a1", 21, 1); }, seconds(45)));
+  EXPECT_EQ(FindExited("a0", 21, 1)->reason(), Exited::PREEMPTED) << FindExited("a0", 21, 1)->message()
+      << "\n" << LogText(21, 1);
+  EXPECT_EQ(FindExited("a1", 21, 1)->reason(), Exited::RELEASED);
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
+}
+
 TEST_F(AgentTest, IgnoredSigtermIsKilledAfterGrace) {
   SendBoth(MakeLaunch(9, 1, {"--run-seconds", "120", "--ignore-sigterm"}));
   ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
@@ -565,7 +576,9 @@ TEST_F(AgentTest, RestartKillsWhatThePreviousRunLeft) {
   ASSERT_TRUE(WaitFor([&] { return reaped = reaped || waitpid(leftover, &status, WNOHANG) == leftover; },
                       seconds(20)));
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  EXPECT_NE(ReadFile(dir_ / "a1.log").find("killed 1 processes left by a previous run"), std::string::npos);
+  EXPECT_TRUE(WaitFor([&] {
+    return ReadFile(dir_ / "a1.log").find("killed 1 processes left by a previous run") != std::string::npos;
+  }, seconds(10)));
 }
 
 // The scheduler restarts (a new ROUTER on the same address that knows no agent): the agents'

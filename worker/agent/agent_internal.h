@@ -31,6 +31,7 @@ using std::chrono::milliseconds;
 
 inline constexpr size_t kMaxLogMessage = 64 * 1024;
 inline constexpr size_t kLogTail = 1 << 20;
+inline constexpr int64_t kMaxSpool = int64_t{256} << 20;  // stored output per job and epoch
 inline constexpr size_t kRshBackpressure = 4 << 20;
 inline constexpr auto kScanInterval = milliseconds(200);
 inline constexpr auto kRegisterRetry = milliseconds(2000);
@@ -43,6 +44,7 @@ struct LinePipe {
   std::string partial;
 };
 
+// One job (one epoch) this agent takes part in, from its Launch to its Exited.
 struct Job {
   bus::Launch launch;
   JobEpoch je;
@@ -63,6 +65,7 @@ struct Job {
 
   std::vector<pid_t> pids;  // live processes of the job (last scan)
   std::set<pid_t> termed;   // ranks already sent SIGTERM
+  std::map<pid_t, Steady::time_point> rank_seen;  // when each rank was first seen (Preempt)
 
   int spool_fd = -1;  // the whole output (uploaded at exit)
   std::string spool_path;
@@ -74,6 +77,7 @@ struct Job {
   std::optional<bus::Launch> next;  // newer epoch waiting for this one to be gone
 };
 
+// One `podworker rsh` connection: a request, then the command's output and exit status.
 struct Session {
   int fd = -1;
   FrameReader reader;
@@ -123,6 +127,7 @@ class Agent {
   void OnKill(const bus::Kill& k);
   void KillJob(Job& job);
   void SignalRanks(Job& job);
+  bool IsRank(pid_t pid) const;
   void Scan();
   void CheckJobs();
   void FinishJob(Job& job);

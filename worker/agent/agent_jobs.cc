@@ -153,15 +153,27 @@ void Agent::KillJob(Job& job) {
   for (pid_t p : job.pids) kill(p, SIGKILL);
 }
 
-// SIGTERM to the job's ranks: the children of an orted (not orted, not mpirun: a SIGTERM to
-// those kills the ranks before their handler can checkpoint).
+// A rank: a child of an orted that has exec'd its program (a child still named orted is
+// between fork and exec, where a SIGTERM would kill it before it has a handler).
+bool Agent::IsRank(pid_t pid) const {
+  auto self = procs_.find(pid);
+  if (self == procs_.end() || self->second.comm == "orted") return false;
+  auto parent = procs_.find(self->second.ppid);
+  return parent != procs_.end() && parent->second.comm == "orted";
+}
+
+// SIGTERM to the job's ranks (not orted, not mpirun: a SIGTERM to those kills the ranks before
+// their handler can checkpoint). Ranks seen later are signalled by later scans; a rank that has
+// just started gets it once it has a SIGTERM handler, or after 1 s without one (a program that
+// never installs one is not waited for).
 void Agent::SignalRanks(Job& job) {
+  const auto now = Steady::now();
   for (pid_t p : job.pids) {
-    auto self = procs_.find(p);
-    if (self == procs_.end()) continue;
-    auto parent = procs_.find(self->second.ppid);
-    if (parent == procs_.end() || parent->second.comm != "orted") continue;
-    if (job.termed.insert(p).second) kill(p, SIGTERM);
+    if (!IsRank(p) || job.termed.count(p)) continue;
+    const auto seen = job.rank_seen.try_emplace(p, now).first->second;
+    if (!HandlesSignal(p, SIGTERM) && now - seen < std::chrono::seconds(1)) continue;
+    job.termed.insert(p);
+    kill(p, SIGTERM);
   }
 }
 
@@ -210,10 +222,8 @@ void Agent::Scan() {
     if (!job.preempt) continue;
     SignalRanks(job);  // ranks that started after the Preempt
     if (now < job.grace_deadline) continue;
-    const bool ranks_alive = std::any_of(job.pids.begin(), job.pids.end(), [&](pid_t p) {
-      auto parent = procs_.find(procs_[p].ppid);
-      return parent != procs_.end() && parent->second.comm == "orted";
-    });
+    const bool ranks_alive =
+        std::any_of(job.pids.begin(), job.pids.end(), [&](pid_t p) { return IsRank(p); });
     if (!ranks_alive && job.grace_extensions < 5) {
       // The ranks exited in time; mpirun and orted are still winding down.
       ++job.grace_extensions;
@@ -239,7 +249,11 @@ void Agent::CheckJobs() {
     } else {
       const bool all_sessions_seen = job.session_hosts.size() == job.my_hosts.size();
       const bool timed_out = now - job.launched_at > milliseconds(o_.start_timeout_ms);
-      if (!all_sessions_seen && !job.kill && !job.preempt && !timed_out) continue;
+      // A job preempted while mpirun is still starting its daemons: stay until the grace ends,
+      // so the late rsh request is accepted and its ranks get the SIGTERM (not a refusal that
+      // turns the preemption into a failure).
+      const bool preempt_over = job.preempt && now >= job.grace_deadline;
+      if (!all_sessions_seen && !job.kill && !preempt_over && !timed_out) continue;
     }
     // The last scan may predate the newest processes: look once more before declaring it gone.
     if (now - (next_scan_ - kScanInterval) > milliseconds(20)) {
@@ -332,7 +346,15 @@ void Agent::FlushLog(Job& job, bool final) {
       n = nl == std::string::npos ? kMaxLogMessage : nl + 1;
     }
     const std::string_view chunk(job.pending_log.data(), n);
-    if (job.spool_fd >= 0) (void)!write(job.spool_fd, chunk.data(), chunk.size());
+    if (job.spool_fd >= 0) {
+      if (job.log_offset + static_cast<int64_t>(n) <= kMaxSpool) {
+        (void)!write(job.spool_fd, chunk.data(), chunk.size());
+      } else if (job.log_offset <= kMaxSpool) {
+        const std::string note = "podworker: output beyond " + std::to_string(kMaxSpool >> 20) +
+                                 " MiB is not stored (it was streamed as Log messages)\n";
+        (void)!write(job.spool_fd, note.data(), note.size());  // once: the crossing chunk
+      }
+    }
     job.tail.append(chunk);
     if (job.tail.size() > kLogTail) job.tail.erase(0, job.tail.size() - kLogTail);
     bus::Envelope env;

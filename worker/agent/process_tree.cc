@@ -61,6 +61,18 @@ std::optional<ProcInfo> ReadProc(pid_t pid) {
   return info;
 }
 
+bool HandlesSignal(pid_t pid, int sig) {
+  std::istringstream in(ReadAll("/proc/" + std::to_string(pid) + "/status"));
+  std::string line;
+  const uint64_t bit = uint64_t{1} << (sig - 1);
+  while (std::getline(in, line)) {
+    if (line.starts_with("SigCgt:") || line.starts_with("SigIgn:")) {
+      if (std::stoull(line.substr(7), nullptr, 16) & bit) return true;
+    }
+  }
+  return false;
+}
+
 std::optional<std::string> ReadEnvVar(pid_t pid, const std::string& name) {
   const std::string env = ReadAll("/proc/" + std::to_string(pid) + "/environ");
   const std::string prefix = name + "=";

@@ -32,6 +32,9 @@ struct ProcInfo {
 std::vector<pid_t> Descendants(pid_t root);
 // std::nullopt when the process is gone.
 std::optional<ProcInfo> ReadProc(pid_t pid);
+// Whether the process has a handler for `sig` or ignores it (/proc/PID/status SigCgt, SigIgn):
+// a process that has not got that far yet (still loading its libraries) dies of the signal.
+bool HandlesSignal(pid_t pid, int sig);
 // The value of `name` in the process's initial environment (/proc/PID/environ).
 std::optional<std::string> ReadEnvVar(pid_t pid, const std::string& name);
 

@@ -63,14 +63,16 @@ int main(int argc, char** argv) {
   app.add_option("--progress-every-ms", o.progress_every_ms,
                  "Rank 0 sends a progress datagram to POD_PROGRESS_ENDPOINT every N ms")
       ->check(CLI::NonNegativeNumber);
-  // Before anything else: a SIGTERM that early still means "exit as preempted".
-  Install(OnSigterm);
+  // Before anything else (option parsing included): a SIGTERM that early still means "exit as
+  // preempted", or nothing with --ignore-sigterm.
+  bool ignore = false;
+  for (int i = 1; i < argc; ++i) ignore = ignore || std::string(argv[i]) == "--ignore-sigterm";
+  Install(ignore ? Ignore : OnSigterm);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (o.ignore_sigterm) Install(Ignore);
 
   MPI_Init(&argc, &argv);
   int rank = 0, world = 0;
