@@ -157,7 +157,8 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   if (!root || root.IsNull()) return c;
   PODSCHED_TRY(CheckKeys(root, "the configuration",
                          {"listen", "bus", "data_dir", "default_checkpoint_url", "pods", "users",
-                          "quotas", "scheduler", "limits"}));
+                          "quotas", "scheduler", "limits",
+                          "web_root"}));
   if (const auto& l = root["listen"]) {
     PODSCHED_TRY(CheckKeys(l, "listen", {"address", "port"}));
     PODSCHED_TRY(Read(l, "address", "listen", c.listen_address));
@@ -170,6 +171,7 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   }
   PODSCHED_TRY(Read(root, "data_dir", "config", c.data_dir));
   PODSCHED_TRY(Read(root, "default_checkpoint_url", "config", c.default_checkpoint_url));
+  PODSCHED_TRY(Read(root, "web_root", "config", c.web_root));
   if (const auto& pods = root["pods"]) {
     if (!pods.IsSequence() || pods.size() == 0) return InvalidArgument("pods: expected a list");
     c.pods.clear();
@@ -236,6 +238,8 @@ bus:
   address: tcp://127.0.0.1:8471   # reserved for the worker bus (podworker)
 data_dir: var           # SQLite job store var/podsched.db, admin token var/admin.token
 default_checkpoint_url: ""        # empty: file://<data_dir>/objects
+web_root: ""            # dashboard files (web/ with static/ and node_modules/); empty: found
+                        # beside the binary or in the source tree; "off": no dashboard
 pods:
   - name: pod0
     generation: v2      # v2 or v3

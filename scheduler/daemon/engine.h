@@ -31,6 +31,8 @@
 #include "scheduler/daemon/config.h"
 #include "scheduler/daemon/http_types.h"
 #include "scheduler/daemon/metrics.h"
+#include "scheduler/daemon/web_assets.h"
+#include "scheduler/daemon/web_session.h"
 
 namespace podsched::daemon {
 
@@ -121,6 +123,8 @@ class Engine {
   Config config_;
   Authenticator auth_;
   RateLimiter limiter_;
+  WebAssets web_;           // the dashboard's files (every path outside /api, /healthz, /metrics)
+  WebSessions sessions_;    // its logins (cookie sessions, also accepted by the API)
   BufferingRepository repo_;
   std::unique_ptr<core::Scheduler> scheduler_;
   daemon::Metrics metrics_;

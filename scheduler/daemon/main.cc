@@ -51,6 +51,32 @@ Result<std::string> AdminToken(const std::string& data_dir) {
   return token;
 }
 
+// The dashboard's directory: the configured one, else web/ beside the binary's tree (installed:
+// <prefix>/share/podsched/web; build tree: <source>/build/scheduler/daemon/../../../web), else the
+// source tree it was built from. "" when disabled or not found.
+std::string FindWebRoot(const std::string& configured) {
+  if (configured == "off") return "";
+  auto has_dashboard = [](const fs::path& dir) {
+    std::error_code ec;
+    return fs::is_regular_file(dir / "static" / "index.html", ec);
+  };
+  if (!configured.empty()) return fs::absolute(configured).lexically_normal().string();
+  std::error_code ec;
+  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  std::vector<fs::path> candidates;
+  if (!ec) {
+    candidates.push_back(exe_dir / ".." / "share" / "podsched" / "web");
+    candidates.push_back(exe_dir / ".." / ".." / ".." / "web");
+  }
+#ifdef PODSCHED_SOURCE_WEB_DIR
+  candidates.emplace_back(PODSCHED_SOURCE_WEB_DIR);
+#endif
+  for (const auto& dir : candidates) {
+    if (has_dashboard(dir)) return fs::weakly_canonical(dir).string();
+  }
+  return "";
+}
+
 int Fail(const Status& s) {
   std::cerr << "podsched: " << s.message() << std::endl;
   return 1;
@@ -100,6 +126,7 @@ int main(int argc, char** argv) {
     return Fail(
         Status(StatusCode::kUnavailable, "cannot create " + config.data_dir + ": " + ec.message()));
   config.data_dir = fs::absolute(config.data_dir).lexically_normal().string();
+  config.web_root = FindWebRoot(config.web_root);
   auto token = AdminToken(config.data_dir);
   if (!token) return Fail(token.error());
   std::vector<UserConfig> users = config.users;
@@ -150,6 +177,12 @@ int main(int argc, char** argv) {
   server = std::move(*started);
   std::cout << "podsched listening on http://" << config.listen_address << ":" << server->port()
             << std::endl;
+  if (config.web_root.empty()) {
+    spdlog::warn("no dashboard: web/ not found (set web_root in the configuration)");
+  } else {
+    std::cout << "podsched dashboard on http://" << config.listen_address << ":" << server->port()
+              << "/ (files from " << config.web_root << ")" << std::endl;
+  }
   spdlog::info("bus address {} reserved for podworker; data in {}", config.bus_address,
                config.data_dir);
 
