@@ -1,0 +1,325 @@
+// Browser test of the dashboard (ctest label `browser`, tests/integration/web.cmake): starts the
+// real podsched on an ephemeral port with a temp data dir, drives Debian's Chromium through
+// playwright-core, and saves a screenshot of every page (1280x800 and 390x844) in --out.
+//
+//   node web/tests/dashboard_test.mjs --podsched build/scheduler/daemon/podsched --out DIR
+import {spawn, execFileSync} from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import {chromium} from 'playwright-core';
+
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
+  if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
+  return acc;
+}, []));
+const PODSCHED = path.resolve(args.podsched || 'build/scheduler/daemon/podsched');
+const OUT = path.resolve(args.out || 'web-screenshots');
+const CHROMIUM = args.chromium || process.env.CHROMIUM || '/usr/bin/chromium';
+fs.mkdirSync(OUT, {recursive: true});
+
+let failures = 0;
+function check(what, cond, detail = '') {
+  console.log(`${cond ? 'ok  ' : 'FAIL'} - ${what}${!cond && detail ? ': ' + detail : ''}`);
+  if (!cond) failures++;
+  return cond;
+}
+
+// Polls fn until it returns truthy (deadline in ms); returns the last value.
+async function until(fn, ms = 10000, step = 50) {
+  const end = Date.now() + ms;
+  let v;
+  for (;;) {
+    try {
+      v = await fn();
+    } catch {
+      v = undefined;
+    }
+    if (v || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, step));
+  }
+}
+
+// --- podsched -----------------------------------------------------------------------------------
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'podsched-web-'));
+const ALICE = 'alice-token-for-the-browser-test';
+const sha = (s) => execFileSync('sha256sum', {input: s}).toString().split(' ')[0];
+let config = `users:
+  - {name: alice, token_sha256: ${sha(ALICE)}, role: user}
+quotas:
+  admin: {on_demand_cores: 512, preemptible_cores: 512}
+limits: {requests_per_second: 10000, burst: 10000}
+`;
+// With the worker bus, jobs wait for agents unless told otherwise; this test runs none.
+const starter = execFileSync(PODSCHED, ['--init', '--init-file', path.join(work, 'starter.yaml')])
+  && fs.readFileSync(path.join(work, 'starter.yaml'), 'utf8');
+if (/require_agents/.test(starter)) config += 'bus:\n  require_agents: false\n';
+fs.writeFileSync(path.join(work, 'podsched.yaml'), config);
+
+let proc = null;
+let url = '';
+async function startPodsched(port = 0) {
+  proc = spawn(PODSCHED, ['--config', path.join(work, 'podsched.yaml'), '--data-dir',
+    path.join(work, 'var'), '--port', String(port)], {stdio: ['ignore', 'pipe', 'pipe']});
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  proc.stderr.on('data', (d) => fs.appendFileSync(path.join(work, 'podsched.err'), d));
+  const m = await until(() => out.match(/^podsched listening on (http\S+)$/m), 15000);
+  if (!m) throw new Error('podsched did not start: ' + fs.readFileSync(path.join(work, 'podsched.err')));
+  url = m[1];
+}
+async function stopPodsched() {
+  if (!proc || proc.exitCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
+function raw(method, target, {headers = {}, body} = {}) {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({host: u.hostname, port: u.port, method, path: target, headers},
+      (res) => {
+        let data = '';
+        res.on('data', (d) => { data += d; });
+        res.on('end', () => resolve({status: res.statusCode, headers: res.headers, body: data}));
+      });
+    req.on('error', reject);
+    if (body) req.write(body);
+    req.end();
+  });
+}
+const TOKEN = () => fs.readFileSync(path.join(work, 'var', 'admin.token'), 'utf8').trim();
+async function apiAs(token, method, target, body) {
+  const r = await raw(method, target, {headers: {'Authorization': `Bearer ${token}`,
+    'Content-Type': 'application/json'}, body: body && JSON.stringify(body)});
+  return {status: r.status, json: r.body ? JSON.parse(r.body) : null};
+}
+async function submit(spec) {
+  const r = await apiAs(TOKEN(), 'POST', '/api/v1/jobs', {command: 'podtrain', ...spec});
+  if (r.status !== 201) throw new Error(`submit failed: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json.job.id;
+}
+async function jobState(id) {
+  return (await apiAs(TOKEN(), 'GET', `/api/v1/jobs/${id}`)).json.state;
+}
+
+const XSS = '<img src=x onerror=alert(1)>';
+let browser = null;
+try {
+  await startPodsched();
+  const admin = TOKEN();
+
+  // --- static files: types, headers, no traversal (raw requests: no client normalization) -----
+  for (const [p, type] of [['/', 'text/html'], ['/app.js', 'text/javascript'],
+    ['/style.css', 'text/css'], ['/vendor/uPlot.esm.js', 'text/javascript'],
+    ['/vendor/uPlot.min.css', 'text/css']]) {
+    const r = await raw('GET', p);
+    check(`GET ${p} is ${type}`, r.status === 200 && r.headers['content-type'].startsWith(type),
+      `${r.status} ${r.headers['content-type']}`);
+    check(`GET ${p} has CSP and nosniff`,
+      /default-src 'self'/.test(r.headers['content-security-policy'] || '') &&
+      !/unsafe-inline/.test(r.headers['content-security-policy']) &&
+      r.headers['x-content-type-options'] === 'nosniff');
+  }
+  for (const p of ['/../CMakeLists.txt', '/%2e%2e/%2e%2e/CMakeLists.txt', '/..%2f..%2fCMakeLists.txt',
+    '/%2E%2E%2F%2E%2E%2FCMakeLists.txt', '//etc/passwd', '/vendor/..%2f..%2fpackage.json',
+    '/vendor/../../package.json', '/%252e%252e/package.json', '/..\\..\\CMakeLists.txt',
+    '/package.json', '/package-lock.json', '/tests/dashboard_test.mjs',
+    '/node_modules/uplot/package.json', '/vendor/package.json', '/etc/passwd', '/.git/config']) {
+    const r = await raw('GET', p);
+    check(`GET ${p} refused`, (r.status === 400 || r.status === 404) &&
+      !/"dependencies"|root:|add_subdirectory|playwright/.test(r.body), `${r.status} ${r.body.slice(0, 80)}`);
+  }
+
+  // --- browser --------------------------------------------------------------------------------
+  browser = await chromium.launch({executablePath: CHROMIUM, args: ['--headless', '--no-sandbox',
+    '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync']});
+  const context = await browser.newContext({viewport: {width: 1280, height: 800},
+    acceptDownloads: true});
+  const page = await context.newPage();
+  const consoleErrors = [];
+  const dialogs = [];
+  // Expected failed loads (Chromium logs every non-2xx fetch as a console error): the session
+  // probe before login and the wrong-token login (401), the worker-bus endpoints (404) a podsched
+  // without the bus does not have.
+  const expected = (u, text) => /Failed to load resource/.test(text) && (
+    /\/api\/v1\/(whoami|login)$/.test(u) || /\/api\/v1\/(agents|jobs\/\d+\/progress)$/.test(u));
+  const watchConsole = (p) => {
+    p.on('console', (m) => {
+      if (m.type() !== 'error' || expected(m.location()?.url || '', m.text())) return;
+      consoleErrors.push(`${p.url()}: ${m.text()} (${m.location()?.url || ''})`);
+    });
+    p.on('pageerror', (e) => consoleErrors.push(`${p.url()}: uncaught ${e.message}`));
+    p.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  };
+  watchConsole(page);
+  const shot = async (p, name) => {
+    await p.waitForTimeout(150);  // let the last frame paint (no condition to poll for)
+    await p.screenshot({path: path.join(OUT, `${name}.png`), fullPage: true});
+  };
+
+  await page.goto(url + '/');
+  await page.waitForSelector('#login:not([hidden])');
+  await shot(page, 'login-1280');
+  await page.fill('#token', 'definitely-not-the-token');
+  await page.click('#login-form button[type=submit]');
+  const wrong = await until(async () => (await page.textContent('#login-error')) || '');
+  check('a wrong token shows an error', /wrong token/i.test(wrong), wrong);
+  check('no session cookie after a wrong token', (await context.cookies()).length === 0);
+  await shot(page, 'login-wrong-token-1280');
+
+  await page.fill('#token', admin);
+  await page.click('#login-form button[type=submit]');
+  await page.waitForSelector('#nav:not([hidden])');
+  check('login shows the user', /admin/.test(await page.textContent('#who')));
+  const cookie = (await context.cookies()).find((c) => c.name === 'podsched_session');
+  check('session cookie is HttpOnly, SameSite=Strict, Path=/, not Secure on http',
+    cookie && cookie.httpOnly && cookie.sameSite === 'Strict' && cookie.path === '/' &&
+    !cookie.secure, JSON.stringify(cookie));
+  check('the cookie does not hold the token', cookie && !cookie.value.includes(admin));
+
+  // Jobs submitted through the API appear live on the pod map and in the queue.
+  await page.waitForSelector('.pod-grid .host');
+  const big = await submit({name: 'resnet50-big', accelerator: 'v2-32'});
+  const pre = await submit({name: 'gan-sweep', accelerator: 'v2-8', preemptible: true});
+  const xss = await submit({name: XSS, accelerator: 'v2-8', preemptible: true});
+  const bert = await submit({name: 'bert-large', accelerator: 'v2-128', priority: 10});
+  check('jobs are placed', await until(async () =>
+    (await jobState(big)) !== 'QUEUED' && (await jobState(bert)) !== 'QUEUED', 10000));
+  const hostsOfBig = await until(async () =>
+    (await page.locator(`.pod-grid .host[data-job="${big}"]`).count()) === 4, 10000);
+  check('the v2-32 job covers 4 hosts on the pod map without reload', hostsOfBig);
+  check('the preemptible job is drawn hatched',
+    await page.locator(`.pod-grid .host.preemptible[data-job="${pre}"]`).count() === 1);
+  await page.hover(`.pod-grid .host[data-job="${big}"] >> nth=0`);
+  const title = await page.getAttribute(`.pod-grid .host[data-job="${big}"] >> nth=0`, 'title');
+  check('hovering a host names its job', title && title.includes(`job ${big}`), title);
+  await page.click(`.pod-grid .host[data-job="${big}"] >> nth=0`);
+  await until(async () => /resnet50-big/.test(await page.textContent('#host-detail')));
+  check('clicking a host shows its job', /resnet50-big/.test(await page.textContent('#host-detail')));
+  check('free capacity and largest slice are shown',
+    /Largest slice placeable now/.test(await page.textContent('.cards')));
+  await shot(page, 'pod-1280');
+
+  await page.click('#nav a[data-view="queue"]');
+  await page.waitForSelector(`#queue tr[data-job="${xss}"]`);
+  const xssText = await page.textContent(`#queue tr[data-job="${xss}"] td.name`);
+  check('the XSS-named job renders as text', xssText === XSS, xssText);
+  check('no <img src=x> element exists', (await page.locator('img[src="x"]').count()) === 0);
+  check('every job is listed', (await page.locator('#queue tbody tr').count()) === 4);
+  // Live: preempting through the API changes the row without a reload.
+  await page.evaluate(() => { window.__noReload = 1; });
+  await apiAs(admin, 'POST', `/api/v1/jobs/${pre}/preempt`);
+  const livePre = await until(async () => /PREEMPTING|QUEUED|PLACED/.test(
+    await page.textContent(`#queue tr[data-job="${pre}"] .state-cell`)) &&
+    (await jobState(pre)) !== 'PLACED' &&
+    (await page.textContent(`#queue tr[data-job="${pre}"] .state-cell`)).includes(await jobState(pre)));
+  check('a preemption through the API shows in the queue live', livePre);
+  // Sorting by cost, then filtering by state through the API.
+  await page.click('#queue th button:has-text("prio")');
+  await page.click('#queue th button:has-text("prio")');
+  const firstRow = await page.getAttribute('#queue tbody tr >> nth=0', 'data-job');
+  check('sorting by priority (descending) puts bert first', firstRow === String(bert), firstRow);
+  await shot(page, 'queue-1280');
+  await page.selectOption('#f-class', 'preemptible');
+  await until(async () => (await page.locator('#queue tbody tr').count()) === 2);
+  check('the class filter asks the API', (await page.locator('#queue tbody tr').count()) === 2);
+  await page.selectOption('#f-class', '');
+
+  // Job page: preempt with the button, the state changes without reload.
+  await page.click(`#queue tr[data-job="${big}"] td.name a`);
+  await page.waitForSelector('#btn-preempt');
+  check('the job page shows the name', (await page.textContent('#job-name')) === 'resnet50-big');
+  await page.click('#btn-preempt');
+  await page.click('#btn-preempt');  // confirm
+  const preempted = await until(async () =>
+    /PREEMPTING|QUEUED/.test(await page.textContent('#job-state')), 10000);
+  check('preempt button changes the state without reload', preempted &&
+    await page.evaluate(() => window.__noReload === 1));
+  check('the timeline shows the preemption', await until(async () =>
+    /preempted by admin/.test(await page.textContent('#timeline'))));
+  check('progress curves or a clear note', await until(async () =>
+    (await page.locator('#charts .uplot').count()) > 0 ||
+    /progress/i.test(await page.textContent('#charts'))));
+  await shot(page, 'job-1280');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-trace')]);
+  const trace = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+  check('trace export is Chrome trace-event JSON with states, placement and the preemption',
+    Array.isArray(trace.traceEvents) &&
+    trace.traceEvents.some((e) => e.ph === 'X' && e.name === 'PLACED') &&
+    trace.traceEvents.some((e) => e.ph === 'X' && e.cat === 'placement') &&
+    trace.traceEvents.some((e) => e.ph === 'i' && /preempted/.test(e.name)));
+
+  // The XSS job's own page.
+  await page.goto(`${url}/#/job/${xss}`);
+  await page.waitForSelector('#job-name');
+  check('the XSS name renders as text on the job page', (await page.textContent('#job-name')) === XSS);
+
+  await page.click('#nav a[data-view="usage"]');
+  await page.waitForSelector('#quotas tbody tr');
+  check('usage lists quota and cost per user', /admin/.test(await page.textContent('#quotas')) &&
+    /\$/.test(await page.textContent('#quotas')));
+  await shot(page, 'usage-1280');
+  await page.click('#nav a[data-view="agents"]');
+  await page.waitForSelector('#agents .note, #agents table');
+  await shot(page, 'agents-1280');
+
+  // Narrow (phone) width: every page, no horizontal scrolling of the page.
+  const phone = await browser.newContext({viewport: {width: 390, height: 844},
+    storageState: await context.storageState()});
+  const narrow = await phone.newPage();
+  watchConsole(narrow);
+  for (const [view, sel] of [['pod', '.pod-grid .host'], ['queue', '#queue tbody tr'],
+    [`job/${big}`, '#job-name'], ['usage', '#quotas'], ['agents', '#agents']]) {
+    await narrow.goto(`${url}/#/${view}`);
+    await narrow.waitForSelector(sel);
+    const name = view.split('/')[0];
+    await shot(narrow, `${name}-390`);
+    const overflow = await narrow.evaluate(() =>
+      document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    check(`${name} fits 390 px wide`, overflow <= 1, `${overflow}px too wide`);
+  }
+  await phone.close();
+
+  check('no dialog fired (XSS)', dialogs.length === 0, dialogs.join('; '));
+  check('no console errors on any page', consoleErrors.length === 0, consoleErrors.join('\n'));
+
+  // CSRF (after the console check: the refusal is logged): a cookie request without the custom header is refused.
+  const csrf = await page.evaluate(async (id) =>
+    (await fetch(`/api/v1/jobs/${id}/cancel`, {method: 'POST'})).status, bert);
+  check('cookie POST without X-Requested-With is refused (403)', csrf === 403, String(csrf));
+  check('the job was not cancelled by it', (await jobState(bert)) !== 'CANCELLED');
+
+  // Logout clears the session.
+  await page.click('#logout');
+  await page.waitForSelector('#login:not([hidden])');
+  const after = await page.evaluate(async () => (await fetch('/api/v1/whoami')).status);
+  check('logout ends the session', after === 401, String(after));
+
+  // A lost connection shows a banner; after a restart the old session is gone: log in again.
+  await page.fill('#token', admin);
+  await page.click('#login-form button[type=submit]');
+  await page.waitForSelector('#nav:not([hidden])');
+  await page.waitForSelector('.pod-grid .host');
+  const port = new URL(url).port;
+  await stopPodsched();
+  check('a lost connection shows a banner', await until(async () =>
+    /lost/.test(await page.textContent('#banner')) && await page.isVisible('#banner'), 10000));
+  await shot(page, 'connection-lost-1280');
+  await startPodsched(Number(port));
+  check('after the restart the page asks to log in again', await until(async () =>
+    await page.isVisible('#login') && /session ended/i.test(await page.textContent('#login-error')),
+  20000));
+} catch (e) {
+  check('test ran to the end', false, e.stack || String(e));
+} finally {
+  if (browser) await browser.close().catch(() => {});
+  await stopPodsched().catch(() => {});
+  fs.rmSync(work, {recursive: true, force: true});
+}
+console.log(`screenshots in ${OUT}`);
+console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
+process.exit(failures ? 1 : 0);
