@@ -18,11 +18,13 @@ let charts = [];
 let logTimer = null;
 let logOffset = 0;
 let refreshTimer = null;
+let actionMessage = '';  // the outcome of the last button, kept across re-renders
 
 export async function mount(el, context) {
   root = el;
   ctx = context;
   id = context.args[0];
+  actionMessage = '';
   points = [];
   events = [];
   logOffset = 0;
@@ -96,7 +98,7 @@ function renderHead() {
     h('button', {type: 'button', id: 'export-trace', onclick: exportTrace,
       title: 'Download the timeline as Chrome trace-event JSON (open it in ui.perfetto.dev)'},
     'Export trace (Perfetto)'),
-    h('span', {id: 'action-msg', class: 'muted', role: 'status'})));
+    h('span', {id: 'action-msg', class: 'muted', role: 'status'}, actionMessage)));
 }
 
 // A button that asks once more before acting (no window.confirm: dialogs block tests and users).
@@ -117,14 +119,15 @@ function confirmButton(label, verb, enabled, title) {
     armed = null;
     b.disabled = true;
     const msg = root.querySelector('#action-msg');
+    actionMessage = '';
     try {
       job = {...await api(`/api/v1/jobs/${encodeURIComponent(id)}/${verb}`, {method: 'POST'}),
         spec: job.spec};
-      msg.textContent = `${verb} requested`;
+      actionMessage = `${verb} requested`;
       renderHead();
       renderSummary();
     } catch (e) {
-      msg.textContent = `${verb} failed: ${e.message}`;
+      actionMessage = msg.textContent = `${verb} failed: ${e.message}`;
       b.disabled = false;
       b.textContent = label;
     }

@@ -49,7 +49,7 @@ export async function mount(el, ctx) {
   const user = admin ? h('input', {id: 'f-user', type: 'search', placeholder: 'user',
     'aria-label': 'user', value: q.user,
     onchange: (e) => { q.user = e.target.value.trim(); reset(); }}) : null;
-  const text = h('input', {id: 'f-text', type: 'search', placeholder: 'name contains (this page)',
+  const text = h('input', {id: 'f-text', type: 'search', placeholder: 'name filter (page)',
     'aria-label': 'name filter', value: q.text,
     oninput: (e) => { q.text = e.target.value; render(); }});
   root.append(h('h1', {}, 'Queue'),

@@ -73,7 +73,7 @@ async function loadQuotas() {
     h('tfoot', {}, h('tr', {}, h('th', {colspan: 4}, 'all users'),
       h('th', {class: 'num'}, money(sumOd)), h('th', {class: 'num'}, money(sumPre)),
       h('th', {class: 'num'}, money(sumOd + sumPre)))))),
-  jobs.truncated ? note(`Costs cover the first ${jobs.jobs.length} of ${jobs.total} jobs.`) : null,
+  jobs.truncated ? note(`Costs cover the first ${jobs.jobs.length} of ${jobs.total} jobs.`) : '',
   h('p', {class: 'muted'}, 'Cost: the slice price of its class (v2-8: $4.50/h on-demand, ' +
     '$1.35/h preemptible) times the time it held hosts.'));
 }
@@ -108,6 +108,7 @@ function drawHistory() {
   const xs = [];
   for (let hr = hours[0]; hr <= hours[hours.length - 1]; hr++) xs.push(hr);
   charts.push(new uPlot({width, height: 180,
+    scales: {x: {range: [xs[0] * 3600 - 3600, xs[xs.length - 1] * 3600 + 3600]}},
     series: [{}, {label: 'preemptions', stroke: '#c0392b', fill: 'rgba(192,57,43,0.25)',
       paths: uPlot.paths.bars({size: [0.6, 60]}), points: {show: false}}],
     axes: [{}, {label: 'per hour'}]},
