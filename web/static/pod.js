@@ -165,9 +165,9 @@ function pendingTable(pod) {
   const pending = pod.pending || [];
   if (!pending.length) return h('p', {class: 'muted'}, 'No job is waiting for room.');
   return h('div', {class: 'table-wrap'}, h('h2', {}, `Waiting jobs (${pending.length})`),
-    h('table', {class: 'table'}, h('thead', {}, h('tr', {},
+    h('table', {class: 'table', id: 'pending'}, h('thead', {}, h('tr', {},
       h('th', {}, 'job'), h('th', {}, 'user'), h('th', {}, 'accelerator'), h('th', {}, 'why'))),
-    h('tbody', {}, pending.map((p) => h('tr', {},
+    h('tbody', {}, pending.map((p) => h('tr', {dataset: {job: p.job_id}},
       h('td', {}, num(p.job_id) ? h('a', {href: `#/job/${p.job_id}`}, `#${p.job_id}`) : '—'),
       h('td', {}, p.user), h('td', {}, p.accelerator), h('td', {}, p.reason))))));
 }

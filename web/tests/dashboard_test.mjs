@@ -187,6 +187,7 @@ try {
   const pre = await submit({name: 'gan-sweep', accelerator: 'v2-8', preemptible: true});
   const xss = await submit({name: XSS, accelerator: 'v2-8', preemptible: true});
   const bert = await submit({name: 'bert-large', accelerator: 'v2-128', priority: 10});
+  const whole = await submit({name: 'whole-pod', accelerator: 'v2-512'});  // waits: quota
   check('jobs are placed', await until(async () =>
     (await jobState(big)) !== 'QUEUED' && (await jobState(bert)) !== 'QUEUED', 10000));
   const hostsOfBig = await until(async () =>
@@ -200,6 +201,9 @@ try {
   await page.click(`.pod-grid .host[data-job="${big}"] >> nth=0`);
   await until(async () => /resnet50-big/.test(await page.textContent('#host-detail')));
   check('clicking a host shows its job', /resnet50-big/.test(await page.textContent('#host-detail')));
+  check('a waiting job is listed with its reason', await until(async () =>
+    (await page.locator(`#pending tr[data-job="${whole}"]`).count()) === 1 &&
+    /quota/i.test(await page.textContent(`#pending tr[data-job="${whole}"]`))));
   check('free capacity and largest slice are shown',
     /Largest slice placeable now/.test(await page.textContent('.cards')));
   await shot(page, 'pod-1280');
@@ -209,7 +213,7 @@ try {
   const xssText = await page.textContent(`#queue tr[data-job="${xss}"] td.name`);
   check('the XSS-named job renders as text', xssText === XSS, xssText);
   check('no <img src=x> element exists', (await page.locator('img[src="x"]').count()) === 0);
-  check('every job is listed', (await page.locator('#queue tbody tr').count()) === 4);
+  check('every job is listed', (await page.locator('#queue tbody tr').count()) === 5);
   // Live: preempting through the API changes the row without a reload.
   await page.evaluate(() => { window.__noReload = 1; });
   await apiAs(admin, 'POST', `/api/v1/jobs/${pre}/preempt`);
@@ -226,6 +230,7 @@ try {
   await shot(page, 'queue-1280');
   await page.selectOption('#f-class', 'preemptible');
   await until(async () => (await page.locator('#queue tbody tr').count()) === 2);
+  check('paging info names the total', /of 2/.test(await page.textContent('#page-info')));
   check('the class filter asks the API', (await page.locator('#queue tbody tr').count()) === 2);
   await page.selectOption('#f-class', '');
 
@@ -283,6 +288,25 @@ try {
     check(`${name} fits 390 px wide`, overflow <= 1, `${overflow}px too wide`);
   }
   await phone.close();
+
+  // A plain user sees the pod (others' hosts as held, not by whom) and only their own jobs.
+  const other = await browser.newContext({viewport: {width: 1280, height: 800}});
+  const alice = await other.newPage();
+  watchConsole(alice);
+  await alice.goto(url + '/');
+  await alice.fill('#token', ALICE);
+  await alice.click('#login-form button[type=submit]');
+  await alice.waitForSelector('.pod-grid .host');
+  check("a user sees others' jobs as anonymous held hosts", await until(async () =>
+    (await alice.locator('.pod-grid .host.other').count()) >= 4 &&
+    (await alice.locator('.pod-grid .host.job').count()) === 0));
+  check('a user has no agents link', !(await alice.isVisible('#nav a[data-view="agents"]')));
+  await shot(alice, 'pod-as-user-1280');
+  await alice.click('#nav a[data-view="queue"]');
+  await alice.waitForSelector('#queue tbody tr');
+  check("a user's queue holds only their jobs", /No jobs match/.test(
+    await alice.textContent('#queue tbody')));
+  await other.close();
 
   check('no dialog fired (XSS)', dialogs.length === 0, dialogs.join('; '));
   check('no console errors on any page', consoleErrors.length === 0, consoleErrors.join('\n'));
