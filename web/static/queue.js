@@ -1,9 +1,9 @@
 // Queue: jobs with state, user, accelerator, class, priority, progress, restarts, age, reason and
 // cost. Filters (state, class, user) and paging go to the API (pages of up to 500 by id, so
 // 10,000 jobs are 20 pages); sorting and the name filter apply to the page shown.
-import {api} from './api.js';
+import {api, optional} from './api.js';
 import {STATES, age, classLabel, clear, h, money, num, stateBadge} from './util.js';
-import {latestProgress} from './progress_cache.js';
+import {latestProgress, rememberProgress} from './progress_cache.js';
 
 const COLUMNS = [
   ['id', 'id', (j) => num(j.id)],
@@ -24,6 +24,8 @@ let root = null;
 let q = null;
 let page = null;
 let refreshTimer = null;
+let progressApi = true;  // false once GET .../progress answered 404 (no worker bus)
+const kMaxProgressFetches = 50;
 
 function defaults() {
   return {state: '', cls: '', user: '', pageSize: 100, tokens: [''], text: '', sort: 'id', dir: 1};
@@ -112,6 +114,22 @@ async function load() {
   if (!root) return;
   page = {jobs: data.jobs || [], next_page_token: data.next_page_token || '',
     total: num(data.total)};
+  render();
+  loadProgress();
+}
+
+// The newest progress report of the active jobs shown (for "step / total").
+async function loadProgress() {
+  if (!progressApi) return;
+  const active = page.jobs.filter((j) => j.state === 'RUNNING' || j.state === 'PREEMPTING')
+    .slice(0, kMaxProgressFetches);
+  await Promise.all(active.map(async (j) => {
+    const data = await optional(`/api/v1/jobs/${encodeURIComponent(j.id)}/progress`)
+      .catch(() => undefined);
+    if (data === null) progressApi = false;
+    const points = data?.points || [];
+    if (points.length) rememberProgress(j.id, points[points.length - 1]);
+  }));
   render();
 }
 

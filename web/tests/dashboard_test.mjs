@@ -317,6 +317,27 @@ try {
   check('cookie POST without X-Requested-With is refused (403)', csrf === 403, String(csrf));
   check('the job was not cancelled by it', (await jobState(bert)) !== 'CANCELLED');
 
+  // Paging through the API: 60 more jobs, 25 per page.
+  await Promise.all(Array.from({length: 60}, (_, i) =>
+    submit({name: `sweep-${i}`, accelerator: 'v2-8', preemptible: true})));
+  await page.click('#nav a[data-view="queue"]');
+  await page.waitForSelector('#queue tbody tr');
+  await page.selectOption('#f-size', '25');
+  await until(async () => /jobs 1–25 of 65/.test(await page.textContent('#page-info')));
+  check('the first page of 25 names the total', /jobs 1–25 of 65/.test(
+    await page.textContent('#page-info')), await page.textContent('#page-info'));
+  await page.click('#next');
+  await until(async () => /jobs 26–50 of 65/.test(await page.textContent('#page-info')));
+  await page.click('#next');
+  await until(async () => /jobs 51–65 of 65/.test(await page.textContent('#page-info')));
+  check('Next pages through the API to the last page',
+    /jobs 51–65 of 65/.test(await page.textContent('#page-info')) &&
+    (await page.locator('#queue tbody tr').count()) === 15 && await page.isDisabled('#next'));
+  await page.click('#prev');
+  await until(async () => /jobs 26–50/.test(await page.textContent('#page-info')));
+  check('Prev goes back', /jobs 26–50/.test(await page.textContent('#page-info')));
+  await page.selectOption('#f-size', '100');
+
   // Logout clears the session.
   await page.click('#logout');
   await page.waitForSelector('#login:not([hidden])');
