@@ -67,6 +67,7 @@ function onStream(type, ev) {
   } else if (type === 'progress' && ev.progress) {
     points.push(ev.progress);
     rememberProgress(id, ev.progress);
+    renderSummary();
     renderCharts();
   }
 }
@@ -140,13 +141,24 @@ function renderSummary() {
   const rows = [
     ['user', job.user], ['accelerator', job.accelerator], ['class', classLabel(job.preemptible)],
     ['priority', num(job.priority)], ['epoch', num(job.epoch)], ['restarts', num(job.restarts)],
-    ['preemptions', num(job.preemptions)], ['step', num(job.step)],
+    ['preemptions', num(job.preemptions)], ['step', stepText()],
     ['last checkpoint', `step ${num(job.last_checkpoint_step)}`], ['cost so far', money(job.cost_usd)],
     ['submitted', `${time(job.submit_time)} (${age(job.submit_time)} ago)`],
     ['started', time(job.start_time) || '—'], ['ended', time(job.end_time) || '—'],
     ['hosts', (job.hosts || []).join(', ') || '—'], ['reason', job.reason || '—'],
   ];
   s.append(h('dl', {class: 'summary'}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));
+}
+
+// "120 of 400 (30%) · loss 0.412 · accuracy 0.871" once progress reports arrived.
+function stepText() {
+  const p = points[points.length - 1];
+  const step = Math.max(num(job.step), num(p?.step));
+  if (!p) return String(step);
+  const total = num(p.total_steps);
+  const parts = [total ? `${step} of ${total} (${Math.floor((100 * step) / total)}%)` : `${step}`];
+  parts.push(`loss ${num(p.loss).toFixed(3)}`, `accuracy ${num(p.accuracy).toFixed(3)}`);
+  return parts.join(' · ');
 }
 
 async function loadEvents() {
@@ -172,7 +184,9 @@ async function loadProgress() {
   progressApi = data !== null;
   points = data?.points || [];
   if (points.length) rememberProgress(id, points[points.length - 1]);
-  if (root) renderCharts();
+  if (!root) return;
+  renderSummary();
+  renderCharts();
 }
 
 function chartBox(title) {

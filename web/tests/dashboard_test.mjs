@@ -258,6 +258,48 @@ try {
     trace.traceEvents.some((e) => e.ph === 'X' && e.cat === 'placement') &&
     trace.traceEvents.some((e) => e.ph === 'i' && /preempted/.test(e.name)));
 
+  // The worker-bus contract (progress points, log offsets) as docs/bus.md specifies it. Until
+  // podworker runs jobs in this test, the browser is answered these two GETs by playwright
+  // (everything else is the real podsched): the charts (uPlot under our CSP) and the log
+  // follower (since=next_offset) are exercised.
+  const t0 = Date.now() - 60000;
+  const points = Array.from({length: 40}, (_, i) => ({time: new Date(t0 + i * 1500).toISOString(),
+    epoch: '1', step: String((i + 1) * 10), total_steps: '400', loss: 2.3 * Math.exp(-i / 12) + 0.1,
+    accuracy: 0.1 + 0.85 * (1 - Math.exp(-i / 10)), examples_per_second: 900 + 40 * Math.sin(i),
+    last_checkpoint_step: String(Math.floor(i / 10) * 100)}));
+  const sinces = [];
+  await page.route(`**/api/v1/jobs/${big}/progress`, (route) => route.fulfill({
+    contentType: 'application/json', body: JSON.stringify({points})}));
+  await page.route(`**/api/v1/jobs/${big}/logs?*`, (route) => {
+    const since = new URL(route.request().url()).searchParams.get('since');
+    sinces.push(since);
+    const lines = since === '0' ?
+      [{time: points[0].time, rank: 0, text: 'step 10 loss 2.300 <b>not bold</b>'},
+        {time: points[1].time, rank: 1, text: 'step 20 loss 2.120'}] :
+      [{time: points[2].time, rank: 0, text: `step 30 after offset ${since}`}];
+    return route.fulfill({contentType: 'application/json', body: JSON.stringify({lines,
+      note: '', next_offset: String(Number(since) + 64), truncated: false})});
+  });
+  await page.goto(`${url}/#/pod`);  // leave the job page, so that it mounts again
+  await page.waitForSelector('.pod-grid');
+  await page.goto(`${url}/#/job/${big}`);
+  check('progress points draw two uPlot charts', await until(async () =>
+    (await page.locator('#charts .uplot').count()) === 2), await page.textContent('#charts'));
+  check('the summary shows step of total from the progress', /400 of 400 \(100%\)/.test(
+    await page.textContent('#job-summary')));
+  check('the log tail follows next_offset', await until(async () =>
+    /after offset 64/.test(await page.textContent('#log')) && sinces.includes('64'), 8000),
+  sinces.join(','));
+  check('log text is escaped', /<b>not bold<\/b>/.test(await page.textContent('#log')) &&
+    (await page.locator('#log b').count()) === 0);
+  await shot(page, 'job-progress-1280');
+  const [dl2] = await Promise.all([page.waitForEvent('download'), page.click('#export-trace')]);
+  const trace2 = JSON.parse(fs.readFileSync(await dl2.path(), 'utf8'));
+  check('the trace has loss counters and checkpoint instants',
+    trace2.traceEvents.some((e) => e.ph === 'C' && e.name === 'loss') &&
+    trace2.traceEvents.some((e) => e.ph === 'i' && /checkpoint at step 300/.test(e.name)));
+  await page.unrouteAll();
+
   // The XSS job's own page.
   await page.goto(`${url}/#/job/${xss}`);
   await page.waitForSelector('#job-name');
