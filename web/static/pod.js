@@ -7,6 +7,7 @@ import {classLabel, clear, h, jobColor, note, num, stateBadge} from './util.js';
 let root = null;
 let refreshTimer = null;
 let selected = null;  // job id shown in the detail panel
+const kMaxListed = 12;  // jobs in the legend and waiting jobs listed; the queue has them all
 
 export async function mount(el, ctx) {
   root = el;
@@ -93,6 +94,7 @@ function render(body, pod) {
     const cls = ['host'];
     if (a) cls.push(id ? 'job' : 'other');
     if (a?.preemptible) cls.push('preemptible');
+    if (a?.state === 'PREEMPTING') cls.push('leaving');
     if (!host.healthy) cls.push('unhealthy');
     if (host.draining) cls.push('draining');
     if (id && String(id) === selected) cls.push('selected');
@@ -115,17 +117,19 @@ function render(body, pod) {
       key('on-demand job', 'host job sample'),
       key('preemptible job (hatched)', 'host job preemptible sample'),
       key("another user's job", 'host other'),
+      key('being preempted (faded)', 'host job sample leaving'),
       key('unhealthy (no agent / heartbeat lost)', 'host unhealthy'),
       key('draining', 'host draining')),
     h('p', {class: 'muted'}, 'Each host is a board of 2x2 chips (8 TensorCores). ' +
       'Hover or click a host for its job.'),
     jobs.size ? h('h2', {}, 'Jobs on the pod') : null,
-    jobs.size ? h('ul', {class: 'jobs'}, [...jobs].map(([id, a]) => {
+    jobs.size ? h('ul', {class: 'jobs'}, [...jobs].slice(0, kMaxListed).map(([id, a]) => {
       const sw = h('span', {class: `swatch host job${a.preemptible ? ' preemptible' : ''}`});
       sw.style.setProperty('--c', jobColor(id));
       return h('li', {}, sw, h('a', {href: `#/job/${id}`}, `#${id}`),
         ` ${a.user} · ${a.accelerator} · ${classLabel(a.preemptible)} · `, stateBadge(a.state));
-    })) : null);
+    }), jobs.size > kMaxListed ? h('li', {class: 'muted'}, `… and ${jobs.size - kMaxListed} more `,
+      h('a', {href: '#/queue'}, '(queue)')) : null) : null);
   body.append(h('div', {class: 'pod-layout'}, h('div', {class: 'grid-wrap'}, grid,
     h('div', {id: 'host-detail', class: 'detail', 'aria-live': 'polite'},
       'Click a host to see its job.')), legend));
@@ -167,7 +171,10 @@ function pendingTable(pod) {
   return h('div', {class: 'table-wrap'}, h('h2', {}, `Waiting jobs (${pending.length})`),
     h('table', {class: 'table', id: 'pending'}, h('thead', {}, h('tr', {},
       h('th', {}, 'job'), h('th', {}, 'user'), h('th', {}, 'accelerator'), h('th', {}, 'why'))),
-    h('tbody', {}, pending.map((p) => h('tr', {dataset: {job: p.job_id}},
+    h('tbody', {}, pending.slice(0, kMaxListed).map((p) => h('tr', {dataset: {job: p.job_id}},
       h('td', {}, num(p.job_id) ? h('a', {href: `#/job/${p.job_id}`}, `#${p.job_id}`) : '—'),
-      h('td', {}, p.user), h('td', {}, p.accelerator), h('td', {}, p.reason))))));
+      h('td', {}, p.user), h('td', {}, p.accelerator), h('td', {}, p.reason))),
+    pending.length > kMaxListed ? h('tr', {}, h('td', {colspan: 4, class: 'muted'},
+      `… and ${pending.length - kMaxListed} more: `, h('a', {href: '#/queue'}, 'see the queue'))) :
+      null)));
 }

@@ -163,6 +163,8 @@ try {
 
   await page.goto(url + '/');
   await page.waitForSelector('#login:not([hidden])');
+  check('the login page shows no navigation', !(await page.isVisible('#nav')) &&
+    !(await page.isVisible('#logout')));
   await shot(page, 'login-1280');
   await page.fill('#token', 'definitely-not-the-token');
   await page.click('#login-form button[type=submit]');
