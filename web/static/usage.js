@@ -86,10 +86,12 @@ function drawHistory() {
   const width = Math.max(260, Math.min(900, root.clientWidth - 24 || 900));
   const util = clear(root.querySelector('#util-chart'));
   const s = data.samples;
-  if (s.length < 2) {
+  const span = s.length ? s[s.length - 1].t - s[0].t : 0;
+  if (s.length < 2 || span < 1) {
     util.append(note('Collecting samples (every 15 s while you are logged in)…'));
   } else {
-    charts.push(new uPlot({width, height: 220, scales: {y: {range: [0, 100]}},
+    charts.push(new uPlot({width, height: 220,
+      scales: {x: {time: true, range: [s[0].t, s[0].t + Math.max(span, 60)]}, y: {range: [0, 100]}},
       series: [{}, {label: 'utilization %', stroke: '#2471a3', width: 2},
         {label: 'on-demand hosts %', stroke: '#1e8449'},
         {label: 'preemptible hosts %', stroke: '#b9770e', dash: [6, 4]}],
@@ -108,9 +110,9 @@ function drawHistory() {
   const xs = [];
   for (let hr = hours[0]; hr <= hours[hours.length - 1]; hr++) xs.push(hr);
   charts.push(new uPlot({width, height: 180,
-    scales: {x: {range: [xs[0] * 3600 - 3600, xs[xs.length - 1] * 3600 + 3600]}},
+    scales: {x: {range: [xs[0] * 3600 - 1800, xs[xs.length - 1] * 3600 + 5400]}},
     series: [{}, {label: 'preemptions', stroke: '#c0392b', fill: 'rgba(192,57,43,0.25)',
       paths: uPlot.paths.bars({size: [0.6, 60]}), points: {show: false}}],
     axes: [{}, {label: 'per hour'}]},
-  [xs.map((x) => x * 3600), xs.map((x) => data.preemptions[x] || 0)], pre));
+  [xs.map((x) => x * 3600 + 1800), xs.map((x) => data.preemptions[x] || 0)], pre));  // mid-hour
 }
