@@ -238,6 +238,10 @@ HttpResponse Engine::Route(const HttpRequest& request, const Principal& who, Tim
     return Json(list);
   }
   if (res == "quotas" && seg.size() == 3) return Quotas(request, who, now);
+  if (res == "stats" && seg.size() == 3) {
+    if (m != "GET") return method_not_allowed("GET");
+    return Json(history_.ToProto(*scheduler_, now));
+  }
   if (res == "users" && seg.size() == 3) {
     if (m != "GET") return method_not_allowed("GET");
     return Users(who);
@@ -491,6 +495,7 @@ void Engine::Publish(TimePoint now) {
   for (const core::JobEvent& e : repo_.TakeEvents()) {
     if (e.to == core::JobState::kPreempting) {
       if (auto cause = PreemptionCause(e.reason); !cause.empty()) metrics_.CountPreemption(cause);
+      history_.CountPreemption(e.time);
     }
     const core::JobRecord* job = scheduler_->Find(e.job);
     if (job == nullptr) continue;
@@ -506,6 +511,7 @@ void Engine::Publish(TimePoint now) {
       if (stream.who.admin || stream.who.user == job->spec.user.value()) stream.send(frame);
     }
   }
+  history_.Observe(*scheduler_, now);  // at most one sample per interval
 }
 
 }  // namespace podsched::daemon

@@ -1,8 +1,7 @@
 // The dashboard's shell: login/logout, the hash router (#/pod, #/queue, #/job/ID, #/usage,
-// #/agents), the live event stream with reconnection, and the cluster history sampler.
+// #/agents) and the live event stream with reconnection.
 import {api, ApiError, setUnauthenticatedHandler} from './api.js';
 import {clear, h} from './util.js';
-import * as history from './history.js';
 import {rememberProgress} from './progress_cache.js';
 import * as podView from './pod.js';
 import * as queueView from './queue.js';
@@ -90,7 +89,6 @@ async function enter(user) {
     a.hidden = user.role !== 'admin';
   }
   startStream();
-  history.start();
   route();
 }
 
@@ -100,7 +98,6 @@ function stopStream() {
   clearTimeout(state.retryTimer);
   if (state.stream) state.stream.close();
   state.stream = null;
-  history.stop();
 }
 
 function startStream() {
@@ -124,7 +121,6 @@ function startStream() {
       } catch {
         return;
       }
-      history.onEvent(type, data);
       if (type === 'progress') rememberProgress(data.job?.id, data.progress);
       emit(type, data);
     });

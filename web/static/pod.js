@@ -1,7 +1,6 @@
 // Pod view: the host grid (2x2 chips per host) colored by job, preemptible work hatched,
 // unhealthy and draining hosts marked, a legend, free capacity and the largest placeable slice.
 import {api} from './api.js';
-import {samplePod} from './history.js';
 import {classLabel, clear, h, jobColor, note, num, stateBadge} from './util.js';
 
 let root = null;
@@ -38,7 +37,6 @@ async function load() {
     body.append(note('podsched reports no pod.'));
     return;
   }
-  samplePod(pod);
   render(body, pod);
 }
 

@@ -1,14 +1,12 @@
-// Quotas and usage per user with cost by class, cluster utilization over time and preemptions per
-// hour (history.js samples them in the browser; podsched keeps no history).
+// Quotas and usage per user with cost by class; cluster utilization over time and preemptions per
+// hour from GET /api/v1/stats (podsched samples the pod every 10 s and keeps 24 h, in memory).
 import uPlot from '/vendor/uPlot.esm.js';
 import {allJobs, api} from './api.js';
-import * as history from './history.js';
 import {clear, h, money, note, num} from './util.js';
 
 let root = null;
 let charts = [];
-let unwatch = null;
-let drawTimer = null;
+let statsTimer = null;
 
 export async function mount(el, ctx) {
   root = el;
@@ -19,21 +17,23 @@ export async function mount(el, ctx) {
       h('div', {id: 'util-chart'})),
     h('section', {class: 'panel'}, h('h2', {}, 'Preemptions per hour'),
       h('div', {id: 'preempt-chart'})));
-  unwatch = history.watch(() => {
-    clearTimeout(drawTimer);
-    drawTimer = setTimeout(drawHistory, 500);
+  ctx.subscribe((type) => {
+    if (type === 'open') loadQuotas().catch(() => {});
+    if (type === 'job' || type === 'open') scheduleStats(1000);
   });
-  ctx.subscribe((type) => { if (type === 'open') loadQuotas().catch(() => {}); });
-  drawHistory();
-  await loadQuotas();
+  await Promise.all([loadQuotas(), loadStats()]);
 }
 
 export function unmount() {
-  if (unwatch) unwatch();
-  clearTimeout(drawTimer);
+  clearTimeout(statsTimer);
   for (const c of charts) c.destroy();
   charts = [];
   root = null;
+}
+
+function scheduleStats(ms) {
+  clearTimeout(statsTimer);
+  statsTimer = setTimeout(() => loadStats().catch(() => {}), ms);
 }
 
 function meter(used, limit) {
@@ -78,41 +78,46 @@ async function loadQuotas() {
     '$1.35/h preemptible) times the time it held hosts.'));
 }
 
-function drawHistory() {
+async function loadStats() {
+  const stats = await api('/api/v1/stats');
   if (!root) return;
   for (const c of charts) c.destroy();
   charts = [];
-  const data = history.get();
   const width = Math.max(260, Math.min(900, root.clientWidth - 24 || 900));
+  const s = (stats.utilization || []).map((x) => ({...x, t: Date.parse(x.time) / 1000}));
   const util = clear(root.querySelector('#util-chart'));
-  const s = data.samples;
   const span = s.length ? s[s.length - 1].t - s[0].t : 0;
   if (s.length < 2 || span < 1) {
-    util.append(note('Collecting samples (every 15 s while you are logged in)…'));
+    util.append(note('Collecting samples (podsched takes one every 10 s)…'));
   } else {
     charts.push(new uPlot({width, height: 220,
       scales: {x: {time: true, range: [s[0].t, s[0].t + Math.max(span, 60)]}, y: {range: [0, 100]}},
-      series: [{}, {label: 'utilization %', stroke: '#2471a3', width: 2},
-        {label: 'on-demand hosts %', stroke: '#1e8449'},
-        {label: 'preemptible hosts %', stroke: '#b9770e', dash: [6, 4]}],
+      series: [{}, {label: 'held %', stroke: '#2471a3', width: 2},
+        {label: 'on-demand %', stroke: '#1e8449'},
+        {label: 'preemptible %', stroke: '#b9770e', dash: [6, 4]}],
       axes: [{}, {label: '% of hosts'}]},
-    [s.map((x) => x.t), s.map((x) => 100 * x.utilization),
-      s.map((x) => (100 * x.on_demand_hosts) / Math.max(1, x.hosts)),
-      s.map((x) => (100 * x.preemptible_hosts) / Math.max(1, x.hosts))], util));
+    [s.map((x) => x.t), s.map((x) => 100 * num(x.utilization)),
+      s.map((x) => (100 * num(x.on_demand_hosts)) / Math.max(1, num(x.hosts))),
+      s.map((x) => (100 * num(x.preemptible_hosts)) / Math.max(1, num(x.hosts)))], util));
   }
-  util.append(h('p', {class: 'muted'}, 'Sampled by this browser since login (kept for the tab).'));
+  util.append(h('p', {class: 'muted'},
+    `Share of the pod's hosts held by jobs, since podsched started (${new Date(stats.since)
+      .toLocaleString()}).`));
   const pre = clear(root.querySelector('#preempt-chart'));
-  const hours = Object.keys(data.preemptions).map(Number).sort((a, b) => a - b);
-  if (!hours.length) {
-    pre.append(note('No preemption seen on the live stream since login.'));
-    return;
+  const counts = new Map((stats.preemptions_per_hour || []).map((x) =>
+    [Math.floor(Date.parse(x.hour) / 3600000), num(x.count)]));
+  if (!counts.size) {
+    pre.append(note('No preemption since podsched started.'));
+  } else {
+    const hours = [...counts.keys()].sort((a, b) => a - b);
+    const xs = [];
+    for (let hr = hours[0]; hr <= hours[hours.length - 1]; hr++) xs.push(hr);
+    charts.push(new uPlot({width, height: 180,
+      scales: {x: {range: [xs[0] * 3600 - 1800, xs[xs.length - 1] * 3600 + 5400]}},
+      series: [{}, {label: 'preemptions', stroke: '#c0392b', fill: 'rgba(192,57,43,0.25)',
+        paths: uPlot.paths.bars({size: [0.6, 60]}), points: {show: false}}],
+      axes: [{}, {label: 'per hour'}]},
+    [xs.map((x) => x * 3600 + 1800), xs.map((x) => counts.get(x) || 0)], pre));  // mid-hour
   }
-  const xs = [];
-  for (let hr = hours[0]; hr <= hours[hours.length - 1]; hr++) xs.push(hr);
-  charts.push(new uPlot({width, height: 180,
-    scales: {x: {range: [xs[0] * 3600 - 1800, xs[xs.length - 1] * 3600 + 5400]}},
-    series: [{}, {label: 'preemptions', stroke: '#c0392b', fill: 'rgba(192,57,43,0.25)',
-      paths: uPlot.paths.bars({size: [0.6, 60]}), points: {show: false}}],
-    axes: [{}, {label: 'per hour'}]},
-  [xs.map((x) => x * 3600 + 1800), xs.map((x) => data.preemptions[x] || 0)], pre));  // mid-hour
+  scheduleStats(10000);
 }

@@ -311,6 +311,9 @@ try {
   await page.waitForSelector('#quotas tbody tr');
   check('usage lists quota and cost per user', /admin/.test(await page.textContent('#quotas')) &&
     /\$/.test(await page.textContent('#quotas')));
+  check('utilization over time and preemptions per hour are charted', await until(async () =>
+    (await page.locator('#util-chart .uplot').count()) === 1 &&
+    (await page.locator('#preempt-chart .uplot').count()) === 1, 15000));
   await shot(page, 'usage-1280');
   await page.click('#nav a[data-view="agents"]');
   await page.waitForSelector('#agents .note, #agents table');
