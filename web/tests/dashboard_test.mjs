@@ -157,7 +157,8 @@ try {
   };
   watchConsole(page);
   const shot = async (p, name) => {
-    await p.waitForTimeout(150);  // let the last frame paint (no condition to poll for)
+    // Two animation frames: the last DOM change has been laid out and painted.
+    await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     await p.screenshot({path: path.join(OUT, `${name}.png`), fullPage: true});
   };
 
