@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
     return Fail(
         Status(StatusCode::kUnavailable, "cannot create " + config.data_dir + ": " + ec.message()));
   config.data_dir = fs::absolute(config.data_dir).lexically_normal().string();
+  const std::string web_root_setting = config.web_root;
   config.web_root = FindWebRoot(config.web_root);
   auto token = AdminToken(config.data_dir);
   if (!token) return Fail(token.error());
@@ -178,7 +179,11 @@ int main(int argc, char** argv) {
   std::cout << "podsched listening on http://" << config.listen_address << ":" << server->port()
             << std::endl;
   if (config.web_root.empty()) {
-    spdlog::warn("no dashboard: web/ not found (set web_root in the configuration)");
+    if (web_root_setting != "off") {
+      spdlog::warn("no dashboard: web/ not found (set web_root in the configuration)");
+    }
+  } else if (!fs::is_regular_file(fs::path(config.web_root) / "static" / "index.html", ec)) {
+    spdlog::warn("no dashboard: web_root {} has no static/index.html", config.web_root);
   } else {
     std::cout << "podsched dashboard on http://" << config.listen_address << ":" << server->port()
               << "/ (files from " << config.web_root << ")" << std::endl;

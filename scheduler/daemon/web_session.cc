@@ -48,8 +48,7 @@ HttpResponse Reply(int status, std::string body) {
 }
 
 HttpResponse ErrorReply(int status, std::string_view code, std::string_view message) {
-  HttpResponse r = Reply(status, ErrorJson(code, message));
-  return r;
+  return Reply(status, ErrorJson(code, message));
 }
 
 }  // namespace
