@@ -69,6 +69,9 @@ function onStream(type, ev) {
     rememberProgress(id, ev.progress);
     renderSummary();
     renderCharts();
+    if (num(ev.progress.last_checkpoint_step) > num(points[points.length - 2]?.last_checkpoint_step)) {
+      renderTimeline();
+    }
   }
 }
 
@@ -167,16 +170,35 @@ async function loadEvents() {
   if (root) renderTimeline();
 }
 
+// Checkpoints the job reported: the first progress point after the last checkpoint step grew.
+function checkpoints() {
+  const out = [];
+  let last = 0;
+  for (const p of points) {
+    if (num(p.last_checkpoint_step) > last) {
+      last = num(p.last_checkpoint_step);
+      out.push({time: p.time, step: last, epoch: num(p.epoch)});
+    }
+  }
+  return out;
+}
+
 function renderTimeline() {
   const t = clear(root.querySelector('#timeline'));
   if (!events.length) return t.append(note('No events yet.'));
-  t.append(h('ol', {class: 'timeline'}, events.map((e) => h('li', {
-    class: `ev ev-${String(e.to).toLowerCase()}`},
-  h('time', {datetime: e.time}, time(e.time)), ' ',
-  e.from ? [stateBadge(e.from), ' → '] : 'submitted → ', stateBadge(e.to),
-  num(e.epoch) ? h('span', {class: 'muted'}, ` epoch ${e.epoch}`) : null,
-  (e.hosts || []).length ? h('span', {class: 'muted'}, ` on hosts ${e.hosts.join(', ')}`) : null,
-  e.reason ? h('div', {class: 'reason'}, e.reason) : null))));
+  const items = [...events.map((e) => ({at: Date.parse(e.time), e})),
+    ...checkpoints().map((c) => ({at: Date.parse(c.time), c}))].sort((a, b) => a.at - b.at);
+  t.append(h('ol', {class: 'timeline'}, items.map(({e, c}) => (c ?
+    h('li', {class: 'ev ev-checkpoint'}, h('time', {datetime: c.time}, time(c.time)),
+      ` checkpoint committed at step ${c.step}`,
+      h('span', {class: 'muted'}, ` epoch ${c.epoch}`)) :
+    h('li', {class: `ev ev-${String(e.to).toLowerCase()}`},
+      h('time', {datetime: e.time}, time(e.time)), ' ',
+      e.from ? [stateBadge(e.from), ' → '] : 'submitted → ', stateBadge(e.to),
+      num(e.epoch) ? h('span', {class: 'muted'}, ` epoch ${e.epoch}`) : null,
+      (e.hosts || []).length ? h('span', {class: 'muted'}, ` on hosts ${e.hosts.join(', ')}`) :
+        null,
+      e.reason ? h('div', {class: 'reason'}, e.reason) : null)))));
 }
 
 async function loadProgress() {
@@ -187,6 +209,7 @@ async function loadProgress() {
   if (!root) return;
   renderSummary();
   renderCharts();
+  renderTimeline();
 }
 
 function chartBox(title) {

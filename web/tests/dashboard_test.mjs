@@ -290,6 +290,8 @@ try {
     (await page.locator('#charts .uplot').count()) === 2), await page.textContent('#charts'));
   check('the summary shows step of total from the progress', /400 of 400 \(100%\)/.test(
     await page.textContent('#job-summary')));
+  check('the timeline lists the checkpoints from the progress reports',
+    /checkpoint committed at step 300/.test(await page.textContent('#timeline')));
   check('the log tail follows next_offset', await until(async () =>
     /after offset 64/.test(await page.textContent('#log')) && sinces.includes('64'), 8000),
   sinces.join(','));
