@@ -265,8 +265,8 @@ try {
   // podworker runs jobs in this test, the browser is answered these two GETs by playwright
   // (everything else is the real podsched): the charts (uPlot under our CSP) and the log
   // follower (since=next_offset) are exercised.
-  const t0 = Date.now() - 60000;
-  const points = Array.from({length: 40}, (_, i) => ({time: new Date(t0 + i * 1500).toISOString(),
+  const t0 = Date.parse((await apiAs(admin, 'GET', `/api/v1/jobs/${big}`)).json.start_time);
+  const points = Array.from({length: 40}, (_, i) => ({time: new Date(t0 + i * 25).toISOString(),
     epoch: '1', step: String((i + 1) * 10), total_steps: '400', loss: 2.3 * Math.exp(-i / 12) + 0.1,
     accuracy: 0.1 + 0.85 * (1 - Math.exp(-i / 10)), examples_per_second: 900 + 40 * Math.sin(i),
     last_checkpoint_step: String(Math.floor(i / 10) * 100)}));
