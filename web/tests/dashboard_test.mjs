@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import {chromium} from 'playwright-core';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
   if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
@@ -18,6 +17,18 @@ const PODSCHED = path.resolve(args.podsched || 'build/scheduler/daemon/podsched'
 const OUT = path.resolve(args.out || 'web-screenshots');
 const CHROMIUM = args.chromium || process.env.CHROMIUM || '/usr/bin/chromium';
 fs.mkdirSync(OUT, {recursive: true});
+let chromium;
+try {
+  ({chromium} = await import('playwright-core'));
+} catch (e) {
+  console.error(`FAIL - playwright-core is not installed: run \`npm ci\` in web/ (deploy/deps.sh ` +
+    `does): ${e.message}`);
+  process.exit(1);
+}
+if (!fs.existsSync(CHROMIUM)) {
+  console.error(`FAIL - no browser at ${CHROMIUM}: install Debian's chromium (deploy/deps.sh does)`);
+  process.exit(1);
+}
 
 let failures = 0;
 function check(what, cond, detail = '') {
