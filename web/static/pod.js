@@ -80,7 +80,7 @@ function render(body, pod) {
     card('Largest slice placeable now', pod.largest_placeable_type || 'none',
       `fragmentation ${num(pod.fragmentation).toFixed(2)}`),
     card('Hosts out of service', `${unhealthy} unhealthy · ${draining} draining`,
-      `${(pod.pending || []).length} jobs waiting`)));
+      waiting((pod.pending || []).length))));
 
   const grid = h('div', {class: 'pod-grid', role: 'grid', 'aria-label': `pod ${pod.name}`});
   grid.style.setProperty('--cols', pod.host_cols);
@@ -132,6 +132,10 @@ function render(body, pod) {
     h('div', {id: 'host-detail', class: 'detail', 'aria-live': 'polite'},
       'Click a host to see its job.')), legend));
   body.append(pendingTable(pod));
+}
+
+function waiting(n) {
+  return n === 1 ? '1 job waiting' : `${n} jobs waiting`;
 }
 
 function card(title, value, sub) {
