@@ -24,6 +24,7 @@ let root = null;
 let q = null;
 let page = null;
 let refreshTimer = null;
+let ageTimer = null;
 let progressApi = true;  // false once GET .../progress answered 404 (no worker bus)
 const kMaxProgressFetches = 50;
 
@@ -63,19 +64,21 @@ export async function mount(el, ctx) {
     h('div', {class: 'table-wrap'}, h('table', {class: 'table queue', id: 'queue'})));
   ctx.subscribe((type, ev) => {
     if (type === 'open') return schedule();
-    if (type === 'progress') return render();
-    if (type !== 'job' || !page) return;
-    const i = page.jobs.findIndex((j) => String(j.id) === String(ev.job?.id));
+    if (!page || !ev?.job) return;
+    const i = page.jobs.findIndex((j) => String(j.id) === String(ev.job.id));
     if (i >= 0) {
       page.jobs[i] = ev.job;
       render();
     }
-    if (i < 0 || (q.state && ev.job?.state !== q.state)) schedule();  // new or leaving the filter
+    if (type !== 'job') return;
+    if (i < 0 || (q.state && ev.job.state !== q.state)) schedule();  // new or leaving the filter
   });
+  ageTimer = setInterval(render, 15000);  // ages and costs move on without events
   await load();
 }
 
 export function unmount() {
+  clearInterval(ageTimer);
   clearTimeout(refreshTimer);
   refreshTimer = null;
   root = null;
