@@ -73,7 +73,7 @@ export async function mount(el, ctx) {
     if (type !== 'job') return;
     if (i < 0 || (q.state && ev.job.state !== q.state)) schedule();  // new or leaving the filter
   });
-  ageTimer = setInterval(render, 15000);  // ages and costs move on without events
+  ageTimer = setInterval(render, 15000);  // ages move on without events
   await load();
 }
 
