@@ -1,5 +1,6 @@
 #include "scheduler/daemon/web_assets.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
