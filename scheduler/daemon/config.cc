@@ -171,7 +171,6 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   }
   PODSCHED_TRY(Read(root, "data_dir", "config", c.data_dir));
   PODSCHED_TRY(Read(root, "default_checkpoint_url", "config", c.default_checkpoint_url));
-  PODSCHED_TRY(Read(root, "web_root", "config", c.web_root));
   if (const auto& pods = root["pods"]) {
     if (!pods.IsSequence() || pods.size() == 0) return InvalidArgument("pods: expected a list");
     c.pods.clear();
@@ -205,6 +204,7 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   }
   if (const auto& s = root["scheduler"]) PODSCHED_TRY(ParseScheduler(s, c));
   if (const auto& l = root["limits"]) PODSCHED_TRY(ParseLimits(l, c.limits));
+  PODSCHED_TRY(Read(root, "web_root", "config", c.web_root));
   return c;
 }
 
@@ -238,8 +238,6 @@ bus:
   address: tcp://127.0.0.1:8471   # reserved for the worker bus (podworker)
 data_dir: var           # SQLite job store var/podsched.db, admin token var/admin.token
 default_checkpoint_url: ""        # empty: file://<data_dir>/objects
-web_root: ""            # dashboard files (web/ with static/ and node_modules/); empty: found
-                        # beside the binary or in the source tree; "off": no dashboard
 pods:
   - name: pod0
     generation: v2      # v2 or v3
@@ -263,6 +261,8 @@ limits:
   max_page_size: 500
   requests_per_second: 200        # per token (token bucket)
   burst: 400
+web_root: ""            # dashboard files (web/ with static/ and node_modules/); empty: found
+                        # beside the binary or in the source tree; "off": no dashboard
 )";
 }
 

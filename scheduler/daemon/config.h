@@ -49,15 +49,15 @@ struct Config {
   std::string bus_address = "tcp://127.0.0.1:8471";  // reserved for the worker bus
   std::string data_dir = "var";
   std::string default_checkpoint_url;  // empty: file://<data_dir>/objects
-  // The dashboard's directory (web/ of the source tree: static/, node_modules/). Empty: podsched
-  // looks beside its binary and in the source tree it was built from (main.cc); "off" disables.
-  std::string web_root;
   std::vector<PodConfig> pods = {PodConfig{}};
   std::vector<UserConfig> users;
   std::map<std::string, core::Quota> quotas;  // per user; others get scheduler.default_quota
   core::SchedulerConfig scheduler;
   int tick_interval_ms = 200;
   Limits limits;
+  // The dashboard's directory (web/ of the source tree: static/, node_modules/). Empty: podsched
+  // looks beside its binary and in the source tree it was built from (main.cc); "off" disables.
+  std::string web_root;
 };
 
 // Parses YAML text over the defaults. Errors name the key and what is expected.

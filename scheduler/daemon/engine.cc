@@ -238,13 +238,13 @@ HttpResponse Engine::Route(const HttpRequest& request, const Principal& who, Tim
     return Json(list);
   }
   if (res == "quotas" && seg.size() == 3) return Quotas(request, who, now);
-  if (res == "stats" && seg.size() == 3) {
-    if (m != "GET") return method_not_allowed("GET");
-    return Json(history_.ToProto(*scheduler_, now));
-  }
   if (res == "users" && seg.size() == 3) {
     if (m != "GET") return method_not_allowed("GET");
     return Users(who);
+  }
+  if (res == "stats" && seg.size() == 3) {  // the dashboard's history (usage_history.h)
+    if (m != "GET") return method_not_allowed("GET");
+    return Json(history_.ToProto(*scheduler_, now));
   }
   if (res == "whoami" && seg.size() == 3) {
     api::User u;

@@ -175,9 +175,6 @@ int main(int argc, char** argv) {
                             config.limits.max_header_bytes};
   auto started = HttpServer::Start(io, options, &daemon);
   if (!started) return Fail(started.error());
-  server = std::move(*started);
-  std::cout << "podsched listening on http://" << config.listen_address << ":" << server->port()
-            << std::endl;
   if (config.web_root.empty()) {
     if (web_root_setting != "off") {
       spdlog::warn("no dashboard: web/ not found (set web_root in the configuration)");
@@ -185,9 +182,12 @@ int main(int argc, char** argv) {
   } else if (!fs::is_regular_file(fs::path(config.web_root) / "static" / "index.html", ec)) {
     spdlog::warn("no dashboard: web_root {} has no static/index.html", config.web_root);
   } else {
-    std::cout << "podsched dashboard on http://" << config.listen_address << ":" << server->port()
-              << "/ (files from " << config.web_root << ")" << std::endl;
+    std::cout << "podsched dashboard on http://" << config.listen_address << ":"
+              << (*started)->port() << "/ (files from " << config.web_root << ")" << std::endl;
   }
+  server = std::move(*started);
+  std::cout << "podsched listening on http://" << config.listen_address << ":" << server->port()
+            << std::endl;
   spdlog::info("bus address {} reserved for podworker; data in {}", config.bus_address,
                config.data_dir);
 

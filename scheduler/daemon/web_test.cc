@@ -121,6 +121,16 @@ TEST(WebAssetsDisabledTest, SaysSo) {
   EXPECT_NE(r.body.find("web_root"), std::string::npos);
 }
 
+TEST(WebConfigTest, WebRootKey) {
+  auto c = ParseConfig("web_root: /srv/podsched/web\n");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->web_root, "/srv/podsched/web");
+  auto starter = ParseConfig(StarterConfigYaml());
+  ASSERT_TRUE(starter.has_value()) << starter.error().message();
+  EXPECT_EQ(starter->web_root, "");  // found at start (main.cc)
+  EXPECT_FALSE(ParseConfig("web_root: [1]\n").has_value());
+}
+
 TEST(CookieTest, FindsValue) {
   EXPECT_EQ(CookieValue("a=1; podsched_session=abc; b=2", kSessionCookie), "abc");
   EXPECT_EQ(CookieValue("podsched_session=\"q\"", kSessionCookie), "q");
