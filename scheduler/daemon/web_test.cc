@@ -159,6 +159,8 @@ TEST(WebSessionsTest, ExpireAndBound) {
 class WebEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Hosts need no podworker here (a podsched with the worker bus knows this key).
+    if (auto c = ParseConfig("bus: {require_agents: false}\n"); c.has_value()) config_ = *c;
     config_.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4}};
     std::vector<UserConfig> users = {{"admin", Sha256Hex("t-admin"), true},
                                      {"alice", Sha256Hex("t-alice"), false}};
