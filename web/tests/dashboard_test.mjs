@@ -3,6 +3,11 @@
 // playwright-core, and saves a screenshot of every page (1280x800 and 390x844) in --out.
 //
 //   node web/tests/dashboard_test.mjs --podsched build/scheduler/daemon/podsched --out DIR
+//        [--podworker PATH --podtrain PATH]
+//
+// With --podworker and --podtrain (once the worker bus is built) a second phase runs a real
+// training job: its own podsched (2x2 hosts), one podworker serving all of them, and podtrain
+// under mpirun reporting progress; the dashboard must show its curves, log, checkpoints and agent.
 import {spawn, execFileSync} from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -70,6 +75,7 @@ fs.writeFileSync(path.join(work, 'podsched.yaml'), config);
 
 let proc = null;
 let url = '';
+const live = [];  // processes of the live phase
 async function startPodsched(port = 0) {
   proc = spawn(PODSCHED, ['--config', path.join(work, 'podsched.yaml'), '--data-dir',
     path.join(work, 'var'), '--port', String(port)], {stdio: ['ignore', 'pipe', 'pipe']});
@@ -115,6 +121,12 @@ async function submit(spec) {
 async function jobState(id) {
   return (await apiAs(TOKEN(), 'GET', `/api/v1/jobs/${id}`)).json.state;
 }
+
+const shot = async (p, name) => {
+  // Two animation frames: the last DOM change has been laid out and painted.
+  await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await p.screenshot({path: path.join(OUT, `${name}.png`), fullPage: true});
+};
 
 const XSS = '<img src=x onerror=alert(1)>';
 let browser = null;
@@ -167,11 +179,6 @@ try {
     p.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   };
   watchConsole(page);
-  const shot = async (p, name) => {
-    // Two animation frames: the last DOM change has been laid out and painted.
-    await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    await p.screenshot({path: path.join(OUT, `${name}.png`), fullPage: true});
-  };
 
   await page.goto(url + '/');
   await page.waitForSelector('#login:not([hidden])');
@@ -419,12 +426,104 @@ try {
   check('after the restart the page asks to log in again', await until(async () =>
     await page.isVisible('#login') && /session ended/i.test(await page.textContent('#login-error')),
   20000));
+  if (args.podworker && args.podtrain) await livePhase();
 } catch (e) {
   check('test ran to the end', false, e.stack || String(e));
 } finally {
   if (browser) await browser.close().catch(() => {});
   await stopPodsched().catch(() => {});
+  for (const p of live) await stopProcess(p).catch(() => {});
   fs.rmSync(work, {recursive: true, force: true});
+}
+
+// --- with agents: a real podworker runs a real podtrain -----------------------------------------
+async function stopProcess(p) {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise((r) => p.once('exit', r));
+  p.kill('SIGTERM');
+  const t = setTimeout(() => p.kill('SIGKILL'), 10000);
+  await exited;
+  clearTimeout(t);
+}
+
+async function livePhase() {
+  const dir = path.join(work, 'live');
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'podsched.yaml'), `pods: [{name: pod0, generation: v2, host_rows: 2, host_cols: 2}]
+bus:
+  address: "tcp://127.0.0.1:*"
+  heartbeat_interval_ms: 300
+  heartbeat_timeout_ms: 3000
+limits: {requests_per_second: 10000, burst: 10000}
+`);
+  const ps = spawn(PODSCHED, ['--config', path.join(dir, 'podsched.yaml'), '--data-dir',
+    path.join(dir, 'var'), '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
+  live.push(ps);
+  let out = '';
+  ps.stdout.on('data', (d) => { out += d; });
+  ps.stderr.on('data', (d) => fs.appendFileSync(path.join(dir, 'podsched.err'), d));
+  const started = await until(() => {
+    const u = out.match(/^podsched listening on (http\S+)$/m);
+    const b = out.match(/^podsched bus on (tcp\S+)$/m);
+    return u && b && {url: u[1], bus: b[1]};
+  }, 15000);
+  if (!check('live: podsched with the bus starts', started)) return;
+  const token = fs.readFileSync(path.join(dir, 'var', 'admin.token'), 'utf8').trim();
+  const env = {...process.env, OMPI_ALLOW_RUN_AS_ROOT: '1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: '1'};
+  const worker = spawn(path.resolve(args.podworker), ['--bus', started.bus, '--pod', 'pod0',
+    '--hosts', '0-3', '--agent-id', 'agent-a', '--state-dir', path.join(dir, 'worker')],
+  {stdio: ['ignore', fs.openSync(path.join(dir, 'worker.log'), 'a'),
+    fs.openSync(path.join(dir, 'worker.log'), 'a')], env});
+  live.push(worker);
+  const call = async (method, target, body) => {
+    const res = await fetch(started.url + target, {method, body: body && JSON.stringify(body),
+      headers: {'Authorization': `Bearer ${token}`, 'Content-Type': 'application/json'}});
+    return res.json();
+  };
+  check('live: the agent makes every host healthy', await until(async () =>
+    (await call('GET', '/api/v1/pods/pod0')).hosts.every((x) => x.healthy), 30000));
+  const job = (await call('POST', '/api/v1/jobs', {name: 'mlp-live', accelerator: 'v2-8',
+    command: path.resolve(args.podtrain), args: ['--steps', '240', '--progress-every', '10',
+      '--checkpoint-every', '80', '--min-step-ms', '25'], max_restarts: 0})).job.id;
+
+  const ctx = await browser.newContext({viewport: {width: 1280, height: 800}});
+  const pg = await ctx.newPage();
+  const errors = [];
+  pg.on('console', (m) => {
+    if (m.type() === 'error' && !/\/api\/v1\/whoami$/.test(m.location()?.url || '')) {
+      errors.push(m.text());
+    }
+  });
+  pg.on('pageerror', (e) => errors.push(e.message));
+  await pg.goto(started.url + '/');
+  await pg.fill('#token', token);
+  await pg.click('#login-form button[type=submit]');
+  await pg.waitForSelector('.pod-grid .host');
+  check('live: the pod map names the agent of a host', /agent agent-a/.test(
+    await pg.getAttribute('.pod-grid .host >> nth=0', 'title')));
+  await pg.goto(`${started.url}/#/job/${job}`);
+  await pg.waitForSelector('#job-name');
+  check('live: the job runs and ends (state changes arrive live)', await until(async () =>
+    /SUCCEEDED/.test(await pg.textContent('#job-state')), 120000),
+  await pg.textContent('#job-state'));
+  check('live: real progress reports draw the loss/accuracy and examples/s charts',
+    await until(async () => (await pg.locator('#charts .uplot').count()) === 2, 10000),
+    await pg.textContent('#charts'));
+  check('live: the summary reaches step 240', await until(async () =>
+    /240 of 240/.test(await pg.textContent('#job-summary')), 10000),
+  await pg.textContent('#job-summary'));
+  check('live: checkpoints appear in the timeline', /checkpoint committed at step \d+/.test(
+    await pg.textContent('#timeline')));
+  check("live: the log tail shows podtrain's output", await until(async () =>
+    (await pg.textContent('#log')).trim().length > 0, 10000));
+  await shot(pg, 'job-live-1280');
+  await pg.click('#nav a[data-view="agents"]');
+  await pg.waitForSelector('#agents table');
+  check('live: the agents page lists the connected agent',
+    /agent-a[\s\S]*yes/.test(await pg.textContent('#agents table')));
+  await shot(pg, 'agents-live-1280');
+  check('live: no console errors', errors.length === 0, errors.join('\n'));
+  await ctx.close();
 }
 console.log(`screenshots in ${OUT}`);
 console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
