@@ -67,10 +67,13 @@ quotas:
   admin: {on_demand_cores: 512, preemptible_cores: 512}
 limits: {requests_per_second: 10000, burst: 10000}
 `;
-// With the worker bus, jobs wait for agents unless told otherwise; this test runs none.
+// With the worker bus, jobs wait for agents unless told otherwise (this phase runs none), and the
+// bus gets an ephemeral port so that parallel tests do not collide on 8471.
 const starter = execFileSync(PODSCHED, ['--init', '--init-file', path.join(work, 'starter.yaml')])
   && fs.readFileSync(path.join(work, 'starter.yaml'), 'utf8');
-if (/require_agents/.test(starter)) config += 'bus:\n  require_agents: false\n';
+if (/require_agents/.test(starter)) {
+  config += 'bus:\n  require_agents: false\n  address: "tcp://127.0.0.1:*"\n';
+}
 fs.writeFileSync(path.join(work, 'podsched.yaml'), config);
 
 let proc = null;
