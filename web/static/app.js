@@ -14,12 +14,9 @@ const state = {user: null, current: null, stream: null, retry: 0, retryTimer: nu
 const listeners = new Set();
 
 // Views subscribe to stream events: fn(type, data) with type 'job' | 'progress' | 'open'.
-export function subscribe(fn) {
+function subscribe(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
-}
-export function currentUser() {
-  return state.user;
 }
 
 function emit(type, data) {
