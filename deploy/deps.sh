@@ -5,7 +5,11 @@
 #
 #   deploy/deps.sh            build + run + test dependencies
 #   deploy/deps.sh --print    list the packages and exit
+#
+# Then installs the dashboard's npm packages (web/node_modules, from the committed
+# web/package-lock.json) with `npm ci` when they are missing or older than the lockfile.
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
   # toolchain
@@ -25,7 +29,24 @@ packages=(
   # tests: a real S3 server on 127.0.0.1 (OpenStack Swift + s3api, deploy/s3-server.sh) and a
   # real S3 client for interop tests and benchmarks
   swift swift-proxy swift-object swift-container swift-account awscli
+  # the dashboard: its npm packages (uPlot, playwright-core) and the browser for its tests
+  nodejs chromium
 )
+# Debian's nodejs ships npm separately; NodeSource's nodejs bundles it (and conflicts with the
+# Debian package), so ask for npm only when there is none.
+command -v npm >/dev/null || packages+=(npm)
+
+# web/node_modules from the lockfile, when missing or stale (npm ci writes
+# node_modules/.package-lock.json; an older copy than web/package-lock.json means stale).
+web_deps() {
+  local web="$root/web"
+  [[ -f "$web/package-lock.json" ]] || return 0
+  if [[ ! -f "$web/node_modules/.package-lock.json" ||
+        "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]]; then
+    echo "deps: npm ci in web/ (dashboard packages)"
+    (cd "$web" && npm ci --no-audit --no-fund)
+  fi
+}
 
 if [[ "${1:-}" == "--print" ]]; then
   printf '%s\n' "${packages[@]}"
@@ -41,6 +62,7 @@ done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "deps: all ${#packages[@]} packages already installed"
+  web_deps
   exit 0
 fi
 
@@ -58,4 +80,5 @@ echo "deps: installing ${#missing[@]} missing packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -q
 "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+web_deps
 echo "deps: done"

@@ -6,7 +6,9 @@
 #   deploy/up.sh            build and start podsched in the foreground
 #   deploy/up.sh --demo     build and run the placement demo instead (podsim place --demo)
 #
-# Not yet: host agents (podworker), so submitted jobs are placed but do not run; the dashboard.
+# It prints the dashboard's URL and the admin token to log in with.
+#
+# Not yet: host agents (podworker), so submitted jobs are placed but do not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -21,9 +23,28 @@ if [[ "${1:-}" == "--demo" ]]; then
 fi
 
 podctl="$root/build/scheduler/ctl/podctl"
+echo "==> starting podsched (Ctrl-C to stop)"
+out=$(mktemp)
+"$root/build/scheduler/daemon/podsched" > >(tee "$out") &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null' INT TERM
+for _ in $(seq 100); do
+  grep -q '^podsched listening on ' "$out" && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1
+done
+url=$(sed -n 's/^podsched listening on \(http[^ ]*\)$/\1/p' "$out")
+rm -f "$out"
+if [[ -z $url ]]; then
+  wait $pid
+  exit 1
+fi
 cat <<MSG
 
-==> starting podsched (Ctrl-C to stop). From another terminal, in $root:
+==> dashboard: $url/
+    log in with the admin token: $(cat "$root/var/admin.token")
+
+==> from another terminal, in $root:
     $podctl submit --accelerator v2-32 --preemptible --name demo -- podtrain --steps 100
     $podctl jobs
     $podctl pod
@@ -32,4 +53,4 @@ cat <<MSG
   Placement demo: deploy/up.sh --demo
 
 MSG
-exec "$root/build/scheduler/daemon/podsched"
+while kill -0 $pid 2>/dev/null; do wait $pid; done

@@ -157,7 +157,8 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   if (!root || root.IsNull()) return c;
   PODSCHED_TRY(CheckKeys(root, "the configuration",
                          {"listen", "bus", "data_dir", "default_checkpoint_url", "pods", "users",
-                          "quotas", "scheduler", "limits"}));
+                          "quotas", "scheduler", "limits",
+                          "web_root"}));
   if (const auto& l = root["listen"]) {
     PODSCHED_TRY(CheckKeys(l, "listen", {"address", "port"}));
     PODSCHED_TRY(Read(l, "address", "listen", c.listen_address));
@@ -235,6 +236,7 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   }
   if (const auto& s = root["scheduler"]) PODSCHED_TRY(ParseScheduler(s, c));
   if (const auto& l = root["limits"]) PODSCHED_TRY(ParseLimits(l, c.limits));
+  PODSCHED_TRY(Read(root, "web_root", "config", c.web_root));
   return c;
 }
 
@@ -298,6 +300,8 @@ limits:
   max_page_size: 500
   requests_per_second: 200        # per token (token bucket)
   burst: 400
+web_root: ""            # dashboard files (web/ with static/ and node_modules/); empty: found
+                        # beside the binary or in the source tree; "off": no dashboard
 )";
 }
 

@@ -68,6 +68,9 @@ struct Config {
   core::SchedulerConfig scheduler;
   int tick_interval_ms = 200;
   Limits limits;
+  // The dashboard's directory (web/ of the source tree: static/, node_modules/). Empty: podsched
+  // looks beside its binary and in the source tree it was built from (main.cc); "off" disables.
+  std::string web_root;
 };
 
 // Parses YAML text over the defaults. Errors name the key and what is expected.

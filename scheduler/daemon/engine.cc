@@ -6,6 +6,7 @@
 #include "api.pb.h"
 #include "scheduler/daemon/convert.h"
 #include "scheduler/daemon/json_util.h"
+#include "scheduler/daemon/web_session.h"
 
 namespace podsched::daemon {
 
@@ -111,6 +112,7 @@ Engine::Engine(const Config& config, std::vector<UserConfig> users, core::JobRep
     : config_(config),
       auth_(std::move(users)),
       limiter_(config.limits.requests_per_second, config.limits.burst),
+      web_(config.web_root),
       repo_(repo, std::move(commit_all)) {}
 
 Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector<UserConfig> users,
@@ -195,19 +197,25 @@ HttpResponse Engine::Handle(const HttpRequest& request, TimePoint now) {
   } else if (target.path == "/metrics") {
     response =
         request.method == "GET" ? Metrics() : ErrorResponse(405, "method_not_allowed", "use GET");
+  } else if (target.path != "/api" && !target.path.starts_with("/api/")) {
+    response = web_.Serve(request.method, target.path, request.target);  // the dashboard
   } else if (!target.path.starts_with("/api/v1/") && target.path != "/api/v1") {
     response = ErrorResponse(404, "not_found",
                              "no such resource: " + target.path + " (the API lives under /api/v1)");
-  } else if (auto who = auth_.Authenticate(request.authorization); !who) {
-    response = ErrorResponse(401, "unauthenticated", who.error().message());
-  } else if (!limiter_.Allow(who->user, now)) {
+  } else if (target.path == "/api/v1/login") {
+    response = Login(request, auth_, sessions_, now);
+  } else if (target.path == "/api/v1/logout") {
+    response = Logout(request, sessions_);
+  } else if (auto who = AuthenticateRequest(request, auth_, sessions_, now); !who) {
+    response = StatusError(who.error());
+  } else if (!limiter_.Allow(who->who.user, now)) {
     response =
         ErrorResponse(429, "resource_exhausted",
                       "rate limit of " + std::to_string(int(config_.limits.requests_per_second)) +
                           " requests/s per token exceeded; retry later");
     response.headers.emplace_back("Retry-After", "1");
   } else {
-    response = Route(request, *who, now);
+    response = Route(request, who->who, now);
   }
   metrics_.CountRequest(response.status);
   Publish(now);
@@ -276,6 +284,10 @@ HttpResponse Engine::Route(const HttpRequest& request, const Principal& who, Tim
   if (res == "users" && seg.size() == 3) {
     if (m != "GET") return method_not_allowed("GET");
     return Users(who);
+  }
+  if (res == "stats" && seg.size() == 3) {  // the dashboard's history (usage_history.h)
+    if (m != "GET") return method_not_allowed("GET");
+    return Json(history_.ToProto(*scheduler_, now));
   }
   if (res == "whoami" && seg.size() == 3) {
     api::User u;
@@ -553,19 +565,20 @@ HttpResponse Engine::Progress(JobId id) const {
 
 std::variant<int64_t, HttpResponse> Engine::OpenStream(const HttpRequest& request, TimePoint now,
                                                        SendFrame send) {
-  // Browsers' EventSource cannot set headers: the stream also takes ?access_token=TOKEN.
-  std::string authorization = request.authorization;
-  if (authorization.empty()) {
+  // Browsers' EventSource cannot set headers: the stream also takes ?access_token=TOKEN, or the
+  // dashboard's session cookie.
+  HttpRequest authed = request;
+  if (authed.authorization.empty()) {
     ParsedTarget target = ParseTarget(request.target);
     if (auto it = target.query.find("access_token"); it != target.query.end()) {
-      authorization = "Bearer " + it->second;
+      authed.authorization = "Bearer " + it->second;
     }
   }
-  auto who = auth_.Authenticate(authorization);
+  auto who = AuthenticateRequest(authed, auth_, sessions_, now);
   HttpResponse error;
   if (!who) {
-    error = ErrorResponse(401, "unauthenticated", who.error().message());
-  } else if (!limiter_.Allow(who->user, now)) {
+    error = StatusError(who.error());
+  } else if (!limiter_.Allow(who->who.user, now)) {
     error = ErrorResponse(429, "resource_exhausted", "rate limit exceeded; retry later");
   } else if (streams_.size() >= static_cast<size_t>(config_.limits.max_stream_clients)) {
     error = ErrorResponse(503, "unavailable", "too many open event streams");
@@ -575,7 +588,7 @@ std::variant<int64_t, HttpResponse> Engine::OpenStream(const HttpRequest& reques
   metrics_.CountRequest(error.body.empty() ? 200 : error.status);
   if (!error.body.empty()) return error;
   int64_t id = next_stream_++;
-  streams_[id] = Stream{*who, std::move(send)};
+  streams_[id] = Stream{who->who, std::move(send)};
   return id;
 }
 
@@ -617,6 +630,7 @@ void Engine::Publish(TimePoint now) {
   for (const core::JobEvent& e : repo_.TakeEvents()) {
     if (e.to == core::JobState::kPreempting) {
       if (auto cause = PreemptionCause(e.reason); !cause.empty()) metrics_.CountPreemption(cause);
+      history_.CountPreemption(e.time);
     }
     const core::JobRecord* job = scheduler_->Find(e.job);
     if (job == nullptr) continue;
@@ -632,6 +646,7 @@ void Engine::Publish(TimePoint now) {
       if (stream.who.admin || stream.who.user == job->spec.user.value()) stream.send(frame);
     }
   }
+  history_.Observe(*scheduler_, now);  // at most one sample per interval
 }
 
 }  // namespace podsched::daemon

@@ -32,6 +32,9 @@
 #include "scheduler/daemon/config.h"
 #include "scheduler/daemon/http_types.h"
 #include "scheduler/daemon/metrics.h"
+#include "scheduler/daemon/usage_history.h"
+#include "scheduler/daemon/web_assets.h"
+#include "scheduler/daemon/web_session.h"
 
 namespace podsched::daemon {
 
@@ -144,6 +147,9 @@ class Engine {
   Config config_;
   Authenticator auth_;
   RateLimiter limiter_;
+  WebAssets web_;           // the dashboard's files (every path outside /api, /healthz, /metrics)
+  WebSessions sessions_;    // its logins (cookie sessions, also accepted by the API)
+  UsageHistory history_;    // GET /api/v1/stats
   BufferingRepository repo_;
   std::unique_ptr<core::Scheduler> scheduler_;
   std::unique_ptr<BusLogic> bus_;

@@ -150,6 +150,11 @@ class Session : public std::enable_shared_from_this<Session> {
     r.authorization = std::string(req[http::field::authorization]);
     r.body = std::move(req.body());
     r.peer = peer_;
+    r.cookie = std::string(req[http::field::cookie]);
+    r.origin = std::string(req[http::field::origin]);
+    r.host = std::string(req[http::field::host]);
+    r.requested_with = std::string(req["X-Requested-With"]);
+    r.forwarded_proto = std::string(req["X-Forwarded-Proto"]);
     stream_.expires_never();
     auto& io = server_->io;
     if (r.target == kStreamPath || r.target.starts_with(std::string(kStreamPath) + "?")) {

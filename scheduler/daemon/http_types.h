@@ -17,6 +17,13 @@ struct HttpRequest {
   std::string authorization;  // the Authorization header, or empty
   std::string body;
   std::string peer;  // "127.0.0.1:53422", for logs
+  // For the dashboard's cookie sessions and their CSRF checks (web_session.h). Default-initialized
+  // so that HttpRequest{method, target, authorization, body, peer} stays warning-free.
+  std::string cookie{};           // the Cookie header
+  std::string origin{};           // the Origin header
+  std::string host{};             // the Host header
+  std::string requested_with{};   // the X-Requested-With header
+  std::string forwarded_proto{};  // the X-Forwarded-Proto header (https behind a proxy)
 };
 
 struct HttpResponse {

@@ -52,6 +52,32 @@ Result<std::string> AdminToken(const std::string& data_dir) {
   return token;
 }
 
+// The dashboard's directory: the configured one, else web/ beside the binary's tree (installed:
+// <prefix>/share/podsched/web; build tree: <source>/build/scheduler/daemon/../../../web), else the
+// source tree it was built from. "" when disabled or not found.
+std::string FindWebRoot(const std::string& configured) {
+  if (configured == "off") return "";
+  auto has_dashboard = [](const fs::path& dir) {
+    std::error_code ec;
+    return fs::is_regular_file(dir / "static" / "index.html", ec);
+  };
+  if (!configured.empty()) return fs::absolute(configured).lexically_normal().string();
+  std::error_code ec;
+  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  std::vector<fs::path> candidates;
+  if (!ec) {
+    candidates.push_back(exe_dir / ".." / "share" / "podsched" / "web");
+    candidates.push_back(exe_dir / ".." / ".." / ".." / "web");
+  }
+#ifdef PODSCHED_SOURCE_WEB_DIR
+  candidates.emplace_back(PODSCHED_SOURCE_WEB_DIR);
+#endif
+  for (const auto& dir : candidates) {
+    if (has_dashboard(dir)) return fs::weakly_canonical(dir).string();
+  }
+  return "";
+}
+
 int Fail(const Status& s) {
   std::cerr << "podsched: " << s.message() << std::endl;
   return 1;
@@ -104,6 +130,8 @@ int main(int argc, char** argv) {
     return Fail(
         Status(StatusCode::kUnavailable, "cannot create " + config.data_dir + ": " + ec.message()));
   config.data_dir = fs::absolute(config.data_dir).lexically_normal().string();
+  const std::string web_root_setting = config.web_root;
+  config.web_root = FindWebRoot(config.web_root);
   auto token = AdminToken(config.data_dir);
   if (!token) return Fail(token.error());
   std::vector<UserConfig> users = config.users;
@@ -164,6 +192,16 @@ int main(int argc, char** argv) {
                             config.limits.max_header_bytes};
   auto started = HttpServer::Start(io, options, &daemon);
   if (!started) return Fail(started.error());
+  if (config.web_root.empty()) {
+    if (web_root_setting != "off") {
+      spdlog::warn("no dashboard: web/ not found (set web_root in the configuration)");
+    }
+  } else if (!fs::is_regular_file(fs::path(config.web_root) / "static" / "index.html", ec)) {
+    spdlog::warn("no dashboard: web_root {} has no static/index.html", config.web_root);
+  } else {
+    std::cout << "podsched dashboard on http://" << config.listen_address << ":"
+              << (*started)->port() << "/ (files from " << config.web_root << ")" << std::endl;
+  }
   server = std::move(*started);
   std::cout << "podsched listening on http://" << config.listen_address << ":" << server->port()
             << std::endl;
