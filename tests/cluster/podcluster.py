@@ -26,6 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import netns  # noqa: E402
 
+# Traffic stays on the bridge: never through a proxy from the environment.
+_http = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED", "KILLED"}
@@ -121,7 +123,7 @@ class PodCluster:
         else:
             self.nodes = [LocalNode(i, self.procs) for i in range(workers + 1)]
             self.subnet = "127.0.0.0/8"
-            self.http_port, self.bus_port = base_port, base_port + 1
+            self.http_port, self.bus_port = (base_port, base_port + 1) if base_port else free_ports(2)
         self.sched_node = self.nodes[0]
         self.url = "http://%s:%d" % (self.sched_node.ip, self.http_port)
         self.bus = "tcp://%s:%d" % (self.sched_node.ip, self.bus_port)
@@ -197,7 +199,7 @@ limits: {requests_per_second: 100000, burst: 100000}
 
     def _healthy(self):
         try:
-            with urllib.request.urlopen(self.url + "/healthz", timeout=2) as r:
+            with _http.open(self.url + "/healthz", timeout=2) as r:
                 return r.status == 200
         except (OSError, urllib.error.URLError):
             return False
@@ -216,8 +218,11 @@ limits: {requests_per_second: 100000, burst: 100000}
                 "--agent-id", "agent-%d" % k, "--advertise", node.ip,
                 "--state-dir", os.path.join(self.work, "worker-%d" % k),
                 "--mpi-subnet", self.subnet]
+        # The marker reaches mpirun, orted and the ranks (they inherit the agent's environment):
+        # close() finds whatever is left by it, also on 127.0.0.1 where no namespace bounds it.
+        env = dict(MPI_ENV, PODSCHED_CLUSTER_RUN=self.work)
         self.agents[k] = node.popen(argv, log=os.path.join(self.work, "worker-%d.log" % k),
-                                    env=MPI_ENV)
+                                    env=env)
         return self.agents[k]
 
     def start(self):
@@ -232,6 +237,8 @@ limits: {requests_per_second: 100000, burst: 100000}
                 os.killpg(p.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        if not self.use_netns:
+            kill_marked("PODSCHED_CLUSTER_RUN=" + self.work)
         if self.s3_dir:
             self.sched_node.run([os.path.join(ROOT, "deploy/s3-server.sh"), "stop", self.s3_dir])
         if self.cluster:
@@ -249,7 +256,7 @@ limits: {requests_per_second: 100000, burst: 100000}
         req = urllib.request.Request(self.url + path, data=data, method=method, headers={
             "Authorization": "Bearer " + self.token, "Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with _http.open(req, timeout=10) as r:
                 return json.loads(r.read() or b"{}")
         except urllib.error.HTTPError as e:
             if e.code in ok:
@@ -350,6 +357,42 @@ limits: {requests_per_second: 100000, burst: 100000}
                 tail = open(path, errors="replace").read().split("\n")[-12:]
                 parts.append("  --- %s:\n    %s" % (name, "\n    ".join(tail)))
         return "\n".join(parts)
+
+
+def free_ports(n):
+    """n distinct free TCP ports of 127.0.0.1 (held open together so that they differ)."""
+    import socket
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def kill_marked(marker):
+    """SIGKILL every process whose environment holds `marker` (NAME=VALUE), until none is left."""
+    needle = marker.encode()
+    for _ in range(20):
+        found = []
+        for pid in _all_pids():
+            if pid == os.getpid():
+                continue
+            try:
+                env = open("/proc/%d/environ" % pid, "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if needle in env:
+                found.append(pid)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if not found:
+            return
+        time.sleep(0.1)
 
 
 def _all_pids():
