@@ -16,7 +16,8 @@
 # Options: --port N (HTTP; the bus uses N+1; default 8470, env PODSCHED_UP_PORT), --var DIR
 # (default ./var, env PODSCHED_UP_VAR), --agents N (default 8; 64 must be divisible by N),
 # --reclaim-rate R (provider reclaims per preemptible allocation-hour, default 30),
-# --skip-deps / --skip-build (env PODSCHED_UP_SKIP_DEPS=1 / PODSCHED_UP_SKIP_BUILD=1).
+# --build-dir DIR (default ./build, env PODSCHED_UP_BUILD), --skip-deps / --skip-build (env
+# PODSCHED_UP_SKIP_DEPS=1 / PODSCHED_UP_SKIP_BUILD=1).
 #
 # Every process started here carries PODSCHED_UP_RUN=<abs var dir> in its environment (and
 # passes it to the MPI daemons and ranks it starts), so stopping can find and kill anything
@@ -33,9 +34,10 @@ mode=foreground
 workload=1
 skip_deps=${PODSCHED_UP_SKIP_DEPS:-}
 skip_build=${PODSCHED_UP_SKIP_BUILD:-}
+build=${PODSCHED_UP_BUILD:-$root/build}
 
 die() { echo "up.sh: $*" >&2; exit 1; }
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --detach) mode=detach ;;
@@ -46,6 +48,7 @@ while [[ $# -gt 0 ]]; do
     --skip-build) skip_build=1 ;;
     --port) port=${2:?--port needs a value}; shift ;;
     --var) var=${2:?--var needs a value}; shift ;;
+    --build-dir) build=${2:?--build-dir needs a value}; shift ;;
     --agents) agents=${2:?--agents needs a value}; shift ;;
     --reclaim-rate) reclaim=${2:?--reclaim-rate needs a value}; shift ;;
     -h|--help) usage 0 ;;
@@ -134,18 +137,18 @@ if [[ -z $skip_deps ]]; then
   deploy/deps.sh
 fi
 if [[ -z $skip_build ]]; then
-  step "building ${targets[*]} in build/ (the first build takes several minutes on 2 cores)"
-  if [[ ! -f $root/build/CMakeCache.txt ]]; then
+  step "building ${targets[*]} in $build (the first build takes several minutes on 2 cores)"
+  if [[ ! -f $build/CMakeCache.txt ]]; then
     launcher=()
     command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-    cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
   fi
-  cmake --build "$root/build" -j"$(nproc)" --target "${targets[@]}"
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 fi
 bin() {  # path of a built target
   local f
-  f=$(find "$root/build" -path '*/CMakeFiles' -prune -o -type f -name "$1" -perm -u+x -print -quit)
-  [[ -n $f ]] || die "$1 is not built (cmake --build build --target $1)"
+  f=$(find "$build" -path '*/CMakeFiles' -prune -o -type f -name "$1" -perm -u+x -print -quit)
+  [[ -n $f ]] || die "$1 is not built in $build (cmake --build $build --target $1)"
   echo "$f"
 }
 
