@@ -215,7 +215,10 @@ void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string
       return;
     }
     ++job.preemptions;
-    PODSCHED_CHECK(Transition(job, JobState::kQueued, "preempted: " + job.reason, now).ok());
+    // A kill after the grace period says so (the program did not honour SIGTERM).
+    std::string why = "preempted: " + job.reason;
+    if (kind == ExitKind::kKilled && !reason.empty()) why += "; " + reason;
+    PODSCHED_CHECK(Transition(job, JobState::kQueued, why, now).ok());
     return;
   }
   FailOrRetry(job, reason.empty() ? "exited with an error" : reason, now);

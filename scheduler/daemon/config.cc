@@ -165,8 +165,40 @@ Result<Config> ParseRoot(const YAML::Node& root) {
     if (c.port < 0 || c.port > 65535) return InvalidArgument("listen.port: must be 0..65535");
   }
   if (const auto& b = root["bus"]) {
-    PODSCHED_TRY(CheckKeys(b, "bus", {"address"}));
+    PODSCHED_TRY(CheckKeys(b, "bus",
+                           {"address", "heartbeat_interval_ms", "heartbeat_timeout_ms",
+                            "reconcile_timeout_ms", "require_agents", "curve_secret_key",
+                            "curve_agent_keys", "log_url"}));
     PODSCHED_TRY(Read(b, "address", "bus", c.bus_address));
+    PODSCHED_TRY(Read(b, "heartbeat_interval_ms", "bus", c.bus.heartbeat_interval_ms));
+    PODSCHED_TRY(Read(b, "heartbeat_timeout_ms", "bus", c.bus.heartbeat_timeout_ms));
+    PODSCHED_TRY(Read(b, "reconcile_timeout_ms", "bus", c.bus.reconcile_timeout_ms));
+    PODSCHED_TRY(Read(b, "require_agents", "bus", c.bus.require_agents));
+    PODSCHED_TRY(Read(b, "curve_secret_key", "bus", c.bus.curve_secret_key));
+    PODSCHED_TRY(Read(b, "curve_agent_keys", "bus", c.bus.curve_agent_keys));
+    PODSCHED_TRY(Read(b, "log_url", "bus", c.bus.log_url));
+    if (!c.bus_address.starts_with("tcp://") && !c.bus_address.starts_with("ipc://")) {
+      return InvalidArgument("bus.address: expected tcp://HOST:PORT (or ipc://PATH), got '" +
+                             c.bus_address + "'");
+    }
+    if (c.bus.heartbeat_interval_ms < 10 || c.bus.heartbeat_interval_ms > 600000 ||
+        c.bus.heartbeat_timeout_ms < 2 * c.bus.heartbeat_interval_ms ||
+        c.bus.heartbeat_timeout_ms > 3600000 || c.bus.reconcile_timeout_ms < 0) {
+      return InvalidArgument(
+          "bus: heartbeat_interval_ms must be 10..600000, heartbeat_timeout_ms at least twice "
+          "the interval (and at most 3600000), reconcile_timeout_ms >= 0");
+    }
+    if (c.bus.curve_secret_key.empty() != c.bus.curve_agent_keys.empty()) {
+      return InvalidArgument(
+          "bus: curve_secret_key and curve_agent_keys go together (a CURVE server without "
+          "allowed agent keys admits nobody)");
+    }
+    for (const std::string& key : c.bus.curve_agent_keys) {
+      if (key.size() != 40) return InvalidArgument("bus.curve_agent_keys: expected 40-character Z85 keys");
+    }
+    if (!c.bus.curve_secret_key.empty() && c.bus.curve_secret_key.size() != 40) {
+      return InvalidArgument("bus.curve_secret_key: expected a 40-character Z85 key");
+    }
   }
   PODSCHED_TRY(Read(root, "data_dir", "config", c.data_dir));
   PODSCHED_TRY(Read(root, "default_checkpoint_url", "config", c.default_checkpoint_url));
@@ -233,9 +265,16 @@ listen:
   address: 127.0.0.1
   port: 8470            # 0: an ephemeral port (printed on stdout)
 bus:
-  address: tcp://127.0.0.1:8471   # reserved for the worker bus (podworker)
+  address: tcp://127.0.0.1:8471   # the worker bus (podworker); tcp://127.0.0.1:* ephemeral
+  heartbeat_interval_ms: 1000
+  heartbeat_timeout_ms: 10000     # an agent silent this long: its hosts are unhealthy
+  reconcile_timeout_ms: 0         # after a restart; 0: the heartbeat timeout
+  require_agents: true            # hosts without an agent are unhealthy ("no agent")
+  log_url: ""                     # empty: file://<data_dir>/objects/logs
+# curve_secret_key: <Z85>         # CurveZMQ: only agents with a listed public key may join
+# curve_agent_keys: [<Z85>, ...]  # (podworker keygen prints key pairs)
 data_dir: var           # SQLite job store var/podsched.db, admin token var/admin.token
-default_checkpoint_url: ""        # empty: file://<data_dir>/objects
+default_checkpoint_url: ""        # empty: file://<data_dir>/objects/checkpoints
 pods:
   - name: pod0
     generation: v2      # v2 or v3

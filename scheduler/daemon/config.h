@@ -43,12 +43,25 @@ struct Limits {
   int max_stream_clients = 256;
 };
 
+// The worker bus (docs/bus.md).
+struct BusConfig {
+  int heartbeat_interval_ms = 1000;
+  int heartbeat_timeout_ms = 10000;
+  int reconcile_timeout_ms = 0;  // 0: the heartbeat timeout
+  // Hosts no agent serves are unhealthy ("no agent"); false only for tests of the API alone.
+  bool require_agents = true;
+  std::string curve_secret_key;                // Z85; set: the ROUTER is a CURVE server
+  std::vector<std::string> curve_agent_keys;   // Z85 public keys allowed to connect
+  std::string log_url;                         // empty: file://<data_dir>/objects/logs
+};
+
 struct Config {
   std::string listen_address = "127.0.0.1";
   int port = 8470;                                   // 0: ephemeral
-  std::string bus_address = "tcp://127.0.0.1:8471";  // reserved for the worker bus
+  std::string bus_address = "tcp://127.0.0.1:8471";  // port * (tcp://127.0.0.1:*): ephemeral
+  BusConfig bus;
   std::string data_dir = "var";
-  std::string default_checkpoint_url;  // empty: file://<data_dir>/objects
+  std::string default_checkpoint_url;  // empty: file://<data_dir>/objects/checkpoints
   std::vector<PodConfig> pods = {PodConfig{}};
   std::vector<UserConfig> users;
   std::map<std::string, core::Quota> quotas;  // per user; others get scheduler.default_quota

@@ -201,4 +201,17 @@ api::Pod PodToProto(const core::Scheduler& scheduler) {
   return out;
 }
 
+api::ProgressPoint ProgressToProto(const ProgressSample& p) {
+  api::ProgressPoint out;
+  out.set_time(Rfc3339(p.time));
+  out.set_epoch(p.epoch);
+  out.set_step(p.step);
+  out.set_total_steps(p.total_steps);
+  out.set_loss(p.loss);
+  out.set_accuracy(p.accuracy);
+  out.set_examples_per_second(p.examples_per_second);
+  out.set_last_checkpoint_step(p.last_checkpoint_step);
+  return out;
+}
+
 }  // namespace podsched::daemon

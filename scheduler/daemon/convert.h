@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "scheduler/core/job.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/daemon/job_output.h"
 
 namespace podsched::daemon {
 
@@ -31,5 +32,6 @@ api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint n
 api::JobEvent EventToProto(const core::JobEvent& event);
 // The pod's hosts, allocations, pending jobs and headroom.
 api::Pod PodToProto(const core::Scheduler& scheduler);
+api::ProgressPoint ProgressToProto(const ProgressSample& p);
 
 }  // namespace podsched::daemon

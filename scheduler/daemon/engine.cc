@@ -118,6 +118,16 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   auto scheduler = core::Scheduler::Create(std::move(*pod), config.scheduler, &engine->repo_, now);
   if (!scheduler) return std::unexpected(scheduler.error());
   engine->scheduler_ = std::move(*scheduler);
+  BusLogic::Options bus;
+  bus.bus = config.bus;
+  bus.default_checkpoint_url = config.default_checkpoint_url.empty()
+                                   ? "file://" + config.data_dir + "/objects/checkpoints"
+                                   : config.default_checkpoint_url;
+  bus.log_url = config.bus.log_url.empty() ? "file://" + config.data_dir + "/objects/logs"
+                                           : config.bus.log_url;
+  bus.scheduler_id = NewToken().substr(0, 16);
+  engine->bus_ = std::make_unique<BusLogic>(std::move(bus), engine->scheduler_.get());
+  if (Status s = engine->bus_->Start(now); !s.ok()) return std::unexpected(s);
   for (const auto& [user, quota] : config.quotas) {
     if (engine->scheduler_->QuotaOf(UserName(user)) == quota) continue;
     if (Status s = engine->scheduler_->SetQuota(UserName(user), quota, now); !s.ok()) {
@@ -135,8 +145,27 @@ Status Engine::Flush(TimePoint now) {
     fatal_ = true;
     return s;
   }
+  if (!fatal_) DrainBus();
   Publish(now);
   return s;
+}
+
+void Engine::DrainBus() {
+  std::vector<BusOutgoing> out = bus_->TakeOutgoing();
+  std::vector<BusOutgoing> acks = bus_->TakeAcks();
+  if (!send_bus_) return;
+  for (auto& m : out) send_bus_(std::move(m));
+  for (auto& m : acks) send_bus_(std::move(m));
+}
+
+void Engine::Check(const Status& s) {
+  if (!s.ok()) fatal_ = true;
+}
+
+void Engine::OnBusMessage(std::string_view agent_id, std::string_view bytes, TimePoint now) {
+  Check(bus_->OnMessage(agent_id, bytes, now));
+  if (!repo_.deferred() && !fatal_) DrainBus();
+  Publish(now);
 }
 
 HttpResponse Engine::FromStatus(const Status& status) {
@@ -205,6 +234,11 @@ HttpResponse Engine::Route(const HttpRequest& request, const Principal& who, Tim
   if (res == "pods" && seg.size() <= 4) {
     if (m != "GET") return method_not_allowed("GET");
     api::Pod pod = PodToProto(*scheduler_);
+    for (auto& h : *pod.mutable_hosts()) {
+      const HostHealth& bh = bus_->hosts()[static_cast<size_t>(h.id())];
+      h.set_agent_id(bh.agent_id);
+      h.set_health_reason(bh.reason);
+    }
     if (seg.size() == 4 && seg[3] != pod.name()) {
       return ErrorResponse(404, "not_found", "no pod '" + seg[3] + "'; pods: " + pod.name());
     }
@@ -230,6 +264,10 @@ HttpResponse Engine::Route(const HttpRequest& request, const Principal& who, Tim
     return Json(list);
   }
   if (res == "quotas" && seg.size() == 3) return Quotas(request, who, now);
+  if (res == "agents" && seg.size() == 3) {
+    if (m != "GET") return method_not_allowed("GET");
+    return Agents(who, now);
+  }
   if (res == "users" && seg.size() == 3) {
     if (m != "GET") return method_not_allowed("GET");
     return Users(who);
@@ -248,7 +286,7 @@ HttpResponse Engine::Submit(const HttpRequest& request, const Principal& who, Ti
   JsonLimits limits{config_.limits.max_json_depth, 64 << 10};
   if (Status s = ParseJson(request.body, limits, &in); !s.ok()) return StatusError(s);
   std::string ckpt = config_.default_checkpoint_url;
-  if (ckpt.empty()) ckpt = "file://" + config_.data_dir + "/objects";
+  if (ckpt.empty()) ckpt = "file://" + config_.data_dir + "/objects/checkpoints";
   auto spec = SpecFromProto(in, who.user, ckpt);
   if (!spec) return StatusError(spec.error());
   auto id = scheduler_->Submit(std::move(*spec), now);
@@ -328,7 +366,7 @@ HttpResponse Engine::JobVerb(const std::string& verb, const HttpRequest& request
   }
   const std::string& m = request.method;
   auto want = [&](std::string_view method) { return m == method; };
-  if (verb.empty() || verb == "events" || verb == "logs") {
+  if (verb.empty() || verb == "events" || verb == "logs" || verb == "progress") {
     if (!want("GET")) return ErrorResponse(405, "method_not_allowed", "use GET");
   } else if (verb == "cancel" || verb == "preempt") {
     if (!want("POST")) return ErrorResponse(405, "method_not_allowed", "use POST");
@@ -343,11 +381,8 @@ HttpResponse Engine::JobVerb(const std::string& verb, const HttpRequest& request
     for (const auto& e : *events) *out.add_events() = EventToProto(e);
     return Json(out);
   }
-  if (verb == "logs") {
-    api::LogList out;
-    out.set_note("no logs yet: job output is collected by podworker, which is not running");
-    return Json(out);
-  }
+  if (verb == "logs") return Logs(ParseTarget(request.target), id);
+  if (verb == "progress") return Progress(id);
   if (core::IsTerminal(job->state)) {
     return ErrorResponse(409, "failed_precondition",
                          "job " + std::to_string(id.value()) + " already ended (" +
@@ -356,6 +391,8 @@ HttpResponse Engine::JobVerb(const std::string& verb, const HttpRequest& request
   auto actions = verb == "cancel" ? scheduler_->Cancel(id, now)
                                   : scheduler_->Preempt(id, "preempted by " + who.user, now);
   if (!actions) return FromStatus(actions.error());
+  bus_->Dispatch(*actions);
+  if (!repo_.deferred()) DrainBus();
   return Json(JobToProto(*scheduler_->Find(id), scheduler_->pod(), now, true));
 }
 
@@ -431,10 +468,80 @@ HttpResponse Engine::Metrics() const {
   }
   g.stream_clients = static_cast<int64_t>(streams_.size());
   g.scheduler_passes = scheduler_->stats().passes;
+  BusGauges b;
+  b.received = bus_->received();
+  b.sent = bus_->sent();
+  b.dropped = bus_->dropped();
+  b.agents_connected = bus_->connected_agents();
+  b.hosts_unhealthy = bus_->unhealthy_hosts();
+  b.unroutable = unroutable_ ? unroutable_() : 0;
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-  r.body = metrics_.Format(g);
+  r.body = metrics_.Format(g) + FormatBusMetrics(b);
   return r;
+}
+
+HttpResponse Engine::Agents(const Principal& who, TimePoint now) const {
+  if (!who.admin) return ErrorResponse(403, "permission_denied", "only an admin lists agents");
+  api::AgentList out;
+  for (const auto& [id, a] : bus_->agents()) {
+    auto* agent = out.add_agents();
+    agent->set_agent_id(id);
+    agent->set_pod(a.pod);
+    for (HostId h : a.hosts) agent->add_hosts(h.value());
+    agent->set_address(a.rsh_endpoint);
+    agent->set_connected(a.connected);
+    agent->set_last_heartbeat_ms_ago(
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - a.last_heard).count());
+    for (JobEpoch je : a.running) agent->add_running_jobs(je.job.value());
+  }
+  return Json(out);
+}
+
+HttpResponse Engine::Logs(const ParsedTarget& target, JobId id) const {
+  int64_t since = 0;
+  int64_t limit = 64 << 10;
+  if (auto it = target.query.find("since"); it != target.query.end() && !it->second.empty()) {
+    auto n = ParseInt(it->second);
+    if (!n || *n < 0) {
+      return ErrorResponse(400, "invalid_argument", "since must be a byte offset >= 0");
+    }
+    since = *n;
+  }
+  if (auto it = target.query.find("limit"); it != target.query.end() && !it->second.empty()) {
+    auto n = ParseInt(it->second);
+    if (!n || *n < 1 || *n > int64_t{LogTail::kMaxBytes}) {
+      return ErrorResponse(400, "invalid_argument",
+                           "limit must be 1.." + std::to_string(LogTail::kMaxBytes) + " bytes");
+    }
+    limit = *n;
+  }
+  api::LogList out;
+  const LogTail* tail = bus_->LogsOf(id);
+  if (tail == nullptr) {
+    out.set_note("no output yet (podworker sends the output of a running job)");
+    out.set_next_offset(since == 0 ? 0 : since);
+    return Json(out);
+  }
+  LogTail::Page page = tail->Read(since, static_cast<size_t>(limit));
+  for (const OutputLine* line : page.lines) {
+    auto* l = out.add_lines();
+    l->set_time(Rfc3339(line->time));
+    l->set_rank(line->rank);
+    l->set_text(line->text);
+  }
+  out.set_next_offset(page.next_offset);
+  out.set_truncated(page.truncated);
+  if (page.truncated) out.set_note("older output was dropped (the server keeps the last 1 MiB)");
+  return Json(out);
+}
+
+HttpResponse Engine::Progress(JobId id) const {
+  api::ProgressList out;
+  if (const ProgressSeries* series = bus_->ProgressOf(id)) {
+    for (const ProgressSample& p : series->points()) *out.add_points() = ProgressToProto(p);
+  }
+  return Json(out);
 }
 
 std::variant<int64_t, HttpResponse> Engine::OpenStream(const HttpRequest& request, TimePoint now,
@@ -468,9 +575,16 @@ std::variant<int64_t, HttpResponse> Engine::OpenStream(const HttpRequest& reques
 void Engine::CloseStream(int64_t stream) { streams_.erase(stream); }
 
 void Engine::Tick(TimePoint now) {
+  Check(bus_->OnTimer(now));
+  if (bus_->reconciling() || fatal_) {  // no pass until the agents told us what runs
+    if (!repo_.deferred()) DrainBus();
+    Publish(now);
+    return;
+  }
   bool pass = scheduler_->dirty();
   auto start = std::chrono::steady_clock::now();  // latency measurement only
-  (void)scheduler_->Tick(now);  // actions go to workers; without podworker nobody runs them
+  bus_->Dispatch(scheduler_->Tick(now));
+  if (!repo_.deferred()) DrainBus();
   if (pass) {
     metrics_.ObservePass(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -479,6 +593,20 @@ void Engine::Tick(TimePoint now) {
 }
 
 void Engine::Publish(TimePoint now) {
+  for (const auto& [job_id, sample] : bus_->TakeDueProgress(now)) {
+    const core::JobRecord* job = scheduler_->Find(job_id);
+    if (job == nullptr || streams_.empty()) continue;
+    api::StreamEvent se;
+    se.set_id(next_stream_event_id_++);
+    se.set_type("progress");
+    *se.mutable_job() = JobToProto(*job, scheduler_->pod(), now, false);
+    *se.mutable_progress() = ProgressToProto(sample);
+    std::string frame =
+        "id: " + std::to_string(se.id()) + "\nevent: progress\ndata: " + ToJson(se) + "\n\n";
+    for (auto& [id, stream] : streams_) {
+      if (stream.who.admin || stream.who.user == job->spec.user.value()) stream.send(frame);
+    }
+  }
   for (const core::JobEvent& e : repo_.TakeEvents()) {
     if (e.to == core::JobState::kPreempting) {
       if (auto cause = PreemptionCause(e.reason); !cause.empty()) metrics_.CountPreemption(cause);

@@ -28,6 +28,7 @@
 #include "scheduler/core/repository.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/daemon/auth.h"
+#include "scheduler/daemon/bus_logic.h"
 #include "scheduler/daemon/config.h"
 #include "scheduler/daemon/http_types.h"
 #include "scheduler/daemon/metrics.h"
@@ -65,6 +66,7 @@ class BufferingRepository final : public core::JobRepository {
 class Engine {
  public:
   using SendFrame = std::function<void(std::string frame)>;
+  using SendBus = std::function<void(BusOutgoing message)>;
 
   // `users` must include the admin. `repo` must outlive the engine.
   // With `group_commit`, commits are deferred to Flush (see BufferingRepository); `commit_all`
@@ -88,9 +90,19 @@ class Engine {
   // Counts a request the HTTP layer rejected before it reached Handle.
   void CountRequest(int status) { metrics_.CountRequest(status); }
 
-  // Timers and at most one scheduling pass; publishes what changed.
+  // Timers and at most one scheduling pass (none while reconciling after a restart); publishes
+  // what changed.
   void Tick(TimePoint now);
-  bool dirty() const { return scheduler_->dirty(); }
+  bool dirty() const { return scheduler_->dirty() && !bus_->reconciling(); }
+
+  // The worker bus. Messages to agents go to `send` only after the changes that caused them are
+  // durable (in Flush, or at once without group commit).
+  void SetBusSender(SendBus send) { send_bus_ = std::move(send); }
+  void OnBusMessage(std::string_view agent_id, std::string_view bytes, TimePoint now);
+  void OnBusMalformed() { bus_->CountMalformed(); }
+  // Messages the bus thread could not deliver (ROUTER_MANDATORY: agent gone).
+  void SetBusUnroutable(std::function<int64_t()> count) { unroutable_ = std::move(count); }
+  const BusLogic& bus() const { return *bus_; }
   // A commit failed: the core's memory is ahead of the store. The daemon must exit.
   bool fatal() const { return fatal_; }
   const core::Scheduler& scheduler() const { return *scheduler_; }
@@ -107,6 +119,13 @@ class Engine {
   HttpResponse Quotas(const HttpRequest& request, const Principal& who, TimePoint now);
   HttpResponse Users(const Principal& who);
   HttpResponse Metrics() const;
+  HttpResponse Agents(const Principal& who, TimePoint now) const;
+  HttpResponse Logs(const ParsedTarget& target, JobId id) const;
+  HttpResponse Progress(JobId id) const;
+  // Sends what the bus logic has queued (after a successful commit).
+  void DrainBus();
+  // Records a fatal commit failure from a bus call.
+  void Check(const Status& s);
   // The job if `who` may see it.
   const core::JobRecord* Visible(JobId id, const Principal& who) const;
   // Maps a core error to a response; flags commit failures as fatal.
@@ -123,6 +142,9 @@ class Engine {
   RateLimiter limiter_;
   BufferingRepository repo_;
   std::unique_ptr<core::Scheduler> scheduler_;
+  std::unique_ptr<BusLogic> bus_;
+  SendBus send_bus_;
+  std::function<int64_t()> unroutable_;
   daemon::Metrics metrics_;
   std::map<int64_t, Stream> streams_;
   int64_t next_stream_ = 1;

@@ -12,6 +12,7 @@ class EngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     config_.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4}};
+    config_.bus.require_agents = false;  // API tests without agents
     config_.quotas["bob"] = core::Quota{8, 8};  // one v2-8 at a time: bob's further jobs wait
     config_.limits.requests_per_second = 1000;
     config_.limits.burst = 1000;
@@ -209,6 +210,7 @@ namespace {
 TEST(EngineGroupCommit, NothingIsStoredOrStreamedBeforeFlush) {
   Config config;
   config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2}};
+  config.bus.require_agents = false;
   core::InMemoryJobRepository repo;
   int groups = 0;
   size_t batches_in_last_group = 0;

@@ -13,6 +13,36 @@ std::string_view PreemptionCause(std::string_view reason) {
   return "manual";
 }
 
+std::string FormatBusMetrics(const BusGauges& g) {
+  std::ostringstream out;
+  auto family = [&out](std::string_view name, std::string_view type, std::string_view help) {
+    out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+  };
+  auto count = [](const std::map<std::string, int64_t>& m, std::string_view key) {
+    auto it = m.find(std::string(key));
+    return it == m.end() ? int64_t{0} : it->second;
+  };
+  family("podsched_bus_messages_total", "counter", "Valid bus messages received from agents, by type.");
+  for (std::string_view t : {"register", "heartbeat", "progress", "exited", "log"}) {
+    out << "podsched_bus_messages_total{type=\"" << t << "\"} " << count(g.received, t) << '\n';
+  }
+  family("podsched_bus_sent_total", "counter", "Bus messages sent to agents, by type.");
+  for (std::string_view t : {"welcome", "reregister", "launch", "preempt", "kill", "ack"}) {
+    out << "podsched_bus_sent_total{type=\"" << t << "\"} " << count(g.sent, t) << '\n';
+  }
+  family("podsched_bus_dropped_total", "counter", "Bus messages dropped, by reason.");
+  for (std::string_view r : {"malformed", "oversized", "unknown_agent", "unknown_host",
+                             "stale_epoch", "unknown_job", "invalid", "unroutable"}) {
+    int64_t n = r == "unroutable" ? g.unroutable : count(g.dropped, r);
+    out << "podsched_bus_dropped_total{reason=\"" << r << "\"} " << n << '\n';
+  }
+  family("podsched_agents_connected", "gauge", "Agents heard from within the heartbeat timeout.");
+  out << "podsched_agents_connected " << g.agents_connected << '\n';
+  family("podsched_hosts_unhealthy", "gauge", "Hosts marked unhealthy.");
+  out << "podsched_hosts_unhealthy " << g.hosts_unhealthy << '\n';
+  return out.str();
+}
+
 void Metrics::ObservePass(double seconds) {
   for (size_t i = 0; i < kPassBuckets.size(); ++i) {
     if (seconds <= kPassBuckets[i]) {

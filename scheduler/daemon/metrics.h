@@ -23,6 +23,15 @@ struct MetricGauges {
   int64_t scheduler_passes = 0;
 };
 
+// The worker bus's counters and gauges (BusLogic), read at scrape time.
+struct BusGauges {
+  std::map<std::string, int64_t> received, sent, dropped;  // by message type / drop reason
+  int64_t agents_connected = 0;
+  int64_t hosts_unhealthy = 0;
+  int64_t unroutable = 0;  // sends to an agent the ROUTER no longer knows
+};
+std::string FormatBusMetrics(const BusGauges& gauges);
+
 // The cause of a preemption from the reason the core gives a PREEMPTING transition: "on_demand",
 // "priority", "reclaim", "lifetime", "manual"; "" when the transition is a cancellation.
 std::string_view PreemptionCause(std::string_view reason);

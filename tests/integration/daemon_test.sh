@@ -26,6 +26,7 @@ users:
 quotas:
   bob: {on_demand_cores: 8, preemptible_cores: 8}   # one v2-8 at a time: bob's others wait
 limits: {requests_per_second: 10000, burst: 10000}
+bus: {address: "tcp://127.0.0.1:*", require_agents: false}   # API tests without podworker
 YAML
 
 start() {

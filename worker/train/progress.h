@@ -30,6 +30,11 @@ struct Progress {
 // "step=40/200 loss=0.6123 accuracy=0.7812 examples_per_s=51234 checkpoint=ckpt-2-40"
 std::string ProgressLine(const Progress& p);
 std::string ProgressJson(const Progress& p);
+// Inverse of ProgressJson for the receiving agent: kInvalidArgument for anything that is not one
+// JSON object with a string "job" and integer "epoch" and "step" (other keys optional).
+Result<Progress> ParseProgressJson(std::string_view json);
+// The step S of a checkpoint name "ckpt-E-S"; 0 for "" or anything else.
+int64_t CheckpointStep(std::string_view checkpoint);
 
 struct UdpEndpoint {
   std::string host;  // numeric IPv4

@@ -28,6 +28,30 @@ TEST(ProgressTest, LineCarriesEveryField) {
   EXPECT_NE(ProgressLine(none).find("checkpoint=none"), std::string::npos);
 }
 
+TEST(ProgressTest, ParseIsTheInverseOfJson) {
+  auto p = ParseProgressJson(ProgressJson(Sample()));
+  ASSERT_TRUE(p.has_value()) << p.error().ToString();
+  EXPECT_EQ(p->job, "j1");
+  EXPECT_EQ(p->epoch, 2);
+  EXPECT_EQ(p->step, 40);
+  EXPECT_EQ(p->steps, 200);
+  EXPECT_DOUBLE_EQ(p->loss, 0.61234);
+  EXPECT_EQ(p->checkpoint, "ckpt-2-40");
+  for (const char* bad : {"", "[]", "{", "{\"job\":1,\"epoch\":1,\"step\":1}",
+                          "{\"job\":\"j\",\"epoch\":\"1\",\"step\":1}", "\xff\xfe"}) {
+    EXPECT_FALSE(ParseProgressJson(bad).has_value()) << bad;
+  }
+}
+
+TEST(ProgressTest, CheckpointStepOfName) {
+  EXPECT_EQ(CheckpointStep("ckpt-2-40"), 40);
+  EXPECT_EQ(CheckpointStep("ckpt-12-0"), 0);
+  EXPECT_EQ(CheckpointStep(""), 0);
+  EXPECT_EQ(CheckpointStep("ckpt-2-"), 0);
+  EXPECT_EQ(CheckpointStep("ckpt-2-4x"), 0);
+  EXPECT_EQ(CheckpointStep("other-2-40"), 0);
+}
+
 TEST(ProgressTest, JsonIsOneObjectWithTheDocumentedKeys) {
   const auto j = nlohmann::json::parse(ProgressJson(Sample()));
   EXPECT_EQ(j["job"], "j1");

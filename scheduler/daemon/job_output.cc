@@ -1,0 +1,75 @@
+#include "scheduler/daemon/job_output.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace podsched::daemon {
+namespace {
+
+// mpirun --tag-output prefixes "[JOBID,RANK]<stdout>:" (or <stderr>); returns the rank and
+// strips the tag, or -1 when the line has none.
+int StripRankTag(std::string& text) {
+  if (text.empty() || text[0] != '[') return -1;
+  size_t comma = text.find(',');
+  size_t close = text.find(']');
+  if (comma == std::string::npos || close == std::string::npos || comma > close) return -1;
+  int rank = -1;
+  auto [p, ec] = std::from_chars(text.data() + comma + 1, text.data() + close, rank);
+  if (ec != std::errc() || p != text.data() + close) return -1;
+  size_t colon = text.find(">:", close);
+  text.erase(0, colon == std::string::npos ? close + 1 : colon + 2);
+  return rank;
+}
+
+}  // namespace
+
+void LogTail::Append(int64_t epoch, int64_t epoch_offset, std::string_view data, TimePoint now) {
+  if (epoch != epoch_) {
+    epoch_ = epoch;
+    epoch_received_ = 0;
+  }
+  if (epoch_offset < 0) return;
+  if (epoch_offset < epoch_received_) {  // a resend: skip what we have
+    int64_t skip = epoch_received_ - epoch_offset;
+    if (skip >= static_cast<int64_t>(data.size())) return;
+    data.remove_prefix(static_cast<size_t>(skip));
+    epoch_offset = epoch_received_;
+  }
+  epoch_received_ = epoch_offset + static_cast<int64_t>(data.size());
+  while (!data.empty()) {
+    size_t nl = data.find('\n');
+    size_t len = nl == std::string_view::npos ? data.size() : nl + 1;
+    OutputLine line;
+    line.offset = end_;
+    line.length = static_cast<int64_t>(len);
+    line.time = now;
+    line.epoch = epoch;
+    line.text.assign(data.substr(0, nl == std::string_view::npos ? len : nl));
+    line.rank = StripRankTag(line.text);
+    end_ += static_cast<int64_t>(len);
+    bytes_ += len;
+    lines_.push_back(std::move(line));
+    data.remove_prefix(len);
+  }
+  while (bytes_ > kMaxBytes && lines_.size() > 1) {
+    bytes_ -= static_cast<size_t>(lines_.front().length);
+    lines_.pop_front();
+  }
+}
+
+LogTail::Page LogTail::Read(int64_t since, size_t limit) const {
+  Page page;
+  page.next_offset = std::clamp<int64_t>(since, 0, end_);
+  page.truncated = !lines_.empty() && since < lines_.front().offset;
+  size_t used = 0;
+  for (const OutputLine& line : lines_) {
+    if (line.offset < since) continue;
+    if (!page.lines.empty() && used + static_cast<size_t>(line.length) > limit) break;
+    used += static_cast<size_t>(line.length);
+    page.lines.push_back(&line);
+    page.next_offset = line.offset + line.length;
+  }
+  return page;
+}
+
+}  // namespace podsched::daemon

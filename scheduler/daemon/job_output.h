@@ -1,0 +1,80 @@
+// What running jobs send back besides their state: the tail of their output and their progress
+// series. Both are bounded in memory (docs/bus.md): the newest 1 MiB of output per job, the newest
+// 2,000 progress points per job.
+//
+// Pure; not thread-safe (the scheduler thread owns them).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace podsched::daemon {
+
+// One line of output. `offset` is the byte offset of the line in the job's output over all
+// epochs (what `?since=` takes); `rank` is parsed from mpirun's `[1,3]<stdout>:` tag (-1: none).
+struct OutputLine {
+  int64_t offset = 0;
+  int64_t length = 0;  // bytes in the output, tag and newline included
+  TimePoint time{};
+  int64_t epoch = 0;
+  int rank = -1;
+  std::string text;  // without the tag and the newline
+};
+
+class LogTail {
+ public:
+  static constexpr size_t kMaxBytes = 1 << 20;
+
+  // Appends the bytes an agent sent for `epoch` at `epoch_offset` (its offset within that
+  // epoch's output). Bytes already received (a resend) are skipped; a missing stretch is not
+  // filled. A trailing partial line is kept as a line of its own.
+  void Append(int64_t epoch, int64_t epoch_offset, std::string_view data, TimePoint now);
+
+  struct Page {
+    std::vector<const OutputLine*> lines;
+    int64_t next_offset = 0;
+    bool truncated = false;  // lines before `since` were dropped from the tail
+  };
+  // Whole lines starting at or after `since`, at most `limit` bytes (at least one line).
+  Page Read(int64_t since, size_t limit) const;
+  int64_t end_offset() const { return end_; }
+  bool empty() const { return lines_.empty(); }
+
+ private:
+  std::deque<OutputLine> lines_;
+  size_t bytes_ = 0;
+  int64_t end_ = 0;               // job-wide offset after the last byte
+  int64_t epoch_ = -1;            // epoch of the bytes received last
+  int64_t epoch_received_ = 0;    // bytes of that epoch received so far
+};
+
+struct ProgressSample {
+  TimePoint time{};
+  int64_t epoch = 0;
+  int64_t step = 0;
+  int64_t total_steps = 0;
+  double loss = 0;
+  double accuracy = 0;
+  double examples_per_second = 0;
+  int64_t last_checkpoint_step = 0;
+};
+
+class ProgressSeries {
+ public:
+  static constexpr size_t kMaxPoints = 2000;
+  void Add(const ProgressSample& p) {
+    points_.push_back(p);
+    if (points_.size() > kMaxPoints) points_.pop_front();
+  }
+  const std::deque<ProgressSample>& points() const { return points_; }
+
+ private:
+  std::deque<ProgressSample> points_;
+};
+
+}  // namespace podsched::daemon
