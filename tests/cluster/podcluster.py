@@ -269,13 +269,13 @@ limits: {requests_per_second: 100000, burst: 100000}
                 "checkpoint_url": self.checkpoint_url, "grace_period_seconds": 20,
                 "max_restarts": 10}
         body.update(spec)
-        return int(self.api("POST", "/api/v1/jobs", body)["job"])
+        return int(self.api("POST", "/api/v1/jobs", body)["job"]["id"])
 
     def job(self, jid):
-        return self.api("GET", "/api/v1/jobs/%d" % jid)
+        return _ints(self.api("GET", "/api/v1/jobs/%d" % jid))
 
     def events(self, jid):
-        return self.api("GET", "/api/v1/jobs/%d/events" % jid).get("events", [])
+        return [_ints(e) for e in self.api("GET", "/api/v1/jobs/%d/events" % jid).get("events", [])]
 
     def log_text(self, jid):
         """The job's output: the scheduler's in-memory tail, else the stored epoch logs."""
@@ -293,7 +293,7 @@ limits: {requests_per_second: 100000, burst: 100000}
         return m[-1] if m else None
 
     def hosts(self):
-        return {h["id"]: h for h in self.api("GET", "/api/v1/pods/pod0").get("hosts", [])}
+        return {h["id"]: _ints(h) for h in self.api("GET", "/api/v1/pods/pod0").get("hosts", [])}
 
     def wait_hosts_healthy(self, ids, timeout):
         ids = list(ids)
@@ -357,6 +357,14 @@ limits: {requests_per_second: 100000, burst: 100000}
                 tail = open(path, errors="replace").read().split("\n")[-12:]
                 parts.append("  --- %s:\n    %s" % (name, "\n    ".join(tail)))
         return "\n".join(parts)
+
+
+def _ints(d):
+    """The API prints int64 fields as JSON strings (proto3 JSON): make them ints again."""
+    for k in ("id", "epoch", "step", "last_checkpoint_step", "job_id", "seq"):
+        if isinstance(d.get(k), str) and d[k].lstrip("-").isdigit():
+            d[k] = int(d[k])
+    return d
 
 
 def free_ports(n):
