@@ -21,8 +21,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import netns  # noqa: E402
-from podcluster import (Binaries, Failure, PodCluster, fail, reference_sha,  # noqa: E402
-                        wait_for)
+from podcluster import (MPI_ENV, Binaries, Failure, PodCluster, fail,  # noqa: E402
+                        reference_sha, wait_for)
 
 # A few hundred steps, padded so that faults land mid-run, checkpointing often so that a
 # resumed run repeats little. 4 ranks (v2-32, one rank per host): global batch divisible by 4.
@@ -244,21 +244,66 @@ def sched_kill(c, ref, _tmp):
     check_all_free(c)
 
 
+def mpi_only(podtrain, ref, tmp):
+    """0: the harness alone (no podsched, no podworker): mpirun in one namespace starts its
+    daemons in four others through nsrsh.sh (an ssh stand-in), ranks talk TCP across the
+    bridge; the result equals the single-process reference. Separates harness problems from
+    agent problems."""
+    with netns.Cluster(5, "mpi") as cl:
+        hosts = cl.nodes[1:]
+        env = dict(MPI_ENV, NSRSH_MAP=" ".join("%s=%s" % (n.hostname, n.ns) for n in hosts))
+        argv = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4",
+                "--host", ",".join(n.hostname + ":1" for n in hosts),
+                "--mca", "plm_rsh_agent", os.path.join(os.path.dirname(__file__), "nsrsh.sh"),
+                "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", cl.subnet,
+                "--mca", "oob_tcp_if_include", cl.subnet, podtrain] + TRAIN + [
+                "--pid-dir", os.path.join(tmp, "mpi-pids")]
+        p = cl.nodes[0].popen(argv, log=os.path.join(tmp, "mpi.log"), env=env)
+        seen = set()
+        while p.poll() is None:
+            for n in hosts:
+                if any(_comm(pid) == "podtrain" for pid in n.pids()):
+                    seen.add(n.index)
+            time.sleep(0.1)
+        out = open(os.path.join(tmp, "mpi.log"), errors="replace").read()
+        if p.returncode != 0:
+            fail("mpirun across namespaces exited %d:\n%s" % (p.returncode, out[-2000:]))
+        import re
+        sha = re.findall(r"params_sha256=([0-9a-f]{64})", out)
+        if not sha or sha[-1] != ref:
+            fail("mpirun across namespaces: params_sha256 %s != reference %s" % (sha, ref))
+        if len(seen) < 2:
+            fail("ranks were seen in namespaces %s only" % sorted(seen))
+        say("mpi: 4 ranks in namespaces %s, bit-identical to the reference" % sorted(seen))
+
+
+from podcluster import _find_binary as pc_find  # noqa: E402
+
 SCENARIOS = {"across": across, "preempt": preempt, "agent-kill": agent_kill,
              "link-cut": link_cut, "sched-kill": sched_kill}
 
 
 def main():
-    if len(sys.argv) != 3 or (sys.argv[2] not in SCENARIOS and sys.argv[2] != "all"):
-        print("usage: cluster_test.py BUILD_DIR {%s|all}" % "|".join(SCENARIOS))
+    if len(sys.argv) != 3 or (sys.argv[2] not in SCENARIOS and sys.argv[2] not in ("all", "mpi")):
+        print("usage: cluster_test.py BUILD_DIR {mpi|%s|all}" % "|".join(SCENARIOS))
         return 2
     netns.require_root()
-    bins = Binaries(sys.argv[1])
-    names = list(SCENARIOS) if sys.argv[2] == "all" else [sys.argv[2]]
     tmp = tempfile.mkdtemp(prefix="podsched-cluster-")
     store = os.environ.get("PODSCHED_CLUSTER_STORE", "s3")
     failed = []
     try:
+        if sys.argv[2] == "mpi":
+            podtrain = pc_find(sys.argv[1], "podtrain")
+            ref = reference_sha(podtrain, TRAIN, os.path.join(tmp, "ref"))
+            try:
+                mpi_only(podtrain, ref, tmp)
+                say("PASS mpi")
+                return 0
+            except Failure as e:
+                say("FAIL mpi: %s" % e)
+                return 1
+        bins = Binaries(sys.argv[1])
+        names = list(SCENARIOS) if sys.argv[2] == "all" else [sys.argv[2]]
         ref = reference_sha(bins.podtrain, TRAIN, os.path.join(tmp, "ref"))
         say("single-process reference: params_sha256=%s" % ref)
         for name in names:
