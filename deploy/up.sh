@@ -73,13 +73,7 @@ alive() { [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null; }
 
 # Pids of every process whose environment holds PODSCHED_UP_RUN=$var (ours, at any depth).
 marked_pids() {
-  local p
-  for p in /proc/[0-9]*; do
-    [[ -r $p/environ ]] || continue
-    if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "PODSCHED_UP_RUN=$var"; then
-      echo "${p#/proc/}"
-    fi
-  done
+  grep -lzxsF "PODSCHED_UP_RUN=$var" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 || true
 }
 
 # Stops a run: SIGTERM to the agents (they stop their jobs), then podsched, then SIGKILL to
@@ -197,7 +191,11 @@ mark=(env "PODSCHED_UP_RUN=$var" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT
 cleanup_on_error() {
   local rc=$?
   if [[ $rc -ne 0 && $mode != foreground_ready ]]; then
-    echo "up.sh: start failed (exit $rc); stopping what was started. Logs: $var/log/" >&2
+    if [[ $rc -eq 130 ]]; then
+      echo "up.sh: interrupted; stopping what was started" >&2
+    else
+      echo "up.sh: start failed (exit $rc); stopping what was started. Logs: $var/log/" >&2
+    fi
     stop_all || true
   fi
 }
