@@ -64,10 +64,26 @@ void Daemon::AfterCall() {
 void Daemon::Handle(HttpRequest request, Respond respond) {
   asio::post(io_, [this, request = std::move(request), respond = std::move(respond)] {
     held_.emplace_back(respond, engine_->Handle(request, clock_->Now()));
-    if (!flush_posted_) {
-      flush_posted_ = true;
-      asio::post(io_, [this] { Flush(); });
+    PostFlush();
+  });
+}
+
+void Daemon::PostFlush() {
+  if (!flush_posted_) {
+    flush_posted_ = true;
+    asio::post(io_, [this] { Flush(); });
+  }
+}
+
+void Daemon::PostBusMessage(std::string agent_id, std::string bytes, bool well_framed) {
+  asio::post(io_, [this, agent_id = std::move(agent_id), bytes = std::move(bytes), well_framed] {
+    if (well_framed) {
+      engine_->OnBusMessage(agent_id, bytes, clock_->Now());
+    } else {
+      engine_->OnBusMalformed();
     }
+    // A burst of heartbeats shares one commit, and Acks/Launches go out after it.
+    PostFlush();
   });
 }
 

@@ -43,6 +43,9 @@ class Daemon final : public HttpBackend {
   void CloseStream(int64_t id) override;
   void CountRejected(int status) override;
 
+  // A message from the worker bus (called on the bus thread; posts).
+  void PostBusMessage(std::string agent_id, std::string bytes, bool well_framed);
+
   // Stops the thread after the work queued so far.
   void Stop();
 
@@ -50,6 +53,7 @@ class Daemon final : public HttpBackend {
   void ScheduleTick(std::chrono::milliseconds after);
   void AfterCall();
   void Flush();
+  void PostFlush();
 
   std::unique_ptr<Engine> engine_;
   const Clock* clock_;

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "scheduler/daemon/auth.h"
+#include "scheduler/daemon/bus_server.h"
 #include "scheduler/daemon/config.h"
 #include "scheduler/daemon/daemon.h"
 #include "scheduler/daemon/engine.h"
@@ -60,7 +61,7 @@ int Fail(const Status& s) {
 
 int main(int argc, char** argv) {
   CLI::App app("podsched: the TPU pod scheduler daemon (HTTP API, /metrics, event stream)");
-  std::string config_path, data_dir, listen;
+  std::string config_path, data_dir, listen, bus_address;
   int port = -1;
   std::string init_path;
   bool init = false;
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
   app.add_option("--listen", listen, "listen address (default 127.0.0.1)");
   app.add_option("--port", port, "HTTP port (default 8470; 0: ephemeral)")
       ->check(CLI::Range(0, 65535));
+  app.add_option("--bus", bus_address,
+                 "worker bus address (default tcp://127.0.0.1:8471; tcp://127.0.0.1:* ephemeral)");
   app.add_flag("--init", init, "write a starter configuration file and exit");
   app.add_option("--init-file", init_path, "where --init writes (default podsched.yaml)");
   CLI11_PARSE(app, argc, argv);
@@ -93,6 +96,7 @@ int main(int argc, char** argv) {
   if (!data_dir.empty()) config.data_dir = data_dir;
   if (!listen.empty()) config.listen_address = listen;
   if (port >= 0) config.port = port;
+  if (!bus_address.empty()) config.bus_address = bus_address;
 
   std::error_code ec;
   fs::create_directories(config.data_dir, ec);
@@ -131,6 +135,13 @@ int main(int argc, char** argv) {
   if (!engine) return Fail(engine.error());
   spdlog::info("loaded {} jobs from {}", (*engine)->scheduler().jobs().size(), db_path);
 
+  auto bus = BusServer::Bind(config.bus_address, config.bus);
+  if (!bus) return Fail(bus.error());
+  BusServer* bus_server = bus->get();
+  (*engine)->SetBusSender(
+      [bus_server](BusOutgoing m) { bus_server->Send(m.agent_id, m.bytes); });
+  (*engine)->SetBusUnroutable([bus_server] { return bus_server->unroutable(); });
+
   boost::asio::io_context io(1);
   int exit_code = 0;
   std::unique_ptr<HttpServer> server;
@@ -143,6 +154,10 @@ int main(int argc, char** argv) {
                     io.stop();
                   });
                 });
+  bus_server->Run([&daemon](std::string agent, std::string bytes, bool well_framed) {
+    daemon.PostBusMessage(std::move(agent), std::move(bytes), well_framed);
+  });
+  std::cout << "podsched bus on " << bus_server->endpoint() << std::endl;
   HttpServerOptions options{config.listen_address, config.port, config.limits.max_body_bytes,
                             config.limits.max_header_bytes};
   auto started = HttpServer::Start(io, options, &daemon);
@@ -150,8 +165,8 @@ int main(int argc, char** argv) {
   server = std::move(*started);
   std::cout << "podsched listening on http://" << config.listen_address << ":" << server->port()
             << std::endl;
-  spdlog::info("bus address {} reserved for podworker; data in {}", config.bus_address,
-               config.data_dir);
+  spdlog::info("worker bus on {}{}; data in {}", bus_server->endpoint(),
+               config.bus.curve_secret_key.empty() ? "" : " (CURVE)", config.data_dir);
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& e, int sig) {
@@ -164,6 +179,7 @@ int main(int argc, char** argv) {
   server->Stop();
   daemon.Stop();
   server.reset();
+  bus->reset();  // after the daemon: nothing sends any more
   spdlog::info("stopped");
   return exit_code;
 }

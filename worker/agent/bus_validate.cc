@@ -1,0 +1,104 @@
+#include "worker/agent/bus_validate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "worker/agent/host_list.h"
+#include "worker/agent/rsh_wire.h"
+
+namespace podsched::agent {
+namespace {
+
+constexpr size_t kMaxHosts = 4096;
+constexpr int32_t kMaxRanksPerHost = 1024;
+constexpr size_t kMaxStrings = 4096;
+constexpr int32_t kMaxGraceSeconds = 24 * 3600;
+
+Rejection Invalid(std::string message) { return {"invalid", std::move(message)}; }
+
+bool ValidEnvName(const std::string& name) {
+  if (name.empty() || name.size() > 256) return false;
+  if (!(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+}  // namespace
+
+std::optional<Rejection> ParseEnvelope(std::string_view bytes, bus::Envelope& out) {
+  if (bytes.size() > kMaxBusMessage) {
+    return Rejection{"oversized", "message of " + std::to_string(bytes.size()) + " bytes"};
+  }
+  if (!out.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Rejection{"malformed", "not a bus Envelope"};
+  }
+  if (out.body_case() == bus::Envelope::BODY_NOT_SET) {
+    return Rejection{"malformed", "Envelope without a body"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<int32_t>& my_hosts) {
+  if (l.job().job_id() <= 0 || l.job().epoch() <= 0) return Invalid("job id and epoch must be > 0");
+  if (l.hosts().empty() || static_cast<size_t>(l.hosts_size()) > kMaxHosts) {
+    return Invalid("Launch needs 1.." + std::to_string(kMaxHosts) + " hosts");
+  }
+  std::set<int32_t> seen;
+  bool mine = false;
+  for (int32_t h : l.hosts()) {
+    if (h < 0 || h > kMaxHostIndex || !seen.insert(h).second) {
+      return Invalid("Launch host " + std::to_string(h) + " out of range or repeated");
+    }
+    mine = mine || std::binary_search(my_hosts.begin(), my_hosts.end(), h);
+  }
+  if (!mine) return Rejection{"unknown_host", "Launch names none of this agent's hosts"};
+  if (l.ranks_per_host() < 1 || l.ranks_per_host() > kMaxRanksPerHost) {
+    return Invalid("ranks_per_host must be 1.." + std::to_string(kMaxRanksPerHost));
+  }
+  if (l.command().empty() || l.command(0).empty() ||
+      static_cast<size_t>(l.command_size()) > kMaxStrings) {
+    return Invalid("Launch without a command");
+  }
+  for (const auto& arg : l.command()) {
+    if (arg.find('\0') != std::string::npos) return Invalid("NUL byte in the command");
+  }
+  if (static_cast<size_t>(l.env_size()) > kMaxStrings) return Invalid("too many env variables");
+  for (const auto& [name, value] : l.env()) {
+    if (!ValidEnvName(name)) return Invalid("env name '" + name.substr(0, 64) + "' is not valid");
+    if (value.find('\0') != std::string::npos) return Invalid("NUL byte in env " + name);
+  }
+  for (int32_t h : l.hosts()) {
+    auto it = l.rsh_endpoints().find(h);
+    if (it == l.rsh_endpoints().end()) {
+      return Invalid("no rsh endpoint for host " + std::to_string(h));
+    }
+    if (auto ep = ParseTcpEndpoint(it->second); !ep) return Invalid(ep.error().message());
+  }
+  const std::string& token = l.rsh_token();
+  if (token.size() < 16 || token.size() > 128 ||
+      !std::all_of(token.begin(), token.end(), [](char c) { return std::isxdigit(c); })) {
+    return Invalid("rsh_token must be 16..128 hex digits");
+  }
+  if (l.grace_seconds() < 0 || l.grace_seconds() > kMaxGraceSeconds) {
+    return Invalid("grace_seconds out of range");
+  }
+  if (l.log_url().size() > 4096) return Invalid("log_url too long");
+  return std::nullopt;
+}
+
+std::optional<Rejection> ValidateJobControl(const bus::JobEpoch& job,
+                                            std::optional<int64_t> running_epoch) {
+  if (!running_epoch) {
+    return Rejection{"unknown_job", "job " + std::to_string(job.job_id()) + " does not run here"};
+  }
+  if (job.epoch() != *running_epoch) {
+    return Rejection{"stale_epoch", "job " + std::to_string(job.job_id()) + " epoch " +
+                                        std::to_string(job.epoch()) + " (running: " +
+                                        std::to_string(*running_epoch) + ")"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace podsched::agent

@@ -1,0 +1,37 @@
+// Validation of what the agent receives on the bus (docs/bus.md, "Validation and limits").
+// A rejected message is dropped, logged and counted under its reason; it never crashes the agent.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/bus.pb.h"
+
+namespace podsched::agent {
+
+inline constexpr size_t kMaxBusMessage = 1 << 20;
+
+struct Rejection {
+  std::string reason;   // malformed, oversized, unknown_host, stale_epoch, unknown_job, invalid
+  std::string message;  // for the log
+};
+
+// Parses one bus message: at most kMaxBusMessage bytes, a valid Envelope with a body.
+std::optional<Rejection> ParseEnvelope(std::string_view bytes, bus::Envelope& out);
+
+// A Launch: ids positive, hosts unique and in range, at least one of them in `my_hosts`, an rsh
+// endpoint for every host, a hex token, a command, env names [A-Za-z_][A-Za-z0-9_]* without NUL
+// in values, bounded sizes.
+std::optional<Rejection> ValidateLaunch(const bus::Launch& launch,
+                                        const std::vector<int32_t>& my_hosts);
+
+// A Preempt or Kill for (job, epoch) given the epoch of the job this agent runs (if any).
+std::optional<Rejection> ValidateJobControl(const bus::JobEpoch& job,
+                                            std::optional<int64_t> running_epoch);
+
+}  // namespace podsched::agent

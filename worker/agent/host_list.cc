@@ -1,0 +1,57 @@
+#include "worker/agent/host_list.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace podsched::agent {
+namespace {
+
+bool ParseIndex(std::string_view s, int32_t& out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size() && out >= 0 && out <= kMaxHostIndex;
+}
+
+}  // namespace
+
+Result<std::vector<int32_t>> ParseHostList(std::string_view text) {
+  std::vector<int32_t> hosts;
+  if (text.empty()) return InvalidArgument("empty host list (expected e.g. 0-7,12)");
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string_view part = text.substr(pos, comma - pos);
+    const size_t dash = part.find('-');
+    int32_t lo = 0, hi = 0;
+    const bool ok = dash == std::string_view::npos
+                        ? ParseIndex(part, lo) && ParseIndex(part, hi)
+                        : ParseIndex(part.substr(0, dash), lo) &&
+                              ParseIndex(part.substr(dash + 1), hi) && lo <= hi;
+    if (!ok) {
+      return InvalidArgument("'" + std::string(part) + "' in host list '" + std::string(text) +
+                             "' is not a host 0.." + std::to_string(kMaxHostIndex) +
+                             " or a range LOW-HIGH with LOW <= HIGH (e.g. 0-7,12)");
+    }
+    for (int32_t h = lo; h <= hi; ++h) hosts.push_back(h);
+    pos = comma + 1;
+  }
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  return hosts;
+}
+
+std::string FormatHostList(const std::vector<int32_t>& sorted_hosts) {
+  std::string out;
+  for (size_t i = 0; i < sorted_hosts.size();) {
+    size_t j = i;
+    while (j + 1 < sorted_hosts.size() && sorted_hosts[j + 1] == sorted_hosts[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(sorted_hosts[i]);
+    if (j > i) out += '-' + std::to_string(sorted_hosts[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace podsched::agent
