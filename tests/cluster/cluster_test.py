@@ -100,8 +100,8 @@ def across(c, ref, _tmp):
     if len(c.job_processes(jid)) > 4:
         fail("more than 4 ranks of job %d: %s" % (jid, c.job_processes(jid)))
     j = check_finished(c, jid, ref, "across")
-    if j.get("restarts", 0) or j.get("preemptions", 0) or j.get("epoch", 0) > 1:
-        fail("undisturbed job %d restarted: %s" % (jid, j))
+    if j.get("restarts", 0) or j.get("preemptions", 0) or len(placements(c, jid)) != 1:
+        fail("undisturbed job %d restarted: %s, placements %s" % (jid, j, placements(c, jid)))
     check_all_free(c)
 
 

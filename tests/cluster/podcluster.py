@@ -311,12 +311,20 @@ limits: {requests_per_second: 100000, burst: 100000}
                 jid, j["state"], j.get("reason"), "/".join(sorted(states)), self.diagnose(jid)))
         return j
 
+    def committed_step(self, jid, job=None):
+        """Newest committed checkpoint step of the job as far as the scheduler knows (its
+        progress reports), or its output says (`checkpoint committed ckpt-E-S`)."""
+        j = job or self.job(jid)
+        steps = [int(x) for x in re.findall(r"checkpoint committed ckpt-\d+-(\d+)",
+                                            self.log_text(jid))]
+        return max([j.get("last_checkpoint_step", 0) or 0] + steps)
+
     def wait_running_step(self, jid, step, timeout):
         """Waits until the job RUNS and has committed a checkpoint at or after `step`."""
-        return wait_for("job %d to checkpoint step >= %d" % (jid, step),
-                        lambda: (lambda j: j if j["state"] == "RUNNING" and
-                                 j.get("last_checkpoint_step", 0) >= step else None)(self.job(jid)),
-                        timeout)
+        def ready():
+            j = self.job(jid)
+            return j if j["state"] == "RUNNING" and self.committed_step(jid, j) >= step else None
+        return wait_for("job %d to checkpoint step >= %d" % (jid, step), ready, timeout)
 
     # --- processes of jobs ---------------------------------------------------------------------
 
