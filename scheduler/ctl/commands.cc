@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <algorithm>
 #include <iomanip>
+#include <map>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -274,17 +276,88 @@ int Events(ApiClient& api, const std::string& job, const std::string& output) {
   return kExitOk;
 }
 
+namespace {
+bool Terminal(const std::string& state);
+}  // namespace
+
 int Logs(ApiClient& api, const std::string& job, bool follow) {
   if (!ValidJobArg(job)) return BadJobArg(job);
-  auto reply = api.CallOk("GET", JobPath(job) + "/logs");
+  int64_t since = 0;
+  bool noted = false;
+  for (;;) {
+    auto reply = api.CallOk("GET", JobPath(job) + "/logs?since=" + std::to_string(since));
+    if (!reply) return Report(reply.error());
+    auto logs = Parse<api::LogList>(*reply);
+    if (!logs) return Report(logs.error());
+    for (const auto& l : logs->lines()) {
+      if (l.rank() >= 0) std::cout << "[" << l.rank() << "] ";
+      std::cout << l.text() << "\n";
+    }
+    std::cout << std::flush;
+    if (!logs->note().empty() && (!noted || logs->truncated())) {
+      std::cerr << "podctl: " << logs->note() << "\n";
+      noted = true;
+    }
+    bool more = logs->next_offset() > since;
+    since = logs->next_offset();
+    if (!follow) return kExitOk;
+    if (more) continue;  // a full page: fetch the rest at once
+    // Caught up: stop once the job has ended and its last output is in (one more read after).
+    auto state = api.CallOk("GET", JobPath(job));
+    if (!state) return Report(state.error());
+    auto j = Parse<api::Job>(*state);
+    if (!j) return Report(j.error());
+    if (Terminal(j->state())) {
+      auto last = api.CallOk("GET", JobPath(job) + "/logs?since=" + std::to_string(since));
+      if (auto rest = last ? Parse<api::LogList>(*last) : std::unexpected(last.error())) {
+        for (const auto& l : rest->lines()) {
+          if (l.rank() >= 0) std::cout << "[" << l.rank() << "] ";
+          std::cout << l.text() << "\n";
+        }
+      }
+      return kExitOk;
+    }
+    usleep(500 * 1000);  // polling keeps podctl simple; the server bounds the tail anyway
+  }
+}
+
+int Agents(ApiClient& api, const std::string& output) {
+  auto reply = api.CallOk("GET", "/api/v1/agents");
   if (!reply) return Report(reply.error());
-  auto logs = Parse<api::LogList>(*reply);
-  if (!logs) return Report(logs.error());
-  for (const auto& l : logs->lines()) std::cout << "[" << l.rank() << "] " << l.text() << "\n";
-  if (!logs->note().empty()) std::cerr << "podctl: " << logs->note() << "\n";
-  if (!follow) return kExitOk;
-  int code = Wait(api, job, true);
-  return code == kExitJobFailed || code == kExitJobCancelled ? kExitOk : code;
+  auto list = Parse<api::AgentList>(*reply);
+  if (!list) return Report(list.error());
+  if (output != "table") {
+    Print(*list, output);
+    return kExitOk;
+  }
+  std::cout << std::left << std::setw(24) << "AGENT" << std::setw(8) << "POD" << std::setw(14)
+            << "HOSTS" << std::setw(12) << "STATE" << std::setw(12) << "HEARD" << "JOBS\n";
+  for (const auto& a : list->agents()) {
+    std::string hosts = HostRanges(a.hosts());
+    std::string jobs;
+    for (int64_t j : a.running_jobs()) jobs += (jobs.empty() ? "" : ",") + std::to_string(j);
+    std::cout << std::left << std::setw(24) << a.agent_id() << std::setw(8) << a.pod()
+              << std::setw(14) << hosts << std::setw(12)
+              << (a.connected() ? "connected" : "lost") << std::setw(12)
+              << (std::to_string(a.last_heartbeat_ms_ago()) + " ms") << (jobs.empty() ? "-" : jobs)
+              << "\n";
+  }
+  if (list->agents_size() == 0) std::cerr << "podctl: no podworker has registered\n";
+  return kExitOk;
+}
+
+std::string HostRanges(const google::protobuf::RepeatedField<int32_t>& hosts) {
+  std::vector<int> v(hosts.begin(), hosts.end());
+  std::sort(v.begin(), v.end());
+  std::string out;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(v[i]) +
+           (j > i ? "-" + std::to_string(v[j]) : "");
+    i = j + 1;
+  }
+  return out;
 }
 
 namespace {
@@ -397,6 +470,14 @@ std::string PodPicture(const api::Pod& p, bool color) {
   out << "\n";
   for (const auto& line : legend) out << line << "\n";
   if (hidden > 0) out << "#  hosts held by other users' jobs\n";
+  std::map<std::string, std::vector<int>> unhealthy;  // reason -> hosts
+  for (const auto& h : p.hosts()) {
+    if (!h.healthy() && !h.health_reason().empty()) unhealthy[h.health_reason()].push_back(h.id());
+  }
+  for (const auto& [reason, ids] : unhealthy) {
+    google::protobuf::RepeatedField<int32_t> f(ids.begin(), ids.end());
+    out << "X  " << reason << ": hosts " << HostRanges(f) << "\n";
+  }
   out << "upper case on-demand, lower case preemptible, . free, X unhealthy, D draining\n";
   if (p.pending_size() > 0) {
     out << "\npending:\n";

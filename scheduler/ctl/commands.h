@@ -38,10 +38,13 @@ int Logs(ApiClient& api, const std::string& job, bool follow);
 int Wait(ApiClient& api, const std::string& job, bool quiet);
 int ShowPod(ApiClient& api, const std::string& pod, bool color);
 int Quota(ApiClient& api, const std::string& output);
+int Agents(ApiClient& api, const std::string& output);
 
 // Formatting helpers (pure; unit-tested).
 std::string JsonToYaml(const std::string& json);
 std::string JobsTable(const api::JobList& list);
 std::string PodPicture(const api::Pod& pod, bool color);
+// "0-3,8,12-15".
+std::string HostRanges(const google::protobuf::RepeatedField<int32_t>& hosts);
 
 }  // namespace podsched::ctl

@@ -111,6 +111,10 @@ int main(int argc, char** argv) {
   auto* pod = app.add_subcommand("pod", "draw the pod's host grid with jobs and free hosts");
   pod->add_option("pod", pod_name, "pod name (default: every pod)");
   pod->add_flag("--no-color", no_color, "no ANSI colours");
+  std::string agents_output = "table";
+  auto* agents = app.add_subcommand("agents", "registered podworkers, their hosts and jobs (admin)");
+  agents->add_option("-o,--output", agents_output, "table, json or yaml")
+      ->check(CLI::IsMember({"table", "json", "yaml"}));
   std::string quota_output = "table";
   auto* quota = app.add_subcommand("quota", "quotas and usage (yours; every user's for an admin)");
   quota->add_option("-o,--output", quota_output, "table, json or yaml")
@@ -139,5 +143,6 @@ int main(int argc, char** argv) {
   if (wait->parsed()) return Wait(api, job, quiet);
   if (pod->parsed()) return ShowPod(api, pod_name, !no_color && isatty(STDOUT_FILENO));
   if (quota->parsed()) return Quota(api, quota_output);
+  if (agents->parsed()) return Agents(api, agents_output);
   return kExitUsage;
 }

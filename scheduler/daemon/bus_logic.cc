@@ -348,16 +348,16 @@ Status BusLogic::OnRunning(AgentInfo& agent,
 
 Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now) {
   JobEpoch je = FromProto(m.job());
-  const core::JobRecord* job = scheduler_->Find(je.job);
-  if (job == nullptr) {
-    Drop("unknown_job");
-    acks_[agent.agent_id].push_back(je);  // nothing to do; stop the resends
-    return Status::Ok();
-  }
   if (m.hosts_size() == 0 || !std::all_of(m.hosts().begin(), m.hosts().end(), [&](int32_t h) {
         return Serves(agent, HostId(h));
       })) {
     Drop("unknown_host");
+    return Status::Ok();
+  }
+  const core::JobRecord* job = scheduler_->Find(je.job);
+  if (job == nullptr) {
+    Drop("unknown_job");
+    acks_[agent.agent_id].push_back(je);  // nothing to do; stop the resends
     return Status::Ok();
   }
   std::string message = m.message().substr(0, 1024);
@@ -378,6 +378,12 @@ Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now)
     case bus::Exited::KILLED:
       kind = core::ExitKind::kKilled;
       reason = "killed";
+      // The core's own Kill at the end of a preemption's grace period races the agent's grace
+      // timer; either way the program outlived its grace period.
+      if (Current(je) && job->state == core::JobState::kPreempting &&
+          job->preempt_deadline != TimePoint{} && now >= job->preempt_deadline) {
+        reason = "killed after the grace period (SIGTERM not honoured)";
+      }
       break;
     case bus::Exited::FAILED:
       reason = m.exit_code() < 0 ? "killed by signal " + std::to_string(-m.exit_code())

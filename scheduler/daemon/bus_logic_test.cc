@@ -1,0 +1,439 @@
+#include "scheduler/daemon/bus_logic.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler/core/test_util.h"
+
+namespace podsched::daemon {
+namespace {
+
+using core::testing::At;
+using core::testing::Spec;
+
+// A 4x4-host pod; agent "a<r>" serves host row r (hosts 4r..4r+3). A v2-32 (2x2 hosts) spans two
+// agents.
+class BusLogicTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Restart(); }
+
+  // (Re)creates the scheduler from the store and a fresh BusLogic, as a podsched restart does.
+  void Restart() {
+    bus_.reset();
+    sched_.reset();
+    auto pod = pod::Pod::Create("pod0", pod::Generation::kV2, 4, 4);
+    ASSERT_TRUE(pod.has_value());
+    core::SchedulerConfig sc;
+    sc.min_runtime_before_preemption = Duration::zero();
+    auto s = core::Scheduler::Create(std::move(*pod), sc, &repo_, now_);
+    ASSERT_TRUE(s.has_value()) << s.error().message();
+    sched_ = std::move(*s);
+    BusLogic::Options o;
+    o.bus.heartbeat_timeout_ms = 3000;
+    o.default_checkpoint_url = "file:///data/objects/checkpoints";
+    o.log_url = "file:///data/objects/logs";
+    o.scheduler_id = "s1";
+    bus_ = std::make_unique<BusLogic>(o, sched_.get(),
+                                      [this] { return "tok" + std::to_string(++tokens_); });
+    ASSERT_TRUE(bus_->Start(now_).ok());
+  }
+
+  static std::string Bytes(const bus::Envelope& e) { return e.SerializeAsString(); }
+
+  bus::Envelope RegisterMsg(int row, std::vector<std::pair<JobEpoch, std::vector<int>>> running = {}) {
+    bus::Envelope e;
+    auto* r = e.mutable_register_();
+    r->set_agent_id("a" + std::to_string(row));
+    r->set_pod("pod0");
+    for (int c = 0; c < 4; ++c) r->add_hosts(row * 4 + c);
+    r->set_rsh_endpoint("tcp://127.0.0.1:" + std::to_string(40000 + row));
+    for (auto& [je, hosts] : running) {
+      auto* rj = r->add_running();
+      rj->mutable_job()->set_job_id(je.job.value());
+      rj->mutable_job()->set_epoch(je.epoch);
+      for (int h : hosts) rj->add_hosts(h);
+    }
+    return e;
+  }
+  void Register(int row, std::vector<std::pair<JobEpoch, std::vector<int>>> running = {}) {
+    ASSERT_TRUE(bus_->OnMessage("a" + std::to_string(row), Bytes(RegisterMsg(row, running)), now_).ok());
+  }
+  void Heartbeat(int row, std::vector<std::pair<JobEpoch, std::vector<int>>> running = {}) {
+    bus::Envelope e;
+    auto* hb = e.mutable_heartbeat();
+    hb->set_agent_id("a" + std::to_string(row));
+    for (auto& [je, hosts] : running) {
+      auto* rj = hb->add_running();
+      rj->mutable_job()->set_job_id(je.job.value());
+      rj->mutable_job()->set_epoch(je.epoch);
+      for (int h : hosts) rj->add_hosts(h);
+    }
+    ASSERT_TRUE(bus_->OnMessage("a" + std::to_string(row), Bytes(e), now_).ok());
+  }
+  void Exited(int row, JobEpoch je, bus::Exited::Reason reason, std::vector<int> hosts,
+              std::string message = "") {
+    bus::Envelope e;
+    auto* x = e.mutable_exited();
+    x->mutable_job()->set_job_id(je.job.value());
+    x->mutable_job()->set_epoch(je.epoch);
+    x->set_reason(reason);
+    x->set_message(message);
+    for (int h : hosts) x->add_hosts(h);
+    ASSERT_TRUE(bus_->OnMessage("a" + std::to_string(row), Bytes(e), now_).ok());
+  }
+  void RegisterAll() {
+    for (int r = 0; r < 4; ++r) Register(r);
+  }
+  void Tick() {
+    now_ += std::chrono::milliseconds(10);
+    ASSERT_TRUE(bus_->OnTimer(now_).ok());
+    if (!bus_->reconciling()) bus_->Dispatch(sched_->Tick(now_));
+  }
+  // Decoded messages taken from the outbox, by agent.
+  std::vector<std::pair<std::string, bus::Envelope>> Out() {
+    std::vector<std::pair<std::string, bus::Envelope>> out;
+    for (auto& m : bus_->TakeOutgoing()) {
+      bus::Envelope e;
+      EXPECT_TRUE(e.ParseFromString(m.bytes));
+      out.emplace_back(m.agent_id, e);
+    }
+    return out;
+  }
+  static int Count(const std::vector<std::pair<std::string, bus::Envelope>>& out,
+                   bus::Envelope::BodyCase c) {
+    int n = 0;
+    for (auto& [a, e] : out) n += e.body_case() == c;
+    return n;
+  }
+  // Submits a v2-32 and lets the scheduler place it; returns the job with its epoch.
+  JobEpoch PlaceV232(bool preemptible = false) {
+    auto id = sched_->Submit(Spec("alice", "v2-32", preemptible), now_);
+    EXPECT_TRUE(id.has_value());
+    Tick();
+    const auto* job = sched_->Find(*id);
+    EXPECT_EQ(job->state, core::JobState::kPlaced);
+    return {*id, job->epoch};
+  }
+  int64_t Dropped(const std::string& reason) {
+    auto it = bus_->dropped().find(reason);
+    return it == bus_->dropped().end() ? 0 : it->second;
+  }
+  std::vector<int> SliceHosts(JobId id) {
+    std::vector<int> out;
+    for (HostId h : sched_->pod().HostsIn(*sched_->Find(id)->placement)) out.push_back(h.value());
+    return out;
+  }
+
+  core::InMemoryJobRepository repo_;
+  std::unique_ptr<core::Scheduler> sched_;
+  std::unique_ptr<BusLogic> bus_;
+  TimePoint now_ = At(1000);
+  int tokens_ = 0;
+};
+
+TEST_F(BusLogicTest, HostsWithoutAnAgentAreUnhealthyUntilOneRegisters) {
+  EXPECT_EQ(bus_->unhealthy_hosts(), 16);
+  EXPECT_EQ(bus_->hosts()[0].reason, "no agent");
+  Register(0);
+  EXPECT_EQ(bus_->unhealthy_hosts(), 12);
+  EXPECT_EQ(bus_->hosts()[0].agent_id, "a0");
+  EXPECT_EQ(bus_->hosts()[0].reason, "");
+  auto out = Out();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first, "a0");
+  EXPECT_EQ(out[0].second.welcome().scheduler_id(), "s1");
+  EXPECT_EQ(bus_->connected_agents(), 1);
+}
+
+TEST_F(BusLogicTest, LaunchGoesOnceToEveryAgentOfTheSliceWithTheJobContract) {
+  RegisterAll();
+  Out();
+  JobEpoch je = PlaceV232();
+  auto out = Out();
+  ASSERT_EQ(Count(out, bus::Envelope::kLaunch), 2);  // a 2x2 slice spans two rows = two agents
+  const bus::Launch& l = out[0].second.launch();
+  std::vector<int> hosts = SliceHosts(je.job);
+  ASSERT_EQ(l.hosts_size(), 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(l.hosts(i), hosts[i]);
+  EXPECT_EQ(l.job().epoch(), je.epoch);
+  EXPECT_EQ(l.env().at("POD_JOB_ID"), std::to_string(je.job.value()));
+  EXPECT_EQ(l.env().at("POD_ACCELERATOR"), "v2-32");
+  EXPECT_EQ(l.env().at("POD_CHECKPOINT_URL"), "file:///data/objects/checkpoints");
+  EXPECT_EQ(l.env().at("POD_RESTART_COUNT"), "0");
+  const auto& p = *sched_->Find(je.job)->placement;
+  EXPECT_EQ(l.env().at("POD_SLICE"), "pod0:" + std::to_string(p.origin.col) + "," +
+                                         std::to_string(p.origin.row) + ":2x2");
+  std::string list;
+  for (int h : hosts) list += (list.empty() ? "" : ",") + std::to_string(h);
+  EXPECT_EQ(l.env().at("POD_HOSTS"), list);
+  EXPECT_EQ(l.rsh_endpoints().size(), 4u);
+  EXPECT_EQ(l.rsh_endpoints().at(hosts[0]), "tcp://127.0.0.1:" + std::to_string(40000 + hosts[0] / 4));
+  EXPECT_EQ(l.rsh_token(), "tok1");
+  EXPECT_EQ(out[1].second.launch().rsh_token(), "tok1");  // same content for every agent
+  EXPECT_EQ(l.command(0), "/bin/true");
+  EXPECT_EQ(l.log_url(), "file:///data/objects/logs");
+  EXPECT_EQ(l.grace_seconds(), 30);
+}
+
+TEST_F(BusLogicTest, SpecCheckpointUrlWinsAndPodVariablesCannotBeOverridden) {
+  RegisterAll();
+  auto spec = Spec("alice", "v2-8", false);
+  spec.env["POD_CHECKPOINT_URL"] = "s3://b/ck";
+  spec.env["POD_EPOCH"] = "999";
+  spec.env["MY_VAR"] = "x";
+  auto id = sched_->Submit(spec, now_);
+  ASSERT_TRUE(id.has_value());
+  Tick();
+  auto env = bus_->JobEnv(*sched_->Find(*id), {HostId(0)});
+  EXPECT_EQ(env.at("POD_CHECKPOINT_URL"), "s3://b/ck");
+  EXPECT_EQ(env.at("POD_EPOCH"), "1");
+  EXPECT_EQ(env.at("MY_VAR"), "x");
+}
+
+TEST_F(BusLogicTest, RunningStartsTheJobAndExitsFreeTheHostsThenAreAcked) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  Out();
+  std::vector<int> hosts = SliceHosts(je.job);
+  int launcher_row = hosts[0] / 4, other_row = hosts[2] / 4;
+  Heartbeat(launcher_row, {{je, {hosts[0], hosts[1]}}});
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kStarting);
+  Exited(launcher_row, je, bus::Exited::COMPLETED, {hosts[0], hosts[1]});
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kSucceeded);
+  EXPECT_TRUE(sched_->pod().host(HostId(hosts[0])).allocation.has_value());  // not all gone yet
+  Exited(other_row, je, bus::Exited::RELEASED, {hosts[2], hosts[3]});
+  for (int h : hosts) EXPECT_FALSE(sched_->pod().host(HostId(h)).allocation.has_value());
+  auto acks = bus_->TakeAcks();
+  ASSERT_EQ(acks.size(), 2u);
+  bus::Envelope a;
+  ASSERT_TRUE(a.ParseFromString(acks[0].bytes));
+  ASSERT_EQ(a.ack().exits_size(), 1);
+  EXPECT_EQ(a.ack().exits(0).job_id(), je.job.value());
+  EXPECT_TRUE(bus_->TakeAcks().empty());
+}
+
+TEST_F(BusLogicTest, PreemptAndKillFanOutToEveryAgentOfTheSlice) {
+  RegisterAll();
+  JobEpoch je = PlaceV232(true);
+  Out();
+  auto actions = sched_->Preempt(je.job, "test", now_);
+  ASSERT_TRUE(actions.has_value());
+  bus_->Dispatch(*actions);
+  auto out = Out();
+  ASSERT_EQ(Count(out, bus::Envelope::kPreempt), 2);
+  EXPECT_EQ(out[0].second.preempt().grace_seconds(), 30);
+  EXPECT_EQ(out[0].second.preempt().job().epoch(), je.epoch);
+  // The program ignores SIGTERM: the agent kills it after the grace and says so.
+  std::vector<int> hosts = SliceHosts(je.job);
+  Exited(hosts[0] / 4, je, bus::Exited::KILLED_AFTER_GRACE, {hosts[0], hosts[1]},
+         "SIGKILL after 30 s grace");
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
+  EXPECT_NE(sched_->Find(je.job)->reason.find("grace"), std::string::npos)
+      << sched_->Find(je.job)->reason;
+}
+
+TEST_F(BusLogicTest, SilentAgentLosesItsHostsAndTheJobIsRequeuedAndKilledElsewhere) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  Out();
+  std::vector<int> hosts = SliceHosts(je.job);
+  int dead = hosts[2] / 4;
+  now_ += std::chrono::milliseconds(2000);
+  for (int r = 0; r < 4; ++r) {
+    if (r != dead) Heartbeat(r);
+  }
+  Tick();
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);  // not yet
+  now_ += std::chrono::milliseconds(1500);
+  for (int r = 0; r < 4; ++r) {
+    if (r != dead) Heartbeat(r);
+  }
+  Tick();
+  EXPECT_EQ(bus_->hosts()[hosts[2]].reason, "heartbeat lost");
+  EXPECT_FALSE(sched_->pod().host(HostId(hosts[2])).healthy);
+  const auto* job = sched_->Find(je.job);
+  // Requeued and, in the same tick, placed again on healthy hosts with a new epoch.
+  EXPECT_EQ(job->epoch, je.epoch + 1);
+  for (int h : SliceHosts(je.job)) EXPECT_NE(h / 4, dead);
+  auto out = Out();
+  EXPECT_GE(Count(out, bus::Envelope::kKill), 1);
+  EXPECT_EQ(Count(out, bus::Envelope::kLaunch), 2);
+  // A message from the timed-out agent is answered with Reregister.
+  Heartbeat(dead);
+  out = Out();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].second.has_reregister());
+  Register(dead);
+  EXPECT_EQ(bus_->hosts()[hosts[2]].reason, "");
+  EXPECT_TRUE(sched_->pod().host(HostId(hosts[2])).healthy);
+}
+
+TEST_F(BusLogicTest, BadMessagesAreDroppedAndCountedByReason) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  Out();
+  ASSERT_TRUE(bus_->OnMessage("a0", "\xff\xfe random bytes \x01", now_).ok());
+  EXPECT_EQ(Dropped("malformed"), 1);
+  ASSERT_TRUE(bus_->OnMessage("a0", std::string((1 << 20) + 1, 'x'), now_).ok());
+  EXPECT_EQ(Dropped("oversized"), 1);
+  bus::Envelope hb;
+  hb.mutable_heartbeat()->set_agent_id("stranger");
+  ASSERT_TRUE(bus_->OnMessage("stranger", Bytes(hb), now_).ok());
+  EXPECT_EQ(Dropped("unknown_agent"), 1);
+  auto out = Out();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].second.has_reregister());
+  bus::Envelope reg = RegisterMsg(0);
+  reg.mutable_register_()->add_hosts(99);
+  ASSERT_TRUE(bus_->OnMessage("a0", Bytes(reg), now_).ok());
+  EXPECT_EQ(Dropped("unknown_host"), 1);
+  reg = RegisterMsg(1);  // claims a0's name from another identity
+  ASSERT_TRUE(bus_->OnMessage("a0", Bytes(reg), now_).ok());
+  EXPECT_EQ(Dropped("invalid"), 1);
+  std::vector<int> hosts = SliceHosts(je.job);
+  bus::Envelope prog;
+  prog.mutable_progress()->mutable_job()->set_job_id(je.job.value());
+  prog.mutable_progress()->mutable_job()->set_epoch(je.epoch + 5);
+  ASSERT_TRUE(bus_->OnMessage("a" + std::to_string(hosts[0] / 4), Bytes(prog), now_).ok());
+  EXPECT_EQ(Dropped("stale_epoch"), 1);
+  prog.mutable_progress()->mutable_job()->set_job_id(777);
+  ASSERT_TRUE(bus_->OnMessage("a" + std::to_string(hosts[0] / 4), Bytes(prog), now_).ok());
+  EXPECT_EQ(Dropped("unknown_job"), 1);
+  bus::Envelope log;
+  log.mutable_log()->mutable_job()->set_job_id(je.job.value());
+  log.mutable_log()->mutable_job()->set_epoch(je.epoch);
+  log.mutable_log()->set_data(std::string(65 << 10, 'x'));
+  ASSERT_TRUE(bus_->OnMessage("a" + std::to_string(hosts[0] / 4), Bytes(log), now_).ok());
+  EXPECT_EQ(Dropped("oversized"), 2);
+  // An exit for a host this agent does not serve.
+  int foreign_row = (hosts[0] / 4 + 2) % 4;
+  Exited(foreign_row, je, bus::Exited::COMPLETED, {hosts[0]});
+  EXPECT_EQ(Dropped("unknown_host"), 2);
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);  // nothing of it applied
+}
+
+TEST_F(BusLogicTest, ProgressIsBoundedAndStreamedAtMostOncePerSecond) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  std::string agent = "a" + std::to_string(SliceHosts(je.job)[0] / 4);
+  for (int i = 1; i <= 2100; ++i) {
+    bus::Envelope e;
+    auto* p = e.mutable_progress();
+    p->mutable_job()->set_job_id(je.job.value());
+    p->mutable_job()->set_epoch(je.epoch);
+    p->set_step(i);
+    p->set_loss(1.0 / i);
+    ASSERT_TRUE(bus_->OnMessage(agent, Bytes(e), now_).ok());
+    now_ += std::chrono::milliseconds(1);
+  }
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kRunning);
+  EXPECT_EQ(sched_->Find(je.job)->step, 2100);
+  const auto& pts = bus_->ProgressOf(je.job)->points();
+  ASSERT_EQ(pts.size(), ProgressSeries::kMaxPoints);
+  EXPECT_EQ(pts.front().step, 101);
+  auto due = bus_->TakeDueProgress(now_);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].second.step, 2100);  // the newest
+  EXPECT_TRUE(bus_->TakeDueProgress(now_ + std::chrono::milliseconds(500)).empty());
+}
+
+TEST_F(BusLogicTest, RestartAdoptsWhatRunsWithoutLaunchingTwice) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  std::vector<int> hosts = SliceHosts(je.job);
+  Heartbeat(hosts[0] / 4, {{je, {hosts[0], hosts[1]}}});
+  ASSERT_EQ(sched_->Find(je.job)->state, core::JobState::kStarting);
+  Restart();
+  EXPECT_TRUE(bus_->reconciling());
+  now_ += std::chrono::milliseconds(100);
+  Tick();  // no pass while reconciling
+  EXPECT_EQ(Count(Out(), bus::Envelope::kLaunch), 0);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<std::pair<JobEpoch, std::vector<int>>> running;
+    std::vector<int> mine;
+    for (int h : hosts) {
+      if (h / 4 == r) mine.push_back(h);
+    }
+    if (!mine.empty()) running.push_back({je, mine});
+    Register(r, running);
+  }
+  EXPECT_FALSE(bus_->reconciling());
+  Tick();
+  EXPECT_EQ(Count(Out(), bus::Envelope::kLaunch), 0);
+  EXPECT_EQ(sched_->Find(je.job)->epoch, je.epoch);
+  EXPECT_TRUE(core::HoldsHosts(sched_->Find(je.job)->state));
+  EXPECT_EQ(bus_->unhealthy_hosts(), 0);
+}
+
+TEST_F(BusLogicTest, RestartRequeuesWhatIsNotRunningAndKillsWhatItDoesNotKnow) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  std::vector<int> hosts = SliceHosts(je.job);
+  Restart();
+  // The launcher's agent runs nothing of the job but an unknown epoch of job 555.
+  int row = hosts[0] / 4;
+  JobEpoch ghost{JobId(555), 3};
+  int ghost_host = row * 4 + 3;
+  if (ghost_host == hosts[0] || ghost_host == hosts[1]) ghost_host = row * 4;
+  Register(row, {{ghost, {ghost_host}}});
+  const auto* job = sched_->Find(je.job);
+  EXPECT_EQ(job->state, core::JobState::kQueued);
+  EXPECT_NE(job->reason.find("not running"), std::string::npos) << job->reason;
+  auto out = Out();
+  EXPECT_EQ(Count(out, bus::Envelope::kKill), 1);
+  EXPECT_EQ(bus_->hosts()[ghost_host].reason, "stale processes");
+  EXPECT_FALSE(sched_->pod().host(HostId(ghost_host)).healthy);
+  Heartbeat(row);  // the ghost is gone
+  EXPECT_EQ(bus_->hosts()[ghost_host].reason, "");
+  EXPECT_TRUE(sched_->pod().host(HostId(ghost_host)).healthy);
+}
+
+TEST_F(BusLogicTest, ReconcileTimeoutFailsHostsWhoseAgentNeverCame) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  Restart();
+  EXPECT_TRUE(bus_->reconciling());
+  now_ += std::chrono::milliseconds(3001);
+  Tick();
+  EXPECT_FALSE(bus_->reconciling());
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
+  EXPECT_EQ(bus_->hosts()[SliceHosts(je.job).empty() ? 0 : 0].reason, "no agent");
+}
+
+TEST(LogTailTest, KeepsOffsetsSkipsResendsAndParsesRanks) {
+  LogTail tail;
+  TimePoint t = At(1);
+  tail.Append(1, 0, "[1,0]<stdout>:hello\n[1,3]<stderr>:oops\n", t);
+  tail.Append(1, 0, "[1,0]<stdout>:hello\n", t);  // resend: ignored
+  tail.Append(1, 38, "plain\n", t);
+  auto page = tail.Read(0, 1 << 20);
+  ASSERT_EQ(page.lines.size(), 3u);
+  EXPECT_EQ(page.lines[0]->text, "hello");
+  EXPECT_EQ(page.lines[0]->rank, 0);
+  EXPECT_EQ(page.lines[1]->rank, 3);
+  EXPECT_EQ(page.lines[1]->text, "oops");
+  EXPECT_EQ(page.lines[2]->rank, -1);
+  EXPECT_EQ(page.next_offset, 44);
+  EXPECT_FALSE(page.truncated);
+  EXPECT_TRUE(tail.Read(44, 100).lines.empty());
+  EXPECT_EQ(tail.Read(44, 100).next_offset, 44);
+  auto second = tail.Read(20, 1 << 20);
+  ASSERT_EQ(second.lines.size(), 2u);
+  // A new epoch starts its own offsets; the job-wide offsets go on.
+  tail.Append(2, 0, "again\n", t);
+  EXPECT_EQ(tail.Read(44, 100).lines.size(), 1u);
+  EXPECT_EQ(tail.end_offset(), 50);
+}
+
+TEST(LogTailTest, DropsTheOldestBeyondOneMebibyte) {
+  LogTail tail;
+  std::string line(1023, 'x');
+  line += '\n';
+  for (int i = 0; i < 1100; ++i) tail.Append(1, int64_t{i} * 1024, line, At(1));
+  auto page = tail.Read(0, 4096);
+  EXPECT_TRUE(page.truncated);
+  ASSERT_EQ(page.lines.size(), 4u);
+  EXPECT_EQ(page.lines[0]->offset, (1100 - 1024) * 1024);
+}
+
+}  // namespace
+}  // namespace podsched::daemon

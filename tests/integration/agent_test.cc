@@ -1,0 +1,459 @@
+// podworker without podsched: this test plays the scheduler with a ZeroMQ ROUTER, starts real
+// podworker processes (2 agents serving hosts 0-1 and 2-3), and launches podprobe under real
+// mpirun across the 4 hosts. It checks the conversation of docs/bus.md, the exit reasons,
+// signals and the rsh side channel, and that nothing is left running.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "proto/bus.pb.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace podsched::bus;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+struct Received {
+  std::string agent;
+  Envelope env;
+  Clock::time_point at;
+};
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
+            const std::vector<std::string>& extra_env = {}) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    for (const auto& kv : extra_env) putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+bool Alive(pid_t pid) { return kill(pid, 0) == 0; }
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("podworker-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "pids");
+    router_.set(zmq::sockopt::router_mandatory, 1);
+    router_.set(zmq::sockopt::router_handover, 1);
+    router_.set(zmq::sockopt::linger, 0);
+    router_.bind("tcp://127.0.0.1:*");
+    bus_ = router_.get(zmq::sockopt::last_endpoint);
+    StartAgent("a0", "0-1");
+    StartAgent("a1", "2-3");
+    ASSERT_TRUE(WaitFor([&] { return rsh_.count("a0") && rsh_.count("a1"); }, seconds(20)))
+        << "both agents register";
+  }
+
+  void TearDown() override {
+    for (auto& [id, pid] : agents_) {
+      if (pid > 0) {
+        kill(pid, SIGTERM);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  void StartAgent(const std::string& id, const std::string& hosts) {
+    agents_[id] = Spawn({PODWORKER, "--bus", bus_, "--hosts", hosts, "--agent-id", id,
+                         "--state-dir", (dir_ / ("state-" + id)).string(), "--advertise",
+                         "127.0.0.1", "--log-level", "debug"},
+                        (dir_ / (id + ".log")).string());
+  }
+
+  // Receives and answers for up to `d`: Register -> Welcome.
+  void Pump(milliseconds d) {
+    zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+    const auto until = Clock::now() + d;
+    while (true) {
+      const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now());
+      zmq::poll(&item, 1, std::max(left, milliseconds(0)));
+      zmq::message_t id, body;
+      while (router_.recv(id, zmq::recv_flags::dontwait)) {
+        (void)router_.recv(body);
+        Received r{id.to_string(), {}, Clock::now()};
+        if (!r.env.ParseFromArray(body.data(), static_cast<int>(body.size()))) continue;
+        if (r.env.has_register_()) {
+          rsh_[r.agent] = r.env.register_().rsh_endpoint();
+          Envelope w;
+          w.mutable_welcome()->set_scheduler_id("test");
+          w.mutable_welcome()->set_heartbeat_interval_ms(200);
+          SendTo(r.agent, w);
+        }
+        got_.push_back(std::move(r));
+      }
+      if (Clock::now() >= until) return;
+    }
+  }
+
+  bool WaitFor(const std::function<bool()>& cond, milliseconds limit) {
+    const auto until = Clock::now() + limit;
+    while (Clock::now() < until) {
+      if (cond()) return true;
+      Pump(milliseconds(50));
+    }
+    return cond();
+  }
+
+  void SendTo(const std::string& agent, const Envelope& env) { SendRaw(agent, env.SerializeAsString()); }
+  void SendRaw(const std::string& agent, const std::string& bytes) {
+    router_.send(zmq::buffer(agent), zmq::send_flags::sndmore);
+    router_.send(zmq::buffer(bytes), zmq::send_flags::none);
+  }
+  void SendBoth(const Envelope& env) {
+    SendTo("a0", env);
+    SendTo("a1", env);
+  }
+
+  Envelope MakeLaunch(int64_t job, int64_t epoch, const std::vector<std::string>& args,
+                      int grace = 10) {
+    Envelope env;
+    Launch* l = env.mutable_launch();
+    l->mutable_job()->set_job_id(job);
+    l->mutable_job()->set_epoch(epoch);
+    for (int h : {0, 1, 2, 3}) {
+      l->add_hosts(h);
+      (*l->mutable_rsh_endpoints())[h] = rsh_[h < 2 ? "a0" : "a1"];
+    }
+    l->set_ranks_per_host(1);
+    l->add_command(PODPROBE);
+    l->add_command("--pid-dir");
+    l->add_command((dir_ / "pids").string());
+    for (const auto& a : args) l->add_command(a);
+    auto& env_map = *l->mutable_env();
+    env_map["POD_JOB_ID"] = std::to_string(job);
+    env_map["POD_EPOCH"] = std::to_string(epoch);
+    env_map["POD_HOSTS"] = "0,1,2,3";
+    l->set_rsh_token(kToken);
+    l->set_grace_seconds(grace);
+    l->set_log_url("file://" + (dir_ / "objects").string());
+    return env;
+  }
+
+  Envelope MakeControl(int64_t job, int64_t epoch, bool preempt, int grace = 10) {
+    Envelope env;
+    JobEpoch* je = preempt ? env.mutable_preempt()->mutable_job() : env.mutable_kill()->mutable_job();
+    je->set_job_id(job);
+    je->set_epoch(epoch);
+    if (preempt) env.mutable_preempt()->set_grace_seconds(grace);
+    return env;
+  }
+
+  const Exited* FindExited(const std::string& agent, int64_t job, int64_t epoch) {
+    for (const auto& r : got_) {
+      if (r.agent == agent && r.env.has_exited() && r.env.exited().job().job_id() == job &&
+          r.env.exited().job().epoch() == epoch) {
+        return &r.env.exited();
+      }
+    }
+    return nullptr;
+  }
+
+  std::string LogText(int64_t job, int64_t epoch) {
+    std::map<int64_t, std::string> by_offset;
+    for (const auto& r : got_) {
+      if (r.env.has_log() && r.env.log().job().job_id() == job && r.env.log().job().epoch() == epoch) {
+        by_offset[r.env.log().offset()] = r.env.log().data();
+      }
+    }
+    std::string all;
+    for (const auto& [off, data] : by_offset) {
+      EXPECT_EQ(off, static_cast<int64_t>(all.size())) << "Log offsets are contiguous";
+      all += data;
+    }
+    return all;
+  }
+
+  std::vector<pid_t> RankPids() {
+    std::vector<pid_t> pids;
+    for (int r = 0; r < 4; ++r) {
+      std::ifstream in(dir_ / "pids" / ("rank-" + std::to_string(r) + ".pid"));
+      pid_t p = 0;
+      if (in >> p) pids.push_back(p);
+    }
+    return pids;
+  }
+
+  bool AllRanksStarted() { return RankPids().size() == 4; }
+  bool AllRanksGone() {
+    auto pids = RankPids();
+    return std::none_of(pids.begin(), pids.end(), [](pid_t p) {
+      // A zombie whose parent has not reaped it yet is gone for our purposes.
+      std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+      std::string s;
+      std::getline(stat, s);
+      return !s.empty() && s.find(") Z") == std::string::npos;
+    });
+  }
+
+  // The last heartbeat of `agent` received after `since`.
+  const Heartbeat* HeartbeatAfter(const std::string& agent, Clock::time_point since) {
+    const Heartbeat* last = nullptr;
+    for (const auto& r : got_) {
+      if (r.agent == agent && r.env.has_heartbeat() && r.at > since) last = &r.env.heartbeat();
+    }
+    return last;
+  }
+  int HeartbeatsAfter(const std::string& agent, Clock::time_point since) {
+    int n = 0;
+    for (const auto& r : got_) n += r.agent == agent && r.env.has_heartbeat() && r.at > since;
+    return n;
+  }
+
+  static constexpr const char* kToken = "00112233445566778899aabbccddeeff";
+  fs::path dir_;
+  zmq::context_t ctx_;
+  zmq::socket_t router_{ctx_, zmq::socket_type::router};
+  std::string bus_;
+  std::map<std::string, pid_t> agents_;
+  std::map<std::string, std::string> rsh_;
+  std::vector<Received> got_;
+};
+
+TEST_F(AgentTest, RunsAnMpiJobAcrossTwoAgentsAndReportsEverything) {
+  const auto start = Clock::now();
+  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", start) >= 2 && HeartbeatsAfter("a1", start) >= 2; },
+                      seconds(10)));
+  SendBoth(MakeLaunch(7, 1, {}));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 7, 1) && FindExited("a1", 7, 1); }, seconds(90)));
+  const Exited& launcher = *FindExited("a0", 7, 1);
+  EXPECT_EQ(launcher.reason(), Exited::COMPLETED) << launcher.message();
+  EXPECT_EQ(launcher.exit_code(), 0);
+  EXPECT_EQ(std::vector<int>(launcher.hosts().begin(), launcher.hosts().end()), (std::vector<int>{0, 1}));
+  const Exited& other = *FindExited("a1", 7, 1);
+  EXPECT_EQ(other.reason(), Exited::RELEASED) << other.message();
+  EXPECT_EQ(std::vector<int>(other.hosts().begin(), other.hosts().end()), (std::vector<int>{2, 3}));
+
+  const std::string log = LogText(7, 1);
+  EXPECT_NE(log.find("podprobe: world=4 sum=6 job=7 epoch=1 hosts=0,1,2,3"), std::string::npos) << log;
+  for (int r = 0; r < 4; ++r) {
+    // Rank r runs on host r (1 rank per host, in slice order), named by POD_HOST from its agent.
+    const std::string want = "<stdout>:rank " + std::to_string(r) + " on host " + std::to_string(r);
+    EXPECT_NE(log.find(want), std::string::npos) << want << "\n" << log;
+  }
+  EXPECT_EQ(ReadFile(dir_ / "objects" / "7" / "logs" / "epoch-1.log"), log);
+  EXPECT_TRUE(AllRanksStarted());
+  EXPECT_TRUE(WaitFor([&] { return AllRanksGone(); }, seconds(5)));
+
+  // Exits are resent with every heartbeat until acknowledged.
+  auto t = Clock::now();
+  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", t) >= 1; }, seconds(5)));
+  EXPECT_EQ(HeartbeatAfter("a0", t)->unacked_exits_size(), 1);
+  Envelope ack;
+  auto* je = ack.mutable_ack()->add_exits();
+  je->set_job_id(7);
+  je->set_epoch(1);
+  SendBoth(ack);
+  Pump(milliseconds(300));
+  t = Clock::now();
+  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", t) >= 1 && HeartbeatsAfter("a1", t) >= 1; },
+                      seconds(5)));
+  EXPECT_EQ(HeartbeatAfter("a0", t)->unacked_exits_size(), 0);
+  EXPECT_EQ(HeartbeatAfter("a1", t)->unacked_exits_size(), 0);
+}
+
+TEST_F(AgentTest, PreemptEndsWithExit75WithinGrace) {
+  SendBoth(MakeLaunch(8, 1, {"--run-seconds", "120"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  const auto sent = Clock::now();
+  SendBoth(MakeControl(8, 1, /*preempt=*/true, /*grace=*/30));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 8, 1) && FindExited("a1", 8, 1); }, seconds(45)));
+  EXPECT_LT(Clock::now() - sent, seconds(30));
+  EXPECT_EQ(FindExited("a0", 8, 1)->reason(), Exited::PREEMPTED) << FindExited("a0", 8, 1)->message();
+  EXPECT_EQ(FindExited("a0", 8, 1)->exit_code(), 75);
+  EXPECT_EQ(FindExited("a1", 8, 1)->reason(), Exited::RELEASED);
+  EXPECT_NE(LogText(8, 1).find("podprobe: preempted"), std::string::npos);
+  EXPECT_TRUE(AllRanksGone());
+}
+
+TEST_F(AgentTest, IgnoredSigtermIsKilledAfterGrace) {
+  SendBoth(MakeLaunch(9, 1, {"--run-seconds", "120", "--ignore-sigterm"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  const auto sent = Clock::now();
+  SendBoth(MakeControl(9, 1, /*preempt=*/true, /*grace=*/2));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 9, 1) && FindExited("a1", 9, 1); }, seconds(40)));
+  EXPECT_GE(Clock::now() - sent, seconds(2));
+  const Exited& e = *FindExited("a0", 9, 1);
+  EXPECT_EQ(e.reason(), Exited::KILLED_AFTER_GRACE) << e.message();
+  EXPECT_EQ(e.message(), "SIGKILL after 2 s grace");
+  EXPECT_EQ(FindExited("a1", 9, 1)->reason(), Exited::RELEASED);
+  EXPECT_TRUE(AllRanksGone());
+}
+
+TEST_F(AgentTest, KillEndsTheJobAtOnce) {
+  SendBoth(MakeLaunch(10, 1, {"--run-seconds", "120"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  SendBoth(MakeControl(10, 1, /*preempt=*/false));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 10, 1) && FindExited("a1", 10, 1); }, seconds(20)));
+  EXPECT_EQ(FindExited("a0", 10, 1)->reason(), Exited::KILLED) << FindExited("a0", 10, 1)->message();
+  EXPECT_EQ(FindExited("a1", 10, 1)->reason(), Exited::RELEASED);
+  EXPECT_TRUE(AllRanksGone());
+}
+
+TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsChecked) {
+  SendBoth(MakeLaunch(11, 2, {"--run-seconds", "120"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  const auto first = RankPids();
+  // An older epoch's Launch, Preempt and Kill: ignored (the job keeps running, nothing new starts).
+  SendBoth(MakeLaunch(11, 1, {}));
+  SendBoth(MakeControl(11, 1, true, 1));
+  SendBoth(MakeControl(11, 1, false));
+  const auto t = Clock::now();
+  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", t) >= 3 && HeartbeatsAfter("a1", t) >= 3; },
+                      seconds(10)));
+  for (const char* a : {"a0", "a1"}) {
+    const Heartbeat* hb = HeartbeatAfter(a, t);
+    ASSERT_EQ(hb->running_size(), 1) << a;
+    EXPECT_EQ(hb->running(0).job().epoch(), 2);
+    EXPECT_GT(hb->running(0).pids_size(), 0);
+  }
+  EXPECT_EQ(FindExited("a0", 11, 1), nullptr);
+  EXPECT_EQ(RankPids(), first);
+  for (pid_t p : first) EXPECT_TRUE(Alive(p));
+
+  // rsh with a bad token, a wrong epoch, a host the agent does not serve: refused, exit 255.
+  auto rsh = [&](const std::string& token, const std::string& epoch, const std::string& host) {
+    const std::string log = (dir_ / "rsh.log").string();
+    fs::remove(log);
+    const pid_t pid = Spawn({PODWORKER, "rsh", host, "touch", (dir_ / "rsh-ran").string()}, log,
+                            {"POD_RSH_ENDPOINTS=0=" + rsh_["a0"] + ",2=" + rsh_["a1"] + ",3=" + rsh_["a0"],
+                             "POD_RSH_TOKEN=" + token, "POD_JOB_ID=11", "POD_EPOCH=" + epoch});
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(log));
+  };
+  auto [code, err] = rsh("ffffffffffffffffffffffffffffffff", "2", "h0");
+  EXPECT_EQ(code, 255);
+  EXPECT_NE(err.find("bad rsh token"), std::string::npos) << err;
+  std::tie(code, err) = rsh(kToken, "1", "h0");
+  EXPECT_EQ(code, 255);
+  EXPECT_NE(err.find("no running launch"), std::string::npos) << err;
+  std::tie(code, err) = rsh(kToken, "2", "h3");  // host 3 is a1's, endpoint points at a0
+  EXPECT_EQ(code, 255);
+  EXPECT_NE(err.find("not served"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "rsh-ran"));
+  // The right token runs the command and returns its status the ssh way.
+  std::tie(code, err) = rsh(kToken, "2", "h2");
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_TRUE(fs::exists(dir_ / "rsh-ran"));
+
+  SendBoth(MakeControl(11, 2, false));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 11, 2) && FindExited("a1", 11, 2); }, seconds(20)));
+  EXPECT_TRUE(AllRanksGone());
+}
+
+TEST_F(AgentTest, GarbageOnEveryInputDoesNotCrashTheAgent) {
+  std::mt19937 rng(42);
+  auto random_bytes = [&](size_t n) {
+    std::string s(n, '\0');
+    for (auto& c : s) c = static_cast<char>(rng());
+    return s;
+  };
+  for (int i = 0; i < 200; ++i) SendRaw("a0", random_bytes(rng() % 512));
+  // A Launch for hosts the agent does not serve, one with nonsense fields, Preempt/Kill/Welcome
+  // for jobs that do not exist, an agent-bound message type, a multi-part message.
+  Envelope foreign = MakeLaunch(12, 1, {});
+  foreign.mutable_launch()->clear_hosts();
+  foreign.mutable_launch()->add_hosts(40);
+  SendTo("a0", foreign);
+  Envelope nonsense = MakeLaunch(12, 1, {});
+  nonsense.mutable_launch()->set_ranks_per_host(-5);
+  nonsense.mutable_launch()->set_rsh_token("not hex");
+  SendTo("a0", nonsense);
+  SendTo("a0", MakeControl(99, 1, true));
+  SendTo("a0", MakeControl(99, 1, false));
+  Envelope hb;
+  hb.mutable_heartbeat()->set_agent_id("a0");
+  SendTo("a0", hb);
+  router_.send(zmq::buffer(std::string("a0")), zmq::send_flags::sndmore);
+  router_.send(zmq::str_buffer("part1"), zmq::send_flags::sndmore);
+  router_.send(zmq::str_buffer("part2"), zmq::send_flags::none);
+  // Oversized (past ZMQ_MAXMSGSIZE: the agent's socket drops the connection and reconnects).
+  SendRaw("a1", std::string(2 << 20, 'x'));
+  // Random bytes and an oversized frame to the rsh server, garbage to the progress port.
+  for (const auto& [agent, ep] : rsh_) {
+    const auto colon = ep.rfind(':');
+    const std::string port = ep.substr(colon + 1);
+    std::system(("(head -c 4096 /dev/urandom; printf '\\x7f\\xff\\xff\\xff') | timeout 5 "
+                 "bash -c 'cat > /dev/tcp/127.0.0.1/" + port + "' 2>/dev/null").c_str());
+  }
+  const auto t = Clock::now();
+  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", t) >= 3 && HeartbeatsAfter("a1", t) >= 3; },
+                      seconds(15)));
+  EXPECT_TRUE(Alive(agents_["a0"]));
+  EXPECT_TRUE(Alive(agents_["a1"]));
+  EXPECT_NE(ReadFile(dir_ / "a0.log").find("dropped bus message (malformed"), std::string::npos);
+  EXPECT_NE(ReadFile(dir_ / "a0.log").find("(unknown_host"), std::string::npos);
+  EXPECT_NE(ReadFile(dir_ / "a0.log").find("(unknown_job"), std::string::npos);
+  // And they still run a job.
+  SendBoth(MakeLaunch(13, 1, {}));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 13, 1) && FindExited("a1", 13, 1); }, seconds(90)));
+  EXPECT_EQ(FindExited("a0", 13, 1)->reason(), Exited::COMPLETED) << FindExited("a0", 13, 1)->message();
+}
+
+TEST_F(AgentTest, Kill9OfAnAgentLeavesNoOrphansAndARestartReportsNothing) {
+  SendBoth(MakeLaunch(14, 1, {"--run-seconds", "300"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  kill(agents_["a1"], SIGKILL);
+  waitpid(agents_["a1"], nullptr, 0);
+  agents_["a1"] = -1;
+  // The launcher's mpirun loses the orted of hosts 2-3 and ends the job everywhere; host 2-3's
+  // ranks lose their orted (killed with its agent) and die.
+  EXPECT_TRUE(WaitFor([&] { return AllRanksGone(); }, seconds(30)));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 14, 1) != nullptr; }, seconds(30)));
+  EXPECT_EQ(FindExited("a0", 14, 1)->reason(), Exited::FAILED) << FindExited("a0", 14, 1)->message();
+
+  const auto t = Clock::now();
+  StartAgent("a1", "2-3");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const auto& r : got_) {
+          if (r.agent == "a1" && r.at > t && r.env.has_register_()) return true;
+        }
+        return false;
+      },
+      seconds(20)));
+  for (const auto& r : got_) {
+    if (r.agent == "a1" && r.at > t && r.env.has_register_()) {
+      EXPECT_EQ(r.env.register_().running_size(), 0);
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,156 @@
+"""Shared helpers for the bus tests and benchmarks: a real podsched on ephemeral ports in a temp
+dir (HTTP and bus), podworker processes, HTTP calls and /metrics parsing. Every wait is polling of
+a condition with a deadline."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+TIMEOUT = 120  # generous: the machine is shared
+
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    sys.exit(1)
+
+
+def wait_for(cond, what, timeout=TIMEOUT, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(interval)
+    fail("timed out after %d s waiting for %s" % (timeout, what))
+
+
+class Podsched:
+    """podsched --port 0 with the bus on an ephemeral port; `config` is YAML text appended to a
+    one-pod configuration."""
+
+    def __init__(self, binary, work, pod_rows=2, pod_cols=4, bus_extra="", extra="",
+                 generation="v2"):
+        self.binary, self.work = binary, work
+        self.config = os.path.join(work, "podsched.yaml")
+        with open(self.config, "w") as f:
+            f.write("pods: [{name: pod0, generation: %s, host_rows: %d, host_cols: %d}]\n"
+                    % (generation, pod_rows, pod_cols))
+            f.write("bus:\n  address: \"tcp://127.0.0.1:*\"\n" + bus_extra)
+            f.write("limits: {requests_per_second: 100000, burst: 100000}\n")
+            f.write("scheduler: {min_runtime_before_preemption_seconds: 0, "
+                    "retry_backoff_base_seconds: 1}\n" + extra)
+        self.proc = None
+        self.start()
+
+    def start(self):
+        self.out_path = os.path.join(self.work, "podsched.out")
+        self.err = open(os.path.join(self.work, "podsched.err"), "a")
+        self.proc = subprocess.Popen(
+            [self.binary, "--config", self.config, "--data-dir", os.path.join(self.work, "var"),
+             "--port", "0"], stdout=open(self.out_path, "w"), stderr=self.err)
+
+        def ready():
+            if self.proc.poll() is not None:
+                fail("podsched exited: " + open(os.path.join(self.work, "podsched.err")).read())
+            text = open(self.out_path).read()
+            url = re.search(r"^podsched listening on (http\S+)$", text, re.M)
+            bus = re.search(r"^podsched bus on (tcp\S+)$", text, re.M)
+            return url and bus and (url.group(1), bus.group(1))
+        self.url, self.bus = wait_for(ready, "podsched to listen", 30)
+        self.token = open(os.path.join(self.work, "var", "admin.token")).read().strip()
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def call(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Authorization": "Bearer " + self.token,
+                                              "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                text = r.read().decode()
+                return r.status, (json.loads(text) if text.startswith(("{", "[")) else text)
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def get(self, path):
+        status, body = self.call("GET", path)
+        if status != 200:
+            fail("GET %s: %s %s" % (path, status, body))
+        return body
+
+    def job(self, job_id):
+        return self.get("/api/v1/jobs/%d" % job_id)
+
+    def events(self, job_id):
+        return self.get("/api/v1/jobs/%d/events" % job_id).get("events", [])
+
+    def submit(self, spec):
+        status, body = self.call("POST", "/api/v1/jobs", spec)
+        if status != 201:
+            fail("submit: %s %s" % (status, body))
+        return int(body["job"]["id"])
+
+    def metrics(self):
+        status, text = self.call("GET", "/metrics")
+        out = {}
+        for line in text.splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+        return out
+
+    def pod(self):
+        return self.get("/api/v1/pods/pod0")
+
+
+class Worker:
+    """One podworker serving `hosts` (e.g. "0-1")."""
+
+    def __init__(self, binary, podsched, work, agent_id, hosts, extra=()):
+        self.binary, self.agent_id, self.hosts = binary, agent_id, hosts
+        self.state = os.path.join(work, "worker-" + agent_id)
+        self.log = os.path.join(work, "worker-%s.log" % agent_id)
+        self.podsched, self.extra = podsched, list(extra)
+        self.start()
+
+    def start(self):
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        self.proc = subprocess.Popen(
+            [self.binary, "--bus", self.podsched.bus, "--pod", "pod0", "--hosts", self.hosts,
+             "--agent-id", self.agent_id, "--state-dir", self.state] + self.extra,
+            stdout=open(self.log, "a"), stderr=subprocess.STDOUT, env=env,
+            start_new_session=True)
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

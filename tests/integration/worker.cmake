@@ -1,0 +1,18 @@
+# The worker bus end to end: a real podsched on ephemeral ports, bad messages from a test client
+# (bench_bus fuzz), and real podworkers running podprobe under real mpirun (worker_test.py).
+add_test(NAME bus_fuzz_integration
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/bus_fuzz_test.py
+          $<TARGET_FILE:podsched> $<TARGET_FILE:bench_bus>)
+set_tests_properties(bus_fuzz_integration PROPERTIES LABELS integration TIMEOUT 120)
+
+# Real podworkers (one per host of a 2x4 pod) running podprobe under mpirun.
+if(TARGET podworker AND TARGET podprobe)
+  foreach(t success preempt grace on_demand agent_loss restart)
+    add_test(NAME worker_integration_${t}
+      COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/worker_test.py
+              $<TARGET_FILE:podsched> $<TARGET_FILE:podctl> $<TARGET_FILE:podworker>
+              $<TARGET_FILE:podprobe> ${t})
+    set_tests_properties(worker_integration_${t} PROPERTIES LABELS integration TIMEOUT 300
+                         RESOURCE_LOCK podworker_cluster)
+  endforeach()
+endif()

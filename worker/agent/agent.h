@@ -1,0 +1,34 @@
+// podworker's agent loop: one thread, zmq_poll over the bus DEALER and raw fds (progress UDP
+// socket, rsh listener and connections, child pipes, a signalfd for SIGCHLD/SIGTERM/SIGINT).
+// Behaviour: docs/bus.md; design and known gaps: docs/podworker.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace podsched::agent {
+
+struct AgentOptions {
+  std::string bus = "tcp://127.0.0.1:8471";
+  std::string pod = "pod0";
+  std::vector<int32_t> hosts;        // sorted
+  std::string agent_id;
+  std::string advertise = "127.0.0.1";
+  std::string state_dir;
+  std::string mpirun = "mpirun";
+  std::vector<std::string> mpirun_args;
+  std::string mpi_subnet;            // CIDR
+  std::string podworker_path;        // absolute path of this binary (for plm_rsh_agent)
+  std::string bus_server_key;        // Z85; empty: no CURVE
+  std::string bus_public_key;        // Z85 key pair of this agent (CURVE)
+  std::string bus_secret_key;
+  int32_t rsh_port = 0;              // 0: any free port
+  int32_t start_timeout_ms = 120000; // a non-launcher with no rsh session by then releases
+  std::string version;
+};
+
+// Runs until SIGTERM/SIGINT (then SIGKILLs everything it started). Returns the exit code.
+int RunAgent(const AgentOptions& options);
+
+}  // namespace podsched::agent

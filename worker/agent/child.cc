@@ -1,0 +1,80 @@
+#include "worker/agent/child.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+extern char** environ;
+
+namespace podsched::agent {
+
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrides) {
+  std::map<std::string, std::string> vars;
+  auto add = [&](const std::string& kv) {
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) vars[kv.substr(0, eq)] = kv;
+  };
+  for (char** e = environ; *e != nullptr; ++e) add(*e);
+  for (const auto& kv : overrides) add(kv);
+  std::vector<std::string> out;
+  for (auto& [name, kv] : vars) out.push_back(std::move(kv));
+  return out;
+}
+
+Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
+                                const std::vector<std::string>& env) {
+  if (argv.empty()) return InvalidArgument("empty argv");
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return Internal(std::string("pipe: ") + std::strerror(errno));
+  }
+  // Everything the child needs is prepared before fork: only async-signal-safe calls after.
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  const pid_t parent = getpid();
+
+  const pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
+    return Internal(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the agent died before prctl took effect
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGCHLD, SIGHUP}) signal(sig, SIG_DFL);
+    const int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    close_range(3, ~0U, 0);
+    // execvpe searches PATH of the *current* environment; set it to the child's first.
+    environ = cenv.data();
+    execvp(cargv[0], cargv.data());
+    const char* msg = "podworker: cannot exec the command\n";
+    (void)!write(2, msg, std::strlen(msg));
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from the parent: no window where a kill(-pid) misses the child
+  close(out[1]);
+  close(err[1]);
+  fcntl(out[0], F_SETFL, O_NONBLOCK);
+  fcntl(err[0], F_SETFL, O_NONBLOCK);
+  return ChildProcess{pid, out[0], err[0]};
+}
+
+}  // namespace podsched::agent

@@ -1,0 +1,139 @@
+// podworker: the host agent (docs/podworker.md). Subcommands `rsh` (mpirun's rsh agent) and
+// `keygen` (a CurveZMQ key pair); without one it runs the agent.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "worker/agent/agent.h"
+#include "worker/agent/host_list.h"
+#include "worker/agent/mpirun_argv.h"
+#include "worker/agent/rsh_client.h"
+
+namespace {
+
+using namespace podsched::agent;
+
+int Keygen() {
+  char pub[41] = {}, sec[41] = {};
+  if (zmq_curve_keypair(pub, sec) != 0) {
+    std::fprintf(stderr, "podworker keygen: libzmq without CURVE support\n");
+    return 1;
+  }
+  std::printf("public-key: %s\nsecret-key: %s\n", pub, sec);
+  return 0;
+}
+
+// A key file as `podworker keygen` prints it.
+bool ReadKeyFile(const std::string& path, std::string& pub, std::string& sec, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read --bus-key-file " + path;
+    return false;
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("public-key: ")) pub = line.substr(12);
+    if (line.starts_with("secret-key: ")) sec = line.substr(12);
+  }
+  if (pub.size() != 40 || sec.size() != 40) {
+    error = path + " must hold 'public-key: Z85' and 'secret-key: Z85' lines (podworker keygen)";
+    return false;
+  }
+  return true;
+}
+
+std::string SelfPath(const char* argv0) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return p.string();
+  return std::filesystem::absolute(argv0).string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // `rsh` takes ssh-style arguments that no option parser should interpret.
+  if (argc >= 2 && std::string(argv[1]) == "rsh") {
+    return RshMain(std::vector<std::string>(argv + 2, argv + argc));
+  }
+  if (argc >= 2 && std::string(argv[1]) == "keygen") return Keygen();
+
+  AgentOptions o;
+  std::string hosts = "0-63", key_file;
+  CLI::App app{"podworker: host agent of podsched (serves simulated hosts of a pod).\n"
+               "Also: podworker rsh [ssh options] hN COMMAND...   (mpirun's rsh agent)\n"
+               "      podworker keygen                         (CurveZMQ key pair)"};
+  app.set_config("--config", "", "INI/TOML file with any of these options (long names)");
+  app.add_option("--bus", o.bus, "ZeroMQ address of podsched's bus")->capture_default_str();
+  app.add_option("--pod", o.pod, "Pod whose hosts this agent serves")->capture_default_str();
+  app.add_option("--hosts", hosts, "Hosts served, e.g. 0-7,12")->capture_default_str();
+  app.add_option("--agent-id", o.agent_id, "Agent id (default: <hostname>-<first host>)");
+  app.add_option("--advertise", o.advertise,
+                 "IPv4 address for the rsh and progress endpoints")->capture_default_str();
+  app.add_option("--state-dir", o.state_dir, "State directory (default ./var/worker/<agent id>)");
+  app.add_option("--mpirun", o.mpirun, "mpirun to run")->capture_default_str();
+  app.add_option("--mpirun-arg", o.mpirun_args, "Extra mpirun argument (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--mpi-subnet", o.mpi_subnet,
+                 "CIDR for MPI traffic (default: /8 of a loopback, else /24 of --advertise)");
+  app.add_option("--bus-server-key", o.bus_server_key, "podsched's CURVE public key (Z85)");
+  app.add_option("--bus-key-file", key_file, "This agent's CURVE key pair (podworker keygen)");
+  app.add_option("--rsh-port", o.rsh_port, "TCP port of the rsh server (0: any free port)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--start-timeout-ms", o.start_timeout_ms,
+                 "A host of a slice whose rsh request never comes is released after this long")
+      ->check(CLI::Range(1000, 3600 * 1000))
+      ->capture_default_str();
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  auto usage = [](const std::string& message) {
+    std::fprintf(stderr, "podworker: %s\n(run podworker --help)\n", message.c_str());
+    return 2;
+  };
+  auto parsed = ParseHostList(hosts);
+  if (!parsed) return usage(parsed.error().message());
+  o.hosts = *parsed;
+  if (o.agent_id.empty()) {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    o.agent_id = std::string(name) + "-" + std::to_string(o.hosts.front());
+  }
+  const bool id_ok = !o.agent_id.empty() && o.agent_id.size() <= 64 &&
+                     o.agent_id.find_first_not_of(
+                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+                         std::string::npos;
+  if (!id_ok) return usage("--agent-id '" + o.agent_id + "' must be 1..64 of [A-Za-z0-9._-]");
+  if (o.state_dir.empty()) o.state_dir = "var/worker/" + o.agent_id;
+  o.state_dir = std::filesystem::absolute(o.state_dir).string();
+  if (o.mpi_subnet.empty()) {
+    auto subnet = DefaultMpiSubnet(o.advertise);
+    if (!subnet) return usage(subnet.error().message());
+    o.mpi_subnet = *subnet;
+  }
+  if (!o.bus_server_key.empty() || !key_file.empty()) {
+    std::string error;
+    if (o.bus_server_key.size() != 40 || key_file.empty() ||
+        !ReadKeyFile(key_file, o.bus_public_key, o.bus_secret_key, error)) {
+      return usage(error.empty() ? "CURVE needs --bus-server-key (40 Z85 characters) and "
+                                   "--bus-key-file"
+                                 : error);
+    }
+  }
+  o.podworker_path = SelfPath(argv[0]);
+  o.version = "0.1.0";
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ podworker[%P] %v");
+  return RunAgent(o);
+}

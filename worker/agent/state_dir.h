@@ -1,0 +1,41 @@
+// The agent's state directory: which processes it is responsible for, so that a restarted agent
+// (after kill -9) can kill what a previous run left behind (docs/podworker.md).
+//
+// File `processes`: one "PID STARTTIME" line per process (start time guards against pid reuse),
+// rewritten atomically (temp + rename) whenever the set changes.
+//
+// Thread safety: one thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace podsched::agent {
+
+class StateDir {
+ public:
+  explicit StateDir(std::string path) : path_(std::move(path)) {}
+  // Creates the directory (and parents).
+  Status Open();
+  const std::string& path() const { return path_; }
+
+  // SIGKILLs every recorded process that still exists with the recorded start time (and its
+  // process group when it leads one), waits up to `wait_ms` for them to go, and clears the
+  // record. Returns how many were killed.
+  int KillLeftovers(int wait_ms);
+
+  // Records the processes (pid, start time); no write when unchanged.
+  Status Record(std::vector<std::pair<pid_t, uint64_t>> processes);
+
+ private:
+  std::string path_;
+  std::vector<std::pair<pid_t, uint64_t>> recorded_;
+};
+
+}  // namespace podsched::agent
