@@ -4,8 +4,8 @@ server, either in network namespaces (`netns.Cluster`, one machine per namespace
 
 Layout in namespaces (tests/cluster/cluster_test.py):
   node 0: podsched (HTTP :8470, bus :8471) and the S3 server (Swift + s3api)
-  node k (1..W): one podworker serving pod hosts {k-1, k-1+W} — column k-1 of a 2 x W pod —
-                 so every v2-32 (2x2 hosts) spans two namespaces.
+  node k (1..W): pod hosts {k-1, k-1+W} — column k-1 of a 2 x W pod, so every v2-32 (2x2
+                 hosts) spans two namespaces — each served by its own podworker.
 
 Python standard library only. The contract with podworker / podsched is docs/bus.md.
 """
@@ -212,17 +212,27 @@ limits: {requests_per_second: 100000, burst: 100000}
         return h % self.workers + 1
 
     def start_worker(self, k):
+        """Starts the agents of node k: one podworker per simulated host (see below)."""
         node = self.nodes[k]
-        hosts = ",".join(str(h) for h in self.hosts_of_worker(k))
-        argv = [self.bins.podworker, "--bus", self.bus, "--pod", "pod0", "--hosts", hosts,
-                "--agent-id", "agent-%d" % k, "--advertise", node.ip,
-                "--state-dir", os.path.join(self.work, "worker-%d" % k),
-                "--mpi-subnet", self.subnet]
-        # The marker reaches mpirun, orted and the ranks (they inherit the agent's environment):
-        # close() finds whatever is left by it, also on 127.0.0.1 where no namespace bounds it.
-        env = dict(MPI_ENV, PODSCHED_CLUSTER_RUN=self.work)
-        self.agents[k] = node.popen(argv, log=os.path.join(self.work, "worker-%d.log" % k),
-                                    env=env)
+        self.agents[k] = []
+        for h in self.hosts_of_worker(k):
+            # One agent per host, each with its own TMPDIR: OpenMPI's orteds of one job that
+            # share a hostname and /tmp race creating their common session directory
+            # (/tmp/ompi.HOST.UID/jf.N/0: mkdir "File exists", orte_init fails, mpirun exits
+            # 213). podworker starts every host's orted with its own environment, so two hosts
+            # served by one agent hit this; separate agents with separate TMPDIRs do not.
+            tmp = os.path.join(self.work, "tmp", "h%d" % h)
+            os.makedirs(tmp, exist_ok=True)
+            argv = [self.bins.podworker, "--bus", self.bus, "--pod", "pod0", "--hosts", str(h),
+                    "--agent-id", "agent-%d-h%d" % (k, h), "--advertise", node.ip,
+                    "--state-dir", os.path.join(self.work, "worker-%d-h%d" % (k, h)),
+                    "--mpi-subnet", self.subnet]
+            # The marker reaches mpirun, orted and the ranks (they inherit the agent's
+            # environment): close() finds whatever is left by it, also on 127.0.0.1 where no
+            # namespace bounds it.
+            env = dict(MPI_ENV, PODSCHED_CLUSTER_RUN=self.work, TMPDIR=tmp)
+            self.agents[k].append(node.popen(
+                argv, log=os.path.join(self.work, "worker-%d-h%d.log" % (k, h)), env=env))
         return self.agents[k]
 
     def start(self):
@@ -359,7 +369,8 @@ limits: {requests_per_second: 100000, burst: 100000}
                 parts.append("  log tail:\n    " + "\n    ".join(self.log_text(jid).split("\n")[-15:]))
             except Exception as ex:  # diagnostics must never hide the failure itself
                 parts.append("  (no API: %s)" % ex)
-        for name in ["podsched.log"] + ["worker-%d.log" % k for k in range(1, self.workers + 1)]:
+        for name in ["podsched.log"] + sorted(f for f in os.listdir(self.work)
+                                              if f.startswith("worker-") and f.endswith(".log")):
             path = os.path.join(self.work, name)
             if os.path.exists(path):
                 tail = open(path, errors="replace").read().split("\n")[-12:]
