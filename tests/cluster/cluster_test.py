@@ -112,10 +112,11 @@ def preempt(c, ref, tmp):
     a_hosts = sorted(c.job(a)["hosts"])
     # A one-host on-demand filler takes one of the 4 free hosts, so that the on-demand v2-32
     # that follows fits only by preempting the victim; the filler ends first, which frees a
-    # 2x2 beside the on-demand job for the victim to resume on.
-    f = c.submit("v2-8", ["25"], command="/bin/sleep", name="filler")
-    c.wait_state(f, "RUNNING", 60)
-    od = c.submit("v2-32", SHORT_ARGS, name="on-demand")
+    # 2x2 beside the on-demand job for the victim to resume on (the on-demand job runs ~20 s,
+    # the filler 10 s).
+    f = c.submit("v2-8", ["10"], command="/bin/sleep", name="filler")
+    c.wait_state(f, ("STARTING", "RUNNING"), 60)  # sleep reports no progress: never RUNNING
+    od = c.submit("v2-32", RUN_ARGS, name="on-demand")
     wait_for("victim %d to be preempted" % a,
              lambda: any(e.get("to") == "PREEMPTING" for e in c.events(a)), 60)
     jq = c.wait_state(a, ("QUEUED", "PLACED", "STARTING", "RUNNING"), 60)
@@ -134,9 +135,12 @@ def preempt(c, ref, tmp):
         fail("victim %d did not resume from a checkpoint:\n%s" % (a, c.diagnose(a)))
     if j.get("preemptions", 0) < 1:
         fail("job %d reports no preemption: %s" % (a, j))
+    import re
+    at = re.findall(r"preempted at step (\d+); checkpoint", c.log_text(a))
+    if not at or int(at[0]) != step:
+        fail("victim %d: preempted at %s but resumed from %d: work lost" % (a, at, step))
     say("victim resumed from step %d on hosts %s (was %s)" % (step, new_hosts, a_hosts))
-    check_finished(c, od, reference_sha(c.bins.podtrain, SHORT, os.path.join(tmp, "..")),
-                   "preempt (on-demand)")
+    check_finished(c, od, ref, "preempt (on-demand)")
     c.wait_state(f, "SUCCEEDED", 60)
     check_all_free(c)
 
