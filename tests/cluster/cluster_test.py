@@ -198,7 +198,12 @@ def link_cut(c, ref, _tmp):
         stale = [p for p in c.job_processes(jid) if p[0] == victim and p[3] == epoch]
         say("new epoch %d runs on %s; stale processes behind the cut link: %s" % (
             j2["epoch"], sorted(j2["hosts"]), stale))
-        time.sleep(0)  # the cut lasts until the new epoch has run (polled above), no longer
+        # The cut lasts until the new epoch has committed a checkpoint: from then on a stale
+        # rank's commit would be fenced (podtrain exit 4), and it must not win either way.
+        import re
+        new = j2["epoch"]
+        wait_for("epoch %d of job %d to commit a checkpoint" % (new, jid),
+                 lambda: re.search(r"checkpoint committed ckpt-%d-" % new, c.log_text(jid)), 90)
     finally:
         c.nodes[victim].restore()
     say("link of namespace %d restored" % victim)
