@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded defaults: a whole simulated TPU v2 pod on this machine.
 # Installs what is missing (deploy/deps.sh), builds (build/), starts podsched (HTTP
-# 127.0.0.1:8470, bus 127.0.0.1:8471, SQLite + file:// storage under ./var) and 8 podworkers
-# serving 8 hosts each (64 hosts), waits until all 64 hosts are registered, prints the dashboard
+# 127.0.0.1:8470, bus 127.0.0.1:8471, SQLite + file:// storage under ./var) and 64 podworkers
+# (one per host; --agents 8 for 8 hosts each), waits until all 64 hosts are registered, prints the dashboard
 # URL and the admin token, and submits a demo workload: podtrain jobs (v2-8 and v2-32, on-demand
 # and preemptible, checkpointing to file://var/checkpoints) under a provider reclaim rate, so
 # that within a few minutes there are placements, preemptions, checkpoints and resumes.
@@ -14,7 +14,7 @@
 #   deploy/up.sh --demo          the placement demo instead (podsim place --demo; no daemons)
 #
 # Options: --port N (HTTP; the bus uses N+1; default 8470, env PODSCHED_UP_PORT), --var DIR
-# (default ./var, env PODSCHED_UP_VAR), --agents N (default 8; 64 must be divisible by N),
+# (default ./var, env PODSCHED_UP_VAR), --agents N (default 64; 64 must be divisible by N),
 # --reclaim-rate R (provider reclaims per preemptible allocation-hour, default 30),
 # --build-dir DIR (default ./build, env PODSCHED_UP_BUILD), --skip-deps / --skip-build (env
 # PODSCHED_UP_SKIP_DEPS=1 / PODSCHED_UP_SKIP_BUILD=1).
@@ -28,7 +28,11 @@ root=$(pwd)
 
 port=${PODSCHED_UP_PORT:-8470}
 var=${PODSCHED_UP_VAR:-$root/var}
-agents=8
+# One agent per simulated host by default: OpenMPI's daemons (orted) of one job that share a
+# hostname and a TMPDIR race creating their common session directory (mkdir "File exists",
+# orte_init fails, mpirun exits 213); each agent here gets its own TMPDIR, so one host per
+# agent avoids that until podworker separates the hosts it serves itself.
+agents=64
 reclaim=30
 mode=foreground
 workload=1
@@ -217,10 +221,12 @@ curl -sf "$url/healthz" >/dev/null || die "podsched did not answer on $url withi
 token=$(cat "$var/admin.token")
 
 per=$((64 / agents))
-step "starting $agents podworkers ($per hosts each)"
+step "starting $agents podworkers ($per host$([[ $per -gt 1 ]] && echo s) each)"
 for ((i = 0; i < agents; i++)); do
   first=$((i * per)); last=$((first + per - 1))
-  "${mark[@]}" setsid "$podworker" --bus "tcp://127.0.0.1:$bus_port" --pod pod0 --hosts "$first-$last" \
+  # Its own TMPDIR: the MPI session directories of its hosts stay apart from other agents'.
+  mkdir -p "$var/tmp/local-$i"
+  "${mark[@]}" TMPDIR="$var/tmp/local-$i" setsid "$podworker" --bus "tcp://127.0.0.1:$bus_port" --pod pod0 --hosts "$first-$last" \
     --agent-id "local-$i" --advertise 127.0.0.1 --state-dir "$var/worker/local-$i" \
     </dev/null >>"$var/log/worker-$i.log" 2>&1 &
   echo "worker-$i $!" >>"$pids_file"
@@ -286,7 +292,7 @@ cat <<MSG
     $podctl --server $url pod
     $podctl --server $url logs -f 2
     $podctl --server $url agents
-  (podctl reads the token from var/admin.token in this directory; elsewhere --token or POD_TOKEN)
+  (podctl reads the token from var/admin.token in $root; elsewhere add --token or set POD_TOKEN)
   Logs: $var/log/   Checkpoints: $var/checkpoints/
 MSG
 
