@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke test of deploy/up.sh (tests/integration/deploy.cmake): --detach starts podsched and 8
+# Smoke test of deploy/up.sh (tests/integration/deploy.cmake): --detach starts podsched and 64
 # podworkers (64 hosts) on an alternate port and var dir, the demo workload runs (a job reaches
 # RUNNING), podctl works against it, and --down leaves no process and frees the ports.
 # Usage: deploy_up_test.sh SOURCE_DIR BUILD_DIR
@@ -33,7 +33,7 @@ check "up.sh --detach exits 0 (in $((SECONDS - start)) s)" test $rc = 0
 check "prints the dashboard URL" grep -q "dashboard: *http://127.0.0.1:$PORT/" "$WORK/up.out"
 TOKEN=$(cat "$WORK/var/admin.token")
 check "prints the admin token" grep -qF "$TOKEN" "$WORK/up.out"
-check "pids file lists podsched and 8 agents" test "$(wc -l < "$WORK/var/up.pids")" = 9
+check "pids file lists podsched and 64 agents" test "$(wc -l < "$WORK/var/up.pids")" = 65
 api() { curl -sf -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT$1"; }
 check "64 healthy hosts" test "$(api /api/v1/pods/pod0 | jq '[.hosts[] | select(.healthy)] | length')" = 64
 check "demo workload submitted (6 jobs)" test "$(api /api/v1/jobs | jq '.jobs | length')" = 6
