@@ -5,5 +5,5 @@
 # The ctest smoke run is tiny: a few seconds of training, one or two preemptions per run.
 add_test(NAME bench_goodput_smoke
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/goodput.py ${CMAKE_BINARY_DIR}
-                 --steps 120 --period 5 --step-ms 50 --checkpoint-every 20 --grace 15)
+                 --steps 120 --period 5 --step-ms 50 --checkpoint-every 20 --grace 15 --write-delay-ms 1500)
 set_tests_properties(bench_goodput_smoke PROPERTIES LABELS bench-smoke TIMEOUT 600 RUN_SERIAL TRUE)

@@ -8,8 +8,9 @@ The same job runs three times:
                  hours to seconds: `POST /jobs/{id}/preempt`, what `podctl preempt` does) with a
                  grace period long enough for podtrain's SIGTERM checkpoint;
   no-grace       preempted the same way, with a grace period (1 s, the shortest a job spec can
-                 ask for) shorter than the checkpoint write (podtrain --write-delay-ms 2000 in
-                 every run): the ranks are SIGKILLed and resume from the last periodic checkpoint.
+                 ask for) shorter than the checkpoint write (podtrain --write-delay-ms in
+                 every run, default 1500): the ranks are SIGKILLed and resume from the last
+                 periodic checkpoint.
 Figures: useful steps per wall second (submit -> SUCCEEDED) relative to the uninterrupted run,
 and work lost per preemption (steps reached in an epoch minus the step the next epoch resumed
 from). Every run must still end SUCCEEDED at the reference params_sha256 (nothing lost but time).
@@ -82,10 +83,14 @@ def run(c, args, grace, period, ref, label):
     sha = wait_for("params_sha256 of job %d" % jid, lambda: c.params_sha(jid), 30)
     if sha != ref:
         raise Failure("%s: params_sha256 %s differs from the reference %s" % (label, sha, ref))
+    preemptions = j.get("preemptions", preemptions)  # the scheduler's count (a reclaim may
+    # land while the job is still starting; those count too)
     eps = epochs_from_log(c.log_text(jid))
     lost = [eps[i][1] - eps[i + 1][0] for i in range(len(eps) - 1)]
-    print("%s: job %d, %d preemptions, %.1f s wall, epochs (start, reached) %s, lost %s" % (
-        label, jid, preemptions, wall, eps, lost), flush=True)
+    reasons = sorted({e.get("reason", "") for e in c.events(jid) if e.get("to") == "QUEUED"
+                      and e.get("from")})
+    print("%s: job %d, %d preemptions, %.1f s wall, epochs (start, reached) %s, lost %s, "
+          "requeue reasons %s" % (label, jid, preemptions, wall, eps, lost, reasons), flush=True)
     return wall, preemptions, lost
 
 
@@ -95,13 +100,16 @@ def main():
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--period", type=float, default=20, help="seconds of running between reclaims")
     ap.add_argument("--step-ms", type=int, default=100)
-    ap.add_argument("--checkpoint-every", type=int, default=40)
+    ap.add_argument("--checkpoint-every", type=int, default=100)
+    ap.add_argument("--write-delay-ms", type=int, default=1500,
+                    help="simulated checkpoint write time (per shard); the no-grace run's 1 s "
+                         "grace must be shorter")
     ap.add_argument("--grace", type=int, default=20)
     o = ap.parse_args()
     bins = Binaries(o.build_dir)
     train = ["--steps", str(o.steps), "--global-batch", "64", "--progress-every", "1"]
     args = train + ["--checkpoint-every", str(o.checkpoint_every), "--min-step-ms", str(o.step_ms),
-                    "--write-delay-ms", "2000"]
+                    "--write-delay-ms", str(o.write_delay_ms)]
     tmp = tempfile.mkdtemp(prefix="podsched-goodput-")
     c = None
     try:

@@ -288,15 +288,23 @@ limits: {requests_per_second: 100000, burst: 100000}
         return [_ints(e) for e in self.api("GET", "/api/v1/jobs/%d/events" % jid).get("events", [])]
 
     def log_text(self, jid):
-        """The job's output: the scheduler's in-memory tail, else the stored epoch logs."""
+        """The job's output: the scheduler's in-memory tail; when that lacks the end of the run
+        (e.g. after a scheduler restart), the epoch logs stored under the data dir instead."""
         lines = self.api("GET", "/api/v1/jobs/%d/logs?since=0" % jid).get("lines", [])
         text = "\n".join(l.get("text", "") for l in lines)
-        if "params_sha256=" not in text:
-            for dirpath, _dirs, files in os.walk(self.data_dir):
-                for f in sorted(files):
-                    if re.match(r"epoch-\d+\.log$", f) and ("/%d/" % jid) in dirpath + "/":
-                        text += "\n" + open(os.path.join(dirpath, f), errors="replace").read()
-        return text
+        if "params_sha256=" in text:
+            return text
+        stored = []
+        for dirpath, _dirs, files in os.walk(self.data_dir):
+            if ("/%d/" % jid) not in dirpath + "/":
+                continue
+            for f in files:
+                m = re.match(r"epoch-(\d+)\.log$", f)
+                if m:
+                    stored.append((int(m.group(1)), os.path.join(dirpath, f)))
+        if not stored:
+            return text
+        return "\n".join(open(path, errors="replace").read() for _, path in sorted(stored))
 
     def params_sha(self, jid):
         m = re.findall(r"params_sha256=([0-9a-f]{64})", self.log_text(jid))
