@@ -114,6 +114,7 @@ class PodCluster:
         self.sched = None
         self.agents = {}
         self.s3_dir = None
+        self.agent_env = {}
         os.makedirs(work, exist_ok=True)
         if use_netns:
             self.cluster = netns.Cluster(workers + 1, name)
@@ -160,10 +161,11 @@ class PodCluster:
                                AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1"))
         if r.returncode != 0 and "BucketAlreadyOwnedByYou" not in r.stderr:
             fail("aws s3 mb on %s: %s" % (self.s3_endpoint, r.stderr))
-        # Credentials in the URL (percent-encoded colon): every rank on every host gets them
-        # through POD_CHECKPOINT_URL without extra environment.
-        self.checkpoint_url = ("s3://%s/ckpt?endpoint=%s&region=us-east-1&access_key=test%%3Atester"
-                               "&secret_key=testing" % (bucket, self.s3_endpoint))
+        # Credentials as on a real cluster (docs/deploy.md): in the agents' environment, which
+        # the MPI daemons they start and so the ranks inherit; not in the URL.
+        self.checkpoint_url = "s3://%s/ckpt?endpoint=%s&region=us-east-1" % (bucket, self.s3_endpoint)
+        self.agent_env = {"AWS_ACCESS_KEY_ID": "test:tester", "AWS_SECRET_ACCESS_KEY": "testing",
+                          "AWS_REGION": "us-east-1"}
 
     def _write_config(self):
         os.makedirs(self.data_dir, exist_ok=True)
@@ -230,7 +232,7 @@ limits: {requests_per_second: 100000, burst: 100000}
             # The marker reaches mpirun, orted and the ranks (they inherit the agent's
             # environment): close() finds whatever is left by it, also on 127.0.0.1 where no
             # namespace bounds it.
-            env = dict(MPI_ENV, PODSCHED_CLUSTER_RUN=self.work, TMPDIR=tmp)
+            env = dict(MPI_ENV, PODSCHED_CLUSTER_RUN=self.work, TMPDIR=tmp, **self.agent_env)
             self.agents[k].append(node.popen(
                 argv, log=os.path.join(self.work, "worker-%d-h%d.log" % (k, h)), env=env))
         return self.agents[k]
