@@ -61,5 +61,22 @@ TEST(PodPicture, DrawsAllocationsAndHiddenOnes) {
   EXPECT_NE(PodPicture(p, true).find("\x1b["), std::string::npos);
 }
 
+TEST(PodPicture, ListsUnhealthyHostsByReason) {
+  api::Pod p;
+  p.set_name("pod0");
+  p.set_generation("v2");
+  p.set_host_rows(2);
+  p.set_host_cols(4);
+  for (int i = 0; i < 8; ++i) {
+    auto* h = p.add_hosts();
+    h->set_id(i);
+    h->set_healthy(i < 4);
+    if (i >= 4) h->set_health_reason(i == 6 ? "heartbeat lost" : "no agent");
+  }
+  std::string pic = PodPicture(p, false);
+  EXPECT_NE(pic.find("X  no agent: hosts 4-5,7"), std::string::npos) << pic;
+  EXPECT_NE(pic.find("X  heartbeat lost: hosts 6"), std::string::npos) << pic;
+}
+
 }  // namespace
 }  // namespace podsched::ctl

@@ -231,6 +231,25 @@ TEST_F(BusLogicTest, PreemptAndKillFanOutToEveryAgentOfTheSlice) {
       << sched_->Find(je.job)->reason;
 }
 
+TEST_F(BusLogicTest, CoreKillAtTheEndOfTheGraceStillSaysGrace) {
+  RegisterAll();
+  JobEpoch je = PlaceV232(true);
+  auto actions = sched_->Preempt(je.job, "test", now_);
+  ASSERT_TRUE(actions.has_value());
+  bus_->Dispatch(*actions);
+  now_ += std::chrono::seconds(31);
+  for (int r = 0; r < 4; ++r) Heartbeat(r);
+  Tick();  // the core's grace timer: Kill
+  EXPECT_GE(Count(Out(), bus::Envelope::kKill), 2);
+  std::vector<int> hosts = SliceHosts(je.job);
+  Exited(hosts[0] / 4, je, bus::Exited::KILLED, {hosts[0], hosts[1]}, "killed on request");
+  auto events = repo_.EventsOf(je.job);
+  ASSERT_TRUE(events.has_value());
+  const core::JobEvent& last = events->back();
+  EXPECT_EQ(last.to, core::JobState::kQueued);
+  EXPECT_NE(last.reason.find("grace"), std::string::npos) << last.reason;
+}
+
 TEST_F(BusLogicTest, SilentAgentLosesItsHostsAndTheJobIsRequeuedAndKilledElsewhere) {
   RegisterAll();
   JobEpoch je = PlaceV232();

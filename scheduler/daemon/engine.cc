@@ -474,7 +474,11 @@ HttpResponse Engine::Metrics() const {
   b.dropped = bus_->dropped();
   b.agents_connected = bus_->connected_agents();
   b.hosts_unhealthy = bus_->unhealthy_hosts();
-  b.unroutable = unroutable_ ? unroutable_() : 0;
+  if (bus_io_) {
+    BusIoCounters io = bus_io_();
+    b.unroutable = io.unroutable;
+    b.rejected_keys = io.rejected_keys;
+  }
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   r.body = metrics_.Format(g) + FormatBusMetrics(b);

@@ -100,8 +100,12 @@ class Engine {
   void SetBusSender(SendBus send) { send_bus_ = std::move(send); }
   void OnBusMessage(std::string_view agent_id, std::string_view bytes, TimePoint now);
   void OnBusMalformed() { bus_->CountMalformed(); }
-  // Messages the bus thread could not deliver (ROUTER_MANDATORY: agent gone).
-  void SetBusUnroutable(std::function<int64_t()> count) { unroutable_ = std::move(count); }
+  // Counters kept by the bus thread (read at scrape time).
+  struct BusIoCounters {
+    int64_t unroutable = 0;     // messages to an agent the ROUTER does not know (any more)
+    int64_t rejected_keys = 0;  // CURVE handshakes refused by the ZAP handler
+  };
+  void SetBusIoCounters(std::function<BusIoCounters()> read) { bus_io_ = std::move(read); }
   const BusLogic& bus() const { return *bus_; }
   // A commit failed: the core's memory is ahead of the store. The daemon must exit.
   bool fatal() const { return fatal_; }
@@ -144,7 +148,7 @@ class Engine {
   std::unique_ptr<core::Scheduler> scheduler_;
   std::unique_ptr<BusLogic> bus_;
   SendBus send_bus_;
-  std::function<int64_t()> unroutable_;
+  std::function<BusIoCounters()> bus_io_;
   daemon::Metrics metrics_;
   std::map<int64_t, Stream> streams_;
   int64_t next_stream_ = 1;

@@ -246,3 +246,104 @@ TEST(EngineGroupCommit, NothingIsStoredOrStreamedBeforeFlush) {
 
 }  // namespace
 }  // namespace podsched::daemon
+
+namespace podsched::daemon {
+namespace {
+
+// The bus through the engine: agents and host health in the API, Launch sent only after the
+// commit (group commit), logs with offsets, progress over the API and the stream.
+TEST(EngineBus, AgentsHealthLogsAndProgressThroughTheApi) {
+  Config config;
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2}};
+  core::InMemoryJobRepository repo;
+  TimePoint now{std::chrono::seconds(1'700'000'000)};
+  auto created = Engine::Create(config,
+                                {{"admin", Sha256Hex("a"), true}, {"alice", Sha256Hex("t"), false}},
+                                &repo, now, /*group_commit=*/true,
+                                [&](std::span<const core::StoreBatch* const> batches) {
+                                  for (const auto* b : batches) {
+                                    if (Status s = repo.Commit(*b); !s.ok()) return s;
+                                  }
+                                  return Status::Ok();
+                                });
+  ASSERT_TRUE(created.has_value());
+  Engine& engine = **created;
+  std::vector<BusOutgoing> sent;
+  engine.SetBusSender([&](BusOutgoing m) { sent.push_back(std::move(m)); });
+  auto get = [&](const std::string& target, const std::string& token = "a") {
+    return engine.Handle({"GET", target, "Bearer " + token, "", ""}, now);
+  };
+  api::Pod pod;
+  ASSERT_TRUE(ParseJson(get("/api/v1/pods/pod0").body, {}, &pod).ok());
+  EXPECT_FALSE(pod.hosts(0).healthy());
+  EXPECT_EQ(pod.hosts(0).health_reason(), "no agent");
+
+  bus::Envelope reg;
+  reg.mutable_register_()->set_agent_id("w1");
+  reg.mutable_register_()->set_pod("pod0");
+  for (int h = 0; h < 4; ++h) reg.mutable_register_()->add_hosts(h);
+  engine.OnBusMessage("w1", reg.SerializeAsString(), now);
+  EXPECT_TRUE(sent.empty());  // the Welcome waits for the flush like everything else
+  ASSERT_TRUE(engine.Flush(now).ok());
+  ASSERT_EQ(sent.size(), 1u);
+  ASSERT_TRUE(ParseJson(get("/api/v1/pods/pod0").body, {}, &pod).ok());
+  EXPECT_TRUE(pod.hosts(0).healthy());
+  EXPECT_EQ(pod.hosts(0).agent_id(), "w1");
+  EXPECT_EQ(get("/api/v1/agents", "t").status, 403);
+  api::AgentList agents;
+  ASSERT_TRUE(ParseJson(get("/api/v1/agents").body, {}, &agents).ok());
+  ASSERT_EQ(agents.agents_size(), 1);
+  EXPECT_TRUE(agents.agents(0).connected());
+
+  auto r = engine.Handle({"POST", "/api/v1/jobs", "Bearer t",
+                          R"({"name":"j","accelerator":"v2-8","command":"c"})", ""}, now);
+  ASSERT_EQ(r.status, 201);
+  ASSERT_TRUE(engine.Flush(now).ok());
+  engine.Tick(now);
+  ASSERT_TRUE(engine.Flush(now).ok());
+  ASSERT_EQ(sent.size(), 2u);
+  bus::Envelope launch;
+  ASSERT_TRUE(launch.ParseFromString(sent[1].bytes));
+  ASSERT_TRUE(launch.has_launch());
+  int64_t epoch = launch.launch().job().epoch();
+
+  bus::Envelope log;
+  log.mutable_log()->mutable_job()->set_job_id(1);
+  log.mutable_log()->mutable_job()->set_epoch(epoch);
+  log.mutable_log()->set_data("[1,0]<stdout>:one\n[1,0]<stdout>:two\n");
+  engine.OnBusMessage("w1", log.SerializeAsString(), now);
+  api::LogList logs;
+  ASSERT_TRUE(ParseJson(get("/api/v1/jobs/1/logs?limit=10", "t").body, {}, &logs).ok());
+  ASSERT_EQ(logs.lines_size(), 1);  // limit: one whole line
+  EXPECT_EQ(logs.lines(0).text(), "one");
+  ASSERT_TRUE(
+      ParseJson(get("/api/v1/jobs/1/logs?since=" + std::to_string(logs.next_offset()), "t").body,
+                {}, &logs)
+          .ok());
+  ASSERT_EQ(logs.lines_size(), 1);
+  EXPECT_EQ(logs.lines(0).text(), "two");
+  EXPECT_EQ(get("/api/v1/jobs/1/logs?since=-1", "t").status, 400);
+
+  std::vector<std::string> frames;
+  (void)engine.OpenStream({"GET", "/api/v1/events/stream", "Bearer t", "", ""}, now,
+                          [&](std::string f) { frames.push_back(f); });
+  bus::Envelope progress;
+  progress.mutable_progress()->mutable_job()->set_job_id(1);
+  progress.mutable_progress()->mutable_job()->set_epoch(epoch);
+  progress.mutable_progress()->set_step(7);
+  engine.OnBusMessage("w1", progress.SerializeAsString(), now);
+  ASSERT_TRUE(engine.Flush(now).ok());
+  api::ProgressList points;
+  ASSERT_TRUE(ParseJson(get("/api/v1/jobs/1/progress", "t").body, {}, &points).ok());
+  ASSERT_EQ(points.points_size(), 1);
+  EXPECT_EQ(points.points(0).step(), 7);
+  bool progress_frame = false;
+  for (const auto& f : frames) progress_frame |= f.find("event: progress") != std::string::npos;
+  EXPECT_TRUE(progress_frame);
+  std::string metrics = get("/metrics").body;
+  EXPECT_NE(metrics.find("podsched_bus_messages_total{type=\"progress\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.find("podsched_agents_connected 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace podsched::daemon

@@ -140,7 +140,9 @@ int main(int argc, char** argv) {
   BusServer* bus_server = bus->get();
   (*engine)->SetBusSender(
       [bus_server](BusOutgoing m) { bus_server->Send(m.agent_id, m.bytes); });
-  (*engine)->SetBusUnroutable([bus_server] { return bus_server->unroutable(); });
+  (*engine)->SetBusIoCounters([bus_server] {
+    return Engine::BusIoCounters{bus_server->unroutable(), bus_server->rejected_keys()};
+  });
 
   boost::asio::io_context io(1);
   int exit_code = 0;

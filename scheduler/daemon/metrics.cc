@@ -36,6 +36,9 @@ std::string FormatBusMetrics(const BusGauges& g) {
     int64_t n = r == "unroutable" ? g.unroutable : count(g.dropped, r);
     out << "podsched_bus_dropped_total{reason=\"" << r << "\"} " << n << '\n';
   }
+  family("podsched_bus_rejected_keys_total", "counter",
+         "CURVE handshakes refused: the agent's key is not in bus.curve_agent_keys.");
+  out << "podsched_bus_rejected_keys_total " << g.rejected_keys << '\n';
   family("podsched_agents_connected", "gauge", "Agents heard from within the heartbeat timeout.");
   out << "podsched_agents_connected " << g.agents_connected << '\n';
   family("podsched_hosts_unhealthy", "gauge", "Hosts marked unhealthy.");

@@ -29,6 +29,7 @@ struct BusGauges {
   int64_t agents_connected = 0;
   int64_t hosts_unhealthy = 0;
   int64_t unroutable = 0;  // sends to an agent the ROUTER no longer knows
+  int64_t rejected_keys = 0;  // CURVE clients refused (key not in bus.curve_agent_keys)
 };
 std::string FormatBusMetrics(const BusGauges& gauges);
 

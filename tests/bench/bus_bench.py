@@ -8,7 +8,8 @@
    hosts heartbeating once per second is bus_hosts_at_1hz).
 2. With real podworkers (one per host of a 2x4 v2 pod) and podprobe: time from `podctl submit`
    to the first rank running (its pid file appears) and from `podctl preempt` to the slice's
-   hosts free in /api/v1/pods, for v2-8 and v2-32, median of --runs.
+   hosts free in /api/v1/pods (or the requeued job placed again on the same hosts, which needs
+   them free), for v2-8 and v2-32, median of --runs.
 """
 import argparse
 import os
@@ -62,12 +63,19 @@ def lifecycle(args, work):
                 job = int(r.stdout.strip())
                 wait_for(lambda: os.listdir(pid_dir), "a rank of job %d" % job, 120, 0.002)
                 to_run.append(time.monotonic() - t0)
-                hosts = [int(h) for h in wait_for(lambda: ps.job(job).get("hosts"), "hosts")]
+                first = wait_for(lambda: (lambda j: j.get("hosts") and j)(ps.job(job)), "hosts")
+                hosts, epoch = [int(h) for h in first["hosts"]], int(first["epoch"])
                 t1 = time.monotonic()
                 subprocess.run([args.podctl, "--server", ps.url, "--token", ps.token, "preempt",
                                 str(job)], capture_output=True, check=True)
 
                 def free():
+                    # The requeued job may be placed again at once, on the same hosts: a new
+                    # epoch on them proves the old lease was released too.
+                    j = ps.job(job)
+                    if int(j["epoch"]) > epoch and sorted(int(h) for h in j["hosts"]) == \
+                            sorted(hosts):
+                        return True
                     pod = ps.pod()
                     return all(not h["allocated"] for h in pod["hosts"] if int(h["id"]) in hosts)
                 wait_for(free, "hosts of job %d free" % job, 120, 0.002)

@@ -2,12 +2,16 @@
 // podworker processes (2 agents serving hosts 0-1 and 2-3), and launches podprobe under real
 // mpirun across the 4 hosts. It checks the conversation of docs/bus.md, the exit reasons,
 // signals and the rsh side channel, and that nothing is left running.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +20,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +57,16 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
     _exit(127);
   }
   return pid;
+}
+
+void SendUdp(uint16_t port, const std::string& payload) {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sendto(fd, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  close(fd);
 }
 
 bool Alive(pid_t pid) { return kill(pid, 0) == 0; }
@@ -94,7 +109,7 @@ class AgentTest : public ::testing::Test {
     agents_[id] = Spawn({PODWORKER, "--bus", bus_, "--hosts", hosts, "--agent-id", id,
                          "--state-dir", (dir_ / ("state-" + id)).string(), "--advertise",
                          "127.0.0.1", "--log-level", "debug"},
-                        (dir_ / (id + ".log")).string());
+                        (dir_ / (id + ".log")).string(), {marker_});
   }
 
   // Receives and answers for up to `d`: Register -> Welcome.
@@ -236,6 +251,31 @@ class AgentTest : public ::testing::Test {
     return n;
   }
 
+  // Processes (other than the agents) that inherited this test's marker from an agent: mpirun,
+  // rsh clients, sh, orted, ranks. Orphans reparented to init are found too.
+  std::vector<pid_t> JobProcesses() {
+    std::vector<pid_t> out;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      const std::string name = e.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const pid_t pid = std::stoi(name);
+      bool agent = false;
+      for (const auto& [id, p] : agents_) agent = agent || p == pid;
+      if (agent) continue;
+      std::string env = ReadFile(e.path() / "environ");
+      std::replace(env.begin(), env.end(), '\0', '\n');
+      if (env.find(marker_ + "\n") == std::string::npos) continue;
+      std::ifstream stat(e.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      if (line.find(") Z") == std::string::npos) out.push_back(pid);
+    }
+    return out;
+  }
+  bool NoJobProcesses() { return JobProcesses().empty(); }
+
+  void Kill9(const std::string& victim, const std::string& hosts, int64_t job);
+
   static constexpr const char* kToken = "00112233445566778899aabbccddeeff";
   fs::path dir_;
   zmq::context_t ctx_;
@@ -244,14 +284,35 @@ class AgentTest : public ::testing::Test {
   std::map<std::string, pid_t> agents_;
   std::map<std::string, std::string> rsh_;
   std::vector<Received> got_;
+  std::string marker_ = "PODWORKER_TEST_MARKER=" + std::to_string(getpid()) + "-" +
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name();
 };
 
 TEST_F(AgentTest, RunsAnMpiJobAcrossTwoAgentsAndReportsEverything) {
   const auto start = Clock::now();
   ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", start) >= 2 && HeartbeatsAfter("a1", start) >= 2; },
                       seconds(10)));
-  SendBoth(MakeLaunch(7, 1, {}));
+  SendBoth(MakeLaunch(7, 1, {"--run-seconds", "1", "--progress-every-ms", "100"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  // A datagram of another job on the launcher's progress socket is dropped.
+  const std::string a0_log = ReadFile(dir_ / "a0.log");
+  const size_t at = a0_log.find("progress udp://127.0.0.1:");
+  ASSERT_NE(at, std::string::npos);
+  const std::string port = a0_log.substr(at + 25, a0_log.find_first_not_of("0123456789", at + 25) - at - 25);
+  SendUdp(static_cast<uint16_t>(std::stoi(port)), R"({"job":"999","epoch":1,"step":5})");
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 7, 1) && FindExited("a1", 7, 1); }, seconds(90)));
+  int progress = 0;
+  for (const auto& r : got_) {
+    if (!r.env.has_progress()) continue;
+    EXPECT_EQ(r.agent, "a0");
+    EXPECT_EQ(r.env.progress().job().job_id(), 7);
+    EXPECT_EQ(r.env.progress().job().epoch(), 1);
+    EXPECT_GT(r.env.progress().step(), 0);
+    ++progress;
+  }
+  EXPECT_GT(progress, 0);
+  EXPECT_NE(ReadFile(dir_ / "a0.log").find("(progress_other_job"), std::string::npos);
+  EXPECT_GT(FindExited("a0", 7, 1)->last_checkpoint_step(), 0);
   const Exited& launcher = *FindExited("a0", 7, 1);
   EXPECT_EQ(launcher.reason(), Exited::COMPLETED) << launcher.message();
   EXPECT_EQ(launcher.exit_code(), 0);
@@ -270,6 +331,7 @@ TEST_F(AgentTest, RunsAnMpiJobAcrossTwoAgentsAndReportsEverything) {
   EXPECT_EQ(ReadFile(dir_ / "objects" / "7" / "logs" / "epoch-1.log"), log);
   EXPECT_TRUE(AllRanksStarted());
   EXPECT_TRUE(WaitFor([&] { return AllRanksGone(); }, seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 
   // Exits are resent with every heartbeat until acknowledged.
   auto t = Clock::now();
@@ -300,6 +362,7 @@ TEST_F(AgentTest, PreemptEndsWithExit75WithinGrace) {
   EXPECT_EQ(FindExited("a1", 8, 1)->reason(), Exited::RELEASED);
   EXPECT_NE(LogText(8, 1).find("podprobe: preempted"), std::string::npos);
   EXPECT_TRUE(AllRanksGone());
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
 TEST_F(AgentTest, IgnoredSigtermIsKilledAfterGrace) {
@@ -314,6 +377,7 @@ TEST_F(AgentTest, IgnoredSigtermIsKilledAfterGrace) {
   EXPECT_EQ(e.message(), "SIGKILL after 2 s grace");
   EXPECT_EQ(FindExited("a1", 9, 1)->reason(), Exited::RELEASED);
   EXPECT_TRUE(AllRanksGone());
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
 TEST_F(AgentTest, KillEndsTheJobAtOnce) {
@@ -324,6 +388,7 @@ TEST_F(AgentTest, KillEndsTheJobAtOnce) {
   EXPECT_EQ(FindExited("a0", 10, 1)->reason(), Exited::KILLED) << FindExited("a0", 10, 1)->message();
   EXPECT_EQ(FindExited("a1", 10, 1)->reason(), Exited::RELEASED);
   EXPECT_TRUE(AllRanksGone());
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
 TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsChecked) {
@@ -376,6 +441,7 @@ TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsChecked) {
   SendBoth(MakeControl(11, 2, false));
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 11, 2) && FindExited("a1", 11, 2); }, seconds(20)));
   EXPECT_TRUE(AllRanksGone());
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
 TEST_F(AgentTest, GarbageOnEveryInputDoesNotCrashTheAgent) {
@@ -427,33 +493,115 @@ TEST_F(AgentTest, GarbageOnEveryInputDoesNotCrashTheAgent) {
   EXPECT_EQ(FindExited("a0", 13, 1)->reason(), Exited::COMPLETED) << FindExited("a0", 13, 1)->message();
 }
 
-TEST_F(AgentTest, Kill9OfAnAgentLeavesNoOrphansAndARestartReportsNothing) {
-  SendBoth(MakeLaunch(14, 1, {"--run-seconds", "300"}));
+TEST_F(AgentTest, NonZeroExitIsFailedWithTheCode) {
+  SendBoth(MakeLaunch(16, 1, {"--exit-code", "3"}));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 16, 1) && FindExited("a1", 16, 1); }, seconds(90)));
+  EXPECT_EQ(FindExited("a0", 16, 1)->reason(), Exited::FAILED);
+  EXPECT_EQ(FindExited("a0", 16, 1)->exit_code(), 3);
+  EXPECT_EQ(FindExited("a0", 16, 1)->message(), "exit code 3");
+  EXPECT_EQ(FindExited("a1", 16, 1)->reason(), Exited::RELEASED);
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
+}
+
+TEST_F(AgentTest, ANewerEpochReplacesTheRunningOne) {
+  SendBoth(MakeLaunch(17, 1, {"--run-seconds", "120"}));
   ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  const auto old_pids = RankPids();
+  for (int r = 0; r < 4; ++r) fs::remove(dir_ / "pids" / ("rank-" + std::to_string(r) + ".pid"));
+  SendBoth(MakeLaunch(17, 2, {}));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 17, 2) && FindExited("a1", 17, 2); }, seconds(90)));
+  // The old epoch was killed and reported before the new one started; never both at once.
+  ASSERT_NE(FindExited("a0", 17, 1), nullptr);
+  EXPECT_EQ(FindExited("a0", 17, 1)->reason(), Exited::KILLED);
+  EXPECT_EQ(FindExited("a0", 17, 2)->reason(), Exited::COMPLETED) << FindExited("a0", 17, 2)->message();
+  for (pid_t p : old_pids) EXPECT_FALSE(Alive(p) && ReadFile("/proc/" + std::to_string(p) + "/stat").find(") Z") == std::string::npos);
+  EXPECT_NE(LogText(17, 2).find("epoch=2"), std::string::npos);
+  size_t old_exit = got_.size(), new_log = got_.size();
+  for (size_t i = 0; i < got_.size(); ++i) {
+    const auto& e = got_[i].env;
+    if (e.has_exited() && e.exited().job().epoch() == 1 && got_[i].agent == "a0") old_exit = std::min(old_exit, i);
+    if (e.has_log() && e.log().job().epoch() == 2) new_log = std::min(new_log, i);
+  }
+  EXPECT_LT(old_exit, new_log) << "epoch 1 reported gone before epoch 2 produced output";
+}
+
+// A previous run of the agent recorded a process in its state dir and died: the next run on the
+// same state dir kills it before registering.
+TEST_F(AgentTest, RestartKillsWhatThePreviousRunLeft) {
+  const pid_t leftover = Spawn({"/bin/sleep", "300"}, (dir_ / "sleep.log").string());
+  std::string stat;
+  ASSERT_TRUE(WaitFor([&] {
+    stat = ReadFile("/proc/" + std::to_string(leftover) + "/stat");
+    return stat.find("(sleep)") != std::string::npos;
+  }, seconds(5)));
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && fields >> f; ++i) {
+  }
   kill(agents_["a1"], SIGKILL);
   waitpid(agents_["a1"], nullptr, 0);
-  agents_["a1"] = -1;
-  // The launcher's mpirun loses the orted of hosts 2-3 and ends the job everywhere; host 2-3's
-  // ranks lose their orted (killed with its agent) and die.
+  { std::ofstream(dir_ / "state-a1" / "processes") << leftover << " " << f << "\n"; }
+  StartAgent("a1", "2-3");
+  int status = 0;
+  bool reaped = false;
+  ASSERT_TRUE(WaitFor([&] { return reaped = reaped || waitpid(leftover, &status, WNOHANG) == leftover; },
+                      seconds(20)));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_NE(ReadFile(dir_ / "a1.log").find("killed 1 processes left by a previous run"), std::string::npos);
+}
+
+// mpirun's rsh request may reach an agent before that agent's Launch does: it waits for it.
+TEST_F(AgentTest, AnRshRequestBeforeItsLaunchWaitsForIt) {
+  const pid_t rsh = Spawn({PODWORKER, "rsh", "h2", "touch", (dir_ / "early").string()},
+                          (dir_ / "rsh.log").string(),
+                          {"POD_RSH_ENDPOINTS=2=" + rsh_["a1"], std::string("POD_RSH_TOKEN=") + kToken,
+                           "POD_JOB_ID=18", "POD_EPOCH=1"});
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(dir_ / "a1.log").find("waiting for its Launch") != std::string::npos; },
+                      seconds(10)));
+  EXPECT_FALSE(fs::exists(dir_ / "early"));
+  SendTo("a1", MakeLaunch(18, 1, {}));  // a1 is not the launcher: only the rsh runs
+  int status = 0;
+  ASSERT_TRUE(WaitFor([&] { return waitpid(rsh, &status, WNOHANG) == rsh; }, seconds(20)));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(dir_ / "rsh.log");
+  EXPECT_TRUE(fs::exists(dir_ / "early"));
+  SendTo("a1", MakeControl(18, 1, /*preempt=*/false));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a1", 18, 1) != nullptr; }, seconds(10)));
+  EXPECT_EQ(FindExited("a1", 18, 1)->reason(), Exited::RELEASED);
+}
+
+// kill -9 of one agent while a job runs: nothing of the job may survive (within a bounded poll),
+// and the agent restarted on the same state dir reports nothing running.
+TEST_F(AgentTest, Kill9OfTheLauncherAgentLeavesNoOrphans) { Kill9("a0", "0-1", 14); }
+TEST_F(AgentTest, Kill9OfAnotherAgentLeavesNoOrphans) { Kill9("a1", "2-3", 15); }
+
+void AgentTest::Kill9(const std::string& victim, const std::string& hosts, int64_t job) {
+  SendBoth(MakeLaunch(job, 1, {"--run-seconds", "300"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  ASSERT_TRUE(WaitFor([&] { return JobProcesses().size() >= 8; }, seconds(10)));
+  kill(agents_[victim], SIGKILL);
+  waitpid(agents_[victim], nullptr, 0);
+  agents_[victim] = -1;
   EXPECT_TRUE(WaitFor([&] { return AllRanksGone(); }, seconds(30)));
-  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 14, 1) != nullptr; }, seconds(30)));
-  EXPECT_EQ(FindExited("a0", 14, 1)->reason(), Exited::FAILED) << FindExited("a0", 14, 1)->message();
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(30)))
+      << JobProcesses().size() << " processes left, first pid " << JobProcesses().front();
+  const std::string survivor = victim == "a0" ? "a1" : "a0";
+  ASSERT_TRUE(WaitFor([&] { return FindExited(survivor, job, 1) != nullptr; }, seconds(30)));
+  if (survivor == "a0") {
+    EXPECT_EQ(FindExited("a0", job, 1)->reason(), Exited::FAILED) << FindExited("a0", job, 1)->message();
+  } else {
+    EXPECT_EQ(FindExited("a1", job, 1)->reason(), Exited::RELEASED);
+  }
 
   const auto t = Clock::now();
-  StartAgent("a1", "2-3");
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        for (const auto& r : got_) {
-          if (r.agent == "a1" && r.at > t && r.env.has_register_()) return true;
-        }
-        return false;
-      },
-      seconds(20)));
-  for (const auto& r : got_) {
-    if (r.agent == "a1" && r.at > t && r.env.has_register_()) {
-      EXPECT_EQ(r.env.register_().running_size(), 0);
+  StartAgent(victim, hosts);
+  auto registered = [&]() -> const Register* {
+    for (const auto& r : got_) {
+      if (r.agent == victim && r.at > t && r.env.has_register_()) return &r.env.register_();
     }
-  }
+    return nullptr;
+  };
+  ASSERT_TRUE(WaitFor([&] { return registered() != nullptr; }, seconds(20)));
+  EXPECT_EQ(registered()->running_size(), 0);
 }
 
 }  // namespace

@@ -45,14 +45,17 @@ class Podsched:
             f.write("scheduler: {min_runtime_before_preemption_seconds: 0, "
                     "retry_backoff_base_seconds: 1}\n" + extra)
         self.proc = None
+        self.bus = None
         self.start()
 
     def start(self):
         self.out_path = os.path.join(self.work, "podsched.out")
         self.err = open(os.path.join(self.work, "podsched.err"), "a")
+        # A restart keeps the bus endpoint: the agents stay connected to it.
+        bus = ["--bus", self.bus] if self.bus else []
         self.proc = subprocess.Popen(
             [self.binary, "--config", self.config, "--data-dir", os.path.join(self.work, "var"),
-             "--port", "0"], stdout=open(self.out_path, "w"), stderr=self.err)
+             "--port", "0"] + bus, stdout=open(self.out_path, "w"), stderr=self.err)
 
         def ready():
             if self.proc.poll() is not None:

@@ -234,6 +234,15 @@ TEST(BusValidateTest, EnvelopeAndJobControl) {
   EXPECT_FALSE(ValidateJobControl(je, 2).has_value());
 }
 
+TEST(BusValidateTest, ReservedEnvNames) {
+  for (const char* n : {"PODWORKER_TAG", "POD_RSH_TOKEN", "POD_HOST", "POD_PROGRESS_ENDPOINT"}) {
+    EXPECT_TRUE(IsReservedEnvName(n)) << n;
+  }
+  for (const char* n : {"POD_JOB_ID", "POD_HOSTS", "PATH", "POD_HOSTNAME_X"}) {
+    EXPECT_FALSE(IsReservedEnvName(n)) << n;
+  }
+}
+
 TEST(RshWireTest, FramesRoundTripInPieces) {
   const std::string stream = EncodeFrame("hello") + EncodeFrame("") + EncodeFrame("world!");
   FrameReader r;

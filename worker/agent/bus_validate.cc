@@ -88,6 +88,11 @@ std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<
   return std::nullopt;
 }
 
+bool IsReservedEnvName(std::string_view name) {
+  return name.starts_with("PODWORKER_") || name.starts_with("POD_RSH_") || name == "POD_HOST" ||
+         name == "POD_PROGRESS_ENDPOINT";
+}
+
 std::optional<Rejection> ValidateJobControl(const bus::JobEpoch& job,
                                             std::optional<int64_t> running_epoch) {
   if (!running_epoch) {

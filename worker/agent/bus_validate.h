@@ -30,6 +30,10 @@ std::optional<Rejection> ParseEnvelope(std::string_view bytes, bus::Envelope& ou
 std::optional<Rejection> ValidateLaunch(const bus::Launch& launch,
                                         const std::vector<int32_t>& my_hosts);
 
+// Environment names the agent sets itself (PODWORKER_*, POD_RSH_*, POD_HOST,
+// POD_PROGRESS_ENDPOINT): a Launch's env may not override them; the agent skips them.
+bool IsReservedEnvName(std::string_view name);
+
 // A Preempt or Kill for (job, epoch) given the epoch of the job this agent runs (if any).
 std::optional<Rejection> ValidateJobControl(const bus::JobEpoch& job,
                                             std::optional<int64_t> running_epoch);

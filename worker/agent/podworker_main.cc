@@ -134,6 +134,7 @@ int main(int argc, char** argv) {
   o.podworker_path = SelfPath(argv[0]);
   o.version = "0.1.0";
   spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::flush_on(spdlog::level::trace);  // the log is often a file read by people and tests
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ podworker[%P] %v");
   return RunAgent(o);
 }

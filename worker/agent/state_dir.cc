@@ -44,13 +44,15 @@ int StateDir::KillLeftovers(int wait_ms) {
          })) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  (void)Record({});
+  std::error_code ec;
+  std::filesystem::remove(path_ + "/processes", ec);
+  recorded_.clear();
   return static_cast<int>(alive.size());
 }
 
 Status StateDir::Record(std::vector<std::pair<pid_t, uint64_t>> processes) {
   std::sort(processes.begin(), processes.end());
-  if (processes == recorded_ && std::filesystem::exists(path_ + "/processes")) return Status::Ok();
+  if (processes == recorded_) return Status::Ok();
   const std::string tmp = path_ + "/processes.tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

@@ -30,7 +30,8 @@ class StateDir {
   // record. Returns how many were killed.
   int KillLeftovers(int wait_ms);
 
-  // Records the processes (pid, start time); no write when unchanged.
+  // Records the processes (pid, start time); no write when unchanged (an empty set after
+  // KillLeftovers means no file).
   Status Record(std::vector<std::pair<pid_t, uint64_t>> processes);
 
  private:
