@@ -214,6 +214,17 @@ def link_cut(c, ref, _tmp):
     j = check_finished(c, jid, ref, "link-cut")
     if j["epoch"] <= epoch:
         fail("job %d finished in epoch %d, not a newer one" % (jid, j["epoch"]))
+    # The stale epoch's checkpoints cannot win: none of them is newer than where the newer
+    # epoch resumed (a stale commit after the cut would show up as a higher step).
+    resumed = restored_step(c, jid) or 0
+    kept = c.manifests(jid)
+    if not kept:
+        fail("no committed checkpoint of job %d found in the store" % jid)
+    late = [(e, s) for e, s in kept if e <= epoch and s > resumed]
+    if late:
+        fail("stale epoch %d committed checkpoints after the cut: %s (resumed from %d)" % (
+            epoch, late, resumed))
+    say("checkpoints kept: %s; none of epoch %d past step %d" % (kept, epoch, resumed))
     check_all_free(c)
 
 

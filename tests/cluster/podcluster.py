@@ -308,6 +308,20 @@ limits: {requests_per_second: 100000, burst: 100000}
             return text
         return "\n".join(open(path, errors="replace").read() for _, path in sorted(stored))
 
+    def manifests(self, jid):
+        """[(epoch, step)] of the job's committed checkpoints (a `manifest` object exists)."""
+        if self.checkpoint_url.startswith("file://"):
+            root = os.path.join(self.checkpoint_url[len("file://"):], str(jid))
+            keys = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs]
+        else:
+            r = subprocess.run(["aws", "--endpoint-url", self.s3_endpoint, "s3", "ls", "--recursive",
+                                "s3://podsched-cluster/ckpt/%d/" % jid], capture_output=True,
+                               text=True, env=dict(os.environ, **self.agent_env,
+                                                   AWS_DEFAULT_REGION="us-east-1"))
+            keys = r.stdout.split("\n")
+        return sorted({(int(m.group(1)), int(m.group(2))) for k in keys
+                       for m in [re.search(r"ckpt-(\d+)-(\d+)/manifest\s*$", k)] if m})
+
     def params_sha(self, jid):
         m = re.findall(r"params_sha256=([0-9a-f]{64})", self.log_text(jid))
         return m[-1] if m else None
