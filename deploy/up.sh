@@ -2,8 +2,8 @@
 # The main job on the embedded defaults: a whole simulated TPU v2 pod on this machine.
 # Installs what is missing (deploy/deps.sh), builds (build/), starts podsched (HTTP
 # 127.0.0.1:8470, bus 127.0.0.1:8471, SQLite + file:// storage under ./var) and 64 podworkers
-# (one per host; --agents 8 for 8 hosts each), waits until all 64 hosts are registered, prints the dashboard
-# URL and the admin token, and submits a demo workload: podtrain jobs (v2-8 and v2-32, on-demand
+# (one per host; --agents 8 for 8 hosts each), waits until all 64 hosts are registered, prints
+# the dashboard URL and the admin token, and submits a demo workload: podtrain jobs (v2-8 and v2-32, on-demand
 # and preemptible, checkpointing to file://var/checkpoints) under a provider reclaim rate, so
 # that within a few minutes there are placements, preemptions, checkpoints and resumes.
 #
