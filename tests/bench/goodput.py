@@ -22,6 +22,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -106,6 +107,9 @@ def main():
                          "grace must be shorter")
     ap.add_argument("--grace", type=int, default=20)
     o = ap.parse_args()
+    # SIGTERM (ctest timeout, kill) unwinds like Ctrl-C, so that `finally` stops the cluster:
+    # its agents run in their own sessions and would outlive this process otherwise.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     bins = Binaries(o.build_dir)
     train = ["--steps", str(o.steps), "--global-batch", "64", "--progress-every", "1"]
     args = train + ["--checkpoint-every", str(o.checkpoint_every), "--min-step-ms", str(o.step_ms),
