@@ -84,10 +84,7 @@ class AgentTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "pids");
-    router_.set(zmq::sockopt::router_mandatory, 1);
-    router_.set(zmq::sockopt::router_handover, 1);
-    router_.set(zmq::sockopt::linger, 0);
-    router_.bind("tcp://127.0.0.1:*");
+    OpenRouter("tcp://127.0.0.1:*");
     bus_ = router_.get(zmq::sockopt::last_endpoint);
     StartAgent("a0", "0-1");
     StartAgent("a1", "2-3");
@@ -103,6 +100,16 @@ class AgentTest : public ::testing::Test {
       }
     }
     if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  // A fresh ROUTER on `endpoint` that knows no agent (a restarted scheduler).
+  void OpenRouter(const std::string& endpoint) {
+    router_ = zmq::socket_t(ctx_, zmq::socket_type::router);
+    router_.set(zmq::sockopt::router_mandatory, 1);
+    router_.set(zmq::sockopt::router_handover, 1);
+    router_.set(zmq::sockopt::linger, 0);
+    router_.bind(endpoint);
+    known_.clear();
   }
 
   void StartAgent(const std::string& id, const std::string& hosts) {
@@ -124,7 +131,13 @@ class AgentTest : public ::testing::Test {
         (void)router_.recv(body);
         Received r{id.to_string(), {}, Clock::now()};
         if (!r.env.ParseFromArray(body.data(), static_cast<int>(body.size()))) continue;
+        if (!r.env.has_register_() && !known_.count(r.agent)) {
+          Envelope rr;  // what podsched answers an agent it does not know
+          rr.mutable_reregister();
+          SendTo(r.agent, rr);
+        }
         if (r.env.has_register_()) {
+          known_.insert(r.agent);
           rsh_[r.agent] = r.env.register_().rsh_endpoint();
           Envelope w;
           w.mutable_welcome()->set_scheduler_id("test");
@@ -148,8 +161,12 @@ class AgentTest : public ::testing::Test {
 
   void SendTo(const std::string& agent, const Envelope& env) { SendRaw(agent, env.SerializeAsString()); }
   void SendRaw(const std::string& agent, const std::string& bytes) {
-    router_.send(zmq::buffer(agent), zmq::send_flags::sndmore);
-    router_.send(zmq::buffer(bytes), zmq::send_flags::none);
+    try {
+      router_.send(zmq::buffer(agent), zmq::send_flags::sndmore);
+      router_.send(zmq::buffer(bytes), zmq::send_flags::none);
+    } catch (const zmq::error_t& e) {
+      ADD_FAILURE() << "send to " << agent << ": " << e.what();
+    }
   }
   void SendBoth(const Envelope& env) {
     SendTo("a0", env);
@@ -283,6 +300,7 @@ class AgentTest : public ::testing::Test {
   std::string bus_;
   std::map<std::string, pid_t> agents_;
   std::map<std::string, std::string> rsh_;
+  std::set<std::string> known_;  // agents registered with this ROUTER
   std::vector<Received> got_;
   std::string marker_ = "PODWORKER_TEST_MARKER=" + std::to_string(getpid()) + "-" +
                         ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -548,6 +566,67 @@ TEST_F(AgentTest, RestartKillsWhatThePreviousRunLeft) {
                       seconds(20)));
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   EXPECT_NE(ReadFile(dir_ / "a1.log").find("killed 1 processes left by a previous run"), std::string::npos);
+}
+
+// The scheduler restarts (a new ROUTER on the same address that knows no agent): the agents'
+// heartbeats get Reregister, and their Register says what runs, so it can be adopted.
+TEST_F(AgentTest, AfterASchedulerRestartTheAgentsReportWhatRuns) {
+  SendBoth(MakeLaunch(19, 1, {"--run-seconds", "120"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  router_.close();
+  std::this_thread::sleep_for(milliseconds(500));  // the scheduler is down for a while
+  const auto t = Clock::now();
+  OpenRouter(bus_);
+  auto registered = [&](const std::string& agent) -> const Register* {
+    for (const auto& r : got_) {
+      if (r.agent == agent && r.at > t && r.env.has_register_()) return &r.env.register_();
+    }
+    return nullptr;
+  };
+  ASSERT_TRUE(WaitFor([&] { return registered("a0") && registered("a1"); }, seconds(20)));
+  for (const char* a : {"a0", "a1"}) {
+    const Register& r = *registered(a);
+    ASSERT_EQ(r.running_size(), 1) << a;
+    EXPECT_EQ(r.running(0).job().job_id(), 19);
+    EXPECT_EQ(r.running(0).job().epoch(), 1);
+    EXPECT_EQ(r.running(0).hosts_size(), 2);
+    EXPECT_GT(r.running(0).pids_size(), 0);
+  }
+  for (pid_t p : RankPids()) EXPECT_TRUE(Alive(p));  // the job itself never noticed
+  SendBoth(MakeControl(19, 1, /*preempt=*/false));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 19, 1) && FindExited("a1", 19, 1); }, seconds(20)));
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
+}
+
+// The shape: a v2-32 slice (4 hosts) served by 4 agents, 2 ranks per host.
+TEST_F(AgentTest, FourAgentsOneHostEachTwoRanksPerHost) {
+  for (int h = 4; h < 8; ++h) StartAgent("b" + std::to_string(h), std::to_string(h));
+  ASSERT_TRUE(WaitFor([&] { return rsh_.size() == 6; }, seconds(20)));
+  Envelope env = MakeLaunch(20, 1, {});
+  Launch* l = env.mutable_launch();
+  l->clear_hosts();
+  l->clear_rsh_endpoints();
+  for (int h = 4; h < 8; ++h) {
+    l->add_hosts(h);
+    (*l->mutable_rsh_endpoints())[h] = rsh_["b" + std::to_string(h)];
+  }
+  l->set_ranks_per_host(2);
+  for (int h = 4; h < 8; ++h) SendTo("b" + std::to_string(h), env);
+  ASSERT_TRUE(WaitFor([&] {
+    for (int h = 4; h < 8; ++h) {
+      if (!FindExited("b" + std::to_string(h), 20, 1)) return false;
+    }
+    return true;
+  }, seconds(120)));
+  EXPECT_EQ(FindExited("b4", 20, 1)->reason(), Exited::COMPLETED) << FindExited("b4", 20, 1)->message();
+  for (int h = 5; h < 8; ++h) EXPECT_EQ(FindExited("b" + std::to_string(h), 20, 1)->reason(), Exited::RELEASED);
+  const std::string log = LogText(20, 1);
+  EXPECT_NE(log.find("podprobe: world=8 sum=28 job=20 epoch=1"), std::string::npos) << log;
+  for (int r = 0; r < 8; ++r) {
+    const std::string want = "rank " + std::to_string(r) + " on host " + std::to_string(4 + r / 2);
+    EXPECT_NE(log.find(want), std::string::npos) << want << "\n" << log;
+  }
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
 // mpirun's rsh request may reach an agent before that agent's Launch does: it waits for it.

@@ -14,14 +14,10 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 
-#include "store/objects/object_store.h"
 #include "worker/agent/agent_internal.h"
-#include "worker/agent/child.h"
-#include "worker/agent/mpirun_argv.h"
-#include "worker/train/progress.h"
+#include "worker/agent/host_list.h"
 
 namespace podsched::agent::internal {
 
@@ -149,7 +145,7 @@ int Agent::Run() {
     return 1;
   }
   spdlog::info("podworker {} serving pod {} hosts {} on bus {}; rsh {}; progress {}", o_.agent_id,
-               o_.pod, o_.hosts.size(), o_.bus, rsh_endpoint_, progress_endpoint_);
+               o_.pod, FormatHostList(o_.hosts), o_.bus, rsh_endpoint_, progress_endpoint_);
   SendRegister();
 
   while (!stop_) {

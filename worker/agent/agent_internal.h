@@ -31,6 +31,7 @@ using std::chrono::milliseconds;
 
 inline constexpr size_t kMaxLogMessage = 64 * 1024;
 inline constexpr size_t kLogTail = 1 << 20;
+inline constexpr int64_t kMaxSpool = int64_t{256} << 20;  // stored output per job and epoch
 inline constexpr size_t kRshBackpressure = 4 << 20;
 inline constexpr auto kScanInterval = milliseconds(200);
 inline constexpr auto kRegisterRetry = milliseconds(2000);

@@ -1,21 +1,14 @@
 #include "worker/agent/agent_internal.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
 #include "store/objects/object_store.h"
 #include "worker/agent/child.h"
@@ -339,7 +332,15 @@ void Agent::FlushLog(Job& job, bool final) {
       n = nl == std::string::npos ? kMaxLogMessage : nl + 1;
     }
     const std::string_view chunk(job.pending_log.data(), n);
-    if (job.spool_fd >= 0) (void)!write(job.spool_fd, chunk.data(), chunk.size());
+    if (job.spool_fd >= 0) {
+      if (job.log_offset + static_cast<int64_t>(n) <= kMaxSpool) {
+        (void)!write(job.spool_fd, chunk.data(), chunk.size());
+      } else if (job.log_offset <= kMaxSpool) {
+        const std::string note = "podworker: output beyond " + std::to_string(kMaxSpool >> 20) +
+                                 " MiB is not stored (it was streamed as Log messages)\n";
+        (void)!write(job.spool_fd, note.data(), note.size());  // once: the crossing chunk
+      }
+    }
     job.tail.append(chunk);
     if (job.tail.size() > kLogTail) job.tail.erase(0, job.tail.size() - kLogTail);
     bus::Envelope env;

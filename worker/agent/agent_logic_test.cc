@@ -2,6 +2,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <random>
+
 #include "worker/agent/bus_validate.h"
 #include "worker/agent/exit_verdict.h"
 #include "worker/agent/host_list.h"
@@ -295,6 +297,32 @@ TEST(RshWireTest, CommandLineSkipsSshOptions) {
   EXPECT_FALSE(ParseRshCommandLine({"h3"}).has_value());
   EXPECT_FALSE(ParseRshCommandLine({"-o"}).has_value());
   EXPECT_FALSE(ParseRshCommandLine({"otherhost", "true"}).has_value());
+}
+
+// Outside bytes never crash the parsers (also run under ASan+UBSan).
+TEST(ParsersTest, RandomInputIsRejectedOrParsedNeverACrash) {
+  std::mt19937 rng(7);
+  auto random_bytes = [&](size_t n) {
+    std::string s(n, '\0');
+    for (auto& c : s) c = static_cast<char>(rng());
+    return s;
+  };
+  for (int i = 0; i < 2000; ++i) {
+    const std::string bytes = random_bytes(rng() % 300);
+    bus::Envelope env;
+    if (!ParseEnvelope(bytes, env) && env.has_launch()) (void)ValidateLaunch(env.launch(), {0, 1});
+    FrameReader r;
+    r.Append(bytes);
+    std::string payload;
+    for (int k = 0; k < 4; ++k) {
+      auto next = r.Next(payload);
+      if (!next || !*next) break;
+    }
+    (void)ParseHostList(bytes);
+    (void)ParseRshEndpoints(bytes);
+    (void)ParseRshCommandLine({bytes, "x"});
+    (void)ParseMpiHostName(bytes);
+  }
 }
 
 }  // namespace

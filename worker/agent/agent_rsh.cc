@@ -1,26 +1,15 @@
 #include "worker/agent/agent_internal.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 
-#include "store/objects/object_store.h"
 #include "worker/agent/child.h"
-#include "worker/agent/mpirun_argv.h"
-#include "worker/train/progress.h"
 
 namespace podsched::agent::internal {
 

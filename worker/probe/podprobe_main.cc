@@ -63,14 +63,16 @@ int main(int argc, char** argv) {
   app.add_option("--progress-every-ms", o.progress_every_ms,
                  "Rank 0 sends a progress datagram to POD_PROGRESS_ENDPOINT every N ms")
       ->check(CLI::NonNegativeNumber);
-  // Before anything else: a SIGTERM that early still means "exit as preempted".
-  Install(OnSigterm);
+  // Before anything else (option parsing included): a SIGTERM that early still means "exit as
+  // preempted", or nothing with --ignore-sigterm.
+  bool ignore = false;
+  for (int i = 1; i < argc; ++i) ignore = ignore || std::string(argv[i]) == "--ignore-sigterm";
+  Install(ignore ? Ignore : OnSigterm);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (o.ignore_sigterm) Install(Ignore);
 
   MPI_Init(&argc, &argv);
   int rank = 0, world = 0;
@@ -105,7 +107,10 @@ int main(int argc, char** argv) {
   auto next_progress = start;
   int64_t step = 0;
   bool preempted = false;
-  while (std::chrono::duration<double>(Clock::now() - start).count() < o.run_seconds) {
+  // Every tick all ranks all-reduce [SIGTERM seen, rank 0's clock says time is up], so they
+  // all leave the loop in the same iteration (ranks checking their own clocks could disagree
+  // by one iteration and leave one rank alone in an all-reduce).
+  while (o.run_seconds > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     ++step;
     if (rank == 0 && o.progress_every_ms > 0 && Clock::now() >= next_progress) {
@@ -119,12 +124,15 @@ int main(int argc, char** argv) {
       sink.Send(p);
       next_progress = Clock::now() + std::chrono::milliseconds(o.progress_every_ms);
     }
-    int flag = g_sigterm ? 1 : 0, any = 0;
-    MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any) {
+    const bool time_up =
+        rank == 0 && std::chrono::duration<double>(Clock::now() - start).count() >= o.run_seconds;
+    int flags[2] = {g_sigterm ? 1 : 0, time_up ? 1 : 0}, any[2] = {0, 0};
+    MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any[0]) {
       preempted = true;
       break;
     }
+    if (any[1]) break;
   }
   if (preempted) {
     if (rank == 0) std::printf("podprobe: preempted\n");
