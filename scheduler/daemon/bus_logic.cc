@@ -78,6 +78,7 @@ BusLogic::BusLogic(Options options, core::Scheduler* scheduler, TokenSource toke
 }
 
 Status BusLogic::Start(TimePoint now) {
+  last_timer_ = now;
   for (const auto& [id, job] : scheduler_->jobs()) {
     if (!core::HoldsHosts(job.state) || !job.placement) continue;
     for (HostId h : scheduler_->pod().HostsIn(*job.placement)) awaiting_.insert(h);
@@ -120,6 +121,9 @@ Status BusLogic::UpdateHost(HostId host, TimePoint now) {
 
 Status BusLogic::OnTimer(TimePoint now) {
   auto timeout = std::chrono::milliseconds(options_.bus.heartbeat_timeout_ms);
+  bool stalled = now - last_timer_ >= std::max<Duration>(timeout / 2, 3 * options_.tick_interval);
+  last_timer_ = now;
+  if (stalled) return Status::Ok();
   for (auto& [id, agent] : agents_) {
     if (!agent.connected || now - agent.last_heard < timeout) continue;
     agent.connected = false;

@@ -71,6 +71,7 @@ class BusLogic {
     std::string default_checkpoint_url;  // POD_CHECKPOINT_URL when the spec has none
     std::string log_url;                 // Launch.log_url
     std::string scheduler_id;            // Welcome.scheduler_id
+    Duration tick_interval = std::chrono::milliseconds(200);  // how often OnTimer is called
   };
 
   // `scheduler` must outlive this.
@@ -83,7 +84,10 @@ class BusLogic {
   Status OnMessage(std::string_view agent_id, std::string_view bytes, TimePoint now);
   // A message the bus thread could not frame ([identity][payload] with extra frames).
   void CountMalformed() { Drop("malformed"); }
-  // Heartbeat timeouts and the end of the reconcile window.
+  // Heartbeat timeouts and the end of the reconcile window. After a gap of half the heartbeat
+  // timeout (and three tick intervals) since the previous call, the caller's thread was stalled
+  // (e.g. by a slow fsync): it judges nobody, so the messages that queued up meanwhile are
+  // handled first.
   Status OnTimer(TimePoint now);
   // Turns the core's actions into Launch / Preempt / Kill messages.
   void Dispatch(const core::Actions& actions);
@@ -137,6 +141,7 @@ class BusLogic {
   std::map<std::string, AgentInfo> agents_;
   std::vector<HostHealth> hosts_;                   // by HostId
   std::vector<std::set<JobEpoch>> stale_;           // per host: unwanted processes seen
+  TimePoint last_timer_{};
   bool reconciling_ = false;
   TimePoint reconcile_deadline_{};
   std::set<HostId> awaiting_;                       // allocated hosts not yet registered

@@ -237,9 +237,11 @@ TEST_F(BusLogicTest, CoreKillAtTheEndOfTheGraceStillSaysGrace) {
   auto actions = sched_->Preempt(je.job, "test", now_);
   ASSERT_TRUE(actions.has_value());
   bus_->Dispatch(*actions);
-  now_ += std::chrono::seconds(31);
-  for (int r = 0; r < 4; ++r) Heartbeat(r);
-  Tick();  // the core's grace timer: Kill
+  for (int t = 0; t < 31; ++t) {
+    now_ += std::chrono::seconds(1);
+    for (int r = 0; r < 4; ++r) Heartbeat(r);
+    Tick();  // at the end, the core's grace timer: Kill
+  }
   EXPECT_GE(Count(Out(), bus::Envelope::kKill), 2);
   std::vector<int> hosts = SliceHosts(je.job);
   Exited(hosts[0] / 4, je, bus::Exited::KILLED, {hosts[0], hosts[1]}, "killed on request");
@@ -256,17 +258,22 @@ TEST_F(BusLogicTest, SilentAgentLosesItsHostsAndTheJobIsRequeuedAndKilledElsewhe
   Out();
   std::vector<int> hosts = SliceHosts(je.job);
   int dead = hosts[2] / 4;
-  now_ += std::chrono::milliseconds(2000);
-  for (int r = 0; r < 4; ++r) {
-    if (r != dead) Heartbeat(r);
-  }
-  Tick();
+  // Every 100 ms a tick, every 500 ms a heartbeat from the others.
+  auto run = [&](int ms) {
+    for (int t = 0; t < ms; t += 100) {
+      now_ += std::chrono::milliseconds(90);  // Tick adds 10
+      if (t % 500 == 0) {
+        for (int r = 0; r < 4; ++r) {
+          if (r != dead) Heartbeat(r);
+        }
+      }
+      Tick();
+    }
+  };
+  run(2500);
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);  // not yet
-  now_ += std::chrono::milliseconds(1500);
-  for (int r = 0; r < 4; ++r) {
-    if (r != dead) Heartbeat(r);
-  }
-  Tick();
+  EXPECT_EQ(bus_->hosts()[hosts[2]].reason, "");
+  run(1000);
   EXPECT_EQ(bus_->hosts()[hosts[2]].reason, "heartbeat lost");
   EXPECT_FALSE(sched_->pod().host(HostId(hosts[2])).healthy);
   const auto* job = sched_->Find(je.job);
@@ -406,13 +413,26 @@ TEST_F(BusLogicTest, RestartRequeuesWhatIsNotRunningAndKillsWhatItDoesNotKnow) {
   EXPECT_TRUE(sched_->pod().host(HostId(ghost_host)).healthy);
 }
 
+TEST_F(BusLogicTest, AStalledCallerFirstHandlesTheMessagesThatQueuedUp) {
+  RegisterAll();
+  now_ += std::chrono::milliseconds(5000);  // the scheduler thread was blocked for 5 s
+  Tick();
+  EXPECT_EQ(bus_->connected_agents(), 4);   // nobody judged yet
+  for (int r = 0; r < 4; ++r) Heartbeat(r);  // what queued up meanwhile
+  Tick();
+  EXPECT_EQ(bus_->connected_agents(), 4);
+  EXPECT_EQ(bus_->unhealthy_hosts(), 0);
+}
+
 TEST_F(BusLogicTest, ReconcileTimeoutFailsHostsWhoseAgentNeverCame) {
   RegisterAll();
   JobEpoch je = PlaceV232();
   Restart();
   EXPECT_TRUE(bus_->reconciling());
-  now_ += std::chrono::milliseconds(3001);
-  Tick();
+  for (int t = 0; t <= 3000; t += 100) {
+    now_ += std::chrono::milliseconds(90);
+    Tick();
+  }
   EXPECT_FALSE(bus_->reconciling());
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
   EXPECT_EQ(bus_->hosts()[SliceHosts(je.job).empty() ? 0 : 0].reason, "no agent");

@@ -94,6 +94,12 @@ std::optional<int64_t> ParseInt(std::string_view s) {
   return v;
 }
 
+std::string DefaultCheckpointUrl(const Config& config) {
+  return config.default_checkpoint_url.empty()
+             ? "file://" + config.data_dir + "/objects/checkpoints"
+             : config.default_checkpoint_url;
+}
+
 HttpResponse StatusError(const Status& s) {
   return ErrorResponse(HttpStatusOf(s.code()), StatusCodeName(s.code()), s.message());
 }
@@ -120,12 +126,11 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   engine->scheduler_ = std::move(*scheduler);
   BusLogic::Options bus;
   bus.bus = config.bus;
-  bus.default_checkpoint_url = config.default_checkpoint_url.empty()
-                                   ? "file://" + config.data_dir + "/objects/checkpoints"
-                                   : config.default_checkpoint_url;
+  bus.default_checkpoint_url = DefaultCheckpointUrl(config);
   bus.log_url = config.bus.log_url.empty() ? "file://" + config.data_dir + "/objects/logs"
                                            : config.bus.log_url;
   bus.scheduler_id = NewToken().substr(0, 16);
+  bus.tick_interval = std::chrono::milliseconds(config.tick_interval_ms);
   engine->bus_ = std::make_unique<BusLogic>(std::move(bus), engine->scheduler_.get());
   if (Status s = engine->bus_->Start(now); !s.ok()) return std::unexpected(s);
   for (const auto& [user, quota] : config.quotas) {
@@ -285,9 +290,7 @@ HttpResponse Engine::Submit(const HttpRequest& request, const Principal& who, Ti
   api::JobSpec in;
   JsonLimits limits{config_.limits.max_json_depth, 64 << 10};
   if (Status s = ParseJson(request.body, limits, &in); !s.ok()) return StatusError(s);
-  std::string ckpt = config_.default_checkpoint_url;
-  if (ckpt.empty()) ckpt = "file://" + config_.data_dir + "/objects/checkpoints";
-  auto spec = SpecFromProto(in, who.user, ckpt);
+  auto spec = SpecFromProto(in, who.user, DefaultCheckpointUrl(config_));
   if (!spec) return StatusError(spec.error());
   auto id = scheduler_->Submit(std::move(*spec), now);
   if (!id) return FromStatus(id.error());
