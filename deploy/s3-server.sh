@@ -10,6 +10,11 @@
 #   deploy/s3-server.sh status DIR          exit 0 when all 4 run and the proxy is healthy
 #   deploy/s3-server.sh env    DIR          print the endpoint and credentials as exports
 #
+# S3_SERVER_BIND=ADDR makes the S3 endpoint (the proxy) listen on ADDR instead of 127.0.0.1
+# (0.0.0.0: every address, e.g. inside a network namespace of the cluster tests); the storage
+# servers behind it stay on 127.0.0.1. The health checks still go to 127.0.0.1, so ADDR must
+# be 127.0.0.1 or 0.0.0.0.
+#
 # Credentials: access key test:tester, secret key testing, region us-east-1, path-style URLs
 # (virtual-host style works with http://localhost:PORT as the endpoint: storage_domain=localhost).
 set -euo pipefail
@@ -101,7 +106,7 @@ EOF
   done
   cat >"$etc/proxy-server.conf" <<EOF
 [DEFAULT]
-bind_ip = 127.0.0.1
+bind_ip = ${S3_SERVER_BIND:-127.0.0.1}
 bind_port = $proxy_port
 workers = 0
 swift_dir = $etc
@@ -159,6 +164,10 @@ EOF
 
 start() {
   check_installed
+  case "${S3_SERVER_BIND:-127.0.0.1}" in
+    127.0.0.1 | 0.0.0.0) ;;
+    *) die "S3_SERVER_BIND must be 127.0.0.1 or 0.0.0.0, not '${S3_SERVER_BIND}'" ;;
+  esac
   if (status) >/dev/null 2>&1; then
     echo "s3-server: already running in $dir"
     env_exports

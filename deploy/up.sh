@@ -1,56 +1,319 @@
 #!/usr/bin/env bash
-# The main job on the embedded defaults: installs what is missing, builds, and starts podsched
-# on 127.0.0.1:8470 with its data in ./var (SQLite var/podsched.db, admin token var/admin.token).
-# Ctrl-C stops it cleanly; the data stays for the next start.
+# The main job on the embedded defaults: a whole simulated TPU v2 pod on this machine.
+# Installs what is missing (deploy/deps.sh), builds (build/), starts podsched (HTTP
+# 127.0.0.1:8470, bus 127.0.0.1:8471, SQLite + file:// storage under ./var) and 64 podworkers
+# (one per host; --agents 8 for 8 hosts each), waits until all 64 hosts are registered, prints
+# the dashboard URL and the admin token, and submits a demo workload: podtrain jobs (v2-8 and v2-32, on-demand
+# and preemptible, checkpointing to file://var/checkpoints) under a provider reclaim rate, so
+# that within a few minutes there are placements, preemptions, checkpoints and resumes.
 #
-#   deploy/up.sh            build and start podsched in the foreground
-#   deploy/up.sh --demo     build and run the placement demo instead (podsim place --demo)
+#   deploy/up.sh                 start everything in the foreground; Ctrl-C stops it all
+#   deploy/up.sh --detach        start, return once ready (pids in VAR/up.pids)
+#   deploy/up.sh --down          stop a detached run (nothing is left running)
+#   deploy/up.sh --no-workload   start the cluster without submitting the demo jobs
+#   deploy/up.sh --demo          the placement demo instead (podsim place --demo; no daemons)
 #
-# It prints the dashboard's URL and the admin token to log in with.
+# Options: --port N (HTTP; the bus uses N+1; default 8470, env PODSCHED_UP_PORT), --var DIR
+# (default ./var, env PODSCHED_UP_VAR), --agents N (default 64; 64 must be divisible by N),
+# --reclaim-rate R (provider reclaims per preemptible allocation-hour, default 30),
+# --build-dir DIR (default ./build, env PODSCHED_UP_BUILD), --skip-deps / --skip-build (env
+# PODSCHED_UP_SKIP_DEPS=1 / PODSCHED_UP_SKIP_BUILD=1).
 #
-# Not yet: host agents (podworker), so submitted jobs are placed but do not run.
+# Every process started here carries PODSCHED_UP_RUN=<abs var dir> in its environment (and
+# passes it to the MPI daemons and ranks it starts), so stopping can find and kill anything
+# left, whatever happened to its parent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-deploy/deps.sh
-echo "==> building (first build takes several minutes on 2 cores)"
-cmake -S "$root" -B "$root/build" -G Ninja >/dev/null
-cmake --build "$root/build" -j"$(nproc)" --target podsched podctl podsim podtrain
+port=${PODSCHED_UP_PORT:-8470}
+var=${PODSCHED_UP_VAR:-$root/var}
+# One agent per simulated host by default: OpenMPI's daemons (orted) of one job that share a
+# hostname and a TMPDIR race creating their common session directory (mkdir "File exists",
+# orte_init fails, mpirun exits 213); each agent here gets its own TMPDIR, so one host per
+# agent avoids that until podworker separates the hosts it serves itself.
+agents=64
+reclaim=30
+mode=foreground
+workload=1
+skip_deps=${PODSCHED_UP_SKIP_DEPS:-}
+skip_build=${PODSCHED_UP_SKIP_BUILD:-}
+build=${PODSCHED_UP_BUILD:-$root/build}
 
-if [[ "${1:-}" == "--demo" ]]; then
-  exec "$root/build/scheduler/sim/podsim" place --demo
+die() { echo "up.sh: $*" >&2; exit 1; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --detach) mode=detach ;;
+    --down) mode=down ;;
+    --demo) mode=demo ;;
+    --no-workload) workload= ;;
+    --skip-deps) skip_deps=1 ;;
+    --skip-build) skip_build=1 ;;
+    --port) port=${2:?--port needs a value}; shift ;;
+    --var) var=${2:?--var needs a value}; shift ;;
+    --build-dir) build=${2:?--build-dir needs a value}; shift ;;
+    --agents) agents=${2:?--agents needs a value}; shift ;;
+    --reclaim-rate) reclaim=${2:?--reclaim-rate needs a value}; shift ;;
+    -h|--help) usage 0 ;;
+    *) echo "up.sh: unknown argument '$1'" >&2; usage ;;
+  esac
+  shift
+done
+[[ $port =~ ^[0-9]+$ ]] && ((port >= 1 && port < 65535)) || die "--port: expected 1..65534, got '$port'"
+[[ $agents =~ ^[0-9]+$ ]] && ((agents >= 1 && agents <= 64 && 64 % agents == 0)) ||
+  die "--agents: expected a divisor of 64 (1, 2, 4, 8, 16, 32, 64), got '$agents'"
+[[ $reclaim =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--reclaim-rate: expected a number, got '$reclaim'"
+mkdir -p "$var"
+var=$(cd "$var" && pwd)
+bus_port=$((port + 1))
+pids_file=$var/up.pids
+url=http://127.0.0.1:$port
+
+step() { printf '==> %s\n' "$*"; }
+
+# --- stopping --------------------------------------------------------------------------------
+alive() { [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null; }
+
+# Pids of every process whose environment holds PODSCHED_UP_RUN=$var (ours, at any depth).
+marked_pids() {
+  grep -lzxsF "PODSCHED_UP_RUN=$var" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 || true
+}
+
+# Stops a run: SIGTERM to the agents (they stop their jobs), then podsched, then SIGKILL to
+# anything of this run still alive. Each stage waits with a deadline, never forever.
+stop_all() {
+  local names=() pids=() line pid
+  if [[ -f $pids_file ]]; then
+    while read -r line; do
+      [[ $line =~ ^([a-z0-9-]+)\ ([0-9]+)$ ]] || continue
+      names+=("${BASH_REMATCH[1]}"); pids+=("${BASH_REMATCH[2]}")
+    done <"$pids_file"
+  fi
+  local i stage
+  for stage in worker podsched; do
+    local group=()
+    for i in "${!pids[@]}"; do
+      [[ ${names[$i]} == "$stage"* ]] || continue
+      alive "${pids[$i]}" && kill -TERM "${pids[$i]}" 2>/dev/null && group+=("${pids[$i]}")
+    done
+    local deadline=$((SECONDS + 15))
+    for pid in "${group[@]}"; do
+      while alive "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
+    done
+  done
+  local left
+  for _ in 1 2 3 4 5; do
+    left=$(marked_pids)
+    [[ -z $left ]] && break
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null || true
+    sleep 0.2
+  done
+  rm -f "$pids_file"
+  left=$(marked_pids)
+  if [[ -n $left ]]; then
+    echo "up.sh: processes still alive after SIGKILL: $left" >&2
+    return 1
+  fi
+  return 0
+}
+
+if [[ $mode == down ]]; then
+  if [[ ! -f $pids_file ]] && [[ -z "$(marked_pids)" ]]; then
+    echo "up.sh: nothing running for $var"
+    exit 0
+  fi
+  step "stopping the cluster of $var"
+  stop_all && step "stopped; nothing left running"
+  exit $?
 fi
 
-podctl="$root/build/scheduler/ctl/podctl"
-echo "==> starting podsched (Ctrl-C to stop)"
-out=$(mktemp)
-"$root/build/scheduler/daemon/podsched" > >(tee "$out") &
-pid=$!
-trap 'kill -TERM $pid 2>/dev/null' INT TERM
-for _ in $(seq 100); do
-  grep -q '^podsched listening on ' "$out" && break
-  kill -0 $pid 2>/dev/null || break
+# --- install and build -----------------------------------------------------------------------
+targets=(podsched podctl podworker podtrain podsim)
+if [[ -z $skip_deps ]]; then
+  deploy/deps.sh
+fi
+if [[ -z $skip_build ]]; then
+  step "building ${targets[*]} in $build (the first build takes several minutes on 2 cores)"
+  if [[ ! -f $build/CMakeCache.txt ]]; then
+    launcher=()
+    command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
+  fi
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+fi
+bin() {  # path of a built target
+  local f
+  f=$(find "$build" -path '*/CMakeFiles' -prune -o -type f -name "$1" -perm -u+x -print -quit)
+  [[ -n $f ]] || die "$1 is not built in $build (cmake --build $build --target $1)"
+  echo "$f"
+}
+
+if [[ $mode == demo ]]; then
+  exec "$(bin podsim)" place --demo
+fi
+
+podsched=$(bin podsched); podctl=$(bin podctl); podworker=$(bin podworker); podtrain=$(bin podtrain)
+
+if [[ -f $pids_file ]]; then
+  while read -r _ pid; do
+    alive "$pid" && die "a cluster of $var is already running (pid $pid); deploy/up.sh --down first"
+  done <"$pids_file"
+  rm -f "$pids_file"
+fi
+for p in "$port" "$bus_port"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    die "port $p of 127.0.0.1 is in use (another podsched? use --port N)"
+  fi
+done
+
+# --- configuration -----------------------------------------------------------------------------
+mkdir -p "$var/checkpoints" "$var/log" "$var/demo"
+config=$var/podsched.yaml
+cat >"$config" <<YAML
+# Generated by deploy/up.sh (rewritten on every start).
+listen: {address: 127.0.0.1, port: $port}
+bus:
+  address: tcp://127.0.0.1:$bus_port
+  heartbeat_interval_ms: 1000
+  heartbeat_timeout_ms: 10000
+data_dir: $var
+default_checkpoint_url: file://$var/checkpoints
+pods: [{name: pod0, generation: v2, host_rows: 8, host_cols: 8}]
+scheduler:
+  # Provider reclaims per preemptible allocation-hour: at 30, a preemptible job is taken back
+  # about every 2 minutes, so the demo shows preemptions and resumes quickly.
+  reclaim_rate_per_hour: $reclaim
+  min_runtime_before_preemption_seconds: 30
+YAML
+
+# The marker goes to the daemons only, not to this script (stopping must not kill itself).
+mark=(env "PODSCHED_UP_RUN=$var" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+: >"$pids_file"
+
+cleanup_on_error() {
+  local rc=$?
+  if [[ $rc -ne 0 && $mode != foreground_ready ]]; then
+    if [[ $rc -eq 130 ]]; then
+      echo "up.sh: interrupted; stopping what was started" >&2
+    else
+      echo "up.sh: start failed (exit $rc); stopping what was started. Logs: $var/log/" >&2
+    fi
+    stop_all || true
+  fi
+}
+trap cleanup_on_error EXIT
+trap 'exit 130' INT TERM
+
+# setsid: the daemons are not in this terminal's process group (a detached run survives the
+# terminal; Ctrl-C of a foreground run is handled here, which stops them in order).
+step "starting podsched on $url (bus tcp://127.0.0.1:$bus_port, data in $var)"
+"${mark[@]}" setsid "$podsched" --config "$config" </dev/null >>"$var/log/podsched.log" 2>&1 &
+echo "podsched $!" >>"$pids_file"
+sched_pid=$!
+for _ in $(seq 300); do
+  curl -sf "$url/healthz" >/dev/null 2>&1 && break
+  alive "$sched_pid" || die "podsched exited at start: $(tail -5 "$var/log/podsched.log")"
   sleep 0.1
 done
-url=$(sed -n 's/^podsched listening on \(http[^ ]*\)$/\1/p' "$out")
-rm -f "$out"
-if [[ -z $url ]]; then
-  wait $pid
-  exit 1
+curl -sf "$url/healthz" >/dev/null || die "podsched did not answer on $url within 30 s"
+token=$(cat "$var/admin.token")
+
+per=$((64 / agents))
+step "starting $agents podworkers ($per host$([[ $per -gt 1 ]] && echo s) each)"
+for ((i = 0; i < agents; i++)); do
+  first=$((i * per)); last=$((first + per - 1))
+  # Its own TMPDIR: the MPI session directories of its hosts stay apart from other agents'.
+  mkdir -p "$var/tmp/local-$i"
+  "${mark[@]}" TMPDIR="$var/tmp/local-$i" setsid "$podworker" --bus "tcp://127.0.0.1:$bus_port" --pod pod0 --hosts "$first-$last" \
+    --agent-id "local-$i" --advertise 127.0.0.1 --state-dir "$var/worker/local-$i" \
+    </dev/null >>"$var/log/worker-$i.log" 2>&1 &
+  echo "worker-$i $!" >>"$pids_file"
+done
+
+healthy_hosts() {
+  curl -sf -H "Authorization: Bearer $token" "$url/api/v1/pods/pod0" |
+    jq '[.hosts[] | select(.healthy)] | length' 2>/dev/null || echo 0
+}
+deadline=$((SECONDS + 120)); last=-1
+while :; do
+  n=$(healthy_hosts)
+  [[ $n != "$last" ]] && step "hosts registered: $n/64" && last=$n
+  [[ $n -ge 64 ]] && break
+  while read -r name pid; do
+    alive "$pid" || die "$name (pid $pid) exited: $(tail -5 "$var/log/${name}.log" 2>/dev/null)"
+  done <"$pids_file"
+  ((SECONDS < deadline)) || die "only $n of 64 hosts registered after 120 s; logs in $var/log/"
+  sleep 0.5
+done
+
+# --- demo workload -------------------------------------------------------------------------------
+ctl() { "$podctl" --server "$url" --token "$token" "$@"; }
+# spec NAME ACCELERATOR PREEMPTIBLE STEPS: writes var/demo/NAME.yaml and submits it.
+submit_demo() {
+  local name=$1 acc=$2 pre=$3 steps=$4 file=$var/demo/$1.yaml
+  cat >"$file" <<YAML
+name: $name
+accelerator: $acc
+preemptible: $pre
+command: $podtrain
+args: [--steps, "$steps", --checkpoint-every, "25", --min-step-ms, "100", --progress-every, "5"]
+env: {POD_TOTAL_STEPS: "$steps"}
+checkpoint_url: file://$var/checkpoints
+checkpoint_every_seconds: 3
+grace_period_seconds: 15
+max_restarts: 10
+YAML
+  printf '    job %s  %-12s %-6s %s\n' "$(ctl submit -f "$file")" "$name" "$acc" \
+    "$([[ $pre == true ]] && echo preemptible || echo on-demand)"
+}
+if [[ -n $workload ]]; then
+  step "submitting the demo workload (podtrain; specs in $var/demo/)"
+  submit_demo resnet50 v2-32 false 3000
+  submit_demo gan v2-32 true 3000
+  submit_demo bert v2-8 false 2000
+  submit_demo sweep-a v2-8 true 2000
+  submit_demo sweep-b v2-8 true 2000
+  submit_demo sweep-c v2-8 true 2000
 fi
+
+mode_done=$mode
+[[ $mode == foreground ]] && mode=foreground_ready
+[[ $mode == detach ]] && mode=foreground_ready
 cat <<MSG
 
-==> dashboard: $url/
-    log in with the admin token: $(cat "$root/var/admin.token")
-
-==> from another terminal, in $root:
-    $podctl submit --accelerator v2-32 --preemptible --name demo -- podtrain --steps 100
-    $podctl jobs
-    $podctl pod
-    $podctl describe 1
-  podctl reads the admin token from var/admin.token here (or POD_TOKEN / --token elsewhere).
-  Placement demo: deploy/up.sh --demo
-
+==> ready: podsched + $agents podworkers serving 64 hosts of pod0 (v2, 8x8)
+    dashboard:    $url/
+    admin token:  $token   (also in $var/admin.token)
+    provider reclaim: $reclaim per preemptible allocation-hour (preemptions within minutes)
+  From another terminal, in $root:
+    $podctl --server $url jobs --all
+    $podctl --server $url pod
+    $podctl --server $url logs -f 2
+    $podctl --server $url agents
+  (podctl reads the token from var/admin.token in $root; elsewhere add --token or set POD_TOKEN)
+  Logs: $var/log/   Checkpoints: $var/checkpoints/
 MSG
-while kill -0 $pid 2>/dev/null; do wait $pid; done
+
+if [[ $mode_done == detach ]]; then
+  trap - EXIT INT TERM
+  echo "    detached (pids in $pids_file); stop with: deploy/up.sh --down$([[ $var != "$root/var" ]] && echo " --var $var")"
+  exit 0
+fi
+
+echo "    Ctrl-C stops everything."
+trap - EXIT
+on_stop() {
+  trap - INT TERM
+  echo
+  step "stopping (agents first, then podsched)"
+  stop_all && step "stopped; nothing left running"
+  exit 0
+}
+trap on_stop INT TERM
+# Foreground: stay until Ctrl-C, or until podsched dies (then stop the rest).
+while alive "$sched_pid"; do sleep 1; done
+echo "up.sh: podsched exited; see $var/log/podsched.log" >&2
+stop_all || true
+exit 1
