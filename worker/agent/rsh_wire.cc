@@ -1,8 +1,8 @@
 #include "worker/agent/rsh_wire.h"
 
+
 #include <arpa/inet.h>
 
-#include <charconv>
 #include <cstring>
 
 #include "worker/agent/mpirun_argv.h"
@@ -32,30 +32,9 @@ Result<bool> FrameReader::Next(std::string& payload) {
   return true;
 }
 
-Result<TcpEndpoint> ParseTcpEndpoint(std::string_view url) {
-  auto bad = [&] {
-    return InvalidArgument("'" + std::string(url) +
-                           "' is not tcp://IPV4:PORT (e.g. tcp://127.0.0.1:40001)");
-  };
-  if (!url.starts_with("tcp://")) return bad();
-  url.remove_prefix(6);
-  const size_t colon = url.rfind(':');
-  if (colon == std::string_view::npos) return bad();
-  TcpEndpoint ep;
-  ep.ip = std::string(url.substr(0, colon));
-  in_addr addr{};
-  if (inet_pton(AF_INET, ep.ip.c_str(), &addr) != 1) return bad();
-  const std::string_view port = url.substr(colon + 1);
-  unsigned v = 0;
-  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
-  if (ec != std::errc() || p != port.data() + port.size() || v == 0 || v > 65535) return bad();
-  ep.port = static_cast<uint16_t>(v);
-  return ep;
-}
+Result<TcpEndpoint> ParseTcpEndpoint(std::string_view url) { return ParseIpv4Endpoint(url, "tcp"); }
 
-std::string FormatTcpEndpoint(const TcpEndpoint& ep) {
-  return "tcp://" + ep.ip + ":" + std::to_string(ep.port);
-}
+std::string FormatTcpEndpoint(const TcpEndpoint& ep) { return FormatIpv4Endpoint("tcp", ep); }
 
 Result<std::map<int32_t, TcpEndpoint>> ParseRshEndpoints(std::string_view text) {
   std::map<int32_t, TcpEndpoint> out;

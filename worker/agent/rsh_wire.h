@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/endpoint.h"
 #include "common/status.h"
 
 namespace podsched::agent {
@@ -33,10 +34,7 @@ class FrameReader {
   std::string buffer_;
 };
 
-struct TcpEndpoint {
-  std::string ip;  // numeric IPv4
-  uint16_t port = 0;
-};
+using TcpEndpoint = Ipv4Endpoint;
 // "tcp://127.0.0.1:40001" -> {127.0.0.1, 40001}.
 Result<TcpEndpoint> ParseTcpEndpoint(std::string_view url);
 std::string FormatTcpEndpoint(const TcpEndpoint& ep);

@@ -1,6 +1,5 @@
 #include "worker/train/progress.h"
 
-#include <arpa/inet.h>
 
 #include <charconv>
 #include <cstdio>
@@ -65,24 +64,9 @@ int64_t CheckpointStep(std::string_view checkpoint) {
   return step;
 }
 
-Result<UdpEndpoint> ParseProgressEndpoint(std::string_view url) {
-  auto bad = [&] {
-    return InvalidArgument("POD_PROGRESS_ENDPOINT='" + std::string(url) +
-                           "' is not udp://IPV4:PORT (e.g. udp://127.0.0.1:9000)");
-  };
-  if (!url.starts_with("udp://")) return bad();
-  url.remove_prefix(6);
-  const size_t colon = url.rfind(':');
-  if (colon == std::string_view::npos) return bad();
-  UdpEndpoint ep;
-  ep.host = std::string(url.substr(0, colon));
-  in_addr addr{};
-  if (inet_pton(AF_INET, ep.host.c_str(), &addr) != 1) return bad();
-  const std::string_view port = url.substr(colon + 1);
-  unsigned v = 0;
-  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
-  if (ec != std::errc() || p != port.data() + port.size() || v == 0 || v > 65535) return bad();
-  ep.port = static_cast<uint16_t>(v);
+Result<Ipv4Endpoint> ParseProgressEndpoint(std::string_view url) {
+  auto ep = ParseIpv4Endpoint(url, "udp");
+  if (!ep) return InvalidArgument("POD_PROGRESS_ENDPOINT: " + ep.error().message());
   return ep;
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/endpoint.h"
 #include "common/status.h"
 
 namespace podsched::train {
@@ -36,11 +37,7 @@ Result<Progress> ParseProgressJson(std::string_view json);
 // The step S of a checkpoint name "ckpt-E-S"; 0 for "" or anything else.
 int64_t CheckpointStep(std::string_view checkpoint);
 
-struct UdpEndpoint {
-  std::string host;  // numeric IPv4
-  uint16_t port = 0;
-};
 // Parses "udp://127.0.0.1:9000"; kInvalidArgument for anything else.
-Result<UdpEndpoint> ParseProgressEndpoint(std::string_view url);
+Result<Ipv4Endpoint> ParseProgressEndpoint(std::string_view url);
 
 }  // namespace podsched::train

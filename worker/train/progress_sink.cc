@@ -22,7 +22,7 @@ Status UdpProgressSink::Open(const std::string& url) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(ep->port);
-  inet_pton(AF_INET, ep->host.c_str(), &addr.sin_addr);
+  inet_pton(AF_INET, ep->ip.c_str(), &addr.sin_addr);
   // connect() on UDP only fixes the destination, so Send is one send() call.
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     return Status(StatusCode::kUnavailable, "connect " + url + ": " + std::strerror(errno));

@@ -66,7 +66,7 @@ TEST(ProgressTest, JsonIsOneObjectWithTheDocumentedKeys) {
 TEST(ProgressTest, EndpointMustBeUdpIpv4AndPort) {
   auto ep = ParseProgressEndpoint("udp://127.0.0.1:9000");
   ASSERT_TRUE(ep);
-  EXPECT_EQ(ep->host, "127.0.0.1");
+  EXPECT_EQ(ep->ip, "127.0.0.1");
   EXPECT_EQ(ep->port, 9000);
   for (auto bad : {"http://127.0.0.1:9000", "udp://localhost:9000", "udp://127.0.0.1",
                    "udp://127.0.0.1:0", "udp://127.0.0.1:70000", "udp://127.0.0.1:9x"}) {
