@@ -11,22 +11,7 @@ import time
 import urllib.error
 import urllib.request
 
-TIMEOUT = 120  # generous: the machine is shared
-
-
-def fail(msg):
-    print("FAIL: " + msg, flush=True)
-    sys.exit(1)
-
-
-def wait_for(cond, what, timeout=TIMEOUT, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(interval)
-    fail("timed out after %d s waiting for %s" % (timeout, what))
+from testlib import TIMEOUT, fail, wait_for  # noqa: E402 (beside this file)
 
 
 class Podsched:

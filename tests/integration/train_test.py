@@ -24,22 +24,7 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
            OMPI_MCA_rmaps_base_oversubscribe="1")
 for k in ("POD_JOB_ID", "POD_EPOCH", "POD_CHECKPOINT_URL", "POD_PROGRESS_ENDPOINT"):
     ENV.pop(k, None)
-TIMEOUT = 120  # generous: CI shares 2 cores with other suites
-
-
-def fail(msg):
-    print("FAIL: " + msg, flush=True)
-    sys.exit(1)
-
-
-def wait_for(cond, what, timeout=TIMEOUT, interval=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(interval)
-    fail("timed out waiting for " + what)
+from testlib import TIMEOUT, fail, wait_for  # noqa: E402 (beside this file)
 
 
 class Run:
