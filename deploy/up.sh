@@ -28,10 +28,9 @@ root=$(pwd)
 
 port=${PODSCHED_UP_PORT:-8470}
 var=${PODSCHED_UP_VAR:-$root/var}
-# One agent per simulated host by default: OpenMPI's daemons (orted) of one job that share a
-# hostname and a TMPDIR race creating their common session directory (mkdir "File exists",
-# orte_init fails, mpirun exits 213); each agent here gets its own TMPDIR, so one host per
-# agent avoids that until podworker separates the hosts it serves itself.
+# One agent per simulated host by default, as one agent per machine would be; --agents 1 (one
+# podworker serving all 64 hosts) works as well: podworker gives each host's orted its own
+# OpenMPI session directory (docs/podworker.md), and each agent here also gets its own TMPDIR.
 agents=64
 reclaim=30
 mode=foreground
