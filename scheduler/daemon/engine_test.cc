@@ -3,25 +3,20 @@
 #include <gtest/gtest.h>
 
 #include "api.pb.h"
+#include "scheduler/daemon/engine_test_util.h"
 #include "scheduler/daemon/json_util.h"
 
 namespace podsched::daemon {
 namespace {
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public testing::EngineFixture {
  protected:
   void SetUp() override {
-    config_.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4}};
-    config_.bus.require_agents = false;  // API tests without agents
     config_.quotas["bob"] = core::Quota{8, 8};  // one v2-8 at a time: bob's further jobs wait
     config_.limits.requests_per_second = 1000;
     config_.limits.burst = 1000;
-    std::vector<UserConfig> users = {{"admin", Sha256Hex("t-admin"), true},
-                                     {"alice", Sha256Hex("t-alice"), false},
-                                     {"bob", Sha256Hex("t-bob"), false}};
-    auto engine = Engine::Create(config_, users, &repo_, now_);
-    ASSERT_TRUE(engine.has_value()) << engine.error().message();
-    engine_ = std::move(*engine);
+    users_.push_back({"bob", Sha256Hex("t-bob"), false});
+    StartEngine();
   }
 
   HttpResponse Call(const std::string& method, const std::string& target, const std::string& token,
@@ -40,10 +35,6 @@ class EngineTest : public ::testing::Test {
     return out.job().id();
   }
 
-  Config config_;
-  core::InMemoryJobRepository repo_;
-  TimePoint now_{std::chrono::seconds(1'700'000'000)};
-  std::unique_ptr<Engine> engine_;
 };
 
 TEST_F(EngineTest, SubmitThenGetAndList) {

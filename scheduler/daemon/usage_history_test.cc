@@ -6,23 +6,14 @@
 #include "api.pb.h"
 #include "scheduler/daemon/convert.h"
 #include "scheduler/daemon/engine.h"
+#include "scheduler/daemon/engine_test_util.h"
 #include "scheduler/daemon/json_util.h"
 
 namespace podsched::daemon {
 namespace {
 
-class UsageHistoryTest : public ::testing::Test {
+class UsageHistoryTest : public testing::EngineFixture {
  protected:
-  void SetUp() override {
-    // Hosts need no podworker here (a podsched with the worker bus knows this key).
-    if (auto c = ParseConfig("bus: {require_agents: false}\n"); c.has_value()) config_ = *c;
-    config_.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4}};
-    std::vector<UserConfig> users = {{"admin", Sha256Hex("t-admin"), true},
-                                     {"alice", Sha256Hex("t-alice"), false}};
-    auto engine = Engine::Create(config_, users, &repo_, now_);
-    ASSERT_TRUE(engine.has_value()) << engine.error().message();
-    engine_ = std::move(*engine);
-  }
 
   HttpResponse Call(const std::string& method, const std::string& target,
                     const std::string& body = "", const std::string& token = "t-admin") {
@@ -37,10 +28,6 @@ class UsageHistoryTest : public ::testing::Test {
     return out;
   }
 
-  Config config_;
-  core::InMemoryJobRepository repo_;
-  TimePoint now_{std::chrono::seconds(1'700'000'000)};
-  std::unique_ptr<Engine> engine_;
 };
 
 TEST_F(UsageHistoryTest, SamplesHostsByClassAndCountsPreemptions) {

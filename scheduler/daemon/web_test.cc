@@ -7,6 +7,7 @@
 
 #include "api.pb.h"
 #include "scheduler/daemon/engine.h"
+#include "scheduler/daemon/engine_test_util.h"
 #include "scheduler/daemon/json_util.h"
 #include "scheduler/daemon/web_assets.h"
 #include "scheduler/daemon/web_session.h"
@@ -156,18 +157,8 @@ TEST(WebSessionsTest, ExpireAndBound) {
 }
 
 // Login, cookie auth and CSRF through the engine (no sockets).
-class WebEngineTest : public ::testing::Test {
+class WebEngineTest : public testing::EngineFixture {
  protected:
-  void SetUp() override {
-    // Hosts need no podworker here (a podsched with the worker bus knows this key).
-    if (auto c = ParseConfig("bus: {require_agents: false}\n"); c.has_value()) config_ = *c;
-    config_.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4}};
-    std::vector<UserConfig> users = {{"admin", Sha256Hex("t-admin"), true},
-                                     {"alice", Sha256Hex("t-alice"), false}};
-    auto engine = Engine::Create(config_, users, &repo_, now_);
-    ASSERT_TRUE(engine.has_value()) << engine.error().message();
-    engine_ = std::move(*engine);
-  }
 
   HttpResponse Call(HttpRequest r) {
     now_ += std::chrono::milliseconds(1);
@@ -194,10 +185,6 @@ class WebEngineTest : public ::testing::Test {
     return set.substr(0, set.find(';'));
   }
 
-  Config config_;
-  core::InMemoryJobRepository repo_;
-  TimePoint now_{std::chrono::seconds(1'700'000'000)};
-  std::unique_ptr<Engine> engine_;
 };
 
 TEST_F(WebEngineTest, LoginSetsAHardenedSessionCookie) {
