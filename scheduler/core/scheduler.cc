@@ -144,6 +144,24 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
       timers.emplace(now + FromSeconds(hours(rng) * 3600.0), Timer{TimerKind::kReclaim, owner});
     }
   }
+  if (job.spec.max_runtime > Duration::zero()) {
+    timers.emplace(now + RuntimeLeftAtStart(job), Timer{TimerKind::kMaxRuntime, owner});
+  }
+}
+
+Duration Scheduler::Impl::RuntimeLeftAtStart(const JobRecord& job) const {
+  return std::max(job.spec.max_runtime - job.run_time, Duration::zero());
+}
+
+bool Scheduler::Impl::RuntimeExhausted(const JobRecord& job, TimePoint now) const {
+  if (job.spec.max_runtime <= Duration::zero()) return false;
+  const Duration held_now = HoldsHosts(job.state) ? now - job.start_time : Duration::zero();
+  return job.run_time + held_now >= job.spec.max_runtime;
+}
+
+std::string Scheduler::Impl::MaxRuntimeReason(const JobRecord& job) const {
+  return "max_runtime of " +
+         std::to_string(static_cast<int64_t>(ToSeconds(job.spec.max_runtime))) + " s reached";
 }
 
 void Scheduler::Impl::StartPreemption(JobRecord& job, std::string reason,
@@ -208,12 +226,18 @@ void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string
     PODSCHED_CHECK(Transition(job, JobState::kSucceeded, "exited 0", now).ok());
     return;
   }
+  if (job.state == JobState::kPreempting && job.cancel_requested) {
+    PODSCHED_CHECK(Transition(job, JobState::kCancelled, "cancelled", now).ok());
+    return;
+  }
+  // A job that used up its max_runtime ends here, whatever stopped it (the limit's own
+  // preemption, another preemption, a crash): it is never requeued past its limit.
+  if (RuntimeExhausted(job, now)) {
+    PODSCHED_CHECK(Transition(job, JobState::kFailed, MaxRuntimeReason(job), now).ok());
+    return;
+  }
   if (job.state == JobState::kPreempting) {
     // Any exit while preempting is the preemption completing (SIGKILL looks like a failure).
-    if (job.cancel_requested) {
-      PODSCHED_CHECK(Transition(job, JobState::kCancelled, "cancelled", now).ok());
-      return;
-    }
     ++job.preemptions;
     // A kill after the grace period says so (the program did not honour SIGTERM).
     std::string why = "preempted: " + job.reason;
@@ -253,6 +277,11 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
                                   ToSeconds(job.spec.grace_period))) +
                               " s expired"};
           actions.emplace_back(std::in_place_type<KillAction>, std::move(kill));
+        }
+        break;
+      case TimerKind::kMaxRuntime:
+        if (HoldsHosts(job.state) && job.state != JobState::kPreempting) {
+          StartPreemption(job, MaxRuntimeReason(job), std::nullopt, now);
         }
         break;
       case TimerKind::kReclaim:
@@ -334,9 +363,15 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
       (job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores) += type->tensor_cores();
       if (job.state == JobState::kPreempting) {
         impl->timers.emplace(job.preempt_deadline, Timer{TimerKind::kKill, owner});
-      } else if (job.spec.preemptible && impl->config.preemptible_lifetime > Duration::zero()) {
-        impl->timers.emplace(job.start_time + impl->config.preemptible_lifetime,
-                             Timer{TimerKind::kLifetime, owner});
+      } else {
+        if (job.spec.preemptible && impl->config.preemptible_lifetime > Duration::zero()) {
+          impl->timers.emplace(job.start_time + impl->config.preemptible_lifetime,
+                               Timer{TimerKind::kLifetime, owner});
+        }
+        if (job.spec.max_runtime > Duration::zero()) {
+          impl->timers.emplace(job.start_time + impl->RuntimeLeftAtStart(job),
+                               Timer{TimerKind::kMaxRuntime, owner});
+        }
       }
     }
     if (job.state == JobState::kQueued && job.not_before > now) {

@@ -39,7 +39,7 @@ struct QueuedRef {
   QuotaUsage* use;
 };
 
-enum class TimerKind { kKill, kReclaim, kLifetime, kWakeup };
+enum class TimerKind { kKill, kReclaim, kLifetime, kMaxRuntime, kWakeup };
 struct Timer {
   TimerKind kind;
   JobEpoch job;
@@ -99,6 +99,12 @@ class Scheduler::Impl {
   // After a failure: retry with backoff or FAILED.
   void FailOrRetry(JobRecord& job, const std::string& why, TimePoint now);
   void ApplyExit(JobRecord& job, ExitKind kind, const std::string& reason, TimePoint now);
+  // The spec's max_runtime counts the time held over all epochs (Slurm's time limit, kept
+  // across preemptions): what is left of it when the current epoch started, and whether it is
+  // used up at `now` (always false without a limit).
+  Duration RuntimeLeftAtStart(const JobRecord& job) const;
+  bool RuntimeExhausted(const JobRecord& job, TimePoint now) const;
+  std::string MaxRuntimeReason(const JobRecord& job) const;
   void RunTimers(TimePoint now);
   // A timer that only makes the next Tick run a pass (backoff end, minimum runtime reached).
   void AddWakeup(TimePoint at);

@@ -416,6 +416,47 @@ TEST_F(SchedulerTest, IllegalCallsAreRejected) {
   EXPECT_FALSE(sched_->ReportProgress(Epoch(id), 5, 7, At(1)).has_value());
 }
 
+TEST_F(SchedulerTest, MaxRuntimeStopsTheJobGracefullyAndEndsItFailed) {
+  Start(1, 1);
+  JobSpec spec = Spec("ada", "v2-8", true);
+  spec.max_runtime = std::chrono::hours(1);
+  JobId id = Submit(spec, 0);
+  ASSERT_EQ(Only<LaunchAction>(Tick(0)).size(), 1u);
+  // A manual preemption after 30 minutes: requeued, 30 minutes of the limit left.
+  ASSERT_TRUE(sched_->Preempt(id, "manual", At(1800)).has_value());
+  Exited(id, ExitKind::kPreempted, 1810);
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  ASSERT_EQ(Only<LaunchAction>(Tick(1900)).size(), 1u);
+  EXPECT_TRUE(Only<PreemptAction>(Tick(1900 + 1779)).empty());
+  // 1810 s held in epoch 1 + 1790 s in epoch 2 = the hour: SIGTERM with the grace period.
+  auto preempts = Only<PreemptAction>(Tick(1900 + 1790));
+  ASSERT_EQ(preempts.size(), 1u);
+  EXPECT_EQ(preempts[0].reason, "max_runtime of 3600 s reached");
+  Exited(id, ExitKind::kPreempted, 1900 + 1800);
+  EXPECT_EQ(Job(id).state, S::kFailed);
+  EXPECT_EQ(Job(id).reason, "max_runtime of 3600 s reached");
+  EXPECT_EQ(sched_->pod().AvailableHosts(), 1);
+  EXPECT_TRUE(Only<LaunchAction>(Tick(4000)).empty());  // never requeued past its limit
+}
+
+TEST_F(SchedulerTest, MaxRuntimeSurvivesARestart) {
+  Start(1, 1);
+  JobSpec spec = Spec("ada", "v2-8", false);
+  spec.max_runtime = std::chrono::minutes(10);
+  JobId id = Submit(spec, 0);
+  ASSERT_EQ(Only<LaunchAction>(Tick(0)).size(), 1u);
+  auto empty = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
+  auto restored = Scheduler::Create(std::move(*empty), DefaultConfig(), &repo_, At(60));
+  ASSERT_TRUE(restored.has_value()) << restored.error().ToString();
+  EXPECT_TRUE(Only<PreemptAction>((*restored)->Tick(At(599))).empty());
+  auto preempts = Only<PreemptAction>((*restored)->Tick(At(600)));
+  ASSERT_EQ(preempts.size(), 1u);
+  ASSERT_TRUE((*restored)
+                  ->ReportExited(JobEpoch{id, 1}, std::nullopt, ExitKind::kKilled, "", At(631))
+                  .has_value());
+  EXPECT_EQ((*restored)->Find(id)->state, S::kFailed);
+}
+
 TEST_F(SchedulerTest, RestoreRebuildsTheSameState) {
   Start(2, 2);
   JobId a = Submit(Spec("ada", "v2-8", false), 0);
