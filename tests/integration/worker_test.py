@@ -144,6 +144,24 @@ def test_grace(ps, workers):
     wait_state(ps, job, ("CANCELLED",))
 
 
+def test_max_runtime(ps, workers):
+    spec = probe("limited", "--run-seconds", "300", "--progress-every-ms", "200", grace=10)
+    spec["max_runtime_seconds"] = 8
+    job = ps.submit(spec)
+    done = wait_state(ps, job, ("FAILED", "SUCCEEDED", "CANCELLED"))
+    want = "max_runtime of 8 s reached"
+    if done["state"] != "FAILED" or done["reason"] != want:
+        fail("job ended %s (%s), not FAILED (%s)" % (done["state"], done["reason"], want))
+    stops = [e for e in ps.events(job) if e["to"] == "PREEMPTING"]
+    if len(stops) != 1 or stops[0]["reason"] != want:
+        fail("expected one graceful stop for the limit, got %s" % stops)
+    if len(placements(ps, job)) != 1:
+        fail("requeued past its max_runtime: %s" % placements(ps, job))
+    wait_for(lambda: all(h["healthy"] and not h.get("allocated") for h in ps.pod()["hosts"]),
+             "hosts free after the limit", 60)
+    ok("max_runtime: SIGTERM at the limit, then FAILED (%s), hosts free" % want)
+
+
 def test_on_demand(ps, workers):
     a = ps.submit(probe("pre-a", "--run-seconds", "120", preemptible=True))
     b = ps.submit(probe("pre-b", "--run-seconds", "120", preemptible=True))
@@ -258,7 +276,7 @@ def main():
         return
     tests = {"success": test_success, "preempt": test_preempt, "grace": test_grace,
              "on_demand": test_on_demand, "agent_loss": test_agent_loss,
-             "restart": test_restart}
+             "restart": test_restart, "max_runtime": test_max_runtime}
     with tempfile.TemporaryDirectory(prefix="worker-test-") as work:
         ps, workers = None, {}
         try:
