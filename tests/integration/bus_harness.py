@@ -14,7 +14,28 @@ import urllib.request
 from testlib import TIMEOUT, fail, wait_for  # noqa: E402 (beside this file)
 
 
-class Podsched:
+class Process:
+    """A child process the tests start, kill -9 and stop (SIGTERM, SIGKILL after 10 s)."""
+    proc = None
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+
+class Podsched(Process):
     """podsched --port 0 with the bus on an ephemeral port; `config` is YAML text appended to a
     one-pod configuration."""
 
@@ -52,21 +73,6 @@ class Podsched:
         self.url, self.bus = wait_for(ready, "podsched to listen", 30)
         self.token = open(os.path.join(self.work, "var", "admin.token")).read().strip()
 
-    def kill9(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def alive(self):
-        return self.proc.poll() is None
 
     def call(self, method, path, body=None):
         data = json.dumps(body).encode() if body is not None else None
@@ -112,7 +118,7 @@ class Podsched:
         return self.get("/api/v1/pods/pod0")
 
 
-class Worker:
+class Worker(Process):
     """One podworker serving `hosts` (e.g. "0-1")."""
 
     def __init__(self, binary, podsched, work, agent_id, hosts, extra=()):
@@ -130,15 +136,3 @@ class Worker:
             stdout=open(self.log, "a"), stderr=subprocess.STDOUT, env=env,
             start_new_session=True)
 
-    def kill9(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
