@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/strings.h"
+
 namespace podsched::agent {
 namespace {
 
@@ -17,11 +19,7 @@ bool ParseIndex(std::string_view s, int32_t& out) {
 Result<std::vector<int32_t>> ParseHostList(std::string_view text) {
   std::vector<int32_t> hosts;
   if (text.empty()) return InvalidArgument("empty host list (expected e.g. 0-7,12)");
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string_view::npos) comma = text.size();
-    const std::string_view part = text.substr(pos, comma - pos);
+  for (const std::string_view part : SplitOn(text, ',')) {
     const size_t dash = part.find('-');
     int32_t lo = 0, hi = 0;
     const bool ok = dash == std::string_view::npos
@@ -34,7 +32,6 @@ Result<std::vector<int32_t>> ParseHostList(std::string_view text) {
                              " or a range LOW-HIGH with LOW <= HIGH (e.g. 0-7,12)");
     }
     for (int32_t h = lo; h <= hi; ++h) hosts.push_back(h);
-    pos = comma + 1;
   }
   std::sort(hosts.begin(), hosts.end());
   hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "common/strings.h"
 #include "worker/agent/mpirun_argv.h"
 
 namespace podsched::agent {
@@ -39,11 +40,7 @@ std::string FormatTcpEndpoint(const TcpEndpoint& ep) { return FormatIpv4Endpoint
 Result<std::map<int32_t, TcpEndpoint>> ParseRshEndpoints(std::string_view text) {
   std::map<int32_t, TcpEndpoint> out;
   if (text.empty()) return InvalidArgument("POD_RSH_ENDPOINTS is empty");
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string_view::npos) comma = text.size();
-    const std::string_view part = text.substr(pos, comma - pos);
+  for (const std::string_view part : SplitOn(text, ',')) {
     const size_t eq = part.find('=');
     if (eq == std::string_view::npos) {
       return InvalidArgument("POD_RSH_ENDPOINTS entry '" + std::string(part) +
@@ -54,7 +51,6 @@ Result<std::map<int32_t, TcpEndpoint>> ParseRshEndpoints(std::string_view text) 
     auto ep = ParseTcpEndpoint(part.substr(eq + 1));
     if (!ep) return std::unexpected(ep.error().WithContext("POD_RSH_ENDPOINTS"));
     out[*host] = *ep;
-    pos = comma + 1;
   }
   return out;
 }
