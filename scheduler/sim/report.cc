@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <numeric>
 
 namespace podsched::sim {
@@ -57,6 +58,46 @@ double Mean(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
+namespace {
+
+nlohmann::json OutcomesJson(const std::vector<JobOutcome>& outcomes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const JobOutcome& o : outcomes) {
+    out.push_back({{"trace_index", o.trace_index},
+                   {"user", o.user},
+                   {"accelerator", o.accelerator},
+                   {"preemptible", o.preemptible},
+                   {"reason", o.reason}});
+  }
+  return out;
+}
+
+// The most common reasons, most common first, each with its count and one job as an example.
+void PrintReasons(const std::string& what, const std::vector<JobOutcome>& outcomes,
+                  std::ostream& out) {
+  if (outcomes.empty()) return;
+  std::map<std::string, std::pair<int64_t, const JobOutcome*>> by_reason;
+  for (const JobOutcome& o : outcomes) {
+    auto& [count, example] = by_reason[o.reason];
+    if (count++ == 0) example = &o;
+  }
+  std::vector<std::pair<int64_t, const JobOutcome*>> sorted;
+  for (const auto& [reason, entry] : by_reason) sorted.push_back(entry);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  out << "  " << what << ": " << outcomes.size() << "\n";
+  constexpr size_t kShown = 5;
+  for (size_t i = 0; i < sorted.size() && i < kShown; ++i) {
+    const JobOutcome& o = *sorted[i].second;
+    out << "    " << sorted[i].first << " x " << o.reason << " (e.g. row " << o.trace_index
+        << ": " << o.user << " " << o.accelerator
+        << (o.preemptible ? " preemptible" : " on-demand") << ")\n";
+  }
+  if (sorted.size() > kShown) out << "    ... and " << sorted.size() - kShown << " other reasons\n";
+}
+
+}  // namespace
+
 std::string ResultsJson(const std::vector<SimResult>& results) {
   nlohmann::json out = nlohmann::json::object();
   for (const SimResult& r : results) {
@@ -75,6 +116,8 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
     j["stale_reports"] = r.stale_reports;
     j["wall_s"] = r.wall_s;
     j["events_per_s"] = r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s : 0.0;
+    j["rejected_jobs"] = OutcomesJson(r.rejected_jobs);
+    j["unfinished_jobs"] = OutcomesJson(r.unfinished_jobs);
     j["classes"] = {{"on_demand", ClassJson(r.on_demand)},
                     {"preemptible", ClassJson(r.preemptible)}};
     out[r.profile] = std::move(j);
@@ -128,6 +171,12 @@ void PrintTable(const std::vector<SimResult>& results, std::ostream& out) {
   for (const Row& row : per_class) line(row.label, [&](R r) { return row.value(r, r.on_demand); });
   out << "-- preemptible\n";
   for (const Row& row : per_class) line(row.label, [&](R r) { return row.value(r, r.preemptible); });
+  for (const SimResult& r : results) {
+    if (r.rejected_jobs.empty() && r.unfinished_jobs.empty()) continue;
+    out << "-- " << r.profile << ": jobs not run to the end\n";
+    PrintReasons("rejected at submit", r.rejected_jobs, out);
+    PrintReasons("unfinished", r.unfinished_jobs, out);
+  }
 }
 
 void WriteTimeseriesCsv(const std::vector<SimResult>& results, std::ostream& out) {

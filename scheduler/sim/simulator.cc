@@ -80,6 +80,9 @@ class Simulation {
   void Advance(double t);
   void Sample();
   bool AnyWork() const;
+  void Reject(int job, std::string reason);
+  std::vector<JobOutcome> Unfinished() const;
+  JobOutcome OutcomeOf(int job, std::string reason) const;
 
   const Trace& trace_;
   const SimOptions& opt_;
@@ -94,6 +97,7 @@ class Simulation {
   double now_ = 0;
   double host_time_ = 0;  // integral of allocated hosts over time
   double next_sample_ = 0;
+  double last_progress_ = 0;  // the last first start or end of a job
   int64_t arrived_ = 0;
   int64_t finished_ = 0;
   int64_t queued_ = 0;
@@ -119,6 +123,7 @@ void Simulation::Apply(int pod, const Actions& actions) {
       j.saved_at = now_;
       if (j.first_start < 0) {
         j.first_start = now_;
+        last_progress_ = now_;
         ClassOf(job).wait_s.push_back(now_ - t.submit_s);
         result_.overall.wait_s.push_back(now_ - t.submit_s);
       }
@@ -143,11 +148,31 @@ void Simulation::Apply(int pod, const Actions& actions) {
   }
 }
 
+// The simulated job loses all work since its last periodic checkpoint when it is preempted, so a
+// preemptible job longer than the preemptible lifetime that saves nothing within one lifetime is
+// preempted at the end of every lifetime forever: it is refused at arrival, with the reason.
+std::optional<std::string> NeverFinishes(const TraceJob& t, Duration lifetime) {
+  const double limit = ToSeconds(lifetime);
+  if (!t.preemptible || limit <= 0 || t.duration_s <= limit) return std::nullopt;
+  if (t.checkpoint_interval_s > 0 && t.checkpoint_interval_s < limit) return std::nullopt;
+  return "a preemptible job of " + std::to_string(static_cast<int64_t>(t.duration_s)) +
+         " s that saves no checkpoint within the " + std::to_string(static_cast<int64_t>(limit)) +
+         " s preemptible lifetime can never finish";
+}
+
 void Simulation::Arrive(int job) {
   const TraceJob& t = trace_.jobs[static_cast<size_t>(job)];
   SimJob& j = jobs_[static_cast<size_t>(job)];
   ++arrived_;
+  last_progress_ = now_;
+  ClassMetrics& c = ClassOf(job);
+  ++c.jobs;
+  ++result_.overall.jobs;
   auto type = pod::AcceleratorType::Parse(t.accelerator);
+  if (!type) return Reject(job, type.error().message());
+  if (auto never = NeverFinishes(t, pods_[0]->config().preemptible_lifetime)) {
+    return Reject(job, *never);
+  }
   // The least loaded pod by outstanding cores (queued + held).
   const int pod = static_cast<int>(
       std::min_element(outstanding_cores_.begin(), outstanding_cores_.end()) -
@@ -162,17 +187,8 @@ void Simulation::Arrive(int job) {
   spec.checkpoint_interval = FromSeconds(t.checkpoint_interval_s);
   spec.max_restarts = 10;
   if (opt_.exact_estimates) spec.expected_runtime = FromSeconds(t.duration_s);
-  auto id = type ? pods_[static_cast<size_t>(pod)]->Submit(spec, At(now_))
-                 : Result<JobId>(std::unexpected(type.error()));
-  ClassMetrics& c = ClassOf(job);
-  ++c.jobs;
-  ++result_.overall.jobs;
-  if (!id) {
-    ++result_.rejected;
-    j.done = true;
-    ++finished_;
-    return;
-  }
+  auto id = pods_[static_cast<size_t>(pod)]->Submit(spec, At(now_));
+  if (!id) return Reject(job, id.error().message());
   j.pod = pod;
   j.id = *id;
   j.type = *type;
@@ -180,6 +196,33 @@ void Simulation::Arrive(int job) {
   by_id_[static_cast<size_t>(pod)][id->value()] = job;
   outstanding_cores_[static_cast<size_t>(pod)] += j.cores;
   ++queued_;
+}
+
+JobOutcome Simulation::OutcomeOf(int job, std::string reason) const {
+  const TraceJob& t = trace_.jobs[static_cast<size_t>(job)];
+  return {job, t.user, t.accelerator, t.preemptible, std::move(reason)};
+}
+
+void Simulation::Reject(int job, std::string reason) {
+  ++result_.rejected;
+  result_.rejected_jobs.push_back(OutcomeOf(job, std::move(reason)));
+  jobs_[static_cast<size_t>(job)].done = true;
+  ++finished_;
+}
+
+std::vector<JobOutcome> Simulation::Unfinished() const {
+  std::vector<JobOutcome> out;
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    const SimJob& j = jobs_[i];
+    if (j.done) continue;
+    std::string reason = "never arrived";
+    if (j.pod >= 0) {
+      const core::JobRecord* record = pods_[static_cast<size_t>(j.pod)]->Find(j.id);
+      reason = std::string(core::JobStateName(record->state)) + ": " + record->reason;
+    }
+    out.push_back(OutcomeOf(static_cast<int>(i), std::move(reason)));
+  }
+  return out;
 }
 
 void Simulation::Stop(int job, ExitKind kind) {
@@ -205,6 +248,7 @@ void Simulation::Stop(int job, ExitKind kind) {
     }
     j.done = true;
     ++finished_;
+    last_progress_ = now_;
     outstanding_cores_[static_cast<size_t>(j.pod)] -= j.cores;
   } else {
     const double lost = WorkAt(j, now_) - j.saved_work;
@@ -223,6 +267,7 @@ void Simulation::Stop(int job, ExitKind kind) {
     ++finished_;
     --queued_;
     ++result_.failed;
+    last_progress_ = now_;
     outstanding_cores_[static_cast<size_t>(j.pod)] -= j.cores;
   }
 }
@@ -291,6 +336,12 @@ Result<SimResult> Simulation::Run() {
   next_sample_ = first_submit;
   double last_end = first_submit;
   int64_t last_progress = -1;
+  double horizon = opt_.stall_horizon_s;
+  if (horizon <= 0) {
+    horizon = 30 * 86400.0;
+    for (const TraceJob& t : trace_.jobs) horizon = std::max(horizon, 2 * t.duration_s);
+  }
+  const auto all_arrived = [&] { return arrived_ == static_cast<int64_t>(jobs_.size()); };
 
   while (AnyWork()) {
     // The next tick: on the grid when a pod is dirty, or at a pod's timer.
@@ -301,6 +352,8 @@ Result<SimResult> Simulation::Run() {
     }
     const double next_event = events_.empty() ? kInf : events_.top().t;
     if (tick == kInf && next_event == kInf) break;  // nothing can happen any more
+    // Only fruitless work is left (e.g. a job preempted again and again, never saving).
+    if (all_arrived() && std::min(tick, next_event) - last_progress_ > horizon) break;
     if (tick <= next_event) {
       Advance(tick);
       for (size_t p = 0; p < pods_.size(); ++p) {
@@ -373,6 +426,7 @@ Result<SimResult> Simulation::Run() {
           ? std::min(1.0, host_time_ / (static_cast<double>(hosts) * result_.makespan_s))
           : 0;
   result_.unfinished = static_cast<int64_t>(jobs_.size()) - finished_;
+  result_.unfinished_jobs = Unfinished();
   return std::move(result_);
 }
 

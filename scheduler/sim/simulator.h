@@ -47,6 +47,11 @@ struct SimOptions {
   // (no estimate: backfill then keeps every long job off the head's rectangle).
   bool exact_estimates = true;
   double timeseries_interval_s = 3600;
+  // The replay ends early when, after the last arrival, no job started for the first time or
+  // ended for this long (simulated seconds): what is left can never finish, and is reported in
+  // SimResult::unfinished_jobs with its reason instead of running on without end. 0: twice the
+  // longest job of the trace, and at least 30 days.
+  double stall_horizon_s = 0;
   std::function<void(double fraction_done)> progress;  // called about every 1%
 };
 
@@ -69,11 +74,23 @@ struct Sample {
   int64_t running = 0;
 };
 
+// A job the replay refused or could not finish, with the reason (the core's own for a refusal or
+// a job still waiting).
+struct JobOutcome {
+  int64_t trace_index = 0;
+  std::string user;
+  std::string accelerator;
+  bool preemptible = false;
+  std::string reason;
+};
+
 struct SimResult {
   std::string profile;
   int64_t jobs = 0;              // in the trace
   int64_t rejected = 0;          // refused at submit (validation or quota)
   int64_t unfinished = 0;        // never finished (e.g. could never be placed)
+  std::vector<JobOutcome> rejected_jobs;    // every refused job, in trace order
+  std::vector<JobOutcome> unfinished_jobs;  // every unfinished job, in trace order
   int64_t failed = 0;
   ClassMetrics overall, on_demand, preemptible;
   double utilization = 0;        // allocated host-time / (hosts x makespan)
