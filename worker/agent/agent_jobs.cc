@@ -13,7 +13,7 @@
 #include "store/objects/object_store.h"
 #include "worker/agent/child.h"
 #include "worker/agent/mpirun_argv.h"
-#include "worker/train/progress.h"
+#include "worker/progress/progress_wire.h"
 
 namespace podsched::agent::internal {
 
@@ -393,7 +393,7 @@ void Agent::OnProgressDatagram() {
   while (true) {
     const ssize_t n = recv(udp_fd_, buf, sizeof buf, MSG_DONTWAIT);
     if (n < 0) return;
-    auto p = train::ParseProgressJson(std::string_view(buf, static_cast<size_t>(n)));
+    auto p = progress::ParseProgressJson(std::string_view(buf, static_cast<size_t>(n)));
     if (!p) {
       Drop({"progress_malformed", p.error().message()});
       continue;
@@ -407,7 +407,7 @@ void Agent::OnProgressDatagram() {
                                       std::to_string(p->epoch) + " does not run here"});
       continue;
     }
-    if (const int64_t step = train::CheckpointStep(p->checkpoint); step > 0) {
+    if (const int64_t step = progress::CheckpointStep(p->checkpoint); step > 0) {
       job->last_checkpoint_step = step;
     }
     bus::Envelope env;
