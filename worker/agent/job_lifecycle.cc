@@ -10,10 +10,6 @@ bool JobLifecycle::Preempt(MonotonicTime now, int32_t grace_seconds) {
   return true;
 }
 
-void JobLifecycle::Kill() {
-  if (!grace_expired_) kill_ = true;
-}
-
 std::vector<pid_t> JobLifecycle::RanksToTerminate(
     MonotonicTime now, const std::vector<pid_t>& ranks,
     const std::function<bool(pid_t)>& handles_sigterm) {

@@ -39,9 +39,13 @@ class JobLifecycle {
 
   // A Preempt with its grace period. false (ignored) after an earlier Preempt or a Kill.
   bool Preempt(MonotonicTime now, int32_t grace_seconds);
-  // SIGKILL to everything from now on (a Kill, a newer epoch, the agent stopping). After a
-  // grace expiry the verdict stays "killed after grace".
-  void Kill();
+  // A Kill: SIGKILL to everything from now on; the verdict is KILLED, also after a grace expiry.
+  void Kill() { kill_ = true; }
+  // SIGKILL to everything from the agent's side (a newer epoch's Launch, the agent stopping, the
+  // grace expiry): KILLED unless the grace has expired (then KILLED_AFTER_GRACE).
+  void Abort() {
+    if (!grace_expired_) kill_ = true;
+  }
 
   // Of `ranks` (the job's rank processes as now found), those to send SIGTERM now; each pid is
   // returned once. `handles_sigterm` is asked only about ranks not yet signalled.
