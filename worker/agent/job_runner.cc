@@ -427,7 +427,9 @@ void JobRunner::FillRunning(google::protobuf::RepeatedPtrField<bus::RunningJob>*
 std::optional<RshJob> JobRunner::RshJobOf(const JobEpoch& je) const {
   const Job* job = Find(je);
   if (job == nullptr) return std::nullopt;
-  return RshJob{job->launch.rsh_token(), job->my_hosts, job->life.killing()};
+  // A job whose processes are gone (its log being stored) takes no new session.
+  return RshJob{job->launch.rsh_token(), job->my_hosts,
+                job->life.killing() || job->ended.has_value()};
 }
 
 void JobRunner::SessionStarted(const JobEpoch& je, int32_t host) {
