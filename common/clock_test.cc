@@ -23,6 +23,24 @@ TEST(RealClockTest, IsMonotonicEnoughForTimestamps) {
   EXPECT_GT(a.time_since_epoch(), std::chrono::seconds(1'577'836'800));
 }
 
+TEST(FakeMonotonicClockTest, AdvancesOnlyWhenTold) {
+  FakeMonotonicClock clock;
+  const MonotonicTime start = clock.Now();
+  EXPECT_EQ(clock.Now(), start);
+  clock.Advance(std::chrono::milliseconds(1500));
+  EXPECT_EQ(clock.Now() - start, std::chrono::microseconds(1'500'000));
+}
+
+TEST(RealMonotonicClockTest, NeverGoesBack) {
+  RealMonotonicClock clock;
+  MonotonicTime last = clock.Now();
+  for (int i = 0; i < 1000; ++i) {
+    const MonotonicTime now = clock.Now();
+    EXPECT_LE(last, now);
+    last = now;
+  }
+}
+
 TEST(ClockTest, SecondsRoundTrip) {
   EXPECT_DOUBLE_EQ(ToSeconds(std::chrono::milliseconds(1500)), 1.5);
   EXPECT_EQ(FromSeconds(2.25), std::chrono::microseconds(2'250'000));

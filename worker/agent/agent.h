@@ -1,5 +1,7 @@
-// podworker's agent loop: one thread, zmq_poll over the bus DEALER and raw fds (progress UDP
-// socket, rsh listener and connections, child pipes, a signalfd for SIGCHLD/SIGTERM/SIGINT).
+// podworker's agent: one thread, one zmq_poll over the bus DEALER and raw fds (progress UDP
+// socket, rsh listener and connections, child pipes, a signalfd for SIGCHLD/SIGTERM/SIGINT, the
+// output spool's eventfd), wiring JobRunner (jobs and their processes), RshServer (the rsh side
+// channel) and OutputSpool (stored output, copied to the object store on a thread of its own).
 // Behaviour: docs/bus.md; design and known gaps: docs/podworker.md.
 #pragma once
 

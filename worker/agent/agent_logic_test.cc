@@ -184,6 +184,7 @@ bus::Launch GoodLaunch() {
   l.set_ranks_per_host(2);
   l.add_command("podprobe");
   (*l.mutable_env())["POD_JOB_ID"] = "7";
+  (*l.mutable_env())["POD_EPOCH"] = "2";
   l.set_rsh_token("0123456789abcdef0123456789abcdef");
   l.set_grace_seconds(5);
   return l;
@@ -208,6 +209,10 @@ TEST(BusValidateTest, LaunchChecks) {
       [](bus::Launch& l) { l.set_rsh_token("short"); },
       [](bus::Launch& l) { l.set_rsh_token("zzzzzzzzzzzzzzzzzzzz"); },
       [](bus::Launch& l) { l.set_grace_seconds(-1); },
+      [](bus::Launch& l) { l.mutable_env()->erase("POD_JOB_ID"); },
+      [](bus::Launch& l) { l.mutable_env()->erase("POD_EPOCH"); },
+      [](bus::Launch& l) { (*l.mutable_env())["POD_EPOCH"] = "3"; },
+      [](bus::Launch& l) { (*l.mutable_env())["POD_JOB_ID"] = "07"; },
   };
   for (size_t i = 0; i < std::size(bad); ++i) {
     auto l = GoodLaunch();

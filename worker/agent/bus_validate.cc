@@ -69,6 +69,16 @@ std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<
     if (!ValidEnvName(name)) return Invalid("env name '" + name.substr(0, 64) + "' is not valid");
     if (value.find('\0') != std::string::npos) return Invalid("NUL byte in env " + name);
   }
+  // podsched's Launch env carries the job contract; `podworker rsh` reads these two from
+  // mpirun's environment to name its request.
+  for (const auto& [name, want] : {std::pair<const char*, int64_t>{"POD_JOB_ID", l.job().job_id()},
+                                   {"POD_EPOCH", l.job().epoch()}}) {
+    auto it = l.env().find(name);
+    if (it == l.env().end() || it->second != std::to_string(want)) {
+      return Invalid(std::string("Launch env ") + name + " must be " + std::to_string(want) +
+                     " (the Launch's job and epoch)");
+    }
+  }
   for (int32_t h : l.hosts()) {
     auto it = l.rsh_endpoints().find(h);
     if (it == l.rsh_endpoints().end()) {

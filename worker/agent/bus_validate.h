@@ -26,7 +26,9 @@ std::optional<Rejection> ParseEnvelope(std::string_view bytes, bus::Envelope& ou
 
 // A Launch: ids positive, hosts unique and in range, at least one of them in `my_hosts`, an rsh
 // endpoint for every host, a hex token, a command, env names [A-Za-z_][A-Za-z0-9_]* without NUL
-// in values, bounded sizes.
+// in values, env POD_JOB_ID and POD_EPOCH equal to the Launch's job and epoch (podsched owns
+// every POD_* variable of the job contract; the agent adds only those of IsReservedEnvName),
+// bounded sizes.
 std::optional<Rejection> ValidateLaunch(const bus::Launch& launch,
                                         const std::vector<int32_t>& my_hosts);
 

@@ -1,6 +1,9 @@
 #include "worker/agent/process_tree.h"
 
 #include <dirent.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <fstream>
 #include <iterator>
@@ -86,6 +89,55 @@ std::optional<std::string> ReadEnvVar(pid_t pid, const std::string& name) {
     pos = end + 1;
   }
   return std::nullopt;
+}
+
+std::string TagValue(const JobEpoch& je, int32_t host) {
+  return std::to_string(je.job.value()) + ":" + std::to_string(je.epoch) + ":" +
+         std::to_string(host);
+}
+
+bool ParseTag(const std::string& tag, JobEpoch& je, int32_t& host) {
+  long long j = 0, e = 0;
+  int h = 0;
+  char extra = 0;
+  if (std::sscanf(tag.c_str(), "%lld:%lld:%d%c", &j, &e, &h, &extra) != 3) return false;
+  je = {JobId(j), e};
+  host = h;
+  return true;
+}
+
+void ProcessTable::Scan() {
+  std::map<pid_t, Process> found;
+  for (pid_t pid : Descendants(getpid())) {
+    auto info = ReadProc(pid);
+    if (!info) continue;
+    Process& p = found[pid];
+    p.info = *info;
+    if (info->zombie) continue;
+    auto known = processes_.find(pid);
+    if (known != processes_.end() && !known->second.info.zombie &&
+        known->second.info.start_time == info->start_time) {
+      p.tag = known->second.tag;
+    } else {
+      p.tag = ReadEnvVar(pid, kTagVariable).value_or("");
+    }
+  }
+  processes_ = std::move(found);
+}
+
+bool ProcessTable::IsRank(pid_t pid) const {
+  auto self = processes_.find(pid);
+  if (self == processes_.end() || self->second.info.comm == "orted") return false;
+  auto parent = processes_.find(self->second.info.ppid);
+  return parent != processes_.end() && parent->second.info.comm == "orted";
+}
+
+std::vector<std::pair<pid_t, uint64_t>> ProcessTable::Live() const {
+  std::vector<std::pair<pid_t, uint64_t>> out;
+  for (const auto& [pid, p] : processes_) {
+    if (!p.info.zombie) out.emplace_back(pid, p.info.start_time);
+  }
+  return out;
 }
 
 }  // namespace podsched::agent

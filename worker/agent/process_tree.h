@@ -12,9 +12,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "common/ids.h"
 
 namespace podsched::agent {
 
@@ -37,5 +41,31 @@ std::optional<ProcInfo> ReadProc(pid_t pid);
 bool HandlesSignal(pid_t pid, int sig);
 // The value of `name` in the process's initial environment (/proc/PID/environ).
 std::optional<std::string> ReadEnvVar(pid_t pid, const std::string& name);
+
+// PODWORKER_TAG value of the processes of (job, epoch) on `host`: "JOB:EPOCH:HOST".
+std::string TagValue(const JobEpoch& je, int32_t host);
+// Inverse of TagValue; false for anything else.
+bool ParseTag(const std::string& tag, JobEpoch& je, int32_t& host);
+
+// The descendants of this process as of the last Scan, each with its tag (read from
+// /proc/PID/environ once per pid and start time).
+class ProcessTable {
+ public:
+  struct Process {
+    ProcInfo info;
+    std::string tag;  // "" when it has none (or is a zombie)
+  };
+
+  void Scan();
+  const std::map<pid_t, Process>& processes() const { return processes_; }
+  // A rank: a child of an orted that has exec'd its program (a child still named orted is
+  // between fork and exec, where a SIGTERM would kill it before it has a handler).
+  bool IsRank(pid_t pid) const;
+  // (pid, start time) of every process found that is not a zombie, for the state dir.
+  std::vector<std::pair<pid_t, uint64_t>> Live() const;
+
+ private:
+  std::map<pid_t, Process> processes_;
+};
 
 }  // namespace podsched::agent

@@ -20,7 +20,7 @@ Status StateDir::Open() {
   return Status::Ok();
 }
 
-int StateDir::KillLeftovers(int wait_ms) {
+int StateDir::KillLeftovers(Duration wait, const MonotonicClock& clock) {
   std::ifstream in(path_ + "/processes");
   std::vector<std::pair<pid_t, uint64_t>> alive;
   pid_t pid = 0;
@@ -35,8 +35,8 @@ int StateDir::KillLeftovers(int wait_ms) {
     kill(pid, SIGKILL);
     alive.emplace_back(pid, start);
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  while (std::chrono::steady_clock::now() < deadline &&
+  const MonotonicTime deadline = clock.Now() + wait;
+  while (clock.Now() < deadline &&
          std::any_of(alive.begin(), alive.end(), [&](auto& p) {
            auto info = ReadProc(p.first);
            // A killed orphan is a zombie until init reaps it: gone for our purposes.

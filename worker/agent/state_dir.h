@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace podsched::agent {
@@ -26,9 +27,9 @@ class StateDir {
   const std::string& path() const { return path_; }
 
   // SIGKILLs every recorded process that still exists with the recorded start time (and its
-  // process group when it leads one), waits up to `wait_ms` for them to go, and clears the
+  // process group when it leads one), waits up to `wait` for them to go, and clears the
   // record. Returns how many were killed.
-  int KillLeftovers(int wait_ms);
+  int KillLeftovers(Duration wait, const MonotonicClock& clock);
 
   // Records the processes (pid, start time); no write when unchanged (an empty set after
   // KillLeftovers means no file).

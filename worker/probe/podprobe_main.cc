@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     ++step;
     if (rank == 0 && o.progress_every_ms > 0 && Clock::now() >= next_progress) {
-      podsched::train::Progress p;
+      podsched::progress::Progress p;
       p.job = Env("POD_JOB_ID");
       p.epoch = std::atoll(Env("POD_EPOCH").c_str());
       p.step = step;

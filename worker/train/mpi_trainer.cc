@@ -370,7 +370,7 @@ void Trainer::ReportProgress(const LossStats& loss, double seconds, int64_t step
   double sums[2] = {loss.loss_sum, static_cast<double>(loss.correct)};
   MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : sums, sums, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank_ != 0) return;
-  Progress p;
+  progress::Progress p;
   p.job = o_.job;
   p.epoch = o_.epoch;
   p.step = step_;
@@ -379,7 +379,7 @@ void Trainer::ReportProgress(const LossStats& loss, double seconds, int64_t step
   p.accuracy = Evaluate(o_.model, params_, eval_).accuracy;
   p.examples_per_s = seconds > 0 ? o_.global_batch * steps_in_interval / seconds : 0;
   p.checkpoint = last_committed_;
-  Log(ProgressLine(p));
+  Log(progress::ProgressLine(p));
   sink_.Send(p);
 }
 

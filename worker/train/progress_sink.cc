@@ -15,7 +15,7 @@ UdpProgressSink::~UdpProgressSink() {
 }
 
 Status UdpProgressSink::Open(const std::string& url) {
-  auto ep = ParseProgressEndpoint(url);
+  auto ep = progress::ParseProgressEndpoint(url);
   if (!ep) return ep.error();
   fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) return Status(StatusCode::kInternal, std::string("socket: ") + std::strerror(errno));
@@ -30,9 +30,9 @@ Status UdpProgressSink::Open(const std::string& url) {
   return Status::Ok();
 }
 
-void UdpProgressSink::Send(const Progress& p) {
+void UdpProgressSink::Send(const progress::Progress& p) {
   if (fd_ < 0) return;
-  const std::string json = ProgressJson(p);
+  const std::string json = progress::ProgressJson(p);
   (void)::send(fd_, json.data(), json.size(), MSG_DONTWAIT);
 }
 

@@ -1,4 +1,5 @@
-// Sends progress JSON datagrams to POD_PROGRESS_ENDPOINT (udp://IPV4:PORT); see progress.h.
+// Sends progress JSON datagrams to POD_PROGRESS_ENDPOINT (udp://IPV4:PORT); the format is
+// worker/progress/progress_wire.h.
 //
 // Thread safety: one thread.
 #pragma once
@@ -6,7 +7,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "worker/train/progress.h"
+#include "worker/progress/progress_wire.h"
 
 namespace podsched::train {
 
@@ -16,7 +17,7 @@ class UdpProgressSink {
   // Opens a UDP socket towards the endpoint URL.
   Status Open(const std::string& url);
   // Best effort: a datagram that cannot be sent is dropped.
-  void Send(const Progress& p);
+  void Send(const progress::Progress& p);
 
  private:
   int fd_ = -1;

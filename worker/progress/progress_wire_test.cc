@@ -1,10 +1,10 @@
-#include "worker/train/progress.h"
+#include "worker/progress/progress_wire.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-namespace podsched::train {
+namespace podsched::progress {
 namespace {
 
 Progress Sample() {
@@ -75,4 +75,4 @@ TEST(ProgressTest, EndpointMustBeUdpIpv4AndPort) {
 }
 
 }  // namespace
-}  // namespace podsched::train
+}  // namespace podsched::progress

@@ -1,4 +1,5 @@
-// Progress reports: the stdout line and the JSON datagram sent to POD_PROGRESS_ENDPOINT.
+// The progress wire format: what a job's rank 0 reports to the agent (podtrain, podprobe) and
+// the agent parses and forwards as a bus Progress message (docs/bus.md, "Progress and logs").
 //
 // POD_PROGRESS_ENDPOINT=udp://HOST:PORT makes rank 0 send one JSON object per report as one
 // UDP datagram (fire and forget; a lost datagram is only a missed update):
@@ -11,11 +12,12 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/endpoint.h"
 #include "common/status.h"
 
-namespace podsched::train {
+namespace podsched::progress {
 
 struct Progress {
   std::string job;
@@ -28,6 +30,7 @@ struct Progress {
   std::string checkpoint;
 };
 
+// The human-readable form podtrain prints on stdout:
 // "step=40/200 loss=0.6123 accuracy=0.7812 examples_per_s=51234 checkpoint=ckpt-2-40"
 std::string ProgressLine(const Progress& p);
 std::string ProgressJson(const Progress& p);
@@ -40,4 +43,4 @@ int64_t CheckpointStep(std::string_view checkpoint);
 // Parses "udp://127.0.0.1:9000"; kInvalidArgument for anything else.
 Result<Ipv4Endpoint> ParseProgressEndpoint(std::string_view url);
 
-}  // namespace podsched::train
+}  // namespace podsched::progress

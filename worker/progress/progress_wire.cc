@@ -1,11 +1,10 @@
-#include "worker/train/progress.h"
-
+#include "worker/progress/progress_wire.h"
 
 #include <charconv>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-namespace podsched::train {
+namespace podsched::progress {
 
 std::string ProgressLine(const Progress& p) {
   char buf[256];
@@ -70,4 +69,4 @@ Result<Ipv4Endpoint> ParseProgressEndpoint(std::string_view url) {
   return ep;
 }
 
-}  // namespace podsched::train
+}  // namespace podsched::progress

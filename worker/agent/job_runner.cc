@@ -1,0 +1,450 @@
+#include "worker/agent/job_runner.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "worker/agent/child.h"
+#include "worker/agent/host_list.h"
+#include "worker/agent/mpirun_argv.h"
+#include "worker/agent/rsh_wire.h"
+
+namespace podsched::agent {
+namespace {
+
+constexpr Duration kScanInterval = std::chrono::milliseconds(200);
+
+bus::Exited::Reason ToProto(ExitReason r) {
+  switch (r) {
+    case ExitReason::kCompleted: return bus::Exited::COMPLETED;
+    case ExitReason::kFailed: return bus::Exited::FAILED;
+    case ExitReason::kPreempted: return bus::Exited::PREEMPTED;
+    case ExitReason::kKilledAfterGrace: return bus::Exited::KILLED_AFTER_GRACE;
+    case ExitReason::kKilled: return bus::Exited::KILLED;
+    case ExitReason::kReleased: return bus::Exited::RELEASED;
+  }
+  return bus::Exited::REASON_UNSPECIFIED;
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+void ToProto(const ExitReport& r, bus::Exited& e) {
+  e.mutable_job()->set_job_id(r.job.job.value());
+  e.mutable_job()->set_epoch(r.job.epoch);
+  e.set_reason(ToProto(r.reason));
+  e.set_exit_code(r.exit_code);
+  e.set_last_checkpoint_step(r.last_checkpoint_step);
+  for (int32_t h : r.hosts) e.add_hosts(h);
+  e.set_message(r.message);
+}
+
+JobRunner::JobRunner(const AgentOptions& options, const MonotonicClock& clock, StateDir& state,
+                     OutputSpool& spool, Send send)
+    : o_(options), clock_(clock), state_(state), spool_(spool), send_(std::move(send)) {}
+
+JobRunner::Job* JobRunner::Find(const JobEpoch& je) {
+  auto it = jobs_.find(je.job);
+  return it != jobs_.end() && it->second.je == je ? &it->second : nullptr;
+}
+
+const JobRunner::Job* JobRunner::Find(const JobEpoch& je) const {
+  return const_cast<JobRunner*>(this)->Find(je);
+}
+
+// ---- bus messages ----
+
+std::optional<Rejection> JobRunner::OnLaunch(const bus::Launch& l) {
+  if (auto r = ValidateLaunch(l, o_.hosts)) return r;
+  const JobEpoch je{JobId(l.job().job_id()), l.job().epoch()};
+  switch (book_.OnLaunch(je).decision) {
+    case LaunchBook::Decision::kStale:
+      return Rejection{"stale_epoch", "Launch of job " + std::to_string(je.job.value()) +
+                                          " epoch " + std::to_string(je.epoch) +
+                                          " (highest seen: " +
+                                          std::to_string(book_.HighestEpoch(je.job)) + ")"};
+    case LaunchBook::Decision::kReplaceOlder: {
+      Job& old = jobs_.at(je.job);
+      spdlog::warn("job {} epoch {} replaces running epoch {}: killing it first", je.job.value(),
+                   je.epoch, old.je.epoch);
+      old.next = l;
+      Scan();
+      KillJob(old);
+      return std::nullopt;
+    }
+    case LaunchBook::Decision::kStart:
+      Start(l);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<Rejection> JobRunner::OnPreempt(const bus::Preempt& p) {
+  if (auto r = ValidateJobControl(p.job(), book_.RunningEpoch(JobId(p.job().job_id())))) return r;
+  if (p.grace_seconds() < 0 || p.grace_seconds() > 24 * 3600) {
+    return Rejection{"invalid", "Preempt grace_seconds out of range"};
+  }
+  Job* job = Find({JobId(p.job().job_id()), p.job().epoch()});
+  if (job == nullptr || !job->life.Preempt(clock_.Now(), p.grace_seconds())) return std::nullopt;
+  spdlog::info("job {} epoch {}: preempt ({}), grace {} s", job->je.job.value(), job->je.epoch,
+               p.reason(), p.grace_seconds());
+  Scan();
+  SignalRanks(*job);
+  return std::nullopt;
+}
+
+std::optional<Rejection> JobRunner::OnKill(const bus::Kill& k) {
+  if (auto r = ValidateJobControl(k.job(), book_.RunningEpoch(JobId(k.job().job_id())))) return r;
+  Job* job = Find({JobId(k.job().job_id()), k.job().epoch()});
+  if (job == nullptr) return std::nullopt;
+  spdlog::info("job {} epoch {}: kill ({})", job->je.job.value(), job->je.epoch, k.reason());
+  job->life.Kill();
+  Scan();
+  KillJob(*job);
+  return std::nullopt;
+}
+
+std::optional<Rejection> JobRunner::OnProgress(const progress::Progress& p) {
+  Job* job = nullptr;
+  for (auto& [id, j] : jobs_) {
+    if (j.launcher && std::to_string(id.value()) == p.job && j.je.epoch == p.epoch) job = &j;
+  }
+  if (job == nullptr) {
+    return Rejection{"progress_other_job", "progress of job '" + p.job.substr(0, 32) +
+                                               "' epoch " + std::to_string(p.epoch) +
+                                               " does not run here"};
+  }
+  if (const int64_t step = progress::CheckpointStep(p.checkpoint); step > 0) {
+    job->last_checkpoint_step = step;
+  }
+  bus::Envelope env;
+  auto* pr = env.mutable_progress();
+  pr->mutable_job()->set_job_id(job->je.job.value());
+  pr->mutable_job()->set_epoch(job->je.epoch);  // from the Launch, never from the datagram
+  pr->set_step(p.step);
+  pr->set_loss(p.loss);
+  pr->set_accuracy(p.accuracy);
+  pr->set_examples_per_second(p.examples_per_s);
+  pr->set_last_checkpoint_step(job->last_checkpoint_step);
+  pr->set_total_steps(p.steps);
+  send_(env);
+  return std::nullopt;
+}
+
+// ---- starting ----
+
+void JobRunner::Start(const bus::Launch& l) {
+  const JobEpoch je{JobId(l.job().job_id()), l.job().epoch()};
+  Job& job = jobs_[je.job];
+  job = Job{};
+  job.launch = l;
+  job.je = je;
+  job.life = JobLifecycle(clock_.Now(), l.grace_seconds());
+  for (int32_t h : l.hosts()) {
+    if (std::binary_search(o_.hosts.begin(), o_.hosts.end(), h)) job.my_hosts.push_back(h);
+  }
+  std::sort(job.my_hosts.begin(), job.my_hosts.end());
+  job.launcher = std::binary_search(o_.hosts.begin(), o_.hosts.end(), l.hosts(0));
+  book_.MarkRunning(je);
+  spdlog::info("job {} epoch {}: launch on {} hosts, here {} ({})", je.job.value(), je.epoch,
+               l.hosts_size(), FormatHostList(job.my_hosts),
+               job.launcher ? "launcher" : "remote hosts only");
+  if (job.launcher) StartMpirun(job);
+}
+
+// The launcher: mpirun in its own process group, output to pipes and the spool. The job
+// contract's POD_* variables come with the Launch's env (podsched owns them); the agent adds
+// only the names IsReservedEnvName reserves for it.
+void JobRunner::StartMpirun(Job& job) {
+  const bus::Launch& l = job.launch;
+  std::vector<std::string> overrides, names;
+  for (const auto& [name, value] : l.env()) {
+    if (IsReservedEnvName(name)) {
+      spdlog::warn("job {}: env {} is set by podworker; the Launch's value is ignored",
+                   job.je.job.value(), name);
+      continue;
+    }
+    overrides.push_back(name + "=" + value);
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  overrides.push_back("POD_PROGRESS_ENDPOINT=" + progress_endpoint_);
+  names.push_back("POD_PROGRESS_ENDPOINT");
+  std::map<int32_t, std::string> eps(l.rsh_endpoints().begin(), l.rsh_endpoints().end());
+  overrides.push_back("POD_RSH_ENDPOINTS=" + FormatRshEndpoints(eps));
+  overrides.push_back("POD_RSH_TOKEN=" + l.rsh_token());
+  overrides.push_back(std::string(kTagVariable) + "=" + TagValue(job.je, l.hosts(0)));
+
+  MpirunPlan plan;
+  plan.mpirun = o_.mpirun;
+  plan.podworker = o_.podworker_path;
+  plan.hosts.assign(l.hosts().begin(), l.hosts().end());
+  plan.ranks_per_host = l.ranks_per_host();
+  plan.command.assign(l.command().begin(), l.command().end());
+  plan.env_names = names;
+  plan.subnet = o_.mpi_subnet;
+  plan.run_as_root = geteuid() == 0;
+  plan.extra_args = o_.mpirun_args;
+  auto argv = BuildMpirunArgv(plan);
+
+  spool_.Open(job.je);
+  Result<ChildProcess> child =
+      argv ? SpawnChild(*argv, EnvironmentWith(overrides)) : std::unexpected(argv.error());
+  if (!child) {
+    spdlog::error("job {} epoch {}: cannot start mpirun: {}", job.je.job.value(), job.je.epoch,
+                  child.error().ToString());
+    job.mpirun_reaped = true;
+    job.mpirun_status = 127 << 8;
+    job.output.AddLine("podworker: cannot start mpirun: " + child.error().message());
+    return;
+  }
+  job.mpirun = child->pid;
+  job.out_fd = child->stdout_fd;
+  job.err_fd = child->stderr_fd;
+  ScanSoon();
+}
+
+// ---- signals and scans ----
+
+// SIGKILL to everything of the job known now; Scan() repeats it for processes found later.
+void JobRunner::KillJob(Job& job) {
+  job.life.Abort();
+  if (job.mpirun > 0 && !job.mpirun_reaped) kill(-job.mpirun, SIGKILL);
+  if (sessions_ != nullptr) sessions_->KillAll(job.je);
+  for (pid_t p : job.pids) kill(p, SIGKILL);
+}
+
+// SIGTERM to the job's ranks (not orted, not mpirun: a SIGTERM to those kills the ranks before
+// their handler can checkpoint).
+void JobRunner::SignalRanks(Job& job) {
+  std::vector<pid_t> ranks;
+  for (pid_t p : job.pids) {
+    if (procs_.IsRank(p)) ranks.push_back(p);
+  }
+  for (pid_t p : job.life.RanksToTerminate(clock_.Now(), ranks,
+                                           [](pid_t p) { return HandlesSignal(p, SIGTERM); })) {
+    kill(p, SIGTERM);
+  }
+}
+
+void JobRunner::Scan() {
+  next_scan_ = clock_.Now() + kScanInterval;
+  procs_.Scan();
+  for (auto& [id, job] : jobs_) job.pids.clear();
+  for (const auto& [pid, p] : procs_.processes()) {
+    JobEpoch je;
+    int32_t host = 0;
+    if (p.info.zombie || !ParseTag(p.tag, je, host)) continue;
+    Job* job = Find(je);
+    if (job == nullptr) {
+      // A process of an epoch this agent no longer runs: never two epochs of one job.
+      spdlog::warn("killing pid {} ({}) of job {} epoch {}, which does not run here", pid,
+                   p.info.comm, je.job.value(), je.epoch);
+      kill(pid, SIGKILL);
+      continue;
+    }
+    job->pids.push_back(pid);
+  }
+  if (auto s = state_.Record(procs_.Live()); !s.ok()) spdlog::warn("{}", s.ToString());
+
+  const MonotonicTime now = clock_.Now();
+  for (auto& [id, job] : jobs_) {
+    if (job.life.killing()) {
+      for (pid_t p : job.pids) kill(p, SIGKILL);
+      continue;
+    }
+    if (!job.life.preempted()) continue;
+    SignalRanks(job);  // ranks that started after the Preempt
+    const bool ranks_alive = std::any_of(job.pids.begin(), job.pids.end(),
+                                         [&](pid_t p) { return procs_.IsRank(p); });
+    if (!job.life.GraceOver(now, ranks_alive)) continue;
+    spdlog::warn("job {} epoch {}: grace of {} s over, SIGKILL", job.je.job.value(), job.je.epoch,
+                 job.life.grace_seconds());
+    KillJob(job);
+  }
+}
+
+void JobRunner::KillHostProcesses(const JobEpoch& je, int32_t host) {
+  Scan();
+  const std::string tag = TagValue(je, host);
+  for (const auto& [pid, p] : procs_.processes()) {
+    if (p.tag == tag) kill(pid, SIGKILL);
+  }
+}
+
+void JobRunner::Tick() {
+  if (clock_.Now() >= next_scan_ && !jobs_.empty()) Scan();
+  CheckJobs();
+}
+
+void JobRunner::OnReaped(pid_t pid, int status) {
+  for (auto& [id, job] : jobs_) {
+    if (job.mpirun == pid) {
+      job.mpirun_reaped = true;
+      job.mpirun_status = status;
+      spdlog::info("job {} epoch {}: mpirun exited (status {:#x})", id.value(), job.je.epoch,
+                   status);
+    }
+  }
+}
+
+// ---- the end of a job ----
+
+void JobRunner::CheckJobs() {
+  const MonotonicTime now = clock_.Now();
+  std::vector<JobId> gone;
+  for (auto& [id, job] : jobs_) {
+    if (job.ended) continue;
+    const bool sessions_open = sessions_ != nullptr && sessions_->AnyOpen(job.je);
+    if (sessions_open || !job.pids.empty() || job.out_fd >= 0 || job.err_fd >= 0) continue;
+    if (job.launcher) {
+      if (!job.mpirun_reaped) continue;
+    } else if (!job.life.MayRelease(now, job.session_hosts.size() == job.my_hosts.size(),
+                                    std::chrono::milliseconds(o_.start_timeout_ms))) {
+      continue;
+    }
+    // The last scan may predate the newest processes: look once more before declaring it gone.
+    if (now - (next_scan_ - kScanInterval) > std::chrono::milliseconds(20)) {
+      Scan();
+      if (!job.pids.empty()) continue;
+    }
+    gone.push_back(id);
+  }
+  for (JobId id : gone) {
+    auto it = jobs_.find(id);
+    if (it != jobs_.end()) EndJob(it->second);
+  }
+}
+
+void JobRunner::EndJob(Job& job) {
+  ExitReport report;
+  report.job = job.je;
+  report.hosts = job.my_hosts;
+  report.last_checkpoint_step = job.last_checkpoint_step;
+  if (!job.launcher) {
+    report.reason = ExitReason::kReleased;
+    report.message = job.session_hosts.empty() ? "no process was started here" : "processes gone";
+    job.ended = std::move(report);
+    return Report(job);
+  }
+  const Verdict v = ClassifyExit(job.life.Facts(job.mpirun_status));
+  report.reason = v.reason;
+  report.exit_code = v.exit_code;
+  report.message = v.message;
+  job.output.EndStream(LogCutter::kStdout);
+  job.output.EndStream(LogCutter::kStderr);
+  FlushOutput(job);
+  if (v.reason == ExitReason::kFailed) {
+    const std::string& tail = job.output.tail();
+    const size_t keep = std::min<size_t>(tail.size(), 4096);
+    spdlog::warn("job {} epoch {} failed; last output:\n{}", job.je.job.value(), job.je.epoch,
+                 tail.substr(tail.size() - keep));
+  }
+  job.ended = std::move(report);
+  spool_.Finish(job.je, job.launch.log_url());  // Report() follows in OnOutputStored
+}
+
+void JobRunner::OnOutputStored(const JobEpoch& je) {
+  Job* job = Find(je);
+  if (job != nullptr && job->ended) Report(*job);
+}
+
+void JobRunner::Report(Job& job) {
+  const ExitReport& report = *job.ended;
+  spdlog::info("job {} epoch {}: exited {} ({})", job.je.job.value(), job.je.epoch,
+               ExitReasonName(report.reason), report.message);
+  book_.AddExit(report);
+  book_.MarkEnded(job.je);
+  bus::Envelope env;
+  ToProto(report, *env.mutable_exited());
+  send_(env);
+  std::optional<bus::Launch> next = std::move(job.next);
+  jobs_.erase(job.je.job);
+  if (next) Start(*next);
+}
+
+// ---- output ----
+
+void JobRunner::AddPollItems(PollSet& poll) {
+  for (auto& [id, job] : jobs_) {
+    for (auto [fd, stream] : {std::pair{&job.out_fd, LogCutter::kStdout},
+                              std::pair{&job.err_fd, LogCutter::kStderr}}) {
+      if (*fd < 0) continue;
+      poll.AddFd(*fd, ZMQ_POLLIN, [this, je = job.je, stream](short) {
+        Job* j = Find(je);
+        if (j == nullptr) return;
+        ReadPipe(*j, stream == LogCutter::kStdout ? j->out_fd : j->err_fd, stream);
+      });
+    }
+  }
+}
+
+void JobRunner::ReadPipe(Job& job, int& fd, LogCutter::Stream stream) {
+  if (fd < 0) return;
+  char buf[65536];
+  const ssize_t n = read(fd, buf, sizeof buf);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) {
+    job.output.EndStream(stream);
+    CloseFd(fd);
+  } else {
+    job.output.Append(stream, std::string_view(buf, static_cast<size_t>(n)));
+  }
+  FlushOutput(job);
+}
+
+void JobRunner::FlushOutput(Job& job) {
+  for (LogCutter::Chunk& chunk : job.output.Take()) {
+    spool_.Append(job.je, chunk.offset, chunk.data);
+    bus::Envelope env;
+    auto* log = env.mutable_log();
+    log->mutable_job()->set_job_id(job.je.job.value());
+    log->mutable_job()->set_epoch(job.je.epoch);
+    log->set_offset(chunk.offset);
+    log->set_data(std::move(chunk.data));
+    send_(env);
+  }
+}
+
+// ---- state for others ----
+
+void JobRunner::FillRunning(google::protobuf::RepeatedPtrField<bus::RunningJob>* running) const {
+  for (const auto& [id, job] : jobs_) {
+    auto* r = running->Add();
+    r->mutable_job()->set_job_id(job.je.job.value());
+    r->mutable_job()->set_epoch(job.je.epoch);
+    for (int32_t h : job.my_hosts) r->add_hosts(h);
+    for (pid_t p : job.pids) r->add_pids(p);
+  }
+}
+
+std::optional<RshJob> JobRunner::RshJobOf(const JobEpoch& je) const {
+  const Job* job = Find(je);
+  if (job == nullptr) return std::nullopt;
+  // A job whose processes are gone (its log being stored) takes no new session.
+  return RshJob{job->launch.rsh_token(), job->my_hosts,
+                job->life.killing() || job->ended.has_value()};
+}
+
+void JobRunner::SessionStarted(const JobEpoch& je, int32_t host) {
+  if (Job* job = Find(je)) job->session_hosts.insert(host);
+  ScanSoon();
+}
+
+void JobRunner::KillAll() {
+  Scan();
+  for (auto& [id, job] : jobs_) KillJob(job);
+}
+
+void JobRunner::FinalScan() {
+  Scan();  // SIGKILLs what appeared meanwhile
+  (void)state_.Record({});
+}
+
+}  // namespace podsched::agent

@@ -1,0 +1,141 @@
+// The jobs this agent takes part in, one epoch each, from the Launch to the Exited (docs/bus.md,
+// "Launch" and "Preempt, Kill, exit"): starts mpirun on the launcher, finds each job's processes
+// (its tagged descendants, scanned every 200 ms while jobs run), sends SIGTERM to the ranks on
+// Preempt and SIGKILL on Kill and after the grace (JobLifecycle), streams the launcher's output
+// as Log messages into the OutputSpool, and reports each exit with its verdict until acked. A
+// launcher's Exited is sent once its output is stored (OutputSpool's callback: OnOutputStored).
+//
+// Thread safety: the agent's poll thread only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "proto/bus.pb.h"
+#include "worker/agent/agent.h"
+#include "worker/agent/bus_validate.h"
+#include "worker/agent/job_lifecycle.h"
+#include "worker/agent/launch_book.h"
+#include "worker/agent/log_cutter.h"
+#include "worker/agent/output_spool.h"
+#include "worker/agent/poll_set.h"
+#include "worker/agent/process_tree.h"
+#include "worker/agent/rsh_admission.h"
+#include "worker/agent/state_dir.h"
+#include "worker/progress/progress_wire.h"
+
+namespace podsched::agent {
+
+// The rsh sessions of a job, as JobRunner needs them (RshServer implements it).
+class JobSessions {
+ public:
+  virtual ~JobSessions() = default;
+  // A connection of the job is still open.
+  virtual bool AnyOpen(const JobEpoch& je) const = 0;
+  // SIGKILL to the process group of each of the job's running commands.
+  virtual void KillAll(const JobEpoch& je) = 0;
+};
+
+class JobRunner {
+ public:
+  // Queues one message for the scheduler; false when it was dropped.
+  using Send = std::function<bool(const bus::Envelope&)>;
+
+  JobRunner(const AgentOptions& options, const MonotonicClock& clock, StateDir& state,
+            OutputSpool& spool, Send send);
+  void set_sessions(JobSessions* sessions) { sessions_ = sessions; }
+  void set_progress_endpoint(std::string endpoint) { progress_endpoint_ = std::move(endpoint); }
+
+  // Bus messages; a rejection is for the caller to drop and count.
+  std::optional<Rejection> OnLaunch(const bus::Launch& launch);
+  std::optional<Rejection> OnPreempt(const bus::Preempt& preempt);
+  std::optional<Rejection> OnKill(const bus::Kill& kill);
+  void OnAck(const std::vector<JobEpoch>& acked) { book_.Ack(acked); }
+  // A progress datagram: forwarded as Progress with the launcher's epoch.
+  std::optional<Rejection> OnProgress(const progress::Progress& p);
+  // OutputSpool's callback: the launcher's output is stored, its Exited goes out.
+  void OnOutputStored(const JobEpoch& je);
+
+  // The read ends of the launchers' output pipes.
+  void AddPollItems(PollSet& poll);
+  // A loop iteration: scans when due, ends jobs whose processes are gone.
+  void Tick();
+  // A reaped child: mpirun's status is the launcher's verdict.
+  void OnReaped(pid_t pid, int status);
+  // The next Tick scans (a process started or ended).
+  void ScanSoon() { next_scan_ = clock_.Now(); }
+
+  // Register and Heartbeat contents.
+  void FillRunning(google::protobuf::RepeatedPtrField<bus::RunningJob>* running) const;
+  const std::vector<ExitReport>& unacked() const { return book_.unacked(); }
+
+  // For the rsh server: the running launch of (job, epoch), the highest epoch seen of a job, a
+  // session started for one of the job's hosts, and the processes of (job, epoch, host) killed
+  // when its rsh client is gone.
+  std::optional<RshJob> RshJobOf(const JobEpoch& je) const;
+  int64_t HighestEpoch(JobId job) const { return book_.HighestEpoch(job); }
+  void SessionStarted(const JobEpoch& je, int32_t host);
+  void KillHostProcesses(const JobEpoch& je, int32_t host);
+
+  // The agent stops: SIGKILL to everything of every job; then (after the rsh server's own),
+  // FinalScan SIGKILLs what appeared meanwhile and clears the state dir's record.
+  void KillAll();
+  void FinalScan();
+
+ private:
+  // One job (one epoch) this agent takes part in, from its Launch to its Exited.
+  struct Job {
+    bus::Launch launch;
+    JobEpoch je;
+    std::vector<int32_t> my_hosts;  // this agent's hosts of the slice, sorted
+    bool launcher = false;
+    JobLifecycle life;
+    pid_t mpirun = -1;
+    bool mpirun_reaped = false;
+    int mpirun_status = 0;
+    int out_fd = -1, err_fd = -1;
+    LogCutter output;
+    std::set<int32_t> session_hosts;  // hosts an rsh session was started for
+    std::vector<pid_t> pids;          // live processes of the job (last scan)
+    int64_t last_checkpoint_step = 0;
+    std::optional<ExitReport> ended;  // processes gone: the Exited waits for the spool
+    std::optional<bus::Launch> next;  // newer epoch waiting for this one to be gone
+  };
+
+  Job* Find(const JobEpoch& je);
+  const Job* Find(const JobEpoch& je) const;
+  void Start(const bus::Launch& launch);
+  void StartMpirun(Job& job);
+  void KillJob(Job& job);
+  void SignalRanks(Job& job);
+  void Scan();
+  void CheckJobs();
+  void EndJob(Job& job);
+  void Report(Job& job);
+  void ReadPipe(Job& job, int& fd, LogCutter::Stream stream);
+  void FlushOutput(Job& job);
+
+  const AgentOptions& o_;
+  const MonotonicClock& clock_;
+  StateDir& state_;
+  OutputSpool& spool_;
+  const Send send_;
+  JobSessions* sessions_ = nullptr;
+  std::string progress_endpoint_;
+  LaunchBook book_;
+  std::map<JobId, Job> jobs_;
+  ProcessTable procs_;
+  MonotonicTime next_scan_{};
+};
+
+// The bus form of an exit report.
+void ToProto(const ExitReport& report, bus::Exited& exited);
+
+}  // namespace podsched::agent

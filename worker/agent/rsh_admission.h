@@ -1,0 +1,56 @@
+// Whether the agent's rsh server runs a `podworker rsh` request (docs/bus.md, "podworker rsh"):
+// only for a host it serves, for a job and epoch it has a Launch for (not killed, grace not run
+// out), with that Launch's token, for a host of the job's slice. A request for an epoch newer
+// than any seen waits up to 10 s for its Launch, at most 256 at once.
+//
+// Pure: the caller passes `now` (a MonotonicClock reading). Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "proto/bus.pb.h"
+
+namespace podsched::agent {
+
+inline constexpr Duration kRshLaunchWait = std::chrono::seconds(10);
+inline constexpr size_t kMaxParkedRequests = 256;
+
+// What the agent knows of the request's (job, epoch) when it runs here.
+struct RshJob {
+  std::string token;            // the Launch's rsh_token
+  std::vector<int32_t> hosts;   // this agent's hosts of the slice, sorted
+  bool killing = false;         // killed or out of grace
+};
+
+struct RshContext {
+  std::vector<int32_t> agent_hosts;  // sorted
+  std::string agent_id;
+  std::optional<RshJob> job;         // the running launch of the request's (job, epoch)
+  int64_t highest_epoch = 0;         // of the request's job, on this agent
+  size_t parked = 0;                 // requests waiting for their Launch now
+};
+
+struct RshDecision {
+  enum Kind {
+    kRun,     // start the command
+    kPark,    // wait for the Launch until `park_until`, then ask again
+    kWait,    // still waiting (parked earlier)
+    kRefuse,  // exit 255 with `reason`
+  };
+  Kind kind = kRefuse;
+  std::string reason;
+  MonotonicTime park_until{};
+};
+
+// `parked_until`: set when the request was parked earlier.
+RshDecision AdmitRshRequest(const bus::RshRequest& request, const RshContext& context,
+                            std::optional<MonotonicTime> parked_until, MonotonicTime now);
+
+// "job 7 epoch 2 host 4", for messages about a request.
+std::string DescribeRshRequest(const bus::RshRequest& request);
+
+}  // namespace podsched::agent
