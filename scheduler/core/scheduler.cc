@@ -81,14 +81,11 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   if (held && !holds) {
     class_use -= cores;
     // Close the epoch's accounting: the job's usage and the user's decayed fair-share usage.
-    const Duration ran = now - job.start_time;
-    const double core_hours = cores * Hours(ran);
-    job.run_time += ran;
+    const double core_hours = HeldCoreHours(job, now);
+    job.run_time += now - job.start_time;
     job.usage_core_hours += core_hours;
     UserRecord& user = User(job.spec.user, now);
-    const double decay =
-        std::exp2(-ToSeconds(now - user.usage_as_of) / ToSeconds(config.fair_share_half_life));
-    user.decayed_core_hours = user.decayed_core_hours * decay + core_hours;
+    user.decayed_core_hours = DecayedUsage(user, now) + core_hours;
     user.usage_as_of = now;
     changed_users.insert(user.name);
     job.placement.reset();
@@ -110,6 +107,20 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   // Only changes that can let a waiting job start (or change the queue) need a pass.
   if ((held && !holds) || to == JobState::kQueued || IsTerminal(to)) dirty = true;
   return Status::Ok();
+}
+
+double Scheduler::Impl::DecayedUsage(const UserRecord& user, TimePoint now) const {
+  return user.decayed_core_hours *
+         std::exp2(-ToSeconds(now - user.usage_as_of) / ToSeconds(config.fair_share_half_life));
+}
+
+double Scheduler::Impl::HeldCoreHours(const JobRecord& job, TimePoint now) const {
+  return Cores(job.id) * Hours(now - job.start_time);
+}
+
+const JobRecord* Scheduler::Impl::LiveOwner(const Lease& lease) const {
+  const JobRecord& job = jobs.at(lease.owner.job);
+  return job.epoch == lease.owner.epoch && HoldsHosts(job.state) ? &job : nullptr;
 }
 
 void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
@@ -539,11 +550,13 @@ Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
   s.dirty = true;
   const auto alloc = s.pod.host(host).allocation;
   if (!alloc) return s.Finish();
-  const JobEpoch owner = s.leases.at(*alloc).owner;
-  const std::vector<HostId> hosts = s.pod.HostsIn(s.leases.at(*alloc).placement);
+  const Lease& lease = s.leases.at(*alloc);
+  const JobEpoch owner = lease.owner;
+  const std::vector<HostId> hosts = s.pod.HostsIn(lease.placement);
+  const bool live = s.LiveOwner(lease) != nullptr;
   s.HostGone(owner, host);  // nothing runs on a dead host any more
   JobRecord& job = s.jobs.at(owner.job);
-  if (job.epoch == owner.epoch && HoldsHosts(job.state)) {
+  if (live) {
     const std::string why = "host " + std::to_string(host.value()) + " failed";
     KillAction kill{owner, hosts, why};
     s.actions.emplace_back(std::in_place_type<KillAction>, std::move(kill));
@@ -591,18 +604,12 @@ QuotaUsage Scheduler::UsageOf(const UserName& user) const {
 Quota Scheduler::QuotaOf(const UserName& user) const { return impl_->QuotaOf(user); }
 
 double Scheduler::FairShareUsage(const UserName& user, TimePoint now) const {
-  double usage = 0;
-  auto it = impl_->users.find(user);
-  if (it != impl_->users.end()) {
-    usage = it->second.decayed_core_hours *
-            std::exp2(-ToSeconds(now - it->second.usage_as_of) /
-                      ToSeconds(impl_->config.fair_share_half_life));
-  }
-  for (const auto& [alloc, lease] : impl_->leases) {
-    const JobRecord& job = impl_->jobs.at(lease.owner.job);
-    if (job.spec.user == user && job.epoch == lease.owner.epoch && HoldsHosts(job.state)) {
-      usage += impl_->Cores(job.id) * Hours(now - job.start_time);
-    }
+  const Impl& s = *impl_;
+  auto it = s.users.find(user);
+  double usage = it == s.users.end() ? 0 : s.DecayedUsage(it->second, now);
+  for (const auto& [alloc, lease] : s.leases) {
+    const JobRecord* job = s.LiveOwner(lease);
+    if (job && job->spec.user == user) usage += s.HeldCoreHours(*job, now);
   }
   return usage;
 }

@@ -9,8 +9,10 @@
 // Scheduling passes are merged (as in the Mesos allocator): calls mark the scheduler dirty and
 // Tick(now) runs at most one pass, and only when something changed or a timer expired (backoff,
 // grace period, minimum runtime, preemptible lifetime, provider reclaim). A pass is a sequence of
-// small named steps (cycle.h): queue sort, filter (quota, backoff), score + reserve (placement
-// policy), preemption (victim choice), permit (backfill), bind (launch).
+// small named steps (cycle.h): queue sort, filter (backoff, quota, shape), score (placement
+// policy), post-filter (preemption and reservation), permit (strict order or EASY backfill),
+// bind (launch). A job that cannot start never blocks others for a reason that is its own
+// (backoff, quota, a shape the healthy pod cannot hold).
 //
 // Host accounting: a job's hosts are released only when every host of its placement has reported
 // the processes gone (ReportExited per host, or for all hosts at once). Until then they stay
@@ -148,8 +150,11 @@ class Scheduler {
   // Jobs not in a terminal state.
   int ActiveJobs() const;
 
- private:
+  // The state behind the calls (scheduler_impl.h); named in public so that the steps of a pass
+  // (cycle.h) can take it. Code outside scheduler/core never sees its definition.
   class Impl;
+
+ private:
   explicit Scheduler(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

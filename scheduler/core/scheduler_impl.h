@@ -1,5 +1,5 @@
-// Private state of Scheduler, shared by scheduler.cc (calls, reports, timers), cycle.cc (the
-// scheduling pass) and accounting.cc. Not part of the public API.
+// Private state of Scheduler, shared by scheduler.cc (calls, reports, timers, accounting) and
+// cycle.cc (the scheduling pass, cycle.h). Not part of the public API.
 #pragma once
 
 #include <map>
@@ -82,6 +82,14 @@ class Scheduler::Impl {
 
   // --- helpers (scheduler.cc) ---
   int Cores(JobId job) const { return types.at(job).tensor_cores(); }
+  // The one definition of each accounting formula:
+  // the user's closed usage decayed to `now` (half-life config.fair_share_half_life);
+  double DecayedUsage(const UserRecord& user, TimePoint now) const;
+  // core-hours of the job's current epoch up to `now`;
+  double HeldCoreHours(const JobRecord& job, TimePoint now) const;
+  // the job whose current epoch holds the lease, or nullptr for a lingering lease (the job moved
+  // on; its hosts have not all reported the processes gone).
+  const JobRecord* LiveOwner(const Lease& lease) const;
   UserRecord& User(const UserName& name, TimePoint now);
   void Enqueue(JobRecord& job, TimePoint now);
   Quota QuotaOf(const UserName& name) const;

@@ -51,10 +51,10 @@ void RegisterGenCommand(CLI::App& app) {
   auto flags = std::make_shared<GenFlags>();
   CLI::App* sub = app.add_subcommand(
       "gen", "Write a synthetic trace in the podsim CSV format (grant: research-grant users "
-             "with v2-8s; slices: a mix of pod slices)");
+             "with v2-8s; slices: a mix of pod slices; gangs: small jobs and a few users' large gangs)");
   sub->add_option("--jobs", flags->jobs, "number of jobs")->capture_default_str();
   sub->add_option("--seed", flags->seed, "random seed")->capture_default_str();
-  sub->add_option("--mix", flags->mix, "grant or slices")->capture_default_str();
+  sub->add_option("--mix", flags->mix, "grant, slices or gangs")->capture_default_str();
   sub->add_option("--load", flags->load, "offered load as a fraction of one v2 pod's 512 cores")
       ->capture_default_str();
   sub->add_option("--users", flags->users, "number of users")->capture_default_str();

@@ -17,6 +17,27 @@ constexpr SliceWeight kSlices[] = {
     {"v2-8", 8, 0.50}, {"v2-32", 32, 0.30}, {"v2-128", 128, 0.15},
     {"v2-256", 256, 0.04}, {"v2-512", 512, 0.01}};
 
+// gangs: most jobs small, from every user; 15% large gangs from the first fifth of the users.
+constexpr SliceWeight kSmall[] = {{"v2-8", 8, 0.8}, {"v2-32", 32, 0.2}};
+constexpr SliceWeight kGangs[] = {{"v2-128", 128, 0.6}, {"v2-256", 256, 0.3}, {"v2-512", 512, 0.1}};
+constexpr double kGangFraction = 0.15;
+
+template <size_t N>
+double MeanCores(const SliceWeight (&table)[N]) {
+  double cores = 0;
+  for (const SliceWeight& s : table) cores += s.cores * s.weight;
+  return cores;
+}
+
+template <size_t N>
+const char* Pick(const SliceWeight (&table)[N], double pick) {
+  for (const SliceWeight& s : table) {
+    if (pick < s.weight) return s.type;
+    pick -= s.weight;
+  }
+  return table[0].type;
+}
+
 constexpr double kMedianSeconds = 3600;
 constexpr double kSigma = 1.0;
 constexpr double kMaxSeconds = 72 * 3600;
@@ -26,7 +47,8 @@ constexpr double kMaxSeconds = 72 * 3600;
 Result<Mix> ParseMix(std::string_view name) {
   if (name == "grant") return Mix::kGrant;
   if (name == "slices") return Mix::kSlices;
-  return InvalidArgument(std::string(name) + " is not a trace mix; valid: grant, slices");
+  if (name == "gangs") return Mix::kGangs;
+  return InvalidArgument(std::string(name) + " is not a trace mix; valid: grant, slices, gangs");
 }
 
 std::vector<TraceJob> Generate(const GenOptions& options) {
@@ -38,10 +60,12 @@ std::vector<TraceJob> Generate(const GenOptions& options) {
   // Mean offered core-seconds per job sets the arrival rate for the requested load.
   const double mean_duration = kMedianSeconds * std::exp(kSigma * kSigma / 2);
   double mean_cores = 8;
-  if (options.mix == Mix::kSlices) {
-    mean_cores = 0;
-    for (const SliceWeight& s : kSlices) mean_cores += s.cores * s.weight;
+  if (options.mix == Mix::kSlices) mean_cores = MeanCores(kSlices);
+  if (options.mix == Mix::kGangs) {
+    mean_cores = kGangFraction * MeanCores(kGangs) + (1 - kGangFraction) * MeanCores(kSmall);
   }
+  const int gang_users = std::max(1, options.users / 5);
+  std::uniform_int_distribution<int> gang_user(0, gang_users - 1);
   const double interarrival = mean_cores * mean_duration / (options.load * 512.0);
   std::exponential_distribution<double> gap(1.0 / interarrival);
 
@@ -57,18 +81,17 @@ std::vector<TraceJob> Generate(const GenOptions& options) {
     if (options.mix == Mix::kGrant) {
       job.accelerator = "v2-8";
       job.preemptible = unit(rng) < 0.75;
-    } else {
-      double pick = unit(rng);
-      job.accelerator = kSlices[0].type;
-      for (const SliceWeight& s : kSlices) {
-        if (pick < s.weight) {
-          job.accelerator = s.type;
-          break;
-        }
-        pick -= s.weight;
-      }
+    } else if (options.mix == Mix::kSlices) {
+      job.accelerator = Pick(kSlices, unit(rng));
       job.preemptible = unit(rng) < 0.5;
       job.priority = unit(rng) < 0.1 ? 1 : 0;
+    } else if (unit(rng) < kGangFraction) {
+      job.user = "user" + std::to_string(gang_user(rng));
+      job.accelerator = Pick(kGangs, unit(rng));
+      job.preemptible = unit(rng) < 0.3;
+    } else {
+      job.accelerator = Pick(kSmall, unit(rng));
+      job.preemptible = unit(rng) < 0.3;
     }
     jobs.push_back(std::move(job));
     t += gap(rng);

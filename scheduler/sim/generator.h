@@ -4,6 +4,9 @@
 //           only v2-8 jobs, 75% preemptible, durations log-normal (median 1 h, capped at 72 h)
 //   slices: pod-slice work: v2-8 50%, v2-32 30%, v2-128 15%, v2-256 4%, v2-512 1%; half
 //           preemptible; 10% at priority 1; durations log-normal (median 1 h, capped at 72 h)
+//   gangs:  a Philly-like cluster with large gangs: 85% small jobs (v2-8 80%, v2-32 20%) from
+//           every user, 15% gangs (v2-128 60%, v2-256 30%, v2-512 10%: 64- to 512-GPU jobs) from
+//           the first fifth of the users; 30% preemptible
 // Arrivals are Poisson with a rate that offers about `load` x one v2 pod's 512 cores. Every job
 // checkpoints every 30 minutes. Deterministic for a seed.
 //
@@ -19,8 +22,8 @@
 
 namespace podsched::sim {
 
-enum class Mix { kGrant, kSlices };
-Result<Mix> ParseMix(std::string_view name);  // "grant", "slices"
+enum class Mix { kGrant, kSlices, kGangs };
+Result<Mix> ParseMix(std::string_view name);  // "grant", "slices", "gangs"
 
 struct GenOptions {
   int64_t jobs = 1000;
