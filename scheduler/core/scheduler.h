@@ -83,7 +83,7 @@ enum class ExitKind {
 
 struct SchedulerConfig {
   // "fair-best-fit" (fair share + best-fit + EASY backfill) or "fifo-first-fit" (FIFO +
-  // first-fit, no backfill); preemption is on in both. See ProfileNames() in cycle.h.
+  // first-fit, no backfill); preemption is on in both. See ProfileNames() in profile.h.
   std::string profile = "fair-best-fit";
   Quota default_quota;                               // for users not configured otherwise
   Duration fair_share_half_life = std::chrono::hours(24);
