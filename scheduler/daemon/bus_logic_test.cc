@@ -436,6 +436,18 @@ TEST_F(BusLogicTest, RegisterLooksOnlyAtThePlacementsOfItsOwnHosts) {
   EXPECT_LE(bus_->reconciler().jobs_examined(), 16);
 }
 
+TEST_F(BusLogicTest, RestartWithNothingRunningFreesEveryHostOfTheSlice) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  std::vector<int> hosts = SliceHosts(je.job);
+  Restart();
+  RegisterAll();  // in row order: the launcher's agent first
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
+  for (int h : hosts) {
+    EXPECT_FALSE(sched_->pod().host(HostId(h)).allocation.has_value()) << "host " << h;
+  }
+}
+
 TEST_F(BusLogicTest, AStalledCallerFirstHandlesTheMessagesThatQueuedUp) {
   RegisterAll();
   now_ += std::chrono::milliseconds(5000);  // the scheduler thread was blocked for 5 s

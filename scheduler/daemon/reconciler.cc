@@ -44,15 +44,24 @@ std::set<HostId> Reconciler::Expire(TimePoint now) {
 }
 
 std::optional<Reconciler::Missing> Reconciler::MissingOn(HostId host, const AgentReport& report) {
-  const std::optional<JobEpoch>& launched = launched_[static_cast<size_t>(host.value())];
+  std::optional<JobEpoch>& launched = launched_[static_cast<size_t>(host.value())];
   if (!launched) return std::nullopt;
   const JobEpoch je = *launched;
   ++jobs_examined_;
-  // An epoch's placement never changes, and no other placement can be launched on a host while
-  // a live epoch holds it: the last one launched here is the only candidate.
-  const core::JobRecord* job = LiveEpoch(*scheduler_, je);
-  if (job == nullptr) return std::nullopt;
   if (report.accounted.contains({je, host})) return std::nullopt;
+  // An epoch's placement never changes, and no other placement can be launched on a host while
+  // the last one's lease holds it: the last one launched here is the only candidate.
+  const core::JobRecord* job = LiveEpoch(*scheduler_, je);
+  if (job == nullptr) {
+    // The epoch ended (its job requeued or ended, e.g. by the launcher's verdict a moment ago)
+    // but its lease still holds this host until the host reports its processes gone. They are
+    // gone: release the host, or the lease lingers for ever.
+    if (!scheduler_->pod().host(host).allocation || report.running.contains(je)) {
+      return std::nullopt;
+    }
+    launched.reset();
+    return Missing{je, false};
+  }
   const bool launcher = scheduler_->pod().HostsIn(*job->placement).front() == host;
   if (!launcher && report.running.contains(je)) return std::nullopt;
   return Missing{je, launcher};

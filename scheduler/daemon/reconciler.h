@@ -56,10 +56,12 @@ class Reconciler {
     JobEpoch job;
     bool launcher = false;  // the host runs mpirun: its verdict decides the job's fate
   };
-  // The live placement on `host` if the agent's report neither runs nor exited it there: its
-  // processes are gone (the agent or the scheduler restarted). A host other than the launcher
-  // is not missing while the agent runs the epoch elsewhere (its part may not have started
-  // yet). Reads the core's current state: call it after applying the previous host's verdict.
+  // The placement on `host` if the agent's report neither runs nor exited it there: its
+  // processes are gone (the agent or the scheduler restarted). For a live epoch, the launcher's
+  // host gives the job's verdict (`launcher`); a host other than the launcher is released, but
+  // not while the agent runs the epoch elsewhere (its part may not have started yet). An epoch
+  // that has ended but whose lease still holds the host (a lingering lease) is released. Reads
+  // the core's current state: call it after applying the previous host's verdict.
   std::optional<Missing> MissingOn(HostId host, const AgentReport& report);
 
   // Jobs looked up in the core by MissingOn so far (at most one per host asked about).

@@ -107,5 +107,24 @@ TEST_F(ReconcilerTest, WhatTheAgentReportsIsNotMissing) {
   EXPECT_FALSE(rec.MissingOn(launcher, {}).has_value());
 }
 
+TEST_F(ReconcilerTest, ALeaseThatOutlivedItsEpochIsReleasedWhenNothingRunsThere) {
+  core::LaunchPlan plan = Place("v2-32");
+  Reconciler rec(sched_.get());
+  rec.Placed(plan);
+  const HostId launcher = plan.hosts[0], other = plan.hosts[1];
+  // The launcher's verdict requeues the job; the other hosts' lease stays until they report.
+  ASSERT_TRUE(sched_->ReportExited(plan.job, launcher, core::ExitKind::kKilled, "gone",
+                                   At(t_ += 1)));
+  ASSERT_EQ(sched_->Find(plan.job.job)->state, core::JobState::kQueued);
+  ASSERT_TRUE(sched_->pod().host(other).allocation.has_value());
+  Reconciler::AgentReport running;
+  running.running.insert(plan.job);
+  EXPECT_FALSE(rec.MissingOn(other, running).has_value());  // still winding down there
+  auto missing = rec.MissingOn(other, {});
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_EQ(missing->job, plan.job);
+  EXPECT_FALSE(missing->launcher);  // a release, not a verdict
+}
+
 }  // namespace
 }  // namespace podsched::daemon
