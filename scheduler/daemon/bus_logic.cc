@@ -6,6 +6,8 @@
 #include <set>
 
 #include "common/check.h"
+#include "scheduler/daemon/bus_wire.h"
+#include "scheduler/daemon/exit_verdict.h"
 
 namespace podsched::daemon {
 namespace {
@@ -14,13 +16,6 @@ constexpr size_t kMaxMessageBytes = 1 << 20;
 constexpr size_t kMaxLogData = 64 << 10;
 constexpr size_t kMaxText = 256;
 constexpr int kMaxRunning = 4096;
-
-bool ValidAgentId(std::string_view id) {
-  if (id.empty() || id.size() > 64) return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-  });
-}
 
 std::string RandomToken() {
   unsigned char bytes[16];
@@ -32,31 +27,6 @@ std::string RandomToken() {
     out += kHex[b & 15];
   }
   return out;
-}
-
-JobEpoch FromProto(const bus::JobEpoch& je) { return JobEpoch{JobId(je.job_id()), je.epoch()}; }
-
-void ToProto(JobEpoch je, bus::JobEpoch* out) {
-  out->set_job_id(je.job.value());
-  out->set_epoch(je.epoch);
-}
-
-std::string_view TypeName(bus::Envelope::BodyCase c) {
-  switch (c) {
-    case bus::Envelope::kRegister: return "register";
-    case bus::Envelope::kHeartbeat: return "heartbeat";
-    case bus::Envelope::kLaunch: return "launch";
-    case bus::Envelope::kPreempt: return "preempt";
-    case bus::Envelope::kKill: return "kill";
-    case bus::Envelope::kProgress: return "progress";
-    case bus::Envelope::kExited: return "exited";
-    case bus::Envelope::kWelcome: return "welcome";
-    case bus::Envelope::kReregister: return "reregister";
-    case bus::Envelope::kAck: return "ack";
-    case bus::Envelope::kLog: return "log";
-    case bus::Envelope::BODY_NOT_SET: break;
-  }
-  return "none";
 }
 
 // Expected failures of a core call on bad input; anything else is the store failing.
@@ -301,57 +271,30 @@ Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now)
     acks_[agent.agent_id].push_back(je);  // nothing to do; stop the resends
     return Status::Ok();
   }
-  std::string message = m.message().substr(0, 1024);
-  core::ExitKind kind = core::ExitKind::kFailed;
-  std::string reason;
-  switch (m.reason()) {
-    case bus::Exited::COMPLETED:
-      kind = core::ExitKind::kSucceeded;
-      break;
-    case bus::Exited::PREEMPTED:
-      kind = core::ExitKind::kPreempted;
-      reason = "preempted (exit 75)";
-      break;
-    case bus::Exited::KILLED_AFTER_GRACE:
-      kind = core::ExitKind::kKilled;
-      reason = "killed after the grace period (SIGTERM not honoured)";
-      break;
-    case bus::Exited::KILLED:
-      kind = core::ExitKind::kKilled;
-      reason = "killed";
-      // The core's own Kill at the end of a preemption's grace period races the agent's grace
-      // timer; either way the program outlived its grace period.
-      if (LiveEpoch(*scheduler_, je) && job->state == core::JobState::kPreempting &&
-          job->preempt_deadline != TimePoint{} && now >= job->preempt_deadline) {
-        reason = "killed after the grace period (SIGTERM not honoured)";
-      }
-      break;
-    case bus::Exited::FAILED:
-      reason = m.exit_code() < 0 ? "killed by signal " + std::to_string(-m.exit_code())
-                                 : "exit code " + std::to_string(m.exit_code());
-      break;
-    case bus::Exited::RELEASED:
-      break;
-    default:
-      Drop("invalid");
-      return Status::Ok();
+  const bool live = LiveEpoch(*scheduler_, je) != nullptr;
+  const bool past_grace = live && job->state == core::JobState::kPreempting &&
+                          job->preempt_deadline != TimePoint{} && now >= job->preempt_deadline;
+  std::optional<ExitVerdict> verdict = VerdictOf(m, past_grace);
+  if (!verdict) {
+    Drop("invalid");
+    return Status::Ok();
   }
-  if (!message.empty() && m.reason() != bus::Exited::RELEASED) reason += ": " + message;
-  if (m.reason() == bus::Exited::RELEASED) {
+  if (verdict->released) {
     for (int32_t h : m.hosts()) {
       if (Status s = Apply(scheduler_->ReportHostReleased(je, HostId(h), now), "invalid"); !s.ok()) {
         return s;
       }
     }
   } else {
-    if (LiveEpoch(*scheduler_, je) && m.last_checkpoint_step() > job->last_checkpoint_step) {
+    if (live && m.last_checkpoint_step() > job->last_checkpoint_step) {
       int64_t ckpt = m.last_checkpoint_step();
       Status s = Apply(scheduler_->ReportProgress(je, std::max(job->step, ckpt), ckpt, now),
                        "invalid");
       if (!s.ok()) return s;
     }
     for (int32_t h : m.hosts()) {
-      Status s = Apply(scheduler_->ReportExited(je, HostId(h), kind, reason, now), "invalid");
+      Status s = Apply(scheduler_->ReportExited(je, HostId(h), verdict->kind, verdict->reason, now),
+                       "invalid");
       if (!s.ok()) return s;
     }
   }
