@@ -143,8 +143,19 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
   lease_of[owner] = alloc;
   Status moved = Transition(job, JobState::kPlaced, "placed", now);
   PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
-  LaunchAction launch{owner, job.spec.accelerator, p, std::move(hosts)};
-  actions.emplace_back(std::in_place_type<LaunchAction>, std::move(launch));
+  LaunchPlan launch{owner,
+                    types.at(job.id),
+                    pod.name(),
+                    p,
+                    std::move(hosts),
+                    job.spec.command,
+                    job.spec.args,
+                    job.spec.env,
+                    job.spec.ranks_per_host,
+                    job.spec.grace_period,
+                    job.restarts,
+                    job.preemptions};
+  actions.emplace_back(std::in_place_type<LaunchPlan>, std::move(launch));
   ++stats.launches;
   if (job.spec.preemptible) {
     if (config.preemptible_lifetime > Duration::zero()) {

@@ -2,7 +2,7 @@
 // sockets, threads, wall clock or SQLite. The daemon, the tests and podsim run this same code.
 //
 // Calls (submit, cancel, preempt, tick, worker reports, host up/down) change the state and return
-// the actions the caller must carry out (Launch, Preempt, Kill). Every state change of a call is
+// the actions the caller must carry out (LaunchPlan, Preempt, Kill). Every state change of a call is
 // committed to the JobRepository in one batch before the call returns; a failed commit is
 // returned as an error and is fatal for the caller (see repository.h).
 //
@@ -34,18 +34,33 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "pod/accelerator.h"
 #include "pod/pod.h"
 #include "scheduler/core/job.h"
 #include "scheduler/core/repository.h"
 
 namespace podsched::core {
 
-struct LaunchAction {
+// Everything needed to start one placement of a job, so that whoever carries it out (the bus,
+// podsim) never looks the job up again: the slice, the program, and the inputs of the job's
+// environment contract (docs/bus.md "Launch"). A copy of the job as it was when it was bound.
+struct LaunchPlan {
   JobEpoch job;
-  std::string accelerator;  // "v2-32"
+  pod::AcceleratorType accelerator;  // parsed when the job was submitted
+  std::string pod;                   // name of the pod the slice is in
   pod::Placement placement;
-  std::vector<HostId> hosts;  // row-major; the first runs mpirun
+  std::vector<HostId> hosts;  // row-major = rank order; hosts[0] runs mpirun
+  std::string command;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;  // the spec's env (opaque to the core)
+  int ranks_per_host = 1;
+  Duration grace_period{0};  // SIGTERM -> SIGKILL
+  int restarts = 0;          // failures so far (JobRecord::restarts)
+  int preemptions = 0;       // preemptions so far (JobRecord::preemptions)
 };
+// The name before LaunchPlan carried the whole plan; kept so that code written against it on
+// other branches still compiles. Remove once nothing uses it.
+using LaunchAction = LaunchPlan;
 struct PreemptAction {
   JobEpoch job;
   Duration grace{0};  // SIGTERM now, SIGKILL after grace
@@ -57,7 +72,7 @@ struct KillAction {
   std::vector<HostId> hosts;
   std::string reason;
 };
-using Action = std::variant<LaunchAction, PreemptAction, KillAction>;
+using Action = std::variant<LaunchPlan, PreemptAction, KillAction>;
 using Actions = std::vector<Action>;
 
 // How a job's processes ended, as a worker reports it.
@@ -70,7 +85,7 @@ enum class ExitKind {
 
 struct SchedulerConfig {
   // "fair-best-fit" (fair share + best-fit + EASY backfill) or "fifo-first-fit" (FIFO +
-  // first-fit, no backfill); preemption is on in both. See ProfileNames() in cycle.h.
+  // first-fit, no backfill); preemption is on in both. See ProfileNames() in profile.h.
   std::string profile = "fair-best-fit";
   Quota default_quota;                               // for users not configured otherwise
   Duration fair_share_half_life = std::chrono::hours(24);

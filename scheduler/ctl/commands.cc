@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/host_list.h"
 #include "pod/pod.h"
 #include "pod/render.h"
 #include "scheduler/ctl/jobspec.h"
@@ -347,17 +348,7 @@ int Agents(ApiClient& api, const std::string& output) {
 }
 
 std::string HostRanges(const google::protobuf::RepeatedField<int32_t>& hosts) {
-  std::vector<int> v(hosts.begin(), hosts.end());
-  std::sort(v.begin(), v.end());
-  std::string out;
-  for (size_t i = 0; i < v.size();) {
-    size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(v[i]) +
-           (j > i ? "-" + std::to_string(v[j]) : "");
-    i = j + 1;
-  }
-  return out;
+  return FormatHostRanges({hosts.begin(), hosts.end()});
 }
 
 namespace {
@@ -470,13 +461,12 @@ std::string PodPicture(const api::Pod& p, bool color) {
   out << "\n";
   for (const auto& line : legend) out << line << "\n";
   if (hidden > 0) out << "#  hosts held by other users' jobs\n";
-  std::map<std::string, std::vector<int>> unhealthy;  // reason -> hosts
+  std::map<std::string, std::vector<int32_t>> unhealthy;  // reason -> hosts
   for (const auto& h : p.hosts()) {
     if (!h.healthy() && !h.health_reason().empty()) unhealthy[h.health_reason()].push_back(h.id());
   }
   for (const auto& [reason, ids] : unhealthy) {
-    google::protobuf::RepeatedField<int32_t> f(ids.begin(), ids.end());
-    out << "X  " << reason << ": hosts " << HostRanges(f) << "\n";
+    out << "X  " << reason << ": hosts " << FormatHostRanges(ids) << "\n";
   }
   out << "upper case on-demand, lower case preemptible, . free, X unhealthy, D draining\n";
   if (p.pending_size() > 0) {

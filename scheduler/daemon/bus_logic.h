@@ -3,9 +3,13 @@
 // In: (agent identity, Envelope bytes, now) from the bus, the core's actions, and timer ticks.
 // Out: calls into the core (ReportStarted/Progress/Exited/HostReleased, HostDown/HostUp) and
 // messages to agents (TakeOutgoing), Acks only once the caller has made the core's changes durable
-// (TakeAcks after the commit). It keeps the agent registry (agent -> hosts, rsh endpoint, last
-// heartbeat), the health of every host with its reason, the bounded output tail and progress
-// series of each job, and drop counters by reason.
+// (TakeAcks after the commit).
+//
+// A coordinator over parts that each own one thing: AgentRegistry (agents, the hosts they serve,
+// host health), Reconciler (what a Register means for the placements on its hosts, and the
+// window after a restart), LaunchComposer (a LaunchPlan as a Launch with the job's env contract)
+// and JobOutput (log tails, progress series, the progress stream). BusLogic validates messages,
+// counts them by type and drops by reason, and makes the core calls the parts decide on.
 //
 // After a restart (Start with jobs holding hosts) it reconciles: reconciling() is true, and the
 // caller runs no scheduling pass, until every allocated host's agent has registered or the
@@ -18,10 +22,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
-#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bus.pb.h"
@@ -29,8 +32,11 @@
 #include "common/ids.h"
 #include "common/status.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/daemon/agent_registry.h"
 #include "scheduler/daemon/config.h"
 #include "scheduler/daemon/job_output.h"
+#include "scheduler/daemon/launch_composer.h"
+#include "scheduler/daemon/reconciler.h"
 
 namespace podsched::daemon {
 
@@ -43,23 +49,6 @@ struct BusOutgoing {
 inline constexpr std::string_view kDropReasons[] = {
     "malformed", "oversized", "unknown_agent", "unknown_host", "stale_epoch", "unknown_job",
     "invalid"};
-
-struct AgentInfo {
-  std::string agent_id;
-  std::string pod;
-  std::vector<HostId> hosts;
-  std::string rsh_endpoint;
-  std::string hostname;
-  std::string version;
-  TimePoint last_heard{};
-  bool connected = false;
-  std::vector<JobEpoch> running;
-};
-
-struct HostHealth {
-  std::string agent_id;  // serving agent (possibly disconnected); empty: none
-  std::string reason;    // empty: healthy as far as the bus is concerned
-};
 
 class BusLogic {
  public:
@@ -89,34 +78,34 @@ class BusLogic {
   // (e.g. by a slow fsync): it judges nobody, so the messages that queued up meanwhile are
   // handled first.
   Status OnTimer(TimePoint now);
-  // Turns the core's actions into Launch / Preempt / Kill messages.
+  // Turns the core's actions into Launch / Preempt / Kill messages. Every action the core returns
+  // must pass here (the reconciler learns each placement from its LaunchPlan).
   void Dispatch(const core::Actions& actions);
 
-  bool reconciling() const { return reconciling_; }
+  bool reconciling() const { return reconciler_.reconciling(); }
   // Messages to send now (Launch, Preempt, Kill, Welcome, Reregister).
   std::vector<BusOutgoing> TakeOutgoing() { return std::exchange(outgoing_, {}); }
   // Acks of Exited reports whose effect the caller has just committed.
   std::vector<BusOutgoing> TakeAcks();
   // Progress reports to stream: at most one per job per second (the newest one).
-  std::vector<std::pair<JobId, ProgressSample>> TakeDueProgress(TimePoint now);
+  std::vector<std::pair<JobId, ProgressSample>> TakeDueProgress(TimePoint now) {
+    return output_.TakeDueProgress(now);
+  }
 
-  const std::map<std::string, AgentInfo>& agents() const { return agents_; }
-  const std::vector<HostHealth>& hosts() const { return hosts_; }
-  const LogTail* LogsOf(JobId job) const;
-  const ProgressSeries* ProgressOf(JobId job) const;
+  const std::map<std::string, AgentInfo>& agents() const { return registry_.agents(); }
+  const std::vector<HostHealth>& hosts() const { return registry_.hosts(); }
+  const LogTail* LogsOf(JobId job) const { return output_.LogsOf(job); }
+  const ProgressSeries* ProgressOf(JobId job) const { return output_.ProgressOf(job); }
   const std::map<std::string, int64_t>& received() const { return received_; }
   const std::map<std::string, int64_t>& sent() const { return sent_; }
   const std::map<std::string, int64_t>& dropped() const { return dropped_; }
-  int64_t connected_agents() const;
+  int64_t connected_agents() const { return registry_.connected_agents(); }
   int64_t unhealthy_hosts() const;
-
-  // The job contract's environment of a Launch (docs/bus.md "Launch"); exposed for tests.
-  std::map<std::string, std::string> JobEnv(const core::JobRecord& job,
-                                            const std::vector<HostId>& hosts) const;
+  const Reconciler& reconciler() const { return reconciler_; }
 
  private:
   Status OnRegister(const std::string& id, const bus::Register& m, TimePoint now);
-  Status OnHeartbeat(const std::string& id, const bus::Heartbeat& m, TimePoint now);
+  Status OnHeartbeat(AgentInfo& agent, const bus::Heartbeat& m, TimePoint now);
   Status OnRunning(AgentInfo& agent, const google::protobuf::RepeatedPtrField<bus::RunningJob>& running,
                    bool registering, TimePoint now);
   Status OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now);
@@ -127,10 +116,8 @@ class BusLogic {
   Status Apply(Result<core::Actions> r, std::string_view drop_reason_on_error);
   // Recomputes the host's health reason and tells the core on a change.
   Status UpdateHost(HostId host, TimePoint now);
-  std::string DesiredReason(HostId host) const;
-  // The job's current epoch if it holds hosts and `je` is it.
-  const core::JobRecord* Current(JobEpoch je) const;
-  bool Serves(const AgentInfo& agent, HostId host) const;
+  // True when `agent` serves at least one host of the job's current placement.
+  bool ServesSliceOf(const AgentInfo& agent, const core::JobRecord& job) const;
   void Send(const std::string& agent_id, const bus::Envelope& e);
   void SendToHosts(const std::vector<HostId>& hosts, const bus::Envelope& e);
   void Drop(std::string_view reason) { ++dropped_[std::string(reason)]; }
@@ -138,22 +125,13 @@ class BusLogic {
   Options options_;
   core::Scheduler* scheduler_;
   TokenSource tokens_;
-  std::map<std::string, AgentInfo> agents_;
-  std::vector<HostHealth> hosts_;                   // by HostId
-  std::vector<std::set<JobEpoch>> stale_;           // per host: unwanted processes seen
+  AgentRegistry registry_;
+  Reconciler reconciler_;
+  LaunchComposer composer_;
+  JobOutput output_;
   TimePoint last_timer_{};
-  bool reconciling_ = false;
-  TimePoint reconcile_deadline_{};
-  std::set<HostId> awaiting_;                       // allocated hosts not yet registered
   std::vector<BusOutgoing> outgoing_;
   std::map<std::string, std::vector<JobEpoch>> acks_;
-  std::map<JobId, LogTail> logs_;
-  std::map<JobId, ProgressSeries> progress_;
-  struct StreamState {
-    TimePoint last_sent{};
-    std::optional<ProgressSample> pending;
-  };
-  std::map<JobId, StreamState> streamed_;
   std::map<std::string, int64_t> received_, sent_, dropped_;
 };
 

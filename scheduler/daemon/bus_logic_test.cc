@@ -176,6 +176,7 @@ TEST_F(BusLogicTest, LaunchGoesOnceToEveryAgentOfTheSliceWithTheJobContract) {
 
 TEST_F(BusLogicTest, SpecCheckpointUrlWinsAndPodVariablesCannotBeOverridden) {
   RegisterAll();
+  Out();
   auto spec = Spec("alice", "v2-8", false);
   spec.env["POD_CHECKPOINT_URL"] = "s3://b/ck";
   spec.env["POD_EPOCH"] = "999";
@@ -183,7 +184,9 @@ TEST_F(BusLogicTest, SpecCheckpointUrlWinsAndPodVariablesCannotBeOverridden) {
   auto id = sched_->Submit(spec, now_);
   ASSERT_TRUE(id.has_value());
   Tick();
-  auto env = bus_->JobEnv(*sched_->Find(*id), {HostId(0)});
+  auto out = Out();
+  ASSERT_EQ(Count(out, bus::Envelope::kLaunch), 1);
+  const auto& env = out[0].second.launch().env();
   EXPECT_EQ(env.at("POD_CHECKPOINT_URL"), "s3://b/ck");
   EXPECT_EQ(env.at("POD_EPOCH"), "1");
   EXPECT_EQ(env.at("MY_VAR"), "x");
@@ -413,6 +416,38 @@ TEST_F(BusLogicTest, RestartRequeuesWhatIsNotRunningAndKillsWhatItDoesNotKnow) {
   EXPECT_TRUE(sched_->pod().host(HostId(ghost_host)).healthy);
 }
 
+TEST_F(BusLogicTest, RegisterLooksOnlyAtThePlacementsOfItsOwnHosts) {
+  RegisterAll();
+  for (int i = 0; i < 200; ++i) {
+    auto id = sched_->Submit(Spec("alice", "v2-8", false), now_);
+    ASSERT_TRUE(id.has_value());
+    Tick();
+    const auto* job = sched_->Find(*id);
+    ASSERT_EQ(job->state, core::JobState::kPlaced);
+    ASSERT_TRUE(sched_->ReportExited({*id, job->epoch}, std::nullopt,
+                                     core::ExitKind::kSucceeded, "", now_));
+  }
+  JobEpoch je = PlaceV232();
+  Restart();
+  ASSERT_GT(sched_->jobs().size(), 200u);
+  RegisterAll();  // nothing runs: the v2-32 is requeued
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
+  // One job looked up per host at most (16), not every job ever submitted per host (16 x 201).
+  EXPECT_LE(bus_->reconciler().jobs_examined(), 16);
+}
+
+TEST_F(BusLogicTest, RestartWithNothingRunningFreesEveryHostOfTheSlice) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  std::vector<int> hosts = SliceHosts(je.job);
+  Restart();
+  RegisterAll();  // in row order: the launcher's agent first
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
+  for (int h : hosts) {
+    EXPECT_FALSE(sched_->pod().host(HostId(h)).allocation.has_value()) << "host " << h;
+  }
+}
+
 TEST_F(BusLogicTest, AStalledCallerFirstHandlesTheMessagesThatQueuedUp) {
   RegisterAll();
   now_ += std::chrono::milliseconds(5000);  // the scheduler thread was blocked for 5 s
@@ -436,42 +471,6 @@ TEST_F(BusLogicTest, ReconcileTimeoutFailsHostsWhoseAgentNeverCame) {
   EXPECT_FALSE(bus_->reconciling());
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
   EXPECT_EQ(bus_->hosts()[SliceHosts(je.job).empty() ? 0 : 0].reason, "no agent");
-}
-
-TEST(LogTailTest, KeepsOffsetsSkipsResendsAndParsesRanks) {
-  LogTail tail;
-  TimePoint t = At(1);
-  tail.Append(1, 0, "[1,0]<stdout>:hello\n[1,3]<stderr>:oops\n", t);
-  tail.Append(1, 0, "[1,0]<stdout>:hello\n", t);  // resend: ignored
-  tail.Append(1, 38, "plain\n", t);
-  auto page = tail.Read(0, 1 << 20);
-  ASSERT_EQ(page.lines.size(), 3u);
-  EXPECT_EQ(page.lines[0]->text, "hello");
-  EXPECT_EQ(page.lines[0]->rank, 0);
-  EXPECT_EQ(page.lines[1]->rank, 3);
-  EXPECT_EQ(page.lines[1]->text, "oops");
-  EXPECT_EQ(page.lines[2]->rank, -1);
-  EXPECT_EQ(page.next_offset, 44);
-  EXPECT_FALSE(page.truncated);
-  EXPECT_TRUE(tail.Read(44, 100).lines.empty());
-  EXPECT_EQ(tail.Read(44, 100).next_offset, 44);
-  auto second = tail.Read(20, 1 << 20);
-  ASSERT_EQ(second.lines.size(), 2u);
-  // A new epoch starts its own offsets; the job-wide offsets go on.
-  tail.Append(2, 0, "again\n", t);
-  EXPECT_EQ(tail.Read(44, 100).lines.size(), 1u);
-  EXPECT_EQ(tail.end_offset(), 50);
-}
-
-TEST(LogTailTest, DropsTheOldestBeyondOneMebibyte) {
-  LogTail tail;
-  std::string line(1023, 'x');
-  line += '\n';
-  for (int i = 0; i < 1100; ++i) tail.Append(1, int64_t{i} * 1024, line, At(1));
-  auto page = tail.Read(0, 4096);
-  EXPECT_TRUE(page.truncated);
-  ASSERT_EQ(page.lines.size(), 4u);
-  EXPECT_EQ(page.lines[0]->offset, (1100 - 1024) * 1024);
 }
 
 }  // namespace

@@ -72,4 +72,30 @@ LogTail::Page LogTail::Read(int64_t since, size_t limit) const {
   return page;
 }
 
+void JobOutput::AddProgress(JobId job, const ProgressSample& p) {
+  progress_[job].Add(p);
+  streamed_[job].pending = p;
+}
+
+std::vector<std::pair<JobId, ProgressSample>> JobOutput::TakeDueProgress(TimePoint now) {
+  std::vector<std::pair<JobId, ProgressSample>> out;
+  for (auto& [job, st] : streamed_) {
+    if (!st.pending || now - st.last_sent < kStreamInterval) continue;
+    out.emplace_back(job, *st.pending);
+    st.pending.reset();
+    st.last_sent = now;
+  }
+  return out;
+}
+
+const LogTail* JobOutput::LogsOf(JobId job) const {
+  auto it = logs_.find(job);
+  return it == logs_.end() ? nullptr : &it->second;
+}
+
+const ProgressSeries* JobOutput::ProgressOf(JobId job) const {
+  auto it = progress_.find(job);
+  return it == progress_.end() ? nullptr : &it->second;
+}
+
 }  // namespace podsched::daemon

@@ -1,17 +1,22 @@
 // What running jobs send back besides their state: the tail of their output and their progress
-// series. Both are bounded in memory (docs/bus.md): the newest 1 MiB of output per job, the newest
-// 2,000 progress points per job.
+// series, and JobOutput, which keeps both for every job and throttles the progress stream. Both
+// are bounded in memory per job (docs/bus.md): the newest 1 MiB of output, the newest 2,000
+// progress points.
 //
 // Pure; not thread-safe (the scheduler thread owns them).
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/ids.h"
 
 namespace podsched::daemon {
 
@@ -75,6 +80,36 @@ class ProgressSeries {
 
  private:
   std::deque<ProgressSample> points_;
+};
+
+// The output and progress of every job that sent any (validated by the caller: job, epoch and
+// sender are the job's current ones).
+class JobOutput {
+ public:
+  // At most one progress sample per job per this interval goes to the stream (the newest).
+  static constexpr Duration kStreamInterval = std::chrono::seconds(1);
+
+  void AppendLog(JobId job, int64_t epoch, int64_t epoch_offset, std::string_view data,
+                 TimePoint now) {
+    logs_[job].Append(epoch, epoch_offset, data, now);
+  }
+  // Adds to the job's series and makes it the job's next sample to stream.
+  void AddProgress(JobId job, const ProgressSample& p);
+  // The newest sample of each job whose last streamed one is kStreamInterval old, once.
+  std::vector<std::pair<JobId, ProgressSample>> TakeDueProgress(TimePoint now);
+
+  // nullptr: the job sent nothing (since this process started).
+  const LogTail* LogsOf(JobId job) const;
+  const ProgressSeries* ProgressOf(JobId job) const;
+
+ private:
+  struct StreamState {
+    TimePoint last_sent{};
+    std::optional<ProgressSample> pending;
+  };
+  std::map<JobId, LogTail> logs_;
+  std::map<JobId, ProgressSeries> progress_;
+  std::map<JobId, StreamState> streamed_;
 };
 
 }  // namespace podsched::daemon

@@ -1,0 +1,82 @@
+#include "scheduler/daemon/job_output.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler/core/test_util.h"
+
+namespace podsched::daemon {
+namespace {
+
+using core::testing::At;
+
+TEST(LogTailTest, KeepsOffsetsSkipsResendsAndParsesRanks) {
+  LogTail tail;
+  TimePoint t = At(1);
+  tail.Append(1, 0, "[1,0]<stdout>:hello\n[1,3]<stderr>:oops\n", t);
+  tail.Append(1, 0, "[1,0]<stdout>:hello\n", t);  // resend: ignored
+  tail.Append(1, 38, "plain\n", t);
+  auto page = tail.Read(0, 1 << 20);
+  ASSERT_EQ(page.lines.size(), 3u);
+  EXPECT_EQ(page.lines[0]->text, "hello");
+  EXPECT_EQ(page.lines[0]->rank, 0);
+  EXPECT_EQ(page.lines[1]->rank, 3);
+  EXPECT_EQ(page.lines[1]->text, "oops");
+  EXPECT_EQ(page.lines[2]->rank, -1);
+  EXPECT_EQ(page.next_offset, 44);
+  EXPECT_FALSE(page.truncated);
+  EXPECT_TRUE(tail.Read(44, 100).lines.empty());
+  EXPECT_EQ(tail.Read(44, 100).next_offset, 44);
+  auto second = tail.Read(20, 1 << 20);
+  ASSERT_EQ(second.lines.size(), 2u);
+  // A new epoch starts its own offsets; the job-wide offsets go on.
+  tail.Append(2, 0, "again\n", t);
+  EXPECT_EQ(tail.Read(44, 100).lines.size(), 1u);
+  EXPECT_EQ(tail.end_offset(), 50);
+}
+
+TEST(LogTailTest, DropsTheOldestBeyondOneMebibyte) {
+  LogTail tail;
+  std::string line(1023, 'x');
+  line += '\n';
+  for (int i = 0; i < 1100; ++i) tail.Append(1, int64_t{i} * 1024, line, At(1));
+  auto page = tail.Read(0, 4096);
+  EXPECT_TRUE(page.truncated);
+  ASSERT_EQ(page.lines.size(), 4u);
+  EXPECT_EQ(page.lines[0]->offset, (1100 - 1024) * 1024);
+}
+
+TEST(JobOutputTest, KeepsOutputPerJob) {
+  JobOutput output;
+  EXPECT_EQ(output.LogsOf(JobId(1)), nullptr);
+  EXPECT_EQ(output.ProgressOf(JobId(1)), nullptr);
+  output.AppendLog(JobId(1), 1, 0, "one\n", At(1));
+  output.AppendLog(JobId(2), 1, 0, "two\nlines\n", At(1));
+  ASSERT_NE(output.LogsOf(JobId(1)), nullptr);
+  EXPECT_EQ(output.LogsOf(JobId(1))->end_offset(), 4);
+  EXPECT_EQ(output.LogsOf(JobId(2))->end_offset(), 10);
+  output.AddProgress(JobId(2), ProgressSample{At(1), 1, 5});
+  EXPECT_EQ(output.ProgressOf(JobId(1)), nullptr);
+  ASSERT_EQ(output.ProgressOf(JobId(2))->points().size(), 1u);
+}
+
+TEST(JobOutputTest, StreamsTheNewestSampleAtMostOncePerIntervalPerJob) {
+  JobOutput output;
+  for (int step = 1; step <= 3; ++step) {
+    output.AddProgress(JobId(1), ProgressSample{At(10), 1, step});
+  }
+  output.AddProgress(JobId(2), ProgressSample{At(10), 1, 7});
+  auto due = output.TakeDueProgress(At(10));
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_EQ(due[0].first, JobId(1));
+  EXPECT_EQ(due[0].second.step, 3);  // the newest
+  EXPECT_EQ(due[1].second.step, 7);
+  EXPECT_TRUE(output.TakeDueProgress(At(10)).empty());  // nothing new
+  output.AddProgress(JobId(1), ProgressSample{At(10.5), 1, 4});
+  EXPECT_TRUE(output.TakeDueProgress(At(10.5)).empty());  // too soon after the last one
+  due = output.TakeDueProgress(At(11));
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].second.step, 4);
+}
+
+}  // namespace
+}  // namespace podsched::daemon

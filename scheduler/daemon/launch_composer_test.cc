@@ -1,0 +1,85 @@
+#include "scheduler/daemon/launch_composer.h"
+
+#include <gtest/gtest.h>
+
+namespace podsched::daemon {
+namespace {
+
+// A v2-32 (2x2 hosts) at column 2, row 1 of a 4x4-host pod: hosts 6, 7, 10, 11 in rank order.
+core::LaunchPlan Plan() {
+  auto type = pod::AcceleratorType::Parse("v2-32");
+  EXPECT_TRUE(type.has_value());
+  return core::LaunchPlan{JobEpoch{JobId(42), 3},
+                          *type,
+                          "pod0",
+                          pod::Placement{{1, 2}, {2, 2}},
+                          {HostId(6), HostId(7), HostId(10), HostId(11)},
+                          "/bin/train",
+                          {"--steps", "100"},
+                          {{"MY_VAR", "x"}},
+                          4,
+                          std::chrono::seconds(45),
+                          1,
+                          2};
+}
+
+LaunchComposer Composer() {
+  return LaunchComposer({"file:///data/objects/checkpoints", "file:///data/objects/logs"});
+}
+
+TEST(LaunchComposerTest, EnvCarriesTheWholeJobContract) {
+  auto env = Composer().Env(Plan());
+  EXPECT_EQ(env.at("POD_JOB_ID"), "42");
+  EXPECT_EQ(env.at("POD_EPOCH"), "3");
+  EXPECT_EQ(env.at("POD_ACCELERATOR"), "v2-32");
+  EXPECT_EQ(env.at("POD_SLICE"), "pod0:2,1:2x2");
+  EXPECT_EQ(env.at("POD_HOSTS"), "6,7,10,11");
+  EXPECT_EQ(env.at("POD_CHECKPOINT_URL"), "file:///data/objects/checkpoints");
+  EXPECT_EQ(env.at("POD_RESTART_COUNT"), "3");  // restarts + preemptions
+  EXPECT_EQ(env.at("MY_VAR"), "x");
+  EXPECT_EQ(env.size(), 8u);
+}
+
+TEST(LaunchComposerTest, SliceIsWidthByHeightInHosts) {
+  core::LaunchPlan plan = Plan();
+  plan.accelerator = *pod::AcceleratorType::Parse("v2-256");  // 4x8 hosts
+  plan.placement = pod::Placement{{0, 0}, {8, 4}};           // 8 rows down, 4 columns across
+  EXPECT_EQ(Composer().Env(plan).at("POD_SLICE"), "pod0:0,0:4x8");
+}
+
+TEST(LaunchComposerTest, SpecCheckpointUrlWinsAndPodVariablesCannotBeOverridden) {
+  core::LaunchPlan plan = Plan();
+  plan.env["POD_CHECKPOINT_URL"] = "s3://b/ck";
+  plan.env["POD_EPOCH"] = "999";
+  plan.env["POD_HOSTS"] = "0";
+  auto env = Composer().Env(plan);
+  EXPECT_EQ(env.at("POD_CHECKPOINT_URL"), "s3://b/ck");
+  EXPECT_EQ(env.at("POD_EPOCH"), "3");
+  EXPECT_EQ(env.at("POD_HOSTS"), "6,7,10,11");
+  EXPECT_EQ(env.at("MY_VAR"), "x");
+}
+
+TEST(LaunchComposerTest, LaunchHasTheProgramTheHostsAndTheKnownEndpoints) {
+  bus::Launch l = Composer().Compose(
+      Plan(), {{HostId(6), "tcp://a:1"}, {HostId(7), "tcp://a:1"}, {HostId(10), ""}}, "tok");
+  EXPECT_EQ(l.job().job_id(), 42);
+  EXPECT_EQ(l.job().epoch(), 3);
+  ASSERT_EQ(l.hosts_size(), 4);
+  EXPECT_EQ(l.hosts(0), 6);
+  EXPECT_EQ(l.hosts(3), 11);
+  EXPECT_EQ(l.ranks_per_host(), 4);
+  ASSERT_EQ(l.command_size(), 3);
+  EXPECT_EQ(l.command(0), "/bin/train");
+  EXPECT_EQ(l.command(2), "100");
+  EXPECT_EQ(l.rsh_endpoints().size(), 3u);  // host 11 has no agent yet
+  EXPECT_EQ(l.rsh_endpoints().at(6), "tcp://a:1");
+  EXPECT_EQ(l.rsh_endpoints().at(10), "");
+  EXPECT_EQ(l.rsh_token(), "tok");
+  EXPECT_EQ(l.grace_seconds(), 45);
+  EXPECT_EQ(l.log_url(), "file:///data/objects/logs");
+  EXPECT_EQ(l.env().at("POD_JOB_ID"), "42");
+  EXPECT_EQ(static_cast<size_t>(l.env().size()), Composer().Env(Plan()).size());
+}
+
+}  // namespace
+}  // namespace podsched::daemon
