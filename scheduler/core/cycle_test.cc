@@ -28,7 +28,7 @@ TEST_F(CycleTest, FullPodJobWithAnUnhealthyHostDoesNotBlockFifo) {
   ASSERT_TRUE(sched_->HostDown(HostId(5), testing::At(0)).has_value());
   JobId whole = Submit(Spec("ada", "v2-128", false), 1);  // needs all 16 hosts
   JobId small = Submit(Spec("bob", "v2-8", false), 2);
-  auto launches = Only<LaunchAction>(Tick(3));
+  auto launches = Only<LaunchPlan>(Tick(3));
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_EQ(launches[0].job.job, small);
   EXPECT_EQ(Job(whole).state, S::kQueued);
@@ -49,7 +49,7 @@ TEST_F(CycleTest, QuotaLoweredBelowTheJobSaysSoAndDoesNotBlock) {
   JobId big = Submit(Spec("ada", "v2-32", false), 0);
   ASSERT_TRUE(sched_->SetQuota(UserName("ada"), Quota{8, 800}, testing::At(0)).ok());
   JobId small = Submit(Spec("bob", "v2-8", false), 1);
-  auto launches = Only<LaunchAction>(Tick(2));
+  auto launches = Only<LaunchPlan>(Tick(2));
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_EQ(launches[0].job.job, small);
   EXPECT_EQ(Job(big).reason,
@@ -67,7 +67,7 @@ TEST_F(CycleTest, ReservedCoresCountAgainstTheUsersQuota) {
   Start(4, 4, config);
   std::vector<JobId> bob;
   for (int i = 0; i < 16; ++i) bob.push_back(Submit(Spec("bob", "v2-8", true), 0));
-  ASSERT_EQ(Only<LaunchAction>(Tick(1)).size(), 16u);
+  ASSERT_EQ(Only<LaunchPlan>(Tick(1)).size(), 16u);
   JobId gang = Submit(Spec("ada", "v2-32", false), 10);
   auto preempts = Only<PreemptAction>(Tick(11));
   ASSERT_EQ(preempts.size(), 4u);
@@ -79,7 +79,7 @@ TEST_F(CycleTest, ReservedCoresCountAgainstTheUsersQuota) {
   }
   Exited(survivor, ExitKind::kSucceeded, 12);
   JobId extra = Submit(Spec("ada", "v2-8", false), 13);
-  EXPECT_TRUE(Only<LaunchAction>(Tick(14)).empty());
+  EXPECT_TRUE(Only<LaunchPlan>(Tick(14)).empty());
   EXPECT_EQ(Job(extra).state, S::kQueued);
   EXPECT_EQ(Job(extra).reason,
             "quota: 0/32 on-demand cores in use, 32 reserved for other jobs");
@@ -103,7 +103,7 @@ TEST_F(CycleTest, ReservationIsDroppedWhenTheQuotaNoLongerAdmitsTheJob) {
   Tick(11);
   EXPECT_NE(Job(od).reason.find("smaller than the job's 8"), std::string::npos) << Job(od).reason;
   Exited(preempts[0].job.job, ExitKind::kPreempted, 12);
-  auto launches = Only<LaunchAction>(Tick(12));
+  auto launches = Only<LaunchPlan>(Tick(12));
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_EQ(launches[0].job.job, preempts[0].job.job);  // the victim gets its host back
 }
@@ -162,7 +162,7 @@ TEST_P(CyclePropertyTest, IdlePodOnlyWhenNoQueuedJobCouldStart) {
                                        "exit", testing::At(now)));
     } else {
       for (const Action& a : sched_->Tick(testing::At(now))) {
-        if (auto* l = std::get_if<LaunchAction>(&a)) running[l->job] = l->hosts;
+        if (auto* l = std::get_if<LaunchPlan>(&a)) running[l->job] = l->hosts;
         if (auto* p = std::get_if<PreemptAction>(&a); p && running.erase(p->job)) {
           ASSERT_TRUE(sched_->ReportExited(p->job, std::nullopt, ExitKind::kPreempted, "",
                                            testing::At(now)));

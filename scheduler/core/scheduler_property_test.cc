@@ -105,7 +105,7 @@ TEST_P(SchedulerPropertyTest, RandomSequencesKeepInvariants) {
       }
     } else {
       for (const Action& a : sched_->Tick(At(now))) {
-        if (auto* l = std::get_if<LaunchAction>(&a)) running[l->job] = l->hosts;
+        if (auto* l = std::get_if<LaunchPlan>(&a)) running[l->job] = l->hosts;
         // Preempted processes usually exit at once; otherwise at the Kill after the grace.
         if (auto* p = std::get_if<PreemptAction>(&a); p && pick(4) != 0 && running.erase(p->job)) {
           ASSERT_TRUE(sched_->ReportExited(p->job, std::nullopt, ExitKind::kPreempted, "",

@@ -19,7 +19,7 @@ TEST_F(SchedulerTest, PlacesAndRunsAJobThroughItsLifecycle) {
   JobId id = Submit(Spec("ada", "v2-32", false), 0);
   EXPECT_EQ(Job(id).state, S::kQueued);
   Actions actions = Tick(1);
-  auto launches = Only<LaunchAction>(actions);
+  auto launches = Only<LaunchPlan>(actions);
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_EQ(launches[0].job, (JobEpoch{id, 1}));
   EXPECT_EQ(launches[0].hosts.size(), 4u);
@@ -42,7 +42,7 @@ TEST_F(SchedulerTest, PlacesAndRunsAJobThroughItsLifecycle) {
 TEST_F(SchedulerTest, HostsAreFreedOnlyWhenEveryHostReleasedThem) {
   Start(2, 2);
   JobId id = Submit(Spec("ada", "v2-32", false), 0);
-  auto launches = Only<LaunchAction>(Tick(1));
+  auto launches = Only<LaunchPlan>(Tick(1));
   ASSERT_EQ(launches.size(), 1u);
   const std::vector<HostId> hosts = launches[0].hosts;
   // Three non-launcher hosts report their MPI daemons gone: no verdict, hosts still held.
@@ -93,11 +93,11 @@ TEST_F(SchedulerTest, PreemptibleEvictedExactlyWhenOnDemandNeedsItsHosts) {
   EXPECT_EQ(Job(second).reason, "waiting for job " + std::to_string(victim.value()) +
                                     " to checkpoint");
   // Hosts are not free until the victim reports its processes gone.
-  EXPECT_TRUE(Only<LaunchAction>(Tick(22)).empty());
+  EXPECT_TRUE(Only<LaunchPlan>(Tick(22)).empty());
   Exited(victim, ExitKind::kPreempted, 30);
   EXPECT_EQ(Job(victim).state, S::kQueued);
   EXPECT_EQ(Job(victim).preemptions, 1);
-  auto launches = Only<LaunchAction>(Tick(31));
+  auto launches = Only<LaunchPlan>(Tick(31));
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_EQ(launches[0].job.job, second);
   EXPECT_EQ(Job(victim).reason, "no free host");
@@ -116,7 +116,7 @@ TEST_F(SchedulerTest, FreedHostsAreReservedForTheWaitingJob) {
   // A job that sorts first (higher priority) arrives while the victim checkpoints.
   JobId eager = Submit(Spec("carl", "v2-8", false, 5), 11);
   Exited(victim, ExitKind::kPreempted, 12);
-  auto launches = Only<LaunchAction>(Tick(12));
+  auto launches = Only<LaunchPlan>(Tick(12));
   ASSERT_FALSE(launches.empty());
   EXPECT_EQ(launches[0].job.job, od);
   EXPECT_EQ(launches[0].hosts[0], freed);
@@ -261,7 +261,7 @@ TEST_F(SchedulerTest, FifoProfileIgnoresFairShare) {
 TEST_F(SchedulerTest, HostFailureRequeuesAndJobResumesElsewhere) {
   Start(1, 2);
   JobId id = Submit(Spec("ada", "v2-8", false), 0);
-  auto launches = Only<LaunchAction>(Tick(0));
+  auto launches = Only<LaunchPlan>(Tick(0));
   ASSERT_EQ(launches.size(), 1u);
   const HostId host = launches[0].hosts[0];
   auto down = sched_->HostDown(host, At(10));
@@ -269,7 +269,7 @@ TEST_F(SchedulerTest, HostFailureRequeuesAndJobResumesElsewhere) {
   EXPECT_EQ(Only<KillAction>(*down).size(), 1u);
   EXPECT_EQ(Job(id).state, S::kQueued);
   EXPECT_EQ(Job(id).reason, "requeued: host " + std::to_string(host.value()) + " failed");
-  launches = Only<LaunchAction>(Tick(11));
+  launches = Only<LaunchPlan>(Tick(11));
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_NE(launches[0].hosts[0], host);
   EXPECT_EQ(launches[0].job.epoch, 2);
@@ -393,7 +393,7 @@ TEST_F(SchedulerTest, ProviderReclaimIsSeededAndDeterministic) {
 TEST_F(SchedulerTest, StaleEpochReportsAreIgnoredAndCounted) {
   Start(1, 2);
   JobId id = Submit(Spec("ada", "v2-8", false), 0);
-  auto launches = Only<LaunchAction>(Tick(0));
+  auto launches = Only<LaunchPlan>(Tick(0));
   ASSERT_EQ(launches.size(), 1u);
   const JobEpoch old = launches[0].job;
   ASSERT_TRUE(sched_->HostDown(launches[0].hosts[0], At(1)).has_value());
@@ -421,12 +421,12 @@ TEST_F(SchedulerTest, MaxRuntimeStopsTheJobGracefullyAndEndsItFailed) {
   JobSpec spec = Spec("ada", "v2-8", true);
   spec.max_runtime = std::chrono::hours(1);
   JobId id = Submit(spec, 0);
-  ASSERT_EQ(Only<LaunchAction>(Tick(0)).size(), 1u);
+  ASSERT_EQ(Only<LaunchPlan>(Tick(0)).size(), 1u);
   // A manual preemption after 30 minutes: requeued, 30 minutes of the limit left.
   ASSERT_TRUE(sched_->Preempt(id, "manual", At(1800)).has_value());
   Exited(id, ExitKind::kPreempted, 1810);
   EXPECT_EQ(Job(id).state, S::kQueued);
-  ASSERT_EQ(Only<LaunchAction>(Tick(1900)).size(), 1u);
+  ASSERT_EQ(Only<LaunchPlan>(Tick(1900)).size(), 1u);
   EXPECT_TRUE(Only<PreemptAction>(Tick(1900 + 1779)).empty());
   // 1810 s held in epoch 1 + 1790 s in epoch 2 = the hour: SIGTERM with the grace period.
   auto preempts = Only<PreemptAction>(Tick(1900 + 1790));
@@ -436,7 +436,7 @@ TEST_F(SchedulerTest, MaxRuntimeStopsTheJobGracefullyAndEndsItFailed) {
   EXPECT_EQ(Job(id).state, S::kFailed);
   EXPECT_EQ(Job(id).reason, "max_runtime of 3600 s reached");
   EXPECT_EQ(sched_->pod().AvailableHosts(), 1);
-  EXPECT_TRUE(Only<LaunchAction>(Tick(4000)).empty());  // never requeued past its limit
+  EXPECT_TRUE(Only<LaunchPlan>(Tick(4000)).empty());  // never requeued past its limit
 }
 
 TEST_F(SchedulerTest, MaxRuntimeSurvivesARestart) {
@@ -444,7 +444,7 @@ TEST_F(SchedulerTest, MaxRuntimeSurvivesARestart) {
   JobSpec spec = Spec("ada", "v2-8", false);
   spec.max_runtime = std::chrono::minutes(10);
   JobId id = Submit(spec, 0);
-  ASSERT_EQ(Only<LaunchAction>(Tick(0)).size(), 1u);
+  ASSERT_EQ(Only<LaunchPlan>(Tick(0)).size(), 1u);
   auto empty = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
   auto restored = Scheduler::Create(std::move(*empty), DefaultConfig(), &repo_, At(60));
   ASSERT_TRUE(restored.has_value()) << restored.error().ToString();

@@ -113,11 +113,12 @@ void Simulation::Handle(int pod, const Result<Actions>& actions) {
 void Simulation::Apply(int pod, const Actions& actions) {
   core::Scheduler& s = *pods_[static_cast<size_t>(pod)];
   for (const Action& a : actions) {
-    if (const auto* launch = std::get_if<core::LaunchAction>(&a)) {
+    if (const auto* launch = std::get_if<core::LaunchPlan>(&a)) {
       const int job = by_id_[static_cast<size_t>(pod)].at(launch->job.job.value());
       SimJob& j = jobs_[static_cast<size_t>(job)];
       const TraceJob& t = trace_.jobs[static_cast<size_t>(job)];
       j.running = true;
+      j.type = launch->accelerator;  // as the core parsed it at submission
       j.epoch = launch->job.epoch;
       j.epoch_start = now_;
       j.saved_at = now_;
@@ -168,8 +169,6 @@ void Simulation::Arrive(int job) {
   ClassMetrics& c = ClassOf(job);
   ++c.jobs;
   ++result_.overall.jobs;
-  auto type = pod::AcceleratorType::Parse(t.accelerator);
-  if (!type) return Reject(job, type.error().message());
   if (auto never = NeverFinishes(t, pods_[0]->config().preemptible_lifetime)) {
     return Reject(job, *never);
   }
@@ -191,8 +190,7 @@ void Simulation::Arrive(int job) {
   if (!id) return Reject(job, id.error().message());
   j.pod = pod;
   j.id = *id;
-  j.type = *type;
-  j.cores = type->tensor_cores();
+  j.cores = pods_[static_cast<size_t>(pod)]->CoresOf(*pods_[static_cast<size_t>(pod)]->Find(*id));
   by_id_[static_cast<size_t>(pod)][id->value()] = job;
   outstanding_cores_[static_cast<size_t>(pod)] += j.cores;
   ++queued_;

@@ -61,7 +61,7 @@ void RunRandomSequence(Scheduler& sched, uint64_t seed, int steps, double& now) 
   std::vector<JobId> ids;
   auto answer = [&](const core::Actions& actions) {
     for (const Action& a : actions) {
-      if (auto* l = std::get_if<core::LaunchAction>(&a)) running[l->job] = l->hosts;
+      if (auto* l = std::get_if<core::LaunchPlan>(&a)) running[l->job] = l->hosts;
       if (auto* p = std::get_if<core::PreemptAction>(&a); p && pick(3) && running.erase(p->job)) {
         ASSERT_TRUE(sched.ReportExited(p->job, std::nullopt, ExitKind::kPreempted, "", At(now)));
       }
@@ -131,7 +131,7 @@ std::string Describe(const core::Actions& actions) {
     std::visit(
         [&out](const auto& act) {
           using T = std::decay_t<decltype(act)>;
-          out += std::is_same_v<T, core::LaunchAction>    ? "launch "
+          out += std::is_same_v<T, core::LaunchPlan>    ? "launch "
                  : std::is_same_v<T, core::PreemptAction> ? "preempt "
                                                           : "kill ";
           out += std::to_string(act.job.job.value()) + "/" + std::to_string(act.job.epoch) + " on";
