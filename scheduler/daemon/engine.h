@@ -29,6 +29,7 @@
 #include "scheduler/core/scheduler.h"
 #include "scheduler/daemon/auth.h"
 #include "scheduler/daemon/bus_logic.h"
+#include "scheduler/daemon/buffering_repository.h"
 #include "scheduler/daemon/config.h"
 #include "scheduler/daemon/http_types.h"
 #include "scheduler/daemon/metrics.h"
@@ -37,34 +38,6 @@
 #include "scheduler/daemon/web_session.h"
 
 namespace podsched::daemon {
-
-// Sits between the core and the real repository. Remembers the events of every successful
-// commit (for the streams). In deferred mode (group commit) Commit only queues the batch and
-// Flush writes every queued batch in ONE transaction (`commit_all`), so one fsync covers a whole
-// burst of requests; the daemon holds the responses of those requests until Flush succeeded, so
-// nothing is acknowledged before it is durable. A failed Flush is fatal like a failed Commit.
-class BufferingRepository final : public core::JobRepository {
- public:
-  using CommitAll = std::function<Status(std::span<const core::StoreBatch* const>)>;
-  // `commit_all` empty: batches are committed one by one.
-  BufferingRepository(core::JobRepository* inner, CommitAll commit_all)
-      : inner_(inner), commit_all_(std::move(commit_all)) {}
-  Result<core::StoredState> Load() override { return inner_->Load(); }
-  Status Commit(const core::StoreBatch& batch) override;
-  // Flushes first, so the history includes everything the caller has seen.
-  Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
-  Status Flush();
-  void set_deferred(bool deferred) { deferred_ = deferred; }
-  bool deferred() const { return deferred_; }
-  std::vector<core::JobEvent> TakeEvents() { return std::exchange(events_, {}); }
-
- private:
-  core::JobRepository* inner_;
-  CommitAll commit_all_;
-  bool deferred_ = false;
-  std::vector<core::StoreBatch> pending_;
-  std::vector<core::JobEvent> events_;
-};
 
 class Engine {
  public:
