@@ -4,6 +4,7 @@ namespace podsched::daemon {
 
 Status BufferingRepository::Commit(const core::StoreBatch& batch) {
   if (deferred_) {
+    if (!failed_.ok()) return failed_;
     pending_.push_back(batch);
     return Status::Ok();
   }
@@ -13,7 +14,7 @@ Status BufferingRepository::Commit(const core::StoreBatch& batch) {
 }
 
 Status BufferingRepository::Flush() {
-  if (pending_.empty()) return Status::Ok();
+  if (!failed_.ok() || pending_.empty()) return failed_;
   Status s;
   if (commit_all_) {
     std::vector<const core::StoreBatch*> batches;
@@ -26,6 +27,8 @@ Status BufferingRepository::Flush() {
   }
   if (s.ok()) {
     for (const auto& b : pending_) events_.insert(events_.end(), b.events.begin(), b.events.end());
+  } else {
+    failed_ = s;
   }
   pending_.clear();
   return s;

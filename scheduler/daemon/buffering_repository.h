@@ -4,8 +4,10 @@
 // and Flush writes every queued batch in ONE transaction (`commit_all`, e.g.
 // SqliteJobRepository::CommitAll), so one fsync covers a whole burst of requests. The daemon holds
 // the responses of those requests until Flush succeeded, so nothing is acknowledged before it is
-// durable. A failed Flush is fatal like a failed Commit. Without deferred mode each Commit goes
-// straight to the inner repository.
+// durable. A failed Flush is fatal like a failed Commit, and it stays failed: every later Flush
+// (and deferred Commit) returns the same error, so a flush that fails inside EventsOf cannot be
+// followed by a Flush that reports success for the batches it lost. Without deferred mode each
+// Commit goes straight to the inner repository.
 //
 // It also remembers the events of every successful commit until TakeEvents (for the streams and
 // the metrics).
@@ -49,6 +51,7 @@ class BufferingRepository final : public core::JobRepository {
   bool deferred_ = false;
   std::vector<core::StoreBatch> pending_;
   std::vector<core::JobEvent> events_;
+  Status failed_;  // the first failed Flush; OK until then
 };
 
 }  // namespace podsched::daemon

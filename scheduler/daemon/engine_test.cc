@@ -65,6 +65,28 @@ TEST(EngineGroupCommit, NothingIsStoredOrStreamedBeforeFlush) {
   EXPECT_EQ(frames.size(), 3u);
 }
 
+// A flush that fails inside a read of the history (EventsOf flushes first) must not be
+// followed by a Flush that reports success: the daemon would acknowledge lost submissions.
+TEST(EngineGroupCommit, AFailedFlushStaysFailed) {
+  Config config;
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2}};
+  config.bus.require_agents = false;
+  core::InMemoryJobRepository repo;
+  TimePoint now{std::chrono::seconds(1'700'000'000)};
+  auto engine = Engine::Create(config, {{"alice", Sha256Hex("t"), false}}, &repo, now,
+                               /*group_commit=*/true,
+                               [](std::span<const core::StoreBatch* const>) {
+                                 return Status(StatusCode::kUnavailable, "disk full");
+                               });
+  ASSERT_TRUE(engine.has_value());
+  const std::string body = R"({"name":"j","accelerator":"v2-8","command":"c"})";
+  ASSERT_EQ((*engine)->Handle({"POST", "/api/v1/jobs", "Bearer t", body, ""}, now).status, 201);
+  EXPECT_NE((*engine)->Handle({"GET", "/api/v1/jobs/1/events", "Bearer t", "", ""}, now).status,
+            200);
+  EXPECT_FALSE((*engine)->Flush(now).ok());  // the 201 above is never sent
+  EXPECT_TRUE((*engine)->fatal());
+}
+
 // The bus through the engine: agents and host health in the API, Launch sent only after the
 // commit (group commit), logs with offsets, progress over the API and the stream.
 TEST(EngineBus, AgentsHealthLogsAndProgressThroughTheApi) {
