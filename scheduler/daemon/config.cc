@@ -305,4 +305,10 @@ web_root: ""            # dashboard files (web/ with static/ and node_modules/);
 )";
 }
 
+std::string DefaultCheckpointUrl(const Config& config) {
+  return config.default_checkpoint_url.empty()
+             ? "file://" + config.data_dir + "/objects/checkpoints"
+             : config.default_checkpoint_url;
+}
+
 }  // namespace podsched::daemon

@@ -73,6 +73,10 @@ struct Config {
   std::string web_root;
 };
 
+// Where a job's checkpoints go unless its spec names a place: default_checkpoint_url, or
+// file://<data_dir>/objects/checkpoints when that is empty.
+std::string DefaultCheckpointUrl(const Config& config);
+
 // Parses YAML text over the defaults. Errors name the key and what is expected.
 Result<Config> ParseConfig(std::string_view yaml);
 // Reads and parses a file; errors name the file.

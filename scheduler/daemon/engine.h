@@ -1,75 +1,53 @@
 // Engine: everything podsched does between the sockets and the job store, without sockets.
 //
-// It owns the scheduler core and routes API requests (HttpRequest -> HttpResponse) to it:
-// authentication, rate limiting, JSON bounds and conversion, ownership checks (another user's job
-// is "not found"), metrics, and the live event stream. The daemon calls it from ONE thread (the
-// scheduler thread); the HTTP server never touches it directly. Unit tests drive it directly.
+// It owns the scheduler core, the worker bus's logic and the daemon's API state, and wires them:
+// a request is parsed once, routed by the route table (api_routes.h), authenticated and rate
+// limited when its route needs a user, and answered by a handler (api_handler.h) that reads a
+// view of this state and changes it only through the engine's ApiCalls. After every call, the
+// transitions the repository committed are counted (metrics, usage history) and published to the
+// event streams (event_streams.h). The daemon calls it from ONE thread (the scheduler thread);
+// the HTTP server never touches it directly. Unit tests drive it directly.
 //
-// Every change the core makes is committed to the repository inside the core's call, so when
-// Handle returns a 201 for a submission the job is durable (with a SQLite repository).
-//
-// Events: after every call, the transitions the repository committed are published to the open
-// streams as Server-Sent Events frames, each with the next stream id (1, 2, ...). A non-admin's
-// stream carries only that user's jobs.
+// Without group commit every change the core makes is committed inside the core's call, so when
+// Handle returns a 201 for a submission the job is durable (with a SQLite repository). With group
+// commit (BufferingRepository) it is durable once Flush returned OK; the daemon holds the
+// response until then.
 //
 // Not thread-safe (single owner).
 #pragma once
 
-#include <deque>
+#include <expected>
 #include <functional>
-#include <map>
 #include <memory>
-#include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "common/clock.h"
 #include "common/status.h"
 #include "scheduler/core/repository.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/daemon/api_handler.h"
+#include "scheduler/daemon/api_response.h"
 #include "scheduler/daemon/auth.h"
+#include "scheduler/daemon/buffering_repository.h"
 #include "scheduler/daemon/bus_logic.h"
 #include "scheduler/daemon/config.h"
+#include "scheduler/daemon/event_streams.h"
 #include "scheduler/daemon/http_types.h"
 #include "scheduler/daemon/metrics.h"
+#include "scheduler/daemon/router.h"
 #include "scheduler/daemon/usage_history.h"
 #include "scheduler/daemon/web_assets.h"
 #include "scheduler/daemon/web_session.h"
 
 namespace podsched::daemon {
 
-// Sits between the core and the real repository. Remembers the events of every successful
-// commit (for the streams). In deferred mode (group commit) Commit only queues the batch and
-// Flush writes every queued batch in ONE transaction (`commit_all`), so one fsync covers a whole
-// burst of requests; the daemon holds the responses of those requests until Flush succeeded, so
-// nothing is acknowledged before it is durable. A failed Flush is fatal like a failed Commit.
-class BufferingRepository final : public core::JobRepository {
- public:
-  using CommitAll = std::function<Status(std::span<const core::StoreBatch* const>)>;
-  // `commit_all` empty: batches are committed one by one.
-  BufferingRepository(core::JobRepository* inner, CommitAll commit_all)
-      : inner_(inner), commit_all_(std::move(commit_all)) {}
-  Result<core::StoredState> Load() override { return inner_->Load(); }
-  Status Commit(const core::StoreBatch& batch) override;
-  // Flushes first, so the history includes everything the caller has seen.
-  Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
-  Status Flush();
-  void set_deferred(bool deferred) { deferred_ = deferred; }
-  bool deferred() const { return deferred_; }
-  std::vector<core::JobEvent> TakeEvents() { return std::exchange(events_, {}); }
-
- private:
-  core::JobRepository* inner_;
-  CommitAll commit_all_;
-  bool deferred_ = false;
-  std::vector<core::StoreBatch> pending_;
-  std::vector<core::JobEvent> events_;
-};
-
 class Engine {
  public:
-  using SendFrame = std::function<void(std::string frame)>;
+  using SendFrame = EventStreams::SendFrame;
   using SendBus = std::function<void(BusOutgoing message)>;
+  using BusIoCounters = daemon::BusIoCounters;
 
   // `users` must include the admin. `repo` must outlive the engine.
   // With `group_commit`, commits are deferred to Flush (see BufferingRepository); `commit_all`
@@ -78,6 +56,7 @@ class Engine {
                                                 core::JobRepository* repo, TimePoint now,
                                                 bool group_commit = false,
                                                 BufferingRepository::CommitAll commit_all = {});
+  ~Engine();
   // Group commit: makes every change since the last Flush durable, then publishes it to the
   // streams. A failure sets fatal(). Without group commit there is nothing to flush.
   Status Flush(TimePoint now);
@@ -89,7 +68,7 @@ class Engine {
   // engine's thread). Returns the stream id, or the error response to send instead.
   std::variant<int64_t, HttpResponse> OpenStream(const HttpRequest& request, TimePoint now,
                                                  SendFrame send);
-  void CloseStream(int64_t stream);
+  void CloseStream(int64_t stream) { streams_.Close(stream); }
   // Counts a request the HTTP layer rejected before it reached Handle.
   void CountRequest(int status) { metrics_.CountRequest(status); }
 
@@ -104,66 +83,47 @@ class Engine {
   void OnBusMessage(std::string_view agent_id, std::string_view bytes, TimePoint now);
   void OnBusMalformed() { bus_->CountMalformed(); }
   // Counters kept by the bus thread (read at scrape time).
-  struct BusIoCounters {
-    int64_t unroutable = 0;     // messages to an agent the ROUTER does not know (any more)
-    int64_t rejected_keys = 0;  // CURVE handshakes refused by the ZAP handler
-  };
   void SetBusIoCounters(std::function<BusIoCounters()> read) { bus_io_ = std::move(read); }
   const BusLogic& bus() const { return *bus_; }
   // A commit failed: the core's memory is ahead of the store. The daemon must exit.
   bool fatal() const { return fatal_; }
   const core::Scheduler& scheduler() const { return *scheduler_; }
-  int64_t last_stream_id() const { return next_stream_event_id_ - 1; }
+  int64_t last_stream_id() const { return streams_.last_event_id(); }
 
  private:
+  class Calls;  // the ApiCalls handlers get
+
   Engine(const Config& config, std::vector<UserConfig> users, core::JobRepository* repo,
          BufferingRepository::CommitAll commit_all);
-  HttpResponse Route(const HttpRequest& request, const Principal& who, TimePoint now);
-  HttpResponse Submit(const HttpRequest& request, const Principal& who, TimePoint now);
-  HttpResponse List(const ParsedTarget& target, const Principal& who, TimePoint now);
-  HttpResponse JobVerb(const std::string& verb, const HttpRequest& request, JobId id,
-                       const Principal& who, TimePoint now);
-  HttpResponse Quotas(const HttpRequest& request, const Principal& who, TimePoint now);
-  HttpResponse Users(const Principal& who);
-  HttpResponse Metrics() const;
-  HttpResponse Agents(const Principal& who, TimePoint now) const;
-  HttpResponse Logs(const ParsedTarget& target, JobId id) const;
-  HttpResponse Progress(JobId id) const;
+  // Authenticates `request` and takes a token from its user's rate limit.
+  std::expected<Principal, HttpResponse> Admit(const HttpRequest& request, TimePoint now);
+  HttpResponse Serve(const HttpRequest& request, TimePoint now);
+  ApiView View() const;
+  // Hands the core's actions to the bus (sent at once without group commit).
+  void Dispatch(const core::Actions& actions);
   // Sends what the bus logic has queued (after a successful commit).
   void DrainBus();
-  // Records a fatal commit failure from a bus call.
+  // Records a fatal commit failure.
   void Check(const Status& s);
-  // The job if `who` may see it.
-  const core::JobRecord* Visible(JobId id, const Principal& who) const;
-  // Maps a core error to a response; flags commit failures as fatal.
-  HttpResponse FromStatus(const Status& status);
+  // Counts and streams what was committed since the last call, and streams due progress.
   void Publish(TimePoint now);
-
-  struct Stream {
-    Principal who;
-    SendFrame send;
-  };
 
   Config config_;
   Authenticator auth_;
   RateLimiter limiter_;
-  WebAssets web_;           // the dashboard's files (every path outside /api, /healthz, /metrics)
-  WebSessions sessions_;    // its logins (cookie sessions, also accepted by the API)
-  UsageHistory history_;    // GET /api/v1/stats
+  WebAssets web_;
+  WebSessions sessions_;
+  UsageHistory history_;
   BufferingRepository repo_;
   std::unique_ptr<core::Scheduler> scheduler_;
   std::unique_ptr<BusLogic> bus_;
   SendBus send_bus_;
   std::function<BusIoCounters()> bus_io_;
   daemon::Metrics metrics_;
-  std::map<int64_t, Stream> streams_;
-  int64_t next_stream_ = 1;
-  int64_t next_stream_event_id_ = 1;
+  EventStreams streams_;
+  const Router router_;
+  std::unique_ptr<Calls> calls_;
   bool fatal_ = false;
 };
-
-// HTTP status for a Status code (invalid_argument -> 400, not_found -> 404, ...).
-int HttpStatusOf(StatusCode code);
-HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message);
 
 }  // namespace podsched::daemon

@@ -1,4 +1,6 @@
-// GroupCommitter: group commit for the daemon's job store.
+// GroupCommitter: group commit for committers on many threads (the crash-recovery test's writer
+// and bench_jobdb use it). The daemon does not: its one scheduler thread defers its own commits
+// and flushes them in one transaction (scheduler/daemon/buffering_repository.h).
 //
 // Many threads call Commit / CommitAsync at once. One writer thread takes every pending batch
 // (up to max_group) and commits them in ONE SQLite transaction, so one fsync covers the whole

@@ -1,0 +1,73 @@
+#include "scheduler/daemon/admin_api.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "api.pb.h"
+#include "scheduler/daemon/api_response.h"
+#include "scheduler/daemon/json_util.h"
+
+namespace podsched::daemon {
+
+HttpResponse ListUsers(const ApiView& view, ApiCalls&, const Principal& who, const ApiRequest&) {
+  if (!who.admin) return ErrorResponse(403, "permission_denied", "only an admin lists users");
+  std::map<std::string, int> active;
+  for (const auto& [id, job] : view.scheduler.jobs()) {
+    if (!core::IsTerminal(job.state)) ++active[job.spec.user.value()];
+  }
+  api::UserList out;
+  for (const auto& u : view.auth.users()) {
+    auto* user = out.add_users();
+    user->set_name(u.name);
+    user->set_role(u.admin ? "admin" : "user");
+    user->set_active_jobs(active[u.name]);
+  }
+  return JsonResponse(out);
+}
+
+HttpResponse ListQuotas(const ApiView& view, ApiCalls&, const Principal& who, const ApiRequest&) {
+  std::set<std::string> names;
+  if (who.admin) {
+    for (const auto& u : view.auth.users()) names.insert(u.name);
+    for (const auto& [user, q] : view.config.quotas) names.insert(user);
+    for (const auto& [id, job] : view.scheduler.jobs()) names.insert(job.spec.user.value());
+  } else {
+    names.insert(who.user);
+  }
+  api::QuotaList out;
+  for (const auto& name : names) {
+    auto* q = out.add_quotas();
+    core::Quota quota = view.scheduler.QuotaOf(UserName(name));
+    core::QuotaUsage used = view.scheduler.UsageOf(UserName(name));
+    q->set_user(name);
+    q->set_on_demand_cores(quota.on_demand_cores);
+    q->set_preemptible_cores(quota.preemptible_cores);
+    q->set_on_demand_cores_used(used.on_demand_cores);
+    q->set_preemptible_cores_used(used.preemptible_cores);
+  }
+  return JsonResponse(out);
+}
+
+HttpResponse PutQuota(const ApiView& view, ApiCalls& calls, const Principal& who,
+                      const ApiRequest& request) {
+  if (!who.admin) return ErrorResponse(403, "permission_denied", "only an admin sets quotas");
+  api::Quota in;
+  if (Status s = ParseJson(request.http.body, {view.config.limits.max_json_depth, 256}, &in);
+      !s.ok()) {
+    return StatusError(s);
+  }
+  if (in.user().empty() || HasControlCharacters(in.user()) || in.user().size() > 64) {
+    return ErrorResponse(400, "invalid_argument", "user must be a name of 1..64 characters");
+  }
+  if (in.on_demand_cores() < 0 || in.preemptible_cores() < 0) {
+    return ErrorResponse(400, "invalid_argument", "quotas must be >= 0 cores");
+  }
+  core::Quota quota{in.on_demand_cores(), in.preemptible_cores()};
+  if (Status s = calls.SetQuota(UserName(in.user()), quota, request.now); !s.ok()) {
+    return CoreError(s);
+  }
+  return ListQuotas(view, calls, who, request);
+}
+
+}  // namespace podsched::daemon

@@ -1,0 +1,42 @@
+#include "scheduler/daemon/buffering_repository.h"
+
+namespace podsched::daemon {
+
+Status BufferingRepository::Commit(const core::StoreBatch& batch) {
+  if (deferred_) {
+    if (!failed_.ok()) return failed_;
+    pending_.push_back(batch);
+    return Status::Ok();
+  }
+  Status s = inner_->Commit(batch);
+  if (s.ok()) events_.insert(events_.end(), batch.events.begin(), batch.events.end());
+  return s;
+}
+
+Status BufferingRepository::Flush() {
+  if (!failed_.ok() || pending_.empty()) return failed_;
+  Status s;
+  if (commit_all_) {
+    std::vector<const core::StoreBatch*> batches;
+    for (const auto& b : pending_) batches.push_back(&b);
+    s = commit_all_(batches);
+  } else {
+    for (const auto& b : pending_) {
+      if (s = inner_->Commit(b); !s.ok()) break;
+    }
+  }
+  if (s.ok()) {
+    for (const auto& b : pending_) events_.insert(events_.end(), b.events.begin(), b.events.end());
+  } else {
+    failed_ = s;
+  }
+  pending_.clear();
+  return s;
+}
+
+Result<std::vector<core::JobEvent>> BufferingRepository::EventsOf(JobId job) {
+  if (Status s = Flush(); !s.ok()) return std::unexpected(s);
+  return inner_->EventsOf(job);
+}
+
+}  // namespace podsched::daemon

@@ -1,0 +1,48 @@
+#include "scheduler/daemon/event_streams.h"
+
+#include "scheduler/daemon/convert.h"
+#include "scheduler/daemon/json_util.h"
+#include "scheduler/daemon/visibility.h"
+
+namespace podsched::daemon {
+
+int64_t EventStreams::Open(Principal who, SendFrame send) {
+  int64_t id = next_stream_++;
+  streams_[id] = Stream{std::move(who), std::move(send)};
+  return id;
+}
+
+void EventStreams::Close(int64_t stream) { streams_.erase(stream); }
+
+void EventStreams::PublishTransition(const core::JobEvent& e, const core::JobRecord& job,
+                                     const pod::Pod& pod, TimePoint now) {
+  if (streams_.empty()) {
+    ++next_event_id_;
+    return;
+  }
+  api::StreamEvent se;
+  *se.mutable_event() = EventToProto(e);
+  Broadcast("job", se, job, pod, now);
+}
+
+void EventStreams::PublishProgress(const ProgressSample& sample, const core::JobRecord& job,
+                                   const pod::Pod& pod, TimePoint now) {
+  if (streams_.empty()) return;
+  api::StreamEvent se;
+  *se.mutable_progress() = ProgressToProto(sample);
+  Broadcast("progress", se, job, pod, now);
+}
+
+void EventStreams::Broadcast(std::string_view type, api::StreamEvent& se,
+                             const core::JobRecord& job, const pod::Pod& pod, TimePoint now) {
+  se.set_id(next_event_id_++);
+  se.set_type(std::string(type));
+  *se.mutable_job() = JobToProto(job, pod, now, false);
+  const std::string frame = "id: " + std::to_string(se.id()) + "\nevent: " + std::string(type) +
+                            "\ndata: " + ToJson(se) + "\n\n";
+  for (auto& [id, stream] : streams_) {
+    if (MaySee(stream.who, job)) stream.send(frame);
+  }
+}
+
+}  // namespace podsched::daemon

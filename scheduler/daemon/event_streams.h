@@ -1,0 +1,61 @@
+// EventStreams: the open Server-Sent Events streams (GET /api/v1/events/stream, docs/api.md
+// "Live stream") and the frames published to them.
+//
+// A frame is `id: N\nevent: job|progress\ndata: <StreamEvent JSON>\n\n`, built once and sent to
+// every stream whose principal may see the job (visibility.h). Ids increase by one per frame.
+// Every job transition takes an id, whether or not a stream is open; a progress report takes one
+// only when at least one stream is open. Nothing is converted to JSON while no stream is open.
+//
+// Not thread-safe: the scheduler thread owns it; `send` runs on that thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "api.pb.h"
+#include "common/clock.h"
+#include "pod/pod.h"
+#include "scheduler/core/job.h"
+#include "scheduler/daemon/auth.h"
+#include "scheduler/daemon/job_output.h"
+
+namespace podsched::daemon {
+
+class EventStreams {
+ public:
+  using SendFrame = std::function<void(std::string frame)>;
+
+  // A new stream for `who`; returns its id (1, 2, ...).
+  int64_t Open(Principal who, SendFrame send);
+  void Close(int64_t stream);
+  size_t size() const { return streams_.size(); }
+  bool empty() const { return streams_.empty(); }
+
+  // A committed transition of `job` (as it is `now`).
+  void PublishTransition(const core::JobEvent& event, const core::JobRecord& job,
+                         const pod::Pod& pod, TimePoint now);
+  // A progress report of `job`.
+  void PublishProgress(const ProgressSample& sample, const core::JobRecord& job,
+                       const pod::Pod& pod, TimePoint now);
+
+  // The id of the newest frame (0: none yet).
+  int64_t last_event_id() const { return next_event_id_ - 1; }
+
+ private:
+  struct Stream {
+    Principal who;
+    SendFrame send;
+  };
+  // Sets the event's id, type and job, builds the frame and sends it to the job's viewers.
+  void Broadcast(std::string_view type, api::StreamEvent& event, const core::JobRecord& job,
+                 const pod::Pod& pod, TimePoint now);
+
+  std::map<int64_t, Stream> streams_;
+  int64_t next_stream_ = 1;
+  int64_t next_event_id_ = 1;
+};
+
+}  // namespace podsched::daemon

@@ -1,0 +1,131 @@
+// The live stream: EventStreams alone, and through the engine (auth, visibility, frame ids).
+#include "scheduler/daemon/event_streams.h"
+
+#include <gtest/gtest.h>
+
+#include "api.pb.h"
+#include "scheduler/daemon/engine_test_util.h"
+#include "scheduler/daemon/json_util.h"
+
+namespace podsched::daemon {
+namespace {
+
+using EventStreamsApiTest = testing::ApiFixture;
+
+TEST_F(EventStreamsApiTest, CancelQueuedJobAndStreamItsTransitions) {
+  std::vector<std::string> alice_frames, bob_frames;
+  auto a = engine_->OpenStream({"GET", "/api/v1/events/stream", "Bearer t-alice", "", ""}, now_,
+                               [&](std::string f) { alice_frames.push_back(f); });
+  auto b = engine_->OpenStream({"GET", "/api/v1/events/stream", "Bearer t-bob", "", ""}, now_,
+                               [&](std::string f) { bob_frames.push_back(f); });
+  ASSERT_TRUE(std::holds_alternative<int64_t>(a));
+  ASSERT_TRUE(std::holds_alternative<int64_t>(b));
+  SubmitAs("t-bob");  // placed: uses all of bob's on-demand quota
+  engine_->Tick(now_);
+  int64_t id = SubmitAs("t-bob");  // waits on quota
+  engine_->Tick(now_);
+  auto queued = Call("GET", "/api/v1/jobs/" + std::to_string(id), "t-bob");
+  EXPECT_NE(queued.body.find("quota"), std::string::npos) << queued.body;
+  EXPECT_EQ(Call("POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel", "t-bob").status, 200);
+  EXPECT_TRUE(alice_frames.empty());  // not her job
+  // The first job's QUEUED and PLACED, then the second's QUEUED and CANCELLED.
+  ASSERT_EQ(bob_frames.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_NE(bob_frames[i].find("id: " + std::to_string(i + 1) + "\n"), std::string::npos);
+  }
+  EXPECT_NE(bob_frames[1].find(R"("to":"PLACED")"), std::string::npos);
+  EXPECT_NE(bob_frames[2].find(R"("to":"QUEUED")"), std::string::npos);
+  EXPECT_NE(bob_frames[3].find(R"("to":"CANCELLED")"), std::string::npos);
+  EXPECT_NE(bob_frames[3].find(R"("job_id":")" + std::to_string(id) + "\""), std::string::npos);
+  EXPECT_EQ(Call("POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel", "t-bob").status, 409);
+  auto unauth =
+      engine_->OpenStream({"GET", "/api/v1/events/stream", "", "", ""}, now_, [](std::string) {});
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(unauth));
+  EXPECT_EQ(std::get<HttpResponse>(unauth).status, 401);
+  auto by_query = engine_->OpenStream(
+      {"GET", "/api/v1/events/stream?access_token=t-alice", "", "", ""}, now_, [](std::string) {});
+  EXPECT_TRUE(std::holds_alternative<int64_t>(by_query));
+}
+
+core::JobRecord JobOf(const std::string& user, int64_t id) {
+  core::JobRecord job;
+  job.id = JobId(id);
+  job.spec.user = UserName(user);
+  job.spec.name = "j";
+  job.spec.accelerator = "v2-8";
+  return job;
+}
+
+core::JobEvent EventOf(int64_t job, core::JobState to) {
+  core::JobEvent e;
+  e.job = JobId(job);
+  e.to = to;
+  return e;
+}
+
+class EventStreamsTest : public ::testing::Test {
+ protected:
+  pod::Pod pod_ = *pod::Pod::Create("pod0", pod::Generation::kV2, 2, 2);
+  TimePoint now_{std::chrono::seconds(1'700'000'000)};
+  EventStreams streams_;
+};
+
+TEST_F(EventStreamsTest, EachViewerGetsTheSameFrameOthersNothing) {
+  std::vector<std::string> admin, alice, bob;
+  streams_.Open({"admin", true}, [&](std::string f) { admin.push_back(f); });
+  int64_t a = streams_.Open({"alice", false}, [&](std::string f) { alice.push_back(f); });
+  streams_.Open({"bob", false}, [&](std::string f) { bob.push_back(f); });
+  EXPECT_EQ(streams_.size(), 3u);
+  streams_.PublishTransition(EventOf(1, core::JobState::kQueued), JobOf("alice", 1), pod_, now_);
+  ProgressSample sample;
+  sample.step = 5;
+  streams_.PublishProgress(sample, JobOf("alice", 1), pod_, now_);
+  ASSERT_EQ(alice.size(), 2u);
+  EXPECT_EQ(admin, alice);
+  EXPECT_TRUE(bob.empty());
+  EXPECT_TRUE(alice[0].starts_with("id: 1\nevent: job\ndata: {")) << alice[0];
+  EXPECT_TRUE(alice[0].ends_with("}\n\n"));
+  EXPECT_NE(alice[0].find(R"("to":"QUEUED")"), std::string::npos) << alice[0];
+  EXPECT_TRUE(alice[1].starts_with("id: 2\nevent: progress\ndata: {")) << alice[1];
+  EXPECT_NE(alice[1].find(R"("step":"5")"), std::string::npos) << alice[1];
+  streams_.Close(a);
+  streams_.PublishTransition(EventOf(1, core::JobState::kPlaced), JobOf("alice", 1), pod_, now_);
+  EXPECT_EQ(alice.size(), 2u);
+  EXPECT_EQ(admin.size(), 3u);
+  EXPECT_EQ(streams_.last_event_id(), 3);
+}
+
+TEST_F(EventStreamsTest, WithoutStreamsTransitionsTakeAnIdAndProgressDoesNot) {
+  ProgressSample sample;
+  streams_.PublishTransition(EventOf(1, core::JobState::kQueued), JobOf("alice", 1), pod_, now_);
+  streams_.PublishProgress(sample, JobOf("alice", 1), pod_, now_);
+  EXPECT_EQ(streams_.last_event_id(), 1);
+  std::vector<std::string> frames;
+  streams_.Open({"alice", false}, [&](std::string f) { frames.push_back(f); });
+  streams_.PublishTransition(EventOf(1, core::JobState::kPlaced), JobOf("alice", 1), pod_, now_);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_TRUE(frames[0].starts_with("id: 2\n")) << frames[0];
+}
+
+TEST_F(EventStreamsApiTest, StreamRefusalsAreCountedErrors) {
+  config_.limits.max_stream_clients = 1;
+  StartEngine();
+  auto post = engine_->OpenStream({"POST", "/api/v1/events/stream", "Bearer t-alice", "", ""}, now_,
+                                  [](std::string) {});
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(post));
+  EXPECT_EQ(std::get<HttpResponse>(post).status, 405);
+  auto one = engine_->OpenStream({"GET", "/api/v1/events/stream", "Bearer t-alice", "", ""}, now_,
+                                 [](std::string) {});
+  ASSERT_TRUE(std::holds_alternative<int64_t>(one));
+  auto two = engine_->OpenStream({"GET", "/api/v1/events/stream", "Bearer t-alice", "", ""}, now_,
+                                 [](std::string) {});
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(two));
+  EXPECT_EQ(std::get<HttpResponse>(two).status, 503);
+  engine_->CloseStream(std::get<int64_t>(one));
+  std::string metrics = Call("GET", "/metrics", "").body;
+  EXPECT_NE(metrics.find("podsched_stream_clients 0\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("podsched_api_requests_total{code=\"503\"} 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace podsched::daemon

@@ -1,0 +1,208 @@
+#include "scheduler/daemon/jobs_api.h"
+
+#include <cctype>
+#include <expected>
+#include <optional>
+
+#include "api.pb.h"
+#include "scheduler/daemon/api_response.h"
+#include "scheduler/daemon/convert.h"
+#include "scheduler/daemon/json_util.h"
+#include "scheduler/daemon/visibility.h"
+
+namespace podsched::daemon {
+namespace {
+
+// The job named by the route's {id} if the caller may see it, else the 404 to answer.
+std::expected<const core::JobRecord*, HttpResponse> VisibleJob(const ApiView& view,
+                                                               const Principal& who,
+                                                               const ApiRequest& request) {
+  const std::string& raw = request.params.at(0);
+  auto id = ParseInt(raw);
+  if (!id || *id <= 0) {
+    return std::unexpected(
+        ErrorResponse(404, "not_found", "no job '" + raw + "' (ids are numbers)"));
+  }
+  const core::JobRecord* job = FindVisible(view.scheduler, JobId(*id), who);
+  if (job == nullptr) {
+    return std::unexpected(ErrorResponse(404, "not_found", "no job " + std::to_string(*id)));
+  }
+  return job;
+}
+
+HttpResponse JobReply(const ApiView& view, const core::JobRecord& job, TimePoint now) {
+  return JsonResponse(JobToProto(job, view.scheduler.pod(), now, true));
+}
+
+// Cancel or preempt: both refuse a job that ended.
+template <typename Call>
+HttpResponse Stop(const ApiView& view, const Principal& who, const ApiRequest& request, Call call) {
+  auto job = VisibleJob(view, who, request);
+  if (!job) return std::move(job.error());
+  if (core::IsTerminal((*job)->state)) {
+    return ErrorResponse(409, "failed_precondition",
+                         "job " + std::to_string((*job)->id.value()) + " already ended (" +
+                             std::string(core::JobStateName((*job)->state)) + ")");
+  }
+  const JobId id = (*job)->id;
+  if (Status s = call(id); !s.ok()) return CoreError(s);
+  return JobReply(view, *view.scheduler.Find(id), request.now);
+}
+
+}  // namespace
+
+HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& who,
+                       const ApiRequest& request) {
+  api::JobSpec in;
+  JsonLimits limits{view.config.limits.max_json_depth, 64 << 10};
+  if (Status s = ParseJson(request.http.body, limits, &in); !s.ok()) return StatusError(s);
+  auto spec = SpecFromProto(in, who.user, DefaultCheckpointUrl(view.config));
+  if (!spec) return StatusError(spec.error());
+  auto id = calls.Submit(std::move(*spec), request.now);
+  if (!id) return CoreError(id.error());
+  api::SubmitResponse out;
+  *out.mutable_job() =
+      JobToProto(*view.scheduler.Find(*id), view.scheduler.pod(), request.now, true);
+  HttpResponse r = JsonResponse(out, 201);
+  r.headers.emplace_back("Location", "/api/v1/jobs/" + std::to_string(id->value()));
+  return r;
+}
+
+HttpResponse ListJobs(const ApiView& view, ApiCalls&, const Principal& who,
+                      const ApiRequest& request) {
+  const Limits& limits = view.config.limits;
+  std::optional<core::JobState> state;
+  if (const std::string* v = request.NonEmptyQuery("state")) {
+    std::string upper = *v;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    auto parsed = core::ParseJobState(upper);
+    if (!parsed) return StatusError(parsed.error());
+    state = *parsed;
+  }
+  std::optional<bool> preemptible;
+  if (const std::string* v = request.NonEmptyQuery("class")) {
+    if (*v != "on-demand" && *v != "preemptible") {
+      return ErrorResponse(400, "invalid_argument",
+                           "class '" + *v + "' is not valid; use on-demand or preemptible");
+    }
+    preemptible = *v == "preemptible";
+  }
+  std::optional<std::string> user;
+  if (const std::string* v = request.NonEmptyQuery("user")) user = *v;
+  // `user=` filters an admin's list; anyone else lists exactly the jobs they may see.
+  if (auto only = OnlyOwnerFor(who)) user = std::string(*only);
+  int page_size = limits.default_page_size;
+  if (const std::string* v = request.Query("page_size")) {
+    auto n = ParseInt(*v);
+    if (!n || *n < 1 || *n > limits.max_page_size) {
+      return ErrorResponse(400, "invalid_argument",
+                           "page_size must be 1.." + std::to_string(limits.max_page_size));
+    }
+    page_size = static_cast<int>(*n);
+  }
+  int64_t after = 0;
+  if (const std::string* v = request.NonEmptyQuery("page_token")) {
+    auto n = ParseInt(*v);
+    if (!n || *n < 0) return ErrorResponse(400, "invalid_argument", "invalid page_token");
+    after = *n;
+  }
+  api::JobList out;
+  int total = 0;
+  for (const auto& [id, job] : view.scheduler.jobs()) {
+    if (state && job.state != *state) continue;
+    if (preemptible && job.spec.preemptible != *preemptible) continue;
+    if (user && job.spec.user.value() != *user) continue;
+    ++total;
+    if (id.value() <= after) continue;
+    if (out.jobs_size() < page_size) {
+      *out.add_jobs() = JobToProto(job, view.scheduler.pod(), request.now, false);
+    } else if (out.next_page_token().empty()) {
+      out.set_next_page_token(std::to_string(out.jobs(out.jobs_size() - 1).id()));
+    }
+  }
+  out.set_total(total);
+  return JsonResponse(out);
+}
+
+HttpResponse GetJob(const ApiView& view, ApiCalls&, const Principal& who,
+                    const ApiRequest& request) {
+  auto job = VisibleJob(view, who, request);
+  if (!job) return std::move(job.error());
+  return JobReply(view, **job, request.now);
+}
+
+HttpResponse CancelJob(const ApiView& view, ApiCalls& calls, const Principal& who,
+                       const ApiRequest& request) {
+  return Stop(view, who, request, [&](JobId id) { return calls.Cancel(id, request.now); });
+}
+
+HttpResponse PreemptJob(const ApiView& view, ApiCalls& calls, const Principal& who,
+                        const ApiRequest& request) {
+  return Stop(view, who, request,
+              [&](JobId id) { return calls.Preempt(id, "preempted by " + who.user, request.now); });
+}
+
+HttpResponse JobEvents(const ApiView& view, ApiCalls& calls, const Principal& who,
+                       const ApiRequest& request) {
+  auto job = VisibleJob(view, who, request);
+  if (!job) return std::move(job.error());
+  auto events = calls.EventsOf((*job)->id);
+  if (!events) return StatusError(events.error());
+  api::JobEventList out;
+  for (const auto& e : *events) *out.add_events() = EventToProto(e);
+  return JsonResponse(out);
+}
+
+HttpResponse JobLogs(const ApiView& view, ApiCalls&, const Principal& who,
+                     const ApiRequest& request) {
+  auto job = VisibleJob(view, who, request);
+  if (!job) return std::move(job.error());
+  int64_t since = 0;
+  int64_t limit = 64 << 10;
+  if (const std::string* v = request.NonEmptyQuery("since")) {
+    auto n = ParseInt(*v);
+    if (!n || *n < 0) {
+      return ErrorResponse(400, "invalid_argument", "since must be a byte offset >= 0");
+    }
+    since = *n;
+  }
+  if (const std::string* v = request.NonEmptyQuery("limit")) {
+    auto n = ParseInt(*v);
+    if (!n || *n < 1 || *n > int64_t{LogTail::kMaxBytes}) {
+      return ErrorResponse(400, "invalid_argument",
+                           "limit must be 1.." + std::to_string(LogTail::kMaxBytes) + " bytes");
+    }
+    limit = *n;
+  }
+  api::LogList out;
+  const LogTail* tail = view.bus.LogsOf((*job)->id);
+  if (tail == nullptr) {
+    out.set_note("no output yet (podworker sends the output of a running job)");
+    out.set_next_offset(since);
+    return JsonResponse(out);
+  }
+  LogTail::Page page = tail->Read(since, static_cast<size_t>(limit));
+  for (const OutputLine* line : page.lines) {
+    auto* l = out.add_lines();
+    l->set_time(Rfc3339(line->time));
+    l->set_rank(line->rank);
+    l->set_text(line->text);
+  }
+  out.set_next_offset(page.next_offset);
+  out.set_truncated(page.truncated);
+  if (page.truncated) out.set_note("older output was dropped (the server keeps the last 1 MiB)");
+  return JsonResponse(out);
+}
+
+HttpResponse JobProgress(const ApiView& view, ApiCalls&, const Principal& who,
+                         const ApiRequest& request) {
+  auto job = VisibleJob(view, who, request);
+  if (!job) return std::move(job.error());
+  api::ProgressList out;
+  if (const ProgressSeries* series = view.bus.ProgressOf((*job)->id)) {
+    for (const ProgressSample& p : series->points()) *out.add_points() = ProgressToProto(p);
+  }
+  return JsonResponse(out);
+}
+
+}  // namespace podsched::daemon

@@ -1,0 +1,146 @@
+// The jobs resource through the engine: submit, get, list and paging, ownership, bad input,
+// cancel and preempt.
+#include "scheduler/daemon/jobs_api.h"
+
+#include <gtest/gtest.h>
+
+#include "api.pb.h"
+#include "scheduler/daemon/engine_test_util.h"
+#include "scheduler/daemon/json_util.h"
+#include "scheduler/daemon/visibility.h"
+
+namespace podsched::daemon {
+namespace {
+
+using JobsApiTest = testing::ApiFixture;
+
+TEST_F(JobsApiTest, SubmitThenGetAndList) {
+  int64_t id = SubmitAs("t-alice");
+  engine_->Tick(now_);
+  auto got = Call("GET", "/api/v1/jobs/" + std::to_string(id), "t-alice");
+  ASSERT_EQ(got.status, 200);
+  api::Job job;
+  ASSERT_TRUE(ParseJson(got.body, {}, &job).ok());
+  EXPECT_EQ(job.user(), "alice");
+  EXPECT_EQ(job.state(), "PLACED");
+  EXPECT_EQ(job.hosts_size(), 1);
+  EXPECT_EQ(job.spec().command(), "train");
+  auto list = Call("GET", "/api/v1/jobs?state=placed", "t-alice");
+  ASSERT_EQ(list.status, 200);
+  api::JobList jobs;
+  ASSERT_TRUE(ParseJson(list.body, {}, &jobs).ok());
+  ASSERT_EQ(jobs.jobs_size(), 1);
+  EXPECT_EQ(jobs.jobs(0).id(), id);
+}
+
+TEST_F(JobsApiTest, AuthAndOwnership) {
+  EXPECT_EQ(Call("GET", "/api/v1/jobs", "").status, 401);
+  EXPECT_EQ(Call("GET", "/api/v1/jobs", "wrong").status, 401);
+  int64_t id = SubmitAs("t-alice");
+  std::string path = "/api/v1/jobs/" + std::to_string(id);
+  EXPECT_EQ(Call("GET", path, "t-bob").status, 404);
+  EXPECT_EQ(Call("POST", path + "/cancel", "t-bob").status, 404);
+  EXPECT_EQ(Call("GET", path, "t-admin").status, 200);
+  api::JobList bobs;
+  ASSERT_TRUE(ParseJson(Call("GET", "/api/v1/jobs", "t-bob").body, {}, &bobs).ok());
+  EXPECT_EQ(bobs.jobs_size(), 0);
+  EXPECT_EQ(Call("GET", "/api/v1/users", "t-bob").status, 403);
+  EXPECT_EQ(Call("GET", "/api/v1/users", "t-admin").status, 200);
+  EXPECT_EQ(Call("PUT", "/api/v1/quotas", "t-bob", R"({"user":"bob","on_demand_cores":8})").status,
+            403);
+}
+
+TEST_F(JobsApiTest, BadInputIsA4xxJsonError) {
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"{", 400},
+      {R"({"name":"x","accelerator":"v2-8","command":"c","color":"red"})", 400},
+      {R"({"name":"x","accelerator":"v2-8","command":"c","priority":"high"})", 400},
+      {R"({"name":"x","accelerator":"v2-12","command":"c"})", 400},
+      {R"({"name":"x","accelerator":"v2-8","command":"c","priority":-1})", 400},
+      {R"({"name":"x\u0007y","accelerator":"v2-8","command":"c"})", 400},
+      {std::string(100, '[') + std::string(100, ']'), 400},
+  };
+  for (const auto& [body, status] : cases) {
+    auto r = Call("POST", "/api/v1/jobs", "t-alice", body);
+    EXPECT_EQ(r.status, status) << body << " -> " << r.body;
+    api::Error e;
+    EXPECT_TRUE(ParseJson(r.body, {}, &e).ok()) << r.body;
+    EXPECT_FALSE(e.code().empty());
+    EXPECT_FALSE(e.message().empty());
+  }
+  EXPECT_EQ(Call("GET", "/api/v1/nope", "t-alice").status, 404);
+  EXPECT_EQ(Call("DELETE", "/api/v1/jobs", "t-alice").status, 405);
+  EXPECT_EQ(Call("GET", "/api/v1/jobs/abc", "t-alice").status, 404);
+  EXPECT_EQ(Call("GET", "/api/v1/jobs?page_size=501", "t-alice").status, 400);
+  EXPECT_EQ(Call("GET", "/api/v1/jobs?state=SLEEPING", "t-alice").status, 400);
+  SubmitAs("t-alice");  // still serving
+}
+
+TEST_F(JobsApiTest, PagingVisitsEveryJobOnce) {
+  std::set<int64_t> submitted, seen;
+  for (int i = 0; i < 7; ++i) submitted.insert(SubmitAs("t-alice"));
+  std::string token;
+  int pages = 0;
+  do {
+    auto r = Call("GET", "/api/v1/jobs?page_size=3&page_token=" + token, "t-alice");
+    ASSERT_EQ(r.status, 200);
+    api::JobList page;
+    ASSERT_TRUE(ParseJson(r.body, {}, &page).ok());
+    EXPECT_EQ(page.total(), 7);
+    for (const auto& j : page.jobs()) EXPECT_TRUE(seen.insert(j.id()).second);
+    token = page.next_page_token();
+    ++pages;
+  } while (!token.empty());
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(seen, submitted);
+}
+
+TEST(VisibilityTest, AnAdminSeesEveryJobAUserOnlyTheirOwn) {
+  const Principal admin{"root", true}, alice{"alice", false};
+  EXPECT_TRUE(MaySee(admin, "alice"));
+  EXPECT_TRUE(MaySee(admin, "bob"));
+  EXPECT_TRUE(MaySee(alice, "alice"));
+  EXPECT_FALSE(MaySee(alice, "bob"));
+  EXPECT_FALSE(OnlyOwnerFor(admin).has_value());
+  EXPECT_EQ(OnlyOwnerFor(alice), "alice");
+}
+
+TEST_F(JobsApiTest, AUserListsOnlyTheirOwnJobsWhateverTheUserFilter) {
+  int64_t alices = SubmitAs("t-alice");
+  int64_t bobs = SubmitAs("t-bob");
+  auto list = [&](const std::string& token, const std::string& query) {
+    api::JobList out;
+    EXPECT_TRUE(ParseJson(Call("GET", "/api/v1/jobs" + query, token).body, {}, &out).ok());
+    std::vector<int64_t> ids;
+    for (const auto& j : out.jobs()) ids.push_back(j.id());
+    return ids;
+  };
+  EXPECT_EQ(list("t-alice", ""), std::vector<int64_t>{alices});
+  EXPECT_EQ(list("t-alice", "?user=bob"), std::vector<int64_t>{alices});
+  EXPECT_EQ(list("t-admin", ""), (std::vector<int64_t>{alices, bobs}));
+  EXPECT_EQ(list("t-admin", "?user=bob"), std::vector<int64_t>{bobs});
+}
+
+TEST_F(JobsApiTest, CancelAndPreemptNeedPostAndARunningJob) {
+  int64_t id = SubmitAs("t-alice");
+  engine_->Tick(now_);
+  const std::string path = "/api/v1/jobs/" + std::to_string(id);
+  EXPECT_EQ(Call("GET", path + "/cancel", "t-alice").status, 405);
+  EXPECT_EQ(Call("POST", path, "t-alice").status, 405);
+  EXPECT_EQ(Call("GET", path + "/restart", "t-alice").status, 404);
+  EXPECT_EQ(Call("POST", path + "/preempt", "t-bob").status, 404);  // not his
+  auto preempted = Call("POST", path + "/preempt", "t-alice");
+  ASSERT_EQ(preempted.status, 200) << preempted.body;
+  EXPECT_NE(preempted.body.find(R"("state":"PREEMPTING")"), std::string::npos) << preempted.body;
+  // Cancelling a job that is being preempted is allowed: it has not ended yet.
+  EXPECT_EQ(Call("POST", path + "/cancel", "t-admin").status, 200);
+  api::JobEventList events;
+  ASSERT_TRUE(ParseJson(Call("GET", path + "/events", "t-alice").body, {}, &events).ok());
+  EXPECT_GE(events.events_size(), 3);  // QUEUED, PLACED, PREEMPTING, ...
+  EXPECT_EQ(Call("GET", path + "/events", "t-bob").status, 404);
+  EXPECT_EQ(Call("GET", path + "/logs", "t-bob").status, 404);
+  EXPECT_EQ(Call("GET", path + "/progress", "t-bob").status, 404);
+}
+
+}  // namespace
+}  // namespace podsched::daemon

@@ -1,0 +1,46 @@
+#include "scheduler/daemon/system_api.h"
+
+#include <string>
+
+namespace podsched::daemon {
+
+HttpResponse Health(const ApiView& view, ApiCalls&, const Principal&, const ApiRequest&) {
+  HttpResponse r;
+  r.body = view.fatal ? R"({"status":"failing"})" : R"({"status":"ok"})";
+  r.status = view.fatal ? 503 : 200;
+  return r;
+}
+
+HttpResponse MetricsText(const ApiView& view, ApiCalls&, const Principal&, const ApiRequest&) {
+  const core::Scheduler& scheduler = view.scheduler;
+  MetricGauges g;
+  for (int s = 0; s <= static_cast<int>(core::JobState::kCancelled); ++s) {
+    g.jobs_by_state[std::string(core::JobStateName(static_cast<core::JobState>(s)))] = 0;
+  }
+  for (const auto& [id, job] : scheduler.jobs()) {
+    ++g.jobs_by_state[std::string(core::JobStateName(job.state))];
+    if (job.state == core::JobState::kQueued) ++g.queue_length;
+    if (core::HoldsHosts(job.state)) {
+      (job.spec.preemptible ? g.cores_preemptible : g.cores_on_demand) += scheduler.CoresOf(job);
+    }
+  }
+  g.stream_clients = view.stream_clients;
+  g.scheduler_passes = scheduler.stats().passes;
+  BusGauges b;
+  b.received = view.bus.received();
+  b.sent = view.bus.sent();
+  b.dropped = view.bus.dropped();
+  b.agents_connected = view.bus.connected_agents();
+  b.hosts_unhealthy = view.bus.unhealthy_hosts();
+  if (view.bus_io) {
+    BusIoCounters io = view.bus_io();
+    b.unroutable = io.unroutable;
+    b.rejected_keys = io.rejected_keys;
+  }
+  HttpResponse r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = view.metrics.Format(g) + FormatBusMetrics(b);
+  return r;
+}
+
+}  // namespace podsched::daemon
