@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/host_list.h"
 #include "common/strings.h"
 
 namespace podsched::agent {
@@ -39,16 +40,7 @@ Result<std::vector<int32_t>> ParseHostList(std::string_view text) {
 }
 
 std::string FormatHostList(const std::vector<int32_t>& sorted_hosts) {
-  std::string out;
-  for (size_t i = 0; i < sorted_hosts.size();) {
-    size_t j = i;
-    while (j + 1 < sorted_hosts.size() && sorted_hosts[j + 1] == sorted_hosts[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(sorted_hosts[i]);
-    if (j > i) out += '-' + std::to_string(sorted_hosts[j]);
-    i = j + 1;
-  }
-  return out;
+  return FormatHostRanges(sorted_hosts);
 }
 
 }  // namespace podsched::agent

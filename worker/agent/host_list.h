@@ -18,7 +18,7 @@ inline constexpr int32_t kMaxHostIndex = 4095;
 // "0-7,12" -> {0..7, 12}, sorted, without duplicates. kInvalidArgument names the bad part
 // ("'7-3' is not a range LOW-HIGH with LOW <= HIGH").
 Result<std::vector<int32_t>> ParseHostList(std::string_view text);
-// Inverse: {0,1,2,3,12} -> "0-3,12".
+// Inverse: {0,1,2,3,12} -> "0-3,12" (common/host_list.h FormatHostRanges, the one formatter).
 std::string FormatHostList(const std::vector<int32_t>& sorted_hosts);
 
 }  // namespace podsched::agent
