@@ -58,9 +58,6 @@ struct LaunchPlan {
   int restarts = 0;          // failures so far (JobRecord::restarts)
   int preemptions = 0;       // preemptions so far (JobRecord::preemptions)
 };
-// The name before LaunchPlan carried the whole plan; kept so that code written against it on
-// other branches still compiles. Remove once nothing uses it.
-using LaunchAction = LaunchPlan;
 struct PreemptAction {
   JobEpoch job;
   Duration grace{0};  // SIGTERM now, SIGKILL after grace
