@@ -1,6 +1,9 @@
 #include "common/host_list.h"
 
 #include <algorithm>
+#include <charconv>
+
+#include "common/strings.h"
 
 namespace podsched {
 
@@ -26,6 +29,21 @@ std::string FormatHostRanges(std::vector<int32_t> hosts) {
     i = j + 1;
   }
   return out;
+}
+
+Result<std::vector<int32_t>> ParseHostSequence(std::string_view text) {
+  std::vector<int32_t> hosts;
+  if (text.empty()) return hosts;
+  for (std::string_view part : SplitOn(text, ',')) {
+    int32_t h = -1;
+    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), h);
+    if (part.empty() || ec != std::errc() || p != part.data() + part.size() || h < 0) {
+      return InvalidArgument("'" + std::string(part.substr(0, 16)) +
+                             "' in a host list is not a host number");
+    }
+    hosts.push_back(h);
+  }
+  return hosts;
 }
 
 }  // namespace podsched

@@ -12,6 +12,17 @@ TEST(HostListFormatTest, SequenceKeepsTheRankOrder) {
   EXPECT_EQ(FormatHostSequence({}), "");
 }
 
+TEST(HostListFormatTest, SequenceParsesBack) {
+  const std::vector<HostId> hosts{HostId(12), HostId(4), HostId(5)};
+  auto parsed = ParseHostSequence(FormatHostSequence(hosts));
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(*parsed, (std::vector<int32_t>{12, 4, 5}));
+  EXPECT_TRUE(ParseHostSequence("")->empty());
+  for (const char* bad : {"1,,2", "1,x", "-1", "1,2,", " 1"}) {
+    EXPECT_FALSE(ParseHostSequence(bad).has_value()) << bad;
+  }
+}
+
 TEST(HostListFormatTest, RangesAreSortedAndMerged) {
   EXPECT_EQ(FormatHostRanges({12, 0, 1, 2, 3, 3}), "0-3,12");
   EXPECT_EQ(FormatHostRanges({0, 1, 2, 3, 7, 12}), "0-3,7,12");

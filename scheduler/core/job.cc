@@ -24,6 +24,19 @@ Result<JobState> ParseJobState(std::string_view name) {
                          "PREEMPTING, SUCCEEDED, FAILED, CANCELLED");
 }
 
+std::string_view LauncherName(Launcher launcher) {
+  return launcher == Launcher::kExec ? "exec" : "mpi";
+}
+
+Result<Launcher> ParseLauncher(std::string_view name) {
+  if (name.empty() || name == "mpi") return Launcher::kMpi;
+  if (name == "exec") return Launcher::kExec;
+  return std::unexpected(Status(StatusCode::kInvalidArgument,
+                                "launcher '" + std::string(name.substr(0, 32)) +
+                                    "' is not one of: mpi (mpirun across the slice), exec (each "
+                                    "host starts its ranks itself)"));
+}
+
 bool IsTerminal(JobState state) {
   return state == JobState::kSucceeded || state == JobState::kFailed ||
          state == JobState::kCancelled;

@@ -20,6 +20,16 @@
 
 namespace podsched::core {
 
+// How a job's ranks are started (docs/jobspec.md, "The launch contract").
+enum class Launcher {
+  kMpi = 0,   // one mpirun across the slice (MPI programs, podtrain)
+  kExec = 1,  // each host's agent starts ranks_per_host processes itself (torchrun-style)
+};
+// "mpi" / "exec".
+std::string_view LauncherName(Launcher launcher);
+// Parses a name produced by LauncherName ("" is mpi); an error lists the valid names.
+Result<Launcher> ParseLauncher(std::string_view name);
+
 // What a user asks for. `accelerator` stays text here ("v2-32"); the scheduler parses it against
 // its pod when the job is submitted (ValidateSpec in spec.h).
 struct JobSpec {
@@ -32,6 +42,7 @@ struct JobSpec {
   std::vector<std::string> args;           // opaque to the core
   std::map<std::string, std::string> env;  // opaque to the core
   int ranks_per_host = 1;
+  Launcher launcher = Launcher::kMpi;
   Duration checkpoint_interval{0};  // 0: the job does not checkpoint periodically
   Duration grace_period = std::chrono::seconds(30);  // SIGTERM -> SIGKILL
   Duration max_runtime{0};                            // 0: unlimited

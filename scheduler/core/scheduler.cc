@@ -152,6 +152,7 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
                     job.spec.args,
                     job.spec.env,
                     job.spec.ranks_per_host,
+                    job.spec.launcher,
                     job.spec.grace_period,
                     job.restarts,
                     job.preemptions};
@@ -497,6 +498,19 @@ Result<Actions> Scheduler::ReportStarted(JobEpoch je, TimePoint now) {
     ++s.stats.stale_reports;
   } else if (job.state == JobState::kPlaced) {
     PODSCHED_CHECK(s.Transition(job, JobState::kStarting, "processes started", now).ok());
+  }
+  return s.Finish();
+}
+
+Result<Actions> Scheduler::ReportRunning(JobEpoch je, TimePoint now) {
+  Impl& s = *impl_;
+  auto it = s.jobs.find(je.job);
+  if (it == s.jobs.end()) return NotFound(JobName(je.job) + " does not exist");
+  JobRecord& job = it->second;
+  if (je.epoch != job.epoch) {
+    ++s.stats.stale_reports;
+  } else if (job.state == JobState::kPlaced || job.state == JobState::kStarting) {
+    PODSCHED_CHECK(s.Transition(job, JobState::kRunning, "every rank is running", now).ok());
   }
   return s.Finish();
 }

@@ -54,6 +54,7 @@ struct LaunchPlan {
   std::vector<std::string> args;
   std::map<std::string, std::string> env;  // the spec's env (opaque to the core)
   int ranks_per_host = 1;
+  Launcher launcher = Launcher::kMpi;
   Duration grace_period{0};  // SIGTERM -> SIGKILL
   int restarts = 0;          // failures so far (JobRecord::restarts)
   int preemptions = 0;       // preemptions so far (JobRecord::preemptions)
@@ -131,6 +132,9 @@ class Scheduler {
   // Worker reports. A report whose epoch is not the job's current one is ignored and counted
   // (stats().stale_reports); an exit report of an old epoch still frees that epoch's hosts.
   Result<Actions> ReportStarted(JobEpoch job, TimePoint now);
+  // Every rank's process of the slice is up: PLACED or STARTING -> RUNNING. (The first progress
+  // report also means RUNNING: a program that reports has got past its rendezvous.)
+  Result<Actions> ReportRunning(JobEpoch job, TimePoint now);
   Result<Actions> ReportProgress(JobEpoch job, int64_t step, int64_t last_checkpoint_step,
                                  TimePoint now);
   // `host`: the host whose processes are gone; nullopt for every host of the placement.

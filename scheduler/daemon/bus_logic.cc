@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "common/check.h"
@@ -43,7 +44,8 @@ BusLogic::BusLogic(Options options, core::Scheduler* scheduler, TokenSource toke
       tokens_(tokens ? std::move(tokens) : TokenSource(RandomToken)),
       registry_(scheduler->pod().num_hosts()),
       reconciler_(scheduler),
-      composer_({options_.default_checkpoint_url, options_.log_url}) {
+      composer_({options_.default_checkpoint_url, options_.log_url, options_.bus.job_port_first,
+                 options_.bus.job_port_last}) {
   if (options_.bus.reconcile_timeout_ms <= 0) {
     options_.bus.reconcile_timeout_ms = options_.bus.heartbeat_timeout_ms;
   }
@@ -238,6 +240,7 @@ Status BusLogic::OnRunning(AgentInfo& agent,
       if (job->state == core::JobState::kPlaced) {  // adopted, or started: PLACED -> STARTING
         if (Status s = Apply(scheduler_->ReportStarted(je, now), "unknown_job"); !s.ok()) return s;
       }
+      if (Status s = OnRanksUp(je, r.ranks_up_hosts(), now); !s.ok()) return s;
       continue;
     }
     // Not an epoch we want: kill it. At registration (we did not know this agent) the hosts stay
@@ -255,6 +258,29 @@ Status BusLogic::OnRunning(AgentInfo& agent,
     if (Status s = UpdateHost(h, now); !s.ok()) return s;
   }
   return Status::Ok();
+}
+
+// The agents' hosts whose ranks are all up, joined per epoch: once every host of the slice is
+// among them, the job is RUNNING. Agents repeat the hosts in every heartbeat, so a restarted
+// podsched rebuilds this from the next beats.
+Status BusLogic::OnRanksUp(const JobEpoch& je,
+                           const google::protobuf::RepeatedField<int32_t>& hosts, TimePoint now) {
+  const core::JobRecord* job = LiveEpoch(*scheduler_, je);
+  if (job == nullptr || hosts.empty() || !job->placement) return Status::Ok();
+  if (job->state != core::JobState::kPlaced && job->state != core::JobState::kStarting) {
+    ranks_up_.erase(je.job);
+    return Status::Ok();
+  }
+  auto& [epoch, up] = ranks_up_[je.job];
+  if (epoch != je.epoch) up.clear();
+  epoch = je.epoch;
+  const std::vector<HostId> slice = scheduler_->pod().HostsIn(*job->placement);
+  for (int32_t h : hosts) {
+    if (std::find(slice.begin(), slice.end(), HostId(h)) != slice.end()) up.insert(HostId(h));
+  }
+  if (up.size() < slice.size()) return Status::Ok();
+  ranks_up_.erase(je.job);
+  return Apply(scheduler_->ReportRunning(je, now), "unknown_job");
 }
 
 Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now) {
@@ -327,9 +353,14 @@ Status BusLogic::OnProgress(AgentInfo& agent, const bus::Progress& m, TimePoint 
     return r.error();
   }
   Dispatch(*r);
-  output_.AddProgress(je.job, ProgressSample{now, je.epoch, m.step(), m.total_steps(), m.loss(),
-                                             m.accuracy(), m.examples_per_second(),
-                                             m.last_checkpoint_step()});
+  ProgressSample sample{now,      je.epoch,       m.step(),
+                        m.total_steps(), m.loss(), m.accuracy(),
+                        m.examples_per_second(), m.last_checkpoint_step(), {}};
+  for (const auto& [name, value] : m.scalars()) {
+    if (sample.scalars.size() >= kMaxProgressScalars) break;
+    if (name.size() <= 32 && std::isfinite(value)) sample.scalars[name] = value;
+  }
+  output_.AddProgress(je.job, sample);
   return Status::Ok();
 }
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -118,6 +119,8 @@ class BusLogic {
   Status UpdateHost(HostId host, TimePoint now);
   // True when `agent` serves at least one host of the job's current placement.
   bool ServesSliceOf(const AgentInfo& agent, const core::JobRecord& job) const;
+  Status OnRanksUp(const JobEpoch& je, const google::protobuf::RepeatedField<int32_t>& hosts,
+                   TimePoint now);
   void Send(const std::string& agent_id, const bus::Envelope& e);
   void SendToHosts(const std::vector<HostId>& hosts, const bus::Envelope& e);
   void Drop(std::string_view reason) { ++dropped_[std::string(reason)]; }
@@ -132,6 +135,8 @@ class BusLogic {
   TimePoint last_timer_{};
   std::vector<BusOutgoing> outgoing_;
   std::map<std::string, std::vector<JobEpoch>> acks_;
+  // Per job: the epoch and the hosts reported with all ranks up, until it is RUNNING.
+  std::map<JobId, std::pair<int64_t, std::set<HostId>>> ranks_up_;
   std::map<std::string, int64_t> received_, sent_, dropped_;
 };
 

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "scheduler/daemon/launch_composer.h"
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -169,7 +171,7 @@ Result<Config> ParseRoot(const YAML::Node& root) {
     PODSCHED_TRY(CheckKeys(b, "bus",
                            {"address", "heartbeat_interval_ms", "heartbeat_timeout_ms",
                             "reconcile_timeout_ms", "require_agents", "curve_secret_key",
-                            "curve_agent_keys", "log_url"}));
+                            "curve_agent_keys", "log_url", "job_ports"}));
     PODSCHED_TRY(Read(b, "address", "bus", c.bus_address));
     PODSCHED_TRY(Read(b, "heartbeat_interval_ms", "bus", c.bus.heartbeat_interval_ms));
     PODSCHED_TRY(Read(b, "heartbeat_timeout_ms", "bus", c.bus.heartbeat_timeout_ms));
@@ -178,6 +180,19 @@ Result<Config> ParseRoot(const YAML::Node& root) {
     PODSCHED_TRY(Read(b, "curve_secret_key", "bus", c.bus.curve_secret_key));
     PODSCHED_TRY(Read(b, "curve_agent_keys", "bus", c.bus.curve_agent_keys));
     PODSCHED_TRY(Read(b, "log_url", "bus", c.bus.log_url));
+    std::string ports;
+    PODSCHED_TRY(Read(b, "job_ports", "bus", ports));
+    if (!ports.empty()) {
+      int first = 0, last = 0;
+      char tail = 0;
+      if (std::sscanf(ports.c_str(), "%d-%d%c", &first, &last, &tail) != 2 || first < 1024 ||
+          last > 65535 || first > last) {
+        return InvalidArgument("bus.job_ports: expected FIRST-LAST within 1024-65535, got '" +
+                               ports + "'");
+      }
+      c.bus.job_port_first = first;
+      c.bus.job_port_last = last;
+    }
     if (!c.bus_address.starts_with("tcp://") && !c.bus_address.starts_with("ipc://")) {
       return InvalidArgument("bus.address: expected tcp://HOST:PORT (or ipc://PATH), got '" +
                              c.bus_address + "'");
@@ -213,6 +228,17 @@ Result<Config> ParseRoot(const YAML::Node& root) {
     }
     if (c.pods.size() > 1) {
       return InvalidArgument("pods: this podsched schedules one pod; configure exactly one");
+    }
+  }
+  {
+    // Every host of the pod gets its own block of job ports (launch_composer.h).
+    const auto& pod = c.pods.front();
+    const int64_t needed = int64_t{pod.host_rows} * pod.host_cols * kPortSlotsPerHost;
+    if (c.bus.job_port_last - c.bus.job_port_first + 1 < needed) {
+      return InvalidArgument("bus.job_ports: " + std::to_string(c.bus.job_port_first) + "-" +
+                             std::to_string(c.bus.job_port_last) + " is too small for pod " +
+                             pod.name + ": " + std::to_string(kPortSlotsPerHost) +
+                             " ports per host are needed, " + std::to_string(needed) + " in all");
     }
   }
   if (const auto& users = root["users"]) {
@@ -273,6 +299,7 @@ bus:
   reconcile_timeout_ms: 0         # after a restart; 0: the heartbeat timeout
   require_agents: true            # hosts without an agent are unhealthy ("no agent")
   log_url: ""                     # empty: file://<data_dir>/objects/logs
+  job_ports: 20000-32767          # MASTER_PORT etc.: 66 ports per host of the pod
 # curve_secret_key: <Z85>         # CurveZMQ: only agents with a listed public key may join
 # curve_agent_keys: [<Z85>, ...]  # (podworker keygen prints key pairs)
 data_dir: var           # SQLite job store var/podsched.db, admin token var/admin.token

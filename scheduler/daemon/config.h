@@ -53,6 +53,10 @@ struct BusConfig {
   std::string curve_secret_key;                // Z85; set: the ROUTER is a CURVE server
   std::vector<std::string> curve_agent_keys;   // Z85 public keys allowed to connect
   std::string log_url;                         // empty: file://<data_dir>/objects/logs
+  // Ports handed to jobs (MASTER_PORT, the JAX coordinator, each rank's own port): a block of
+  // kPortSlotsPerHost per host of the pod, so no two live jobs on a machine get the same port.
+  int job_port_first = 20000;
+  int job_port_last = 32767;
 };
 
 struct Config {

@@ -56,6 +56,9 @@ Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& u
     spec.env["POD_CHECKPOINT_URL"] = ckpt;
   }
   spec.ranks_per_host = in.ranks_per_host() == 0 ? 1 : in.ranks_per_host();
+  auto launcher = core::ParseLauncher(in.launcher());
+  if (!launcher) return std::unexpected(launcher.error());
+  spec.launcher = *launcher;
   spec.checkpoint_interval = std::chrono::seconds(in.checkpoint_every_seconds());
   if (in.grace_period_seconds() > 0) {
     spec.grace_period = std::chrono::seconds(in.grace_period_seconds());
@@ -78,6 +81,7 @@ api::JobSpec SpecToProto(const core::JobSpec& spec) {
   for (const auto& a : spec.args) out.add_args(a);
   for (const auto& [k, v] : spec.env) (*out.mutable_env())[k] = v;
   out.set_ranks_per_host(spec.ranks_per_host);
+  out.set_launcher(std::string(core::LauncherName(spec.launcher)));
   out.set_checkpoint_every_seconds(
       std::chrono::duration_cast<std::chrono::seconds>(spec.checkpoint_interval).count());
   out.set_grace_period_seconds(
@@ -211,6 +215,7 @@ api::ProgressPoint ProgressToProto(const ProgressSample& p) {
   out.set_accuracy(p.accuracy);
   out.set_examples_per_second(p.examples_per_second);
   out.set_last_checkpoint_step(p.last_checkpoint_step);
+  for (const auto& [name, value] : p.scalars) (*out.mutable_scalars())[name] = value;
   return out;
 }
 

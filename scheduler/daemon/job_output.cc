@@ -1,24 +1,19 @@
 #include "scheduler/daemon/job_output.h"
 
 #include <algorithm>
-#include <charconv>
+
+#include "common/rank_tag.h"
 
 namespace podsched::daemon {
 namespace {
 
-// mpirun --tag-output prefixes "[JOBID,RANK]<stdout>:" (or <stderr>); returns the rank and
-// strips the tag, or -1 when the line has none.
+// The rank of a line tagged as common/rank_tag.h describes, with the tag stripped; -1 when it
+// has none.
 int StripRankTag(std::string& text) {
-  if (text.empty() || text[0] != '[') return -1;
-  size_t comma = text.find(',');
-  size_t close = text.find(']');
-  if (comma == std::string::npos || close == std::string::npos || comma > close) return -1;
-  int rank = -1;
-  auto [p, ec] = std::from_chars(text.data() + comma + 1, text.data() + close, rank);
-  if (ec != std::errc() || p != text.data() + close) return -1;
-  size_t colon = text.find(">:", close);
-  text.erase(0, colon == std::string::npos ? close + 1 : colon + 2);
-  return rank;
+  const RankTag tag = ParseRankTag(text);
+  if (tag.length == 0) return -1;
+  text.erase(0, tag.length);
+  return tag.rank;
 }
 
 }  // namespace

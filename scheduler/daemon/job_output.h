@@ -58,6 +58,8 @@ class LogTail {
   int64_t epoch_received_ = 0;    // bytes of that epoch received so far
 };
 
+inline constexpr size_t kMaxProgressScalars = 16;
+
 struct ProgressSample {
   TimePoint time{};
   int64_t epoch = 0;
@@ -67,6 +69,7 @@ struct ProgressSample {
   double accuracy = 0;
   double examples_per_second = 0;
   int64_t last_checkpoint_step = 0;
+  std::map<std::string, double> scalars;  // named figures (bus Progress.scalars, bounded)
 };
 
 class ProgressSeries {

@@ -1,8 +1,23 @@
 #include "scheduler/daemon/launch_composer.h"
 
+#include "common/endpoint.h"
 #include "common/host_list.h"
 
 namespace podsched::daemon {
+namespace {
+
+std::string AddressOf(HostId host, const std::map<HostId, std::string>& rsh_endpoints) {
+  auto it = rsh_endpoints.find(host);
+  if (it == rsh_endpoints.end()) return "0.0.0.0";
+  auto ep = ParseIpv4Endpoint(it->second, "tcp");
+  return ep ? ep->ip : "0.0.0.0";
+}
+
+}  // namespace
+
+int LaunchComposer::Port(HostId host, int slot) const {
+  return options_.port_first + host.value() * kPortSlotsPerHost + slot;
+}
 
 bus::Launch LaunchComposer::Compose(const core::LaunchPlan& plan,
                                     const std::map<HostId, std::string>& rsh_endpoints,
@@ -19,19 +34,22 @@ bus::Launch LaunchComposer::Compose(const core::LaunchPlan& plan,
   l.set_ranks_per_host(plan.ranks_per_host);
   l.add_command(plan.command);
   for (const auto& a : plan.args) l.add_command(a);
-  for (const auto& [k, v] : Env(plan)) (*l.mutable_env())[k] = v;
+  for (const auto& [k, v] : Env(plan, rsh_endpoints)) (*l.mutable_env())[k] = v;
   l.set_rsh_token(rsh_token);
   l.set_grace_seconds(static_cast<int32_t>(ToSeconds(plan.grace_period)));
   l.set_log_url(options_.log_url);
+  l.set_launcher(plan.launcher == core::Launcher::kExec ? bus::Launch::EXEC : bus::Launch::MPI);
   return l;
 }
 
-std::map<std::string, std::string> LaunchComposer::Env(const core::LaunchPlan& plan) const {
+std::map<std::string, std::string> LaunchComposer::Env(
+    const core::LaunchPlan& plan, const std::map<HostId, std::string>& rsh_endpoints) const {
   std::map<std::string, std::string> env = plan.env;
   std::string ckpt = options_.default_checkpoint_url;
   if (auto it = plan.env.find("POD_CHECKPOINT_URL"); it != plan.env.end()) ckpt = it->second;
   const pod::Placement& p = plan.placement;
-  env["POD_JOB_ID"] = std::to_string(plan.job.job.value());
+  const std::string job_id = std::to_string(plan.job.job.value());
+  env["POD_JOB_ID"] = job_id;
   env["POD_EPOCH"] = std::to_string(plan.job.epoch);
   env["POD_ACCELERATOR"] = plan.accelerator.ToString();
   env["POD_SLICE"] = plan.pod + ":" + std::to_string(p.origin.col) + "," +
@@ -39,7 +57,37 @@ std::map<std::string, std::string> LaunchComposer::Env(const core::LaunchPlan& p
                      std::to_string(p.shape.rows);
   env["POD_HOSTS"] = FormatHostSequence(plan.hosts);
   env["POD_CHECKPOINT_URL"] = ckpt;
+  env.erase("POD_CHECKPOINT_DIR");
+  if (ckpt.starts_with("file://")) {
+    std::string dir = ckpt.substr(7);
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    env["POD_CHECKPOINT_DIR"] = dir + "/job-" + job_id;
+  }
   env["POD_RESTART_COUNT"] = std::to_string(plan.restarts + plan.preemptions);
+  env["POD_LAUNCHER"] = std::string(core::LauncherName(plan.launcher));
+
+  // The framework contract: torchrun's names, jax.distributed's, and the worker list of
+  // TF_CONFIG (POD_RANK_ADDRS; `podworker rank` adds each rank's task index).
+  const int world = static_cast<int>(plan.hosts.size()) * plan.ranks_per_host;
+  std::string host_addrs, rank_addrs;
+  for (HostId h : plan.hosts) {
+    const std::string addr = AddressOf(h, rsh_endpoints);
+    host_addrs += (host_addrs.empty() ? "" : ",") + addr;
+    for (int local = 0; local < plan.ranks_per_host; ++local) {
+      rank_addrs += (rank_addrs.empty() ? "" : ",") + addr + ":" +
+                    std::to_string(Port(h, 2 + local));
+    }
+  }
+  const HostId first = plan.hosts.empty() ? HostId(0) : plan.hosts.front();
+  const std::string master = AddressOf(first, rsh_endpoints);
+  env["POD_HOST_ADDRS"] = host_addrs;
+  env["POD_RANK_ADDRS"] = rank_addrs;
+  env["WORLD_SIZE"] = std::to_string(world);
+  env["LOCAL_WORLD_SIZE"] = std::to_string(plan.ranks_per_host);
+  env["MASTER_ADDR"] = master;
+  env["MASTER_PORT"] = std::to_string(Port(first, 0));
+  env["JAX_COORDINATOR_ADDRESS"] = master + ":" + std::to_string(Port(first, 1));
+  env["JAX_NUM_PROCESSES"] = std::to_string(world);
   return env;
 }
 

@@ -1,6 +1,14 @@
 // LaunchComposer: the core's LaunchPlan as the Launch message every agent of the slice receives
-// (docs/bus.md "Launch"). It is the one owner of the job contract's POD_* variables: podworker
-// adds only what it alone knows (POD_PROGRESS_ENDPOINT, POD_RSH_*, POD_HOST, PODWORKER_TAG).
+// (docs/bus.md "Launch"). It is the one owner of the job contract (docs/jobspec.md, "The launch
+// contract"): the POD_* variables and the framework variables that are the same for every rank.
+// What differs per rank (RANK, LOCAL_RANK, NODE_RANK, JAX_PROCESS_ID, TF_CONFIG) is derived from
+// these by `podworker rank` (worker/launch/rank_env.h); podworker adds only what it alone knows
+// (POD_PROGRESS_ENDPOINT, POD_RSH_*, POD_HOST, POD_PREEMPT_FILE, PODWORKER_TAG).
+//
+// Ports: every host of the pod owns a block of kPortSlotsPerHost ports of the configured range,
+// slot 0 MASTER_PORT, slot 1 the JAX coordinator, slot 2 + L the port of local rank L. A host is
+// held by one live job at a time, so no two live jobs are given the same port on a machine, and
+// the ports of a running job follow from its hosts alone (nothing to persist or rebuild).
 //
 // Pure: no I/O, no clock, no randomness (the caller brings the rsh token). Thread-safe (const).
 #pragma once
@@ -11,30 +19,45 @@
 #include "bus.pb.h"
 #include "common/ids.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/core/spec.h"
 
 namespace podsched::daemon {
+
+inline constexpr int kPortSlotsPerHost = 2 + core::kMaxRanksPerHost;
 
 class LaunchComposer {
  public:
   struct Options {
     std::string default_checkpoint_url;  // POD_CHECKPOINT_URL when the spec's env has none
     std::string log_url;                 // Launch.log_url
+    int port_first = 20000;              // the job port range (BusConfig::job_port_*)
+    int port_last = 32767;
   };
 
   explicit LaunchComposer(Options options) : options_(std::move(options)) {}
 
-  // The Launch for `plan`: hosts in rank order, ranks per host, argv (command + args), Env(plan),
-  // `rsh_endpoints` (the hosts whose agent is known; others are left out), `rsh_token`, grace
-  // and log_url.
+  // The Launch for `plan`: hosts in rank order, ranks per host, argv (command + args), the
+  // launcher, Env(plan, rsh_endpoints), `rsh_endpoints` (the hosts whose agent is known; others
+  // are left out), `rsh_token`, grace and log_url.
   bus::Launch Compose(const core::LaunchPlan& plan,
                       const std::map<HostId, std::string>& rsh_endpoints,
                       const std::string& rsh_token) const;
 
   // The Launch's env: the spec's env, then the job contract on top (a spec cannot override it):
   //   POD_JOB_ID, POD_EPOCH, POD_ACCELERATOR ("v2-32"), POD_SLICE ("pod0:COL,ROW:WxH", origin
-  //   host and size in hosts), POD_HOSTS ("4,5,12,13", rank order), POD_CHECKPOINT_URL (the
-  //   spec's, else the default), POD_RESTART_COUNT (restarts + preemptions so far).
-  std::map<std::string, std::string> Env(const core::LaunchPlan& plan) const;
+  //   host and size in hosts), POD_HOSTS ("4,5,12,13", rank order), POD_HOST_ADDRS (each host's
+  //   address, rank order), POD_RANK_ADDRS (each rank's ADDR:PORT, rank order), POD_LAUNCHER,
+  //   POD_CHECKPOINT_URL (the spec's, else the default), POD_CHECKPOINT_DIR (its path, when it
+  //   is file://, plus "/job-ID"), POD_RESTART_COUNT (restarts + preemptions so far),
+  //   WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, JAX_COORDINATOR_ADDRESS,
+  //   JAX_NUM_PROCESSES.
+  // A host's address is the IP of its agent's rsh endpoint (podworker --advertise); a host
+  // without a known agent gets "0.0.0.0" (its Launch cannot reach it anyway).
+  std::map<std::string, std::string> Env(const core::LaunchPlan& plan,
+                                         const std::map<HostId, std::string>& rsh_endpoints) const;
+
+  // The port of `slot` in `host`'s block.
+  int Port(HostId host, int slot) const;
 
  private:
   Options options_;

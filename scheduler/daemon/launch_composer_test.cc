@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 namespace podsched::daemon {
 namespace {
 
@@ -18,6 +21,7 @@ core::LaunchPlan Plan() {
                           {"--steps", "100"},
                           {{"MY_VAR", "x"}},
                           4,
+                          core::Launcher::kMpi,
                           std::chrono::seconds(45),
                           1,
                           2};
@@ -28,7 +32,7 @@ LaunchComposer Composer() {
 }
 
 TEST(LaunchComposerTest, EnvCarriesTheWholeJobContract) {
-  auto env = Composer().Env(Plan());
+  auto env = Composer().Env(Plan(), {});
   EXPECT_EQ(env.at("POD_JOB_ID"), "42");
   EXPECT_EQ(env.at("POD_EPOCH"), "3");
   EXPECT_EQ(env.at("POD_ACCELERATOR"), "v2-32");
@@ -37,14 +41,63 @@ TEST(LaunchComposerTest, EnvCarriesTheWholeJobContract) {
   EXPECT_EQ(env.at("POD_CHECKPOINT_URL"), "file:///data/objects/checkpoints");
   EXPECT_EQ(env.at("POD_RESTART_COUNT"), "3");  // restarts + preemptions
   EXPECT_EQ(env.at("MY_VAR"), "x");
-  EXPECT_EQ(env.size(), 8u);
+  EXPECT_EQ(env.at("POD_CHECKPOINT_DIR"), "/data/objects/checkpoints/job-42");
+  EXPECT_EQ(env.at("POD_LAUNCHER"), "mpi");
+}
+
+// Hosts 6, 7, 10, 11 with 4 ranks each, agents at .1 (hosts 6, 7) and .2 (10, 11).
+TEST(LaunchComposerTest, FrameworkVariablesNameTheSliceInRankOrder) {
+  const std::map<HostId, std::string> eps = {{HostId(6), "tcp://10.0.0.1:4000"},
+                                             {HostId(7), "tcp://10.0.0.1:4000"},
+                                             {HostId(10), "tcp://10.0.0.2:4000"},
+                                             {HostId(11), "tcp://10.0.0.2:4000"}};
+  auto env = Composer().Env(Plan(), eps);
+  EXPECT_EQ(env.at("WORLD_SIZE"), "16");
+  EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "4");
+  EXPECT_EQ(env.at("JAX_NUM_PROCESSES"), "16");
+  EXPECT_EQ(env.at("MASTER_ADDR"), "10.0.0.1");
+  const int block = 20000 + 6 * kPortSlotsPerHost;  // host 6's ports
+  EXPECT_EQ(env.at("MASTER_PORT"), std::to_string(block));
+  EXPECT_EQ(env.at("JAX_COORDINATOR_ADDRESS"), "10.0.0.1:" + std::to_string(block + 1));
+  EXPECT_EQ(env.at("POD_HOST_ADDRS"), "10.0.0.1,10.0.0.1,10.0.0.2,10.0.0.2");
+  const std::string addrs = env.at("POD_RANK_ADDRS");
+  EXPECT_TRUE(addrs.starts_with("10.0.0.1:" + std::to_string(block + 2) + ",10.0.0.1:" +
+                                std::to_string(block + 3) + ","))
+      << addrs;
+  const int last = 20000 + 11 * kPortSlotsPerHost + 2 + 3;  // host 11, local rank 3
+  EXPECT_TRUE(addrs.ends_with(",10.0.0.2:" + std::to_string(last))) << addrs;
+  EXPECT_EQ(std::count(addrs.begin(), addrs.end(), ','), 15);
+}
+
+// Two slices never share a port: each host's block is its own, and the blocks do not overlap.
+TEST(LaunchComposerTest, PortBlocksOfDifferentHostsAreDisjoint) {
+  LaunchComposer c = Composer();
+  std::set<int> seen;
+  for (int h = 0; h < 64; ++h) {
+    for (int slot = 0; slot < kPortSlotsPerHost; ++slot) {
+      EXPECT_TRUE(seen.insert(c.Port(HostId(h), slot)).second) << h << "/" << slot;
+    }
+  }
+  EXPECT_LE(*seen.rbegin(), 32767);
+}
+
+TEST(LaunchComposerTest, CheckpointDirOnlyForFileUrls) {
+  core::LaunchPlan plan = Plan();
+  plan.env["POD_CHECKPOINT_URL"] = "s3://b/ck";
+  plan.env["POD_CHECKPOINT_DIR"] = "/etc";
+  EXPECT_FALSE(Composer().Env(plan, {}).contains("POD_CHECKPOINT_DIR"));
+  plan.env["POD_CHECKPOINT_URL"] = "file:///ck/";
+  EXPECT_EQ(Composer().Env(plan, {}).at("POD_CHECKPOINT_DIR"), "/ck/job-42");
+  plan.launcher = core::Launcher::kExec;
+  EXPECT_EQ(Composer().Env(plan, {}).at("POD_LAUNCHER"), "exec");
+  EXPECT_EQ(Composer().Compose(plan, {}, "t").launcher(), bus::Launch::EXEC);
 }
 
 TEST(LaunchComposerTest, SliceIsWidthByHeightInHosts) {
   core::LaunchPlan plan = Plan();
   plan.accelerator = *pod::AcceleratorType::Parse("v2-256");  // 4x8 hosts
   plan.placement = pod::Placement{{0, 0}, {8, 4}};           // 8 rows down, 4 columns across
-  EXPECT_EQ(Composer().Env(plan).at("POD_SLICE"), "pod0:0,0:4x8");
+  EXPECT_EQ(Composer().Env(plan, {}).at("POD_SLICE"), "pod0:0,0:4x8");
 }
 
 TEST(LaunchComposerTest, SpecCheckpointUrlWinsAndPodVariablesCannotBeOverridden) {
@@ -52,7 +105,7 @@ TEST(LaunchComposerTest, SpecCheckpointUrlWinsAndPodVariablesCannotBeOverridden)
   plan.env["POD_CHECKPOINT_URL"] = "s3://b/ck";
   plan.env["POD_EPOCH"] = "999";
   plan.env["POD_HOSTS"] = "0";
-  auto env = Composer().Env(plan);
+  auto env = Composer().Env(plan, {});
   EXPECT_EQ(env.at("POD_CHECKPOINT_URL"), "s3://b/ck");
   EXPECT_EQ(env.at("POD_EPOCH"), "3");
   EXPECT_EQ(env.at("POD_HOSTS"), "6,7,10,11");
@@ -78,7 +131,8 @@ TEST(LaunchComposerTest, LaunchHasTheProgramTheHostsAndTheKnownEndpoints) {
   EXPECT_EQ(l.grace_seconds(), 45);
   EXPECT_EQ(l.log_url(), "file:///data/objects/logs");
   EXPECT_EQ(l.env().at("POD_JOB_ID"), "42");
-  EXPECT_EQ(static_cast<size_t>(l.env().size()), Composer().Env(Plan()).size());
+  EXPECT_EQ(static_cast<size_t>(l.env().size()),
+            Composer().Env(Plan(), {{HostId(6), "tcp://a:1"}, {HostId(7), "tcp://a:1"}}).size());
 }
 
 }  // namespace

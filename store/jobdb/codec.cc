@@ -24,6 +24,7 @@ json SpecToJson(const core::JobSpec& s) {
       {"max_runtime_us", s.max_runtime.count()},
       {"max_restarts", s.max_restarts},
   };
+  if (s.launcher != core::Launcher::kMpi) j["launcher"] = core::LauncherName(s.launcher);
   if (s.expected_runtime) j["expected_runtime_us"] = s.expected_runtime->count();
   return j;
 }
@@ -43,6 +44,11 @@ core::JobSpec SpecFromJson(const json& j) {
   s.grace_period = Duration(j.at("grace_period_us").get<int64_t>());
   s.max_runtime = Duration(j.at("max_runtime_us").get<int64_t>());
   s.max_restarts = j.at("max_restarts").get<int>();
+  if (auto it = j.find("launcher"); it != j.end()) {
+    auto launcher = core::ParseLauncher(it->get<std::string>());
+    if (!launcher) throw std::invalid_argument(launcher.error().message());
+    s.launcher = *launcher;
+  }
   if (auto it = j.find("expected_runtime_us"); it != j.end()) {
     s.expected_runtime = Duration(it->get<int64_t>());
   }
@@ -60,7 +66,7 @@ Result<core::JobSpec> DecodeSpec(std::string_view bytes) {
   // nlohmann-json reports malformed input by exceptions; they stop here.
   try {
     return SpecFromJson(json::from_cbor(bytes));
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {  // json::exception, or an unknown launcher name
     return DataLoss(std::string("stored job spec is unreadable: ") + e.what());
   }
 }

@@ -171,8 +171,11 @@ int Agent::Run() {
 
     const MonotonicTime now = clock_.Now();
     if (pacer_.RegisterDue(now)) SendRegister();
-    if (pacer_.HeartbeatDue(now)) SendHeartbeat();
     runner_.Tick();
+    // A host's ranks came up: say so now (the job becomes RUNNING), not at the next beat.
+    if (pacer_.HeartbeatDue(now) || (runner_.TakeRanksUpNews() && pacer_.welcomed())) {
+      SendHeartbeat();
+    }
     rsh_.Tick();
   }
 

@@ -100,7 +100,7 @@ std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<
 
 bool IsReservedEnvName(std::string_view name) {
   return name.starts_with("PODWORKER_") || name.starts_with("POD_RSH_") || name == "POD_HOST" ||
-         name == "POD_PROGRESS_ENDPOINT";
+         name == "POD_PROGRESS_ENDPOINT" || name == "POD_PREEMPT_FILE";
 }
 
 std::optional<Rejection> ValidateJobControl(const bus::JobEpoch& job,

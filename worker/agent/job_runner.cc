@@ -5,6 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "common/rank_tag.h"
+#include "worker/agent/exec_launch.h"
 
 #include "worker/agent/child.h"
 #include "worker/agent/host_list.h"
@@ -94,6 +99,15 @@ std::optional<Rejection> JobRunner::OnPreempt(const bus::Preempt& p) {
   if (job == nullptr || !job->life.Preempt(clock_.Now(), p.grace_seconds())) return std::nullopt;
   spdlog::info("job {} epoch {}: preempt ({}), grace {} s", job->je.job.value(), job->je.epoch,
                p.reason(), p.grace_seconds());
+  // POD_PREEMPT_FILE appears before the SIGTERM, holding the deadline (Unix seconds), for
+  // programs that poll it instead of handling the signal.
+  const auto deadline = std::chrono::duration_cast<std::chrono::seconds>(
+      (RealClock().Now() + std::chrono::seconds(p.grace_seconds())).time_since_epoch());
+  for (int32_t h : job->my_hosts) {
+    Status s = state_.WriteAtomically(state_.PreemptFile(job->je, h),
+                                      std::to_string(deadline.count()) + "\n");
+    if (!s.ok()) spdlog::warn("job {}: {}", job->je.job.value(), s.ToString());
+  }
   Scan();
   SignalRanks(*job);
   return std::nullopt;
@@ -120,7 +134,14 @@ std::optional<Rejection> JobRunner::OnProgress(const progress::Progress& p) {
                                                "' epoch " + std::to_string(p.epoch) +
                                                " does not run here"};
   }
-  if (const int64_t step = progress::CheckpointStep(p.checkpoint); step > 0) {
+  Forward(*job, p);
+  return std::nullopt;
+}
+
+// A report of the launcher's job, by datagram or POD_PROGRESS line, as a bus Progress.
+void JobRunner::Forward(Job& job_ref, const progress::Progress& p) {
+  Job* job = &job_ref;
+  if (const int64_t step = progress::ReportedCheckpointStep(p); step > 0) {
     job->last_checkpoint_step = step;
   }
   bus::Envelope env;
@@ -133,8 +154,34 @@ std::optional<Rejection> JobRunner::OnProgress(const progress::Progress& p) {
   pr->set_examples_per_second(p.examples_per_s);
   pr->set_last_checkpoint_step(job->last_checkpoint_step);
   pr->set_total_steps(p.steps);
+  for (const auto& [name, value] : p.scalars) (*pr->mutable_scalars())[name] = value;
   send_(env);
-  return std::nullopt;
+}
+
+// A whole line of the launcher's output: POD_PROGRESS lines of rank 0 are progress reports (and
+// stay in the log); mpirun's setpgid warning is left out (a harmless race inside mpirun's rsh
+// launch, printed for every job: docs/podworker.md).
+bool JobRunner::FilterLine(const JobEpoch& je, std::string_view line) {
+  const RankTag tag = ParseRankTag(line);
+  if (tag.length == 0) {
+    if (line.find("plm:rsh: Warning: setpgid(") != std::string_view::npos) {
+      spdlog::debug("job {}: {}", je.job.value(), line);
+      return false;
+    }
+    return true;
+  }
+  const std::string_view text = line.substr(tag.length);
+  if (tag.rank != 0 || tag.stderr_stream || !text.starts_with(progress::kProgressLinePrefix)) {
+    return true;
+  }
+  Job* job = Find(je);
+  if (job == nullptr) return true;
+  if (auto p = progress::ParseProgressLine(text)) {
+    Forward(*job, *p);
+  } else {
+    spdlog::warn("job {}: {}", je.job.value(), p.error().message());
+  }
+  return true;
 }
 
 // ---- starting ----
@@ -155,13 +202,23 @@ void JobRunner::Start(const bus::Launch& l) {
   spdlog::info("job {} epoch {}: launch on {} hosts, here {} ({})", je.job.value(), je.epoch,
                l.hosts_size(), FormatHostList(job.my_hosts),
                job.launcher ? "launcher" : "remote hosts only");
-  if (job.launcher) StartMpirun(job);
+  if (Status s = state_.CreateJobDirs(je, job.my_hosts); !s.ok()) {
+    spdlog::warn("job {}: {}", je.job.value(), s.ToString());
+  }
+  if (auto dir = l.env().find("POD_CHECKPOINT_DIR"); dir != l.env().end()) {
+    std::error_code ec;  // one directory per job, kept over its epochs
+    std::filesystem::create_directories(dir->second, ec);
+    if (ec) spdlog::warn("job {}: cannot create {}: {}", je.job.value(), dir->second, ec.message());
+  }
+  job.output.set_filter([this, je](std::string_view line) { return FilterLine(je, line); });
+  if (job.launcher) StartLauncher(job);
 }
 
-// The launcher: mpirun in its own process group, output to pipes and the spool. The job
-// contract's POD_* variables come with the Launch's env (podsched owns them); the agent adds
-// only the names IsReservedEnvName reserves for it.
-void JobRunner::StartMpirun(Job& job) {
+// The launcher: mpirun (or `podworker launch`) in its own process group, output to pipes and
+// the spool. Each rank is `podworker rank -- COMMAND`, which adds the rank's variables and
+// becomes COMMAND. The job contract comes with the Launch's env (podsched owns it); the agent
+// adds only the names IsReservedEnvName reserves for it.
+void JobRunner::StartLauncher(Job& job) {
   const bus::Launch& l = job.launch;
   std::vector<std::string> overrides, names;
   for (const auto& [name, value] : l.env()) {
@@ -181,27 +238,38 @@ void JobRunner::StartMpirun(Job& job) {
   overrides.push_back("POD_RSH_TOKEN=" + l.rsh_token());
   overrides.push_back(std::string(kTagVariable) + "=" + TagValue(job.je, l.hosts(0)));
 
-  MpirunPlan plan;
-  plan.mpirun = o_.mpirun;
-  plan.podworker = o_.podworker_path;
-  plan.hosts.assign(l.hosts().begin(), l.hosts().end());
-  plan.ranks_per_host = l.ranks_per_host();
-  plan.command.assign(l.command().begin(), l.command().end());
-  plan.env_names = names;
-  plan.subnet = o_.mpi_subnet;
-  plan.run_as_root = geteuid() == 0;
-  plan.extra_args = o_.mpirun_args;
-  auto argv = BuildMpirunArgv(plan);
+  std::vector<std::string> rank_command{o_.podworker_path, "rank", "--"};
+  rank_command.insert(rank_command.end(), l.command().begin(), l.command().end());
+  Result<std::vector<std::string>> argv;
+  if (l.launcher() == bus::Launch::EXEC) {
+    // Each rank through the rsh side channel, which sends these variables along (SendEnv).
+    std::string send;
+    for (const auto& n : names) send += (send.empty() ? "" : ",") + n;
+    overrides.push_back("POD_RSH_SEND_ENV=" + send);
+    argv = ExecLauncherArgv(o_.podworker_path, l.command());
+  } else {
+    MpirunPlan plan;
+    plan.mpirun = o_.mpirun;
+    plan.podworker = o_.podworker_path;
+    plan.hosts.assign(l.hosts().begin(), l.hosts().end());
+    plan.ranks_per_host = l.ranks_per_host();
+    plan.command = rank_command;
+    plan.env_names = names;
+    plan.subnet = o_.mpi_subnet;
+    plan.run_as_root = geteuid() == 0;
+    plan.extra_args = o_.mpirun_args;
+    argv = BuildMpirunArgv(plan);
+  }
 
   spool_.Open(job.je);
   Result<ChildProcess> child =
       argv ? SpawnChild(*argv, EnvironmentWith(overrides)) : std::unexpected(argv.error());
   if (!child) {
-    spdlog::error("job {} epoch {}: cannot start mpirun: {}", job.je.job.value(), job.je.epoch,
-                  child.error().ToString());
+    spdlog::error("job {} epoch {}: cannot start its launcher: {}", job.je.job.value(),
+                  job.je.epoch, child.error().ToString());
     job.mpirun_reaped = true;
     job.mpirun_status = 127 << 8;
-    job.output.AddLine("podworker: cannot start mpirun: " + child.error().message());
+    job.output.AddLine("podworker: cannot start the launcher: " + child.error().message());
     return;
   }
   job.mpirun = child->pid;
@@ -252,6 +320,7 @@ void JobRunner::Scan() {
     job->pids.push_back(pid);
   }
   if (auto s = state_.Record(procs_.Live()); !s.ok()) spdlog::warn("{}", s.ToString());
+  NoteRanksUp();
 
   const MonotonicTime now = clock_.Now();
   for (auto& [id, job] : jobs_) {
@@ -267,6 +336,31 @@ void JobRunner::Scan() {
     spdlog::warn("job {} epoch {}: grace of {} s over, SIGKILL", job.je.job.value(), job.je.epoch,
                  job.life.grace_seconds());
     KillJob(job);
+  }
+}
+
+// A host whose ranks_per_host ranks are all alive (seen once) is up; the job is RUNNING once
+// every host of the slice is (the scheduler joins the agents' reports).
+void JobRunner::NoteRanksUp() {
+  std::map<std::pair<int64_t, int32_t>, int> ranks;  // (job, host) -> live ranks
+  for (const auto& [pid, p] : procs_.processes()) {
+    JobEpoch je;
+    int32_t host = 0;
+    if (!procs_.IsRank(pid) || !ParseTag(p.tag, je, host)) continue;
+    const Job* job = Find(je);
+    if (job != nullptr) ++ranks[{je.job.value(), host}];
+  }
+  for (auto& [id, job] : jobs_) {
+    for (int32_t h : job.my_hosts) {
+      auto it = ranks.find({id.value(), h});
+      if (it == ranks.end() || it->second < job.launch.ranks_per_host() ||
+          !job.ranks_up_hosts.insert(h).second) {
+        continue;
+      }
+      spdlog::info("job {} epoch {}: all {} ranks of host {} are up", id.value(), job.je.epoch,
+                   job.launch.ranks_per_host(), h);
+      ranks_up_news_ = true;
+    }
   }
 }
 
@@ -361,6 +455,7 @@ void JobRunner::Report(Job& job) {
                ExitReasonName(report.reason), report.message);
   book_.AddExit(report);
   book_.MarkEnded(job.je);
+  state_.RemoveJobDirs(job.je);
   bus::Envelope env;
   ToProto(report, *env.mutable_exited());
   send_(env);
@@ -421,6 +516,7 @@ void JobRunner::FillRunning(google::protobuf::RepeatedPtrField<bus::RunningJob>*
     r->mutable_job()->set_epoch(job.je.epoch);
     for (int32_t h : job.my_hosts) r->add_hosts(h);
     for (pid_t p : job.pids) r->add_pids(p);
+    for (int32_t h : job.ranks_up_hosts) r->add_ranks_up_hosts(h);
   }
 }
 

@@ -1,5 +1,7 @@
 // The jobs this agent takes part in, one epoch each, from the Launch to the Exited (docs/bus.md,
-// "Launch" and "Preempt, Kill, exit"): starts mpirun on the launcher, finds each job's processes
+// "Launch" and "Preempt, Kill, exit"): starts the launcher (mpirun, or `podworker launch` for
+// `launcher: exec`) on the launcher host, reports the hosts whose ranks are all up (RUNNING),
+// writes POD_PREEMPT_FILE before the SIGTERM, finds each job's processes
 // (its tagged descendants, scanned every 200 ms while jobs run), sends SIGTERM to the ranks on
 // Preempt and SIGKILL on Kill and after the grace (JobLifecycle), streams the launcher's output
 // as Log messages into the OutputSpool, and reports each exit with its verdict until acked. A
@@ -15,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -60,6 +63,8 @@ class JobRunner {
   void OnAck(const std::vector<JobEpoch>& acked) { book_.Ack(acked); }
   // A progress datagram: forwarded as Progress with the launcher's epoch.
   std::optional<Rejection> OnProgress(const progress::Progress& p);
+  // A host's ranks came up since the last call: a heartbeat should go out now (RUNNING).
+  bool TakeRanksUpNews() { return std::exchange(ranks_up_news_, false); }
   // OutputSpool's callback: the launcher's output is stored, its Exited goes out.
   void OnOutputStored(const JobEpoch& je);
 
@@ -104,6 +109,7 @@ class JobRunner {
     LogCutter output;
     std::set<int32_t> session_hosts;  // hosts an rsh session was started for
     std::vector<pid_t> pids;          // live processes of the job (last scan)
+    std::set<int32_t> ranks_up_hosts;  // hosts whose ranks_per_host ranks were all seen alive
     int64_t last_checkpoint_step = 0;
     std::optional<ExitReport> ended;  // processes gone: the Exited waits for the spool
     std::optional<bus::Launch> next;  // newer epoch waiting for this one to be gone
@@ -112,10 +118,13 @@ class JobRunner {
   Job* Find(const JobEpoch& je);
   const Job* Find(const JobEpoch& je) const;
   void Start(const bus::Launch& launch);
-  void StartMpirun(Job& job);
+  void StartLauncher(Job& job);
+  void Forward(Job& job, const progress::Progress& p);
+  bool FilterLine(const JobEpoch& je, std::string_view line);
   void KillJob(Job& job);
   void SignalRanks(Job& job);
   void Scan();
+  void NoteRanksUp();
   void CheckJobs();
   void EndJob(Job& job);
   void Report(Job& job);
@@ -133,6 +142,7 @@ class JobRunner {
   std::map<JobId, Job> jobs_;
   ProcessTable procs_;
   MonotonicTime next_scan_{};
+  bool ranks_up_news_ = false;
 };
 
 // The bus form of an exit report.

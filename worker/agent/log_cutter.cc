@@ -7,19 +7,42 @@ void LogCutter::Append(Stream stream, std::string_view bytes) {
   partial.append(bytes);
   const size_t last_nl = partial.rfind('\n');
   if (last_nl != std::string::npos) {
-    pending_.append(partial, 0, last_nl + 1);
+    AddWhole(std::string_view(partial).substr(0, last_nl + 1));
     partial.erase(0, last_nl + 1);
   }
   if (partial.size() >= kMaxLogMessage) {  // a line longer than a Log message: cut it
-    pending_ += partial + "\n";
+    partial += "\n";
+    AddWhole(partial);
     partial.clear();
   }
 }
 
+void LogCutter::AddWhole(std::string_view lines) {
+  size_t pos = 0;
+  while (pos < lines.size()) {
+    const size_t nl = lines.find('\n', pos);
+    for (std::string& line : joiner_.Line(lines.substr(pos, nl - pos))) Keep(line);
+    pos = nl + 1;
+  }
+}
+
+void LogCutter::Keep(const std::string& line) {
+  if (filter_ && !filter_(line)) return;
+  pending_.append(line);
+  pending_ += '\n';
+}
+
 void LogCutter::EndStream(Stream stream) {
   std::string& partial = partial_[stream];
-  if (!partial.empty()) pending_ += partial + "\n";
+  if (!partial.empty()) {
+    partial += "\n";
+    AddWhole(partial);
+  }
   partial.clear();
+  ended_[stream] = true;
+  if (ended_[kStdout] && ended_[kStderr]) {
+    for (std::string& line : joiner_.Flush()) Keep(line);
+  }
 }
 
 void LogCutter::AddLine(std::string_view line) {

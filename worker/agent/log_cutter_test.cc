@@ -62,5 +62,30 @@ TEST(LogCutterTest, TailKeepsTheLastMebibyte) {
   EXPECT_TRUE(cut.tail().ends_with("zzz\nlast\n"));
 }
 
+// mpirun glued rank 1's tag to an unfinished line of rank 0: the stored output has whole lines.
+TEST(LogCutterTest, EveryLineIsOneWholeLineOfOneRank) {
+  LogCutter cut;
+  int64_t offset = 0;
+  cut.Append(LogCutter::kStdout, "[1,0]<stdout>:preempted, checkpoi[1,1]<stdout>:step 7\n");
+  cut.Append(LogCutter::kStdout, "[1,0]<stdout>:nted\n[1,1]<stdout>:unfinished");
+  EXPECT_EQ(Joined(cut.Take(), offset),
+            "[1,1]<stdout>:step 7\n[1,0]<stdout>:preempted, checkpointed\n");
+  cut.EndStream(LogCutter::kStdout);
+  EXPECT_EQ(Joined(cut.Take(), offset), "[1,1]<stdout>:unfinished\n");
+}
+
+TEST(LogCutterTest, FilterLeavesLinesOut) {
+  LogCutter cut;
+  int64_t offset = 0;
+  std::vector<std::string> seen;
+  cut.set_filter([&](std::string_view line) {
+    seen.emplace_back(line);
+    return !line.starts_with("noise");
+  });
+  cut.Append(LogCutter::kStderr, "noise 1\nkeep\nnoise 2\n");
+  EXPECT_EQ(Joined(cut.Take(), offset), "keep\n");
+  EXPECT_EQ(seen, (std::vector<std::string>{"noise 1", "keep", "noise 2"}));
+}
+
 }  // namespace
 }  // namespace podsched::agent

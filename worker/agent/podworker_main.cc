@@ -1,5 +1,6 @@
-// podworker: the host agent (docs/podworker.md). Subcommands `rsh` (mpirun's rsh agent) and
-// `keygen` (a CurveZMQ key pair); without one it runs the agent.
+// podworker: the host agent (docs/podworker.md). Subcommands `rsh` (mpirun's rsh agent),
+// `keygen` (a CurveZMQ key pair), `launch` and `rank` (exec_launcher.h); without one it runs the
+// agent.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "worker/agent/agent.h"
+#include "worker/agent/exec_launcher.h"
 #include "worker/agent/host_list.h"
 #include "worker/agent/mpirun_argv.h"
 #include "worker/agent/rsh_client.h"
@@ -64,12 +66,21 @@ int main(int argc, char** argv) {
     return RshMain(std::vector<std::string>(argv + 2, argv + argc));
   }
   if (argc >= 2 && std::string(argv[1]) == "keygen") return Keygen();
+  // `launch` and `rank` run user commands after "--"; no option parser either.
+  if (argc >= 2 && std::string(argv[1]) == "launch") {
+    return ExecLauncherMain(SelfPath(argv[0]), std::vector<std::string>(argv + 2, argv + argc));
+  }
+  if (argc >= 2 && std::string(argv[1]) == "rank") {
+    return RankMain(std::vector<std::string>(argv + 2, argv + argc));
+  }
 
   AgentOptions o;
   std::string hosts = "0-63", key_file;
   CLI::App app{"podworker: host agent of podsched (serves simulated hosts of a pod).\n"
                "Also: podworker rsh [ssh options] hN COMMAND...   (mpirun's rsh agent)\n"
-               "      podworker keygen                         (CurveZMQ key pair)"};
+               "      podworker keygen                         (CurveZMQ key pair)\n"
+      "      podworker launch -- COMMAND...          (launcher of `launcher: exec` jobs)\n"
+      "      podworker rank [--rank R] -- COMMAND... (sets a rank's variables, runs COMMAND)"};
   app.set_config("--config", "", "INI/TOML file with any of these options (long names)");
   app.add_option("--bus", o.bus, "ZeroMQ address of podsched's bus")->capture_default_str();
   app.add_option("--pod", o.pod, "Pod whose hosts this agent serves")->capture_default_str();

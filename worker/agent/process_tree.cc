@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fstream>
@@ -96,13 +97,23 @@ std::string TagValue(const JobEpoch& je, int32_t host) {
          std::to_string(host);
 }
 
-bool ParseTag(const std::string& tag, JobEpoch& je, int32_t& host) {
+bool ParseTag(const std::string& tag, JobEpoch& je, int32_t& host, int* rank) {
   long long j = 0, e = 0;
-  int h = 0;
+  int h = 0, r = -1;
   char extra = 0;
-  if (std::sscanf(tag.c_str(), "%lld:%lld:%d%c", &j, &e, &h, &extra) != 3) return false;
+  const auto colons = std::count(tag.begin(), tag.end(), ':');
+  if (colons == 2) {
+    if (std::sscanf(tag.c_str(), "%lld:%lld:%d%c", &j, &e, &h, &extra) != 3) return false;
+  } else if (colons == 3) {
+    if (std::sscanf(tag.c_str(), "%lld:%lld:%d:%d%c", &j, &e, &h, &r, &extra) != 4 || r < 0) {
+      return false;
+    }
+  } else {
+    return false;
+  }
   je = {JobId(j), e};
   host = h;
+  if (rank != nullptr) *rank = r;
   return true;
 }
 
@@ -115,11 +126,18 @@ void ProcessTable::Scan() {
     p.info = *info;
     if (info->zombie) continue;
     auto known = processes_.find(pid);
+    // An exec (`podworker rank` becoming the user's program) keeps the pid and start time but
+    // changes the name and the environment: read the tag again then.
     if (known != processes_.end() && !known->second.info.zombie &&
-        known->second.info.start_time == info->start_time) {
+        known->second.info.start_time == info->start_time &&
+        known->second.info.comm == info->comm) {
       p.tag = known->second.tag;
+      p.rank = known->second.rank;
     } else {
       p.tag = ReadEnvVar(pid, kTagVariable).value_or("");
+      JobEpoch je;
+      int32_t host = 0;
+      if (!ParseTag(p.tag, je, host, &p.rank)) p.rank = -1;
     }
   }
   processes_ = std::move(found);
@@ -127,9 +145,9 @@ void ProcessTable::Scan() {
 
 bool ProcessTable::IsRank(pid_t pid) const {
   auto self = processes_.find(pid);
-  if (self == processes_.end() || self->second.info.comm == "orted") return false;
+  if (self == processes_.end() || self->second.rank < 0 || self->second.info.zombie) return false;
   auto parent = processes_.find(self->second.info.ppid);
-  return parent != processes_.end() && parent->second.info.comm == "orted";
+  return parent == processes_.end() || parent->second.tag != self->second.tag;
 }
 
 std::vector<std::pair<pid_t, uint64_t>> ProcessTable::Live() const {

@@ -42,10 +42,11 @@ bool HandlesSignal(pid_t pid, int sig);
 // The value of `name` in the process's initial environment (/proc/PID/environ).
 std::optional<std::string> ReadEnvVar(pid_t pid, const std::string& name);
 
-// PODWORKER_TAG value of the processes of (job, epoch) on `host`: "JOB:EPOCH:HOST".
+// PODWORKER_TAG value of the processes of (job, epoch) on `host`: "JOB:EPOCH:HOST". A rank and
+// its descendants carry "JOB:EPOCH:HOST:RANK" (`podworker rank` appends it: rank_env.h).
 std::string TagValue(const JobEpoch& je, int32_t host);
-// Inverse of TagValue; false for anything else.
-bool ParseTag(const std::string& tag, JobEpoch& je, int32_t& host);
+// Inverse of TagValue, either form (`rank` -1 without one); false for anything else.
+bool ParseTag(const std::string& tag, JobEpoch& je, int32_t& host, int* rank = nullptr);
 
 // The descendants of this process as of the last Scan, each with its tag (read from
 // /proc/PID/environ once per pid and start time).
@@ -54,12 +55,14 @@ class ProcessTable {
   struct Process {
     ProcInfo info;
     std::string tag;  // "" when it has none (or is a zombie)
+    int rank = -1;    // the rank of its tag; -1: none
   };
 
   void Scan();
   const std::map<pid_t, Process>& processes() const { return processes_; }
-  // A rank: a child of an orted that has exec'd its program (a child still named orted is
-  // between fork and exec, where a SIGTERM would kill it before it has a handler).
+  // A rank: the topmost process of a rank's tag, i.e. the user's program that `podworker rank`
+  // became (under orted or under an rsh session); its descendants (a shell's children, data
+  // loader workers) are not ranks.
   bool IsRank(pid_t pid) const;
   // (pid, start time) of every process found that is not a zombie, for the state dir.
   std::vector<std::pair<pid_t, uint64_t>> Live() const;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/strings.h"
 #include "proto/bus.pb.h"
 #include "worker/agent/rsh_wire.h"
 
@@ -76,6 +77,13 @@ int RshMain(const std::vector<std::string>& args) {
   req.set_token(token);
   req.set_host(cmd->host);
   for (const auto& a : cmd->argv) req.add_argv(a);
+  if (const char* send = std::getenv("POD_RSH_SEND_ENV")) {  // ssh's SendEnv
+    for (std::string_view name : SplitOn(send, ',')) {
+      if (name.empty()) continue;
+      const std::string n(name);
+      if (const char* v = std::getenv(n.c_str())) (*req.mutable_env())[n] = v;
+    }
+  }
   const std::string request = req.SerializeAsString();
   if (request.size() > kMaxRshFrame) return Fail("command line too long");
   if (!WriteAll(fd, EncodeFrame(request))) return Fail("sending the request failed");

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "worker/agent/bus_validate.h"
 #include "worker/agent/child.h"
 #include "worker/agent/process_tree.h"
 #include "worker/agent/rsh_admission.h"
@@ -177,11 +178,17 @@ void RshServer::Run(Session& s, const bus::RshRequest& req) {
   std::error_code ec;
   std::filesystem::create_directories(tmp, ec);
   const std::vector<std::string> argv(req.argv().begin(), req.argv().end());
-  auto child = SpawnChild({"/bin/sh", "-c", JoinForShell(argv)},
-                          EnvironmentWith({"POD_HOST=" + std::to_string(req.host()),
-                                           "OMPI_MCA_orte_tmpdir_base=" + tmp,
-                                           std::string(kTagVariable) + "=" +
-                                               TagValue(je, req.host())}));
+  // The request's variables (`podworker launch` sends the job's), then what only this agent
+  // knows; names it reserves are never taken from a request.
+  std::vector<std::string> env;
+  for (const auto& [name, value] : req.env()) {
+    if (!IsReservedEnvName(name) || name == "POD_PROGRESS_ENDPOINT") env.push_back(name + "=" + value);
+  }
+  env.push_back("POD_HOST=" + std::to_string(req.host()));
+  env.push_back("POD_PREEMPT_FILE=" + state_.PreemptFile(je, req.host()));
+  env.push_back("OMPI_MCA_orte_tmpdir_base=" + tmp);
+  env.push_back(std::string(kTagVariable) + "=" + TagValue(je, req.host()));
+  auto child = SpawnChild({"/bin/sh", "-c", JoinForShell(argv)}, EnvironmentWith(env));
   if (!child) return Refuse(s, DescribeRshRequest(req) + ": " + child.error().message());
   s.started = true;
   s.je = je;

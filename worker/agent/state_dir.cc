@@ -53,18 +53,51 @@ int StateDir::KillLeftovers(Duration wait, const MonotonicClock& clock) {
 Status StateDir::Record(std::vector<std::pair<pid_t, uint64_t>> processes) {
   std::sort(processes.begin(), processes.end());
   if (processes == recorded_) return Status::Ok();
-  const std::string tmp = path_ + "/processes.tmp";
+  std::string text;
+  for (const auto& [p, s] : processes) text += std::to_string(p) + ' ' + std::to_string(s) + '\n';
+  Status written = WriteAtomically(path_ + "/processes", text);
+  if (!written.ok()) return written;
+  recorded_ = std::move(processes);
+  return Status::Ok();
+}
+
+Status StateDir::WriteAtomically(const std::string& file, const std::string& text) {
+  const std::string tmp = file + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    for (const auto& [p, s] : processes) out << p << ' ' << s << '\n';
+    out << text;
     out.flush();
     if (!out) return Status(StatusCode::kInternal, "cannot write " + tmp);
   }
   std::error_code ec;
-  std::filesystem::rename(tmp, path_ + "/processes", ec);
+  std::filesystem::rename(tmp, file, ec);
   if (ec) return Status(StatusCode::kInternal, "rename " + tmp + ": " + ec.message());
-  recorded_ = std::move(processes);
   return Status::Ok();
+}
+
+namespace {
+std::string JobDir(const std::string& root, const JobEpoch& je) {
+  return root + "/jobs/" + std::to_string(je.job.value()) + "." + std::to_string(je.epoch);
+}
+}  // namespace
+
+std::string StateDir::PreemptFile(const JobEpoch& je, int32_t host) const {
+  return JobDir(path_, je) + "/h" + std::to_string(host) + "/preempt";
+}
+
+Status StateDir::CreateJobDirs(const JobEpoch& je, const std::vector<int32_t>& hosts) {
+  for (int32_t h : hosts) {
+    std::error_code ec;
+    const std::string dir = JobDir(path_, je) + "/h" + std::to_string(h);
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Status(StatusCode::kInternal, "cannot create " + dir + ": " + ec.message());
+  }
+  return Status::Ok();
+}
+
+void StateDir::RemoveJobDirs(const JobEpoch& je) {
+  std::error_code ec;
+  std::filesystem::remove_all(JobDir(path_, je), ec);
 }
 
 }  // namespace podsched::agent

@@ -4,6 +4,9 @@
 // File `processes`: one "PID STARTTIME" line per process (start time guards against pid reuse),
 // rewritten atomically (temp + rename) whenever the set changes.
 //
+// Directory `jobs/JOB.EPOCH/hHOST/`: what the agent keeps for a rank's host while the epoch runs,
+// e.g. the preemption notice POD_PREEMPT_FILE; removed when the epoch ends here.
+//
 // Thread safety: one thread.
 #pragma once
 
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/ids.h"
 #include "common/status.h"
 
 namespace podsched::agent {
@@ -34,6 +38,15 @@ class StateDir {
   // Records the processes (pid, start time); no write when unchanged (an empty set after
   // KillLeftovers means no file).
   Status Record(std::vector<std::pair<pid_t, uint64_t>> processes);
+
+  // POD_PREEMPT_FILE of (job, epoch) on `host`: jobs/JOB.EPOCH/hHOST/preempt (not created).
+  std::string PreemptFile(const JobEpoch& je, int32_t host) const;
+  // Creates jobs/JOB.EPOCH/hHOST/ for each host.
+  Status CreateJobDirs(const JobEpoch& je, const std::vector<int32_t>& hosts);
+  // Writes `text` to the file atomically (temp + rename: a reader sees all of it or nothing).
+  Status WriteAtomically(const std::string& file, const std::string& text);
+  // Removes jobs/JOB.EPOCH/ and everything in it.
+  void RemoveJobDirs(const JobEpoch& je);
 
  private:
   std::string path_;

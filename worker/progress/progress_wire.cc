@@ -1,10 +1,34 @@
 #include "worker/progress/progress_wire.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace podsched::progress {
+namespace {
+
+Status Bad(std::string message) { return Status(StatusCode::kInvalidArgument, std::move(message)); }
+
+Status AddScalar(Progress& p, const std::string& name, double value) {
+  const bool name_ok =
+      !name.empty() && name.size() <= kMaxScalarName &&
+      name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") ==
+          std::string::npos;
+  if (!name_ok) {
+    return Bad("progress scalar '" + name.substr(0, 40) + "': names are 1.." +
+                           std::to_string(kMaxScalarName) + " of [A-Za-z0-9_.-]");
+  }
+  if (!std::isfinite(value)) return Bad("progress scalar " + name + " is not finite");
+  if (!p.scalars.contains(name) && p.scalars.size() >= kMaxScalars) {
+    return Bad("more than " + std::to_string(kMaxScalars) + " progress scalars");
+  }
+  p.scalars[name] = value;
+  return Status::Ok();
+}
+
+}  // namespace
 
 std::string ProgressLine(const Progress& p) {
   char buf[256];
@@ -49,6 +73,80 @@ Result<Progress> ParseProgressJson(std::string_view json) {
   number("examples_per_s", p.examples_per_s);
   if (auto it = j.find("steps"); it != j.end() && it->is_number_integer()) p.steps = it->get<int64_t>();
   if (auto it = j.find("checkpoint"); it != j.end() && it->is_string()) p.checkpoint = it->get<std::string>();
+  if (auto it = j.find("checkpoint_step"); it != j.end() && it->is_number_integer()) {
+    p.checkpoint_step = std::max<int64_t>(0, it->get<int64_t>());
+  }
+  if (auto it = j.find("scalars"); it != j.end() && it->is_object()) {
+    for (const auto& [name, value] : it->items()) {
+      if (!value.is_number()) continue;
+      if (Status s = AddScalar(p, name, value.get<double>()); !s.ok()) return std::unexpected(s);
+    }
+  }
+  return p;
+}
+
+int64_t ReportedCheckpointStep(const Progress& p) {
+  return p.checkpoint_step > 0 ? p.checkpoint_step : CheckpointStep(p.checkpoint);
+}
+
+Result<Progress> ParseProgressLine(std::string_view line) {
+  if (!line.starts_with(kProgressLinePrefix)) return InvalidArgument("not a POD_PROGRESS line");
+  line.remove_prefix(kProgressLinePrefix.size());
+  Progress p;
+  bool has_step = false;
+  size_t pos = 0;
+  while (pos < line.size()) {
+    if (line[pos] == ' ' || line[pos] == '\t' || line[pos] == '\r') {
+      ++pos;
+      continue;
+    }
+    size_t end = line.find_first_of(" \t\r", pos);
+    if (end == std::string_view::npos) end = line.size();
+    const std::string_view field = line.substr(pos, end - pos);
+    pos = end;
+    const size_t eq = field.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return InvalidArgument("POD_PROGRESS: '" + std::string(field.substr(0, 40)) +
+                             "' is not KEY=NUMBER");
+    }
+    const std::string key(field.substr(0, eq));
+    const std::string_view value = field.substr(eq + 1);
+    auto integer = [&](int64_t& out) -> Status {
+      auto [q, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+      if (ec != std::errc() || q != value.data() + value.size() || out < 0) {
+        return Bad("POD_PROGRESS: " + key + "=" + std::string(value.substr(0, 24)) +
+                               " is not a non-negative integer");
+      }
+      return Status::Ok();
+    };
+    Status s = Status::Ok();
+    if (key == "step") {
+      s = integer(p.step);
+      has_step = true;
+    } else if (key == "total_steps") {
+      s = integer(p.steps);
+    } else if (key == "checkpoint_step") {
+      s = integer(p.checkpoint_step);
+    } else {
+      double d = 0;
+      auto [q, ec] = std::from_chars(value.data(), value.data() + value.size(), d);
+      if (ec != std::errc() || q != value.data() + value.size() || !std::isfinite(d)) {
+        return InvalidArgument("POD_PROGRESS: " + key + "=" + std::string(value.substr(0, 24)) +
+                               " is not a number");
+      }
+      if (key == "loss") {
+        p.loss = d;
+      } else if (key == "accuracy") {
+        p.accuracy = d;
+      } else if (key == "examples_per_second") {
+        p.examples_per_s = d;
+      } else {
+        s = AddScalar(p, key, d);
+      }
+    }
+    if (!s.ok()) return std::unexpected(s);
+  }
+  if (!has_step) return InvalidArgument("POD_PROGRESS: step=N is required");
   return p;
 }
 

@@ -63,6 +63,50 @@ TEST(ProgressTest, JsonIsOneObjectWithTheDocumentedKeys) {
   EXPECT_EQ(ProgressJson(Sample()).find('\n'), std::string::npos);  // one datagram, one line
 }
 
+// The line any program can print (docs/jobspec.md, "Progress").
+TEST(ProgressTest, LineFormatForAnyProgram) {
+  auto p = ParseProgressLine(
+      "POD_PROGRESS step=120 total_steps=1000 loss=0.31 accuracy=0.9 checkpoint_step=100 "
+      "examples_per_second=512.5 lr=0.001 grad_norm=3e2");
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  EXPECT_EQ(p->step, 120);
+  EXPECT_EQ(p->steps, 1000);
+  EXPECT_DOUBLE_EQ(p->loss, 0.31);
+  EXPECT_DOUBLE_EQ(p->accuracy, 0.9);
+  EXPECT_DOUBLE_EQ(p->examples_per_s, 512.5);
+  EXPECT_EQ(ReportedCheckpointStep(*p), 100);
+  EXPECT_EQ(p->scalars, (std::map<std::string, double>{{"lr", 0.001}, {"grad_norm", 300}}));
+  EXPECT_EQ(ParseProgressLine("POD_PROGRESS  step=7\r")->step, 7);
+}
+
+TEST(ProgressTest, BadProgressLinesNameTheField) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"POD_PROGRESS loss=1", "step=N is required"},
+      {"POD_PROGRESS step=-1", "step=-1 is not a non-negative integer"},
+      {"POD_PROGRESS step=1 loss=abc", "loss=abc is not a number"},
+      {"POD_PROGRESS step=1 loss=nan", "loss=nan is not a number"},
+      {"POD_PROGRESS step=1 junk", "'junk' is not KEY=NUMBER"},
+      {"POD_PROGRESS step=1 b@d=1", "names are 1..32"},
+      {"progress step=1", "not a POD_PROGRESS line"},
+  };
+  for (const auto& [line, error] : cases) {
+    auto p = ParseProgressLine(line);
+    ASSERT_FALSE(p.has_value()) << line;
+    EXPECT_NE(p.error().message().find(error), std::string::npos) << p.error().message();
+  }
+  std::string many = "POD_PROGRESS step=1";
+  for (int i = 0; i < 17; ++i) many += " s" + std::to_string(i) + "=1";
+  EXPECT_FALSE(ParseProgressLine(many).has_value());
+}
+
+TEST(ProgressTest, JsonMayCarryCheckpointStepAndScalars) {
+  auto p = ParseProgressJson(
+      R"({"job":"4","epoch":1,"step":9,"checkpoint_step":8,"scalars":{"lr":0.5,"x":"text"}})");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(ReportedCheckpointStep(*p), 8);
+  EXPECT_EQ(p->scalars, (std::map<std::string, double>{{"lr", 0.5}}));
+}
+
 TEST(ProgressTest, EndpointMustBeUdpIpv4AndPort) {
   auto ep = ParseProgressEndpoint("udp://127.0.0.1:9000");
   ASSERT_TRUE(ep);

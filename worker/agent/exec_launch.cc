@@ -1,0 +1,50 @@
+#include "worker/agent/exec_launch.h"
+
+#include "worker/agent/exit_verdict.h"
+#include "worker/agent/mpirun_argv.h"
+
+namespace podsched::agent {
+
+std::vector<RankStart> PlanRanks(const std::vector<int32_t>& hosts, int ranks_per_host) {
+  std::vector<RankStart> out;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    for (int local = 0; local < ranks_per_host; ++local) {
+      out.push_back({hosts[i], static_cast<int>(i) * ranks_per_host + local});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> RankRshArgv(const std::string& podworker, const RankStart& start,
+                                     const std::vector<std::string>& command) {
+  std::vector<std::string> argv{podworker, "rsh",     MpiHostName(start.host),
+                                podworker, "rank",    "--rank",
+                                std::to_string(start.rank), "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+bool RankExits::Exited(int rank, int status) {
+  if (rank < 0 || static_cast<size_t>(rank) >= status_.size() || status_[rank]) return false;
+  status_[rank] = status;
+  ++exited_;
+  if (status == kPreemptedExitCode) preempted_ = true;
+  if (status == 0 || status == kPreemptedExitCode || first_failure_) return false;
+  first_failure_ = {rank, status};
+  return true;
+}
+
+int RankExits::ExitCode() const {
+  if (first_failure_) return first_failure_->second;
+  return preempted_ ? kPreemptedExitCode : 0;
+}
+
+std::string RankExits::FailureMessage() const {
+  if (!first_failure_) return "";
+  const auto [rank, status] = *first_failure_;
+  return "rank " + std::to_string(rank) +
+         (status > 128 && status < 160 ? " was killed by signal " + std::to_string(status - 128)
+                                       : " exited " + std::to_string(status));
+}
+
+}  // namespace podsched::agent

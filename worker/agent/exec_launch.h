@@ -1,0 +1,66 @@
+// `launcher: exec` (docs/jobspec.md, "The launch contract"): the launcher host's agent runs
+// `podworker launch -- COMMAND...` where it would run mpirun. That process starts every rank of
+// the slice as `podworker rsh hHOST podworker rank --rank R -- COMMAND...` (the same rsh side
+// channel mpirun's orteds use, so each host's agent tags, watches, signals and releases the
+// rank exactly as under mpirun), relays each rank's output as whole tagged lines, and exits
+// with the job's verdict.
+//
+// This file holds the pure parts: the ranks to start, their argv, and how their exits combine.
+// Thread safety: values owned by one thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace podsched::agent {
+
+// The argv the agent runs as the launcher of an exec job.
+Result<std::vector<std::string>> ExecLauncherArgv(const std::string& podworker,
+                                                  const auto& command) {
+  if (command.empty() || std::string(*command.begin()).empty()) {
+    return InvalidArgument("empty command");
+  }
+  std::vector<std::string> argv{podworker, "launch", "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+struct RankStart {
+  int32_t host = 0;
+  int rank = 0;
+};
+
+// Rank r runs on hosts[r / ranks_per_host] (host-major, as mpirun places them).
+std::vector<RankStart> PlanRanks(const std::vector<int32_t>& hosts, int ranks_per_host);
+
+// `podworker rsh hHOST podworker rank --rank R -- COMMAND...`.
+std::vector<std::string> RankRshArgv(const std::string& podworker, const RankStart& start,
+                                     const std::vector<std::string>& command);
+
+// The ranks' exit statuses (as `podworker rsh` returns them: 0..255, 128+N for signal N) and the
+// launcher's own exit code. 75 is the "preempted, checkpoint committed" code (exit_verdict.h).
+class RankExits {
+ public:
+  explicit RankExits(int ranks) : status_(static_cast<size_t>(ranks)) {}
+
+  // True when the other ranks must be stopped now: this is the first failure (any status but 0
+  // and 75; like mpirun, one failed rank ends the job).
+  bool Exited(int rank, int status);
+  bool all_exited() const { return exited_ == status_.size(); }
+  // The first failure's status; else 75 when a rank exited 75; else 0.
+  int ExitCode() const;
+  // "rank 3 exited 1" for the first failure; "" without one.
+  std::string FailureMessage() const;
+
+ private:
+  std::vector<std::optional<int>> status_;
+  size_t exited_ = 0;
+  std::optional<std::pair<int, int>> first_failure_;  // rank, status
+  bool preempted_ = false;
+};
+
+}  // namespace podsched::agent

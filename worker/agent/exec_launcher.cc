@@ -1,0 +1,190 @@
+// `podworker launch` and `podworker rank` (exec_launch.h, rank_env.h): the processes side.
+#include "worker/agent/exec_launcher.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "common/rank_tag.h"
+#include "worker/agent/child.h"
+#include "worker/agent/exec_launch.h"
+#include "common/host_list.h"
+#include "worker/agent/exit_verdict.h"
+#include "worker/agent/rank_env.h"
+
+namespace podsched::agent {
+namespace {
+
+std::optional<std::string> GetEnv(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v == nullptr ? std::nullopt : std::optional<std::string>(v);
+}
+
+int Fail(const char* who, const std::string& message) {
+  std::fprintf(stderr, "podworker %s: %s\n", who, message.c_str());
+  return 127;
+}
+
+void WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// One rank's rsh client: its pipes, what is unfinished on each, its status once reaped.
+struct RankProcess {
+  RankStart start;
+  pid_t pid = -1;
+  int fd[2] = {-1, -1};       // stdout, stderr
+  std::string partial[2];
+  bool reaped = false;
+};
+
+// Whole lines of a rank's stream, tagged, each with one write (so lines never tear).
+void Relay(RankProcess& r, int stream, std::string_view bytes, bool end) {
+  std::string& partial = r.partial[stream];
+  partial.append(bytes);
+  std::string out;
+  size_t pos = 0, nl;
+  while ((nl = partial.find('\n', pos)) != std::string::npos) {
+    out += FormatRankTag(r.start.rank, stream == 1);
+    out.append(partial, pos, nl + 1 - pos);
+    pos = nl + 1;
+  }
+  partial.erase(0, pos);
+  if ((end || partial.size() >= RankLineJoiner::kMaxPartial) && !partial.empty()) {
+    out += FormatRankTag(r.start.rank, stream == 1) + partial + "\n";
+    partial.clear();
+  }
+  if (!out.empty()) WriteAll(stream == 0 ? 1 : 2, out);
+}
+
+}  // namespace
+
+int ExecLauncherMain(const std::string& podworker, const std::vector<std::string>& args) {
+  signal(SIGPIPE, SIG_IGN);
+  std::vector<std::string> command = args;
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty()) return Fail("launch", "usage: podworker launch -- COMMAND [ARGS...]");
+  const auto hosts_env = GetEnv("POD_HOSTS");
+  const auto per_host_env = GetEnv("LOCAL_WORLD_SIZE");
+  if (!hosts_env || !per_host_env) {
+    return Fail("launch", "POD_HOSTS and LOCAL_WORLD_SIZE must be set (podworker sets them)");
+  }
+  auto hosts = ParseHostSequence(*hosts_env);
+  int per_host = 0;
+  auto [p, ec] = std::from_chars(per_host_env->data(), per_host_env->data() + per_host_env->size(),
+                                 per_host);
+  if (!hosts || hosts->empty() || ec != std::errc() || per_host < 1) {
+    return Fail("launch", "POD_HOSTS='" + hosts_env->substr(0, 64) + "' and LOCAL_WORLD_SIZE='" +
+                              per_host_env->substr(0, 16) + "' do not describe a slice");
+  }
+
+  const std::vector<RankStart> plan = PlanRanks(*hosts, per_host);
+  std::vector<RankProcess> ranks(plan.size());
+  RankExits exits(static_cast<int>(plan.size()));
+  const std::vector<std::string> env = EnvironmentWith({});
+  for (size_t i = 0; i < plan.size(); ++i) {
+    ranks[i].start = plan[i];
+    auto child = SpawnChild(RankRshArgv(podworker, plan[i], command), env);
+    if (!child) {
+      std::fprintf(stderr, "podworker launch: cannot start rank %d: %s\n", plan[i].rank,
+                   child.error().message().c_str());
+      ranks[i].reaped = true;
+      if (exits.Exited(plan[i].rank, 127)) break;
+      continue;
+    }
+    ranks[i].pid = child->pid;
+    ranks[i].fd[0] = child->stdout_fd;
+    ranks[i].fd[1] = child->stderr_fd;
+  }
+
+  bool stopping = false;
+  auto stop_all = [&] {
+    if (stopping) return;
+    stopping = true;
+    std::fprintf(stderr, "podworker launch: %s: stopping the other ranks\n",
+                 exits.FailureMessage().c_str());
+    for (RankProcess& r : ranks) {
+      if (r.pid > 0 && !r.reaped) kill(-r.pid, SIGTERM);  // closes its session: the agent kills
+    }
+  };
+  if (exits.ExitCode() != 0 && exits.ExitCode() != kPreemptedExitCode) stop_all();
+
+  char buf[65536];
+  while (true) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<size_t, int>> owner;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      for (int s = 0; s < 2; ++s) {
+        if (ranks[i].fd[s] < 0) continue;
+        fds.push_back({ranks[i].fd[s], POLLIN, 0});
+        owner.emplace_back(i, s);
+      }
+    }
+    bool all_reaped = true;
+    for (const RankProcess& r : ranks) all_reaped = all_reaped && (r.reaped || r.pid < 0);
+    if (fds.empty() && all_reaped) break;
+    poll(fds.data(), fds.size(), fds.empty() ? 100 : 200);
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      auto [i, s] = owner[k];
+      const ssize_t n = read(ranks[i].fd[s], buf, sizeof buf);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (n <= 0) {
+        Relay(ranks[i], s, {}, /*end=*/true);
+        close(ranks[i].fd[s]);
+        ranks[i].fd[s] = -1;
+      } else {
+        Relay(ranks[i], s, std::string_view(buf, static_cast<size_t>(n)), false);
+      }
+    }
+    int status = 0;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      for (RankProcess& r : ranks) {
+        if (r.pid != pid) continue;
+        r.reaped = true;
+        if (exits.Exited(r.start.rank, SshExitStatus(status))) stop_all();
+      }
+    }
+  }
+  return exits.ExitCode();
+}
+
+int RankMain(const std::vector<std::string>& args) {
+  std::optional<int> index;
+  size_t i = 0;
+  if (i + 1 < args.size() && args[i] == "--rank") {
+    int r = -1;
+    auto [p, ec] = std::from_chars(args[i + 1].data(), args[i + 1].data() + args[i + 1].size(), r);
+    if (ec != std::errc() || p != args[i + 1].data() + args[i + 1].size() || r < 0) {
+      return Fail("rank", "--rank '" + args[i + 1] + "' is not a rank");
+    }
+    index = r;
+    i += 2;
+  }
+  if (i < args.size() && args[i] == "--") ++i;
+  if (i >= args.size()) return Fail("rank", "usage: podworker rank [--rank R] -- COMMAND [ARGS...]");
+  auto id = index ? RankFromIndex(*index, GetEnv) : RankFromMpi(GetEnv);
+  if (!id) return Fail("rank", id.error().message());
+  for (const auto& [name, value] : RankEnv(*id, GetEnv)) setenv(name.c_str(), value.c_str(), 1);
+  std::vector<char*> argv;
+  for (size_t k = i; k < args.size(); ++k) argv.push_back(const_cast<char*>(args[k].c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  return Fail("rank", "cannot run '" + args[i] + "': " + std::strerror(errno));
+}
+
+}  // namespace podsched::agent

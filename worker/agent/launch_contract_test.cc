@@ -1,0 +1,109 @@
+// The per-rank part of the launch contract (rank_env.h) and the exec launcher's pure parts
+// (exec_launch.h).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "worker/agent/exec_launch.h"
+#include "worker/agent/rank_env.h"
+
+namespace podsched::agent {
+namespace {
+
+EnvLookup Env(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : std::optional(it->second);
+  };
+}
+
+TEST(RankEnvTest, MpiRankGetsTorchJaxAndTensorFlowNames) {
+  auto env = Env({{"OMPI_COMM_WORLD_RANK", "5"},
+                  {"OMPI_COMM_WORLD_SIZE", "8"},
+                  {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                  {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                  {"POD_RANK_ADDRS", "a:1,a:2,b:1,b:2,c:1,c:2,d:1,d:2"},
+                  {"PODWORKER_TAG", "7:2:12"}});
+  auto id = RankFromMpi(env);
+  ASSERT_TRUE(id.has_value()) << id.error().message();
+  auto vars = RankEnv(*id, env);
+  EXPECT_EQ(vars.at("RANK"), "5");
+  EXPECT_EQ(vars.at("LOCAL_RANK"), "1");
+  EXPECT_EQ(vars.at("NODE_RANK"), "2");
+  EXPECT_EQ(vars.at("JAX_PROCESS_ID"), "5");
+  EXPECT_EQ(vars.at("PODWORKER_TAG"), "7:2:12:5");
+  auto tf = nlohmann::json::parse(vars.at("TF_CONFIG"));
+  EXPECT_EQ(tf["cluster"]["worker"].size(), 8u);
+  EXPECT_EQ(tf["cluster"]["worker"][5], "c:2");
+  EXPECT_EQ(tf["task"]["type"], "worker");
+  EXPECT_EQ(tf["task"]["index"], 5);
+}
+
+TEST(RankEnvTest, ExecRankFromItsIndex) {
+  auto env = Env({{"WORLD_SIZE", "8"}, {"LOCAL_WORLD_SIZE", "4"}});
+  auto id = RankFromIndex(6, env);
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(id->node_rank, 1);
+  EXPECT_EQ(id->local_rank, 2);
+  auto vars = RankEnv(*id, env);
+  EXPECT_FALSE(vars.contains("TF_CONFIG"));  // no worker list: no TF_CONFIG
+  EXPECT_FALSE(vars.contains("PODWORKER_TAG"));
+}
+
+TEST(RankEnvTest, InconsistentRanksAreRefused) {
+  EXPECT_FALSE(RankFromIndex(8, Env({{"WORLD_SIZE", "8"}, {"LOCAL_WORLD_SIZE", "4"}})));
+  EXPECT_FALSE(RankFromIndex(0, Env({{"WORLD_SIZE", "6"}, {"LOCAL_WORLD_SIZE", "4"}})));
+  EXPECT_FALSE(RankFromIndex(0, Env({{"WORLD_SIZE", "x"}, {"LOCAL_WORLD_SIZE", "4"}})));
+  auto missing = RankFromMpi(Env({{"OMPI_COMM_WORLD_RANK", "0"}}));
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message().find("OMPI_COMM_WORLD_SIZE is not set"), std::string::npos);
+  // A worker list of the wrong length is not turned into a wrong TF_CONFIG.
+  auto env = Env({{"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "1"}, {"POD_RANK_ADDRS", "a:1"}});
+  EXPECT_FALSE(RankEnv(*RankFromIndex(1, env), env).contains("TF_CONFIG"));
+}
+
+TEST(ExecLaunchTest, RanksAreHostMajorInSliceOrder) {
+  auto plan = PlanRanks({12, 4, 5}, 2);
+  ASSERT_EQ(plan.size(), 6u);
+  EXPECT_EQ(plan[0].host, 12);
+  EXPECT_EQ(plan[1].host, 12);
+  EXPECT_EQ(plan[2].host, 4);
+  EXPECT_EQ(plan[5].host, 5);
+  EXPECT_EQ(plan[5].rank, 5);
+  EXPECT_EQ(RankRshArgv("/pw", plan[3], {"python3", "t.py"}),
+            (std::vector<std::string>{"/pw", "rsh", "h4", "/pw", "rank", "--rank", "3", "--",
+                                      "python3", "t.py"}));
+  EXPECT_EQ(ExecLauncherArgv("/pw", std::vector<std::string>{"x"}).value(),
+            (std::vector<std::string>{"/pw", "launch", "--", "x"}));
+  EXPECT_FALSE(ExecLauncherArgv("/pw", std::vector<std::string>{}).has_value());
+}
+
+TEST(ExecLaunchTest, FirstFailureStopsTheRestAndIsTheVerdict) {
+  RankExits exits(4);
+  EXPECT_FALSE(exits.Exited(2, 0));
+  EXPECT_TRUE(exits.Exited(1, 3));    // the first failure: stop the others
+  EXPECT_FALSE(exits.Exited(0, 143)); // killed because of it: not a second stop
+  EXPECT_FALSE(exits.Exited(1, 0));   // a rank exits once
+  EXPECT_FALSE(exits.all_exited());
+  exits.Exited(3, 75);
+  EXPECT_TRUE(exits.all_exited());
+  EXPECT_EQ(exits.ExitCode(), 3);
+  EXPECT_EQ(exits.FailureMessage(), "rank 1 exited 3");
+}
+
+TEST(ExecLaunchTest, PreemptedRanksMakeAPreemptedJob) {
+  RankExits exits(3);
+  EXPECT_FALSE(exits.Exited(0, 75));
+  EXPECT_FALSE(exits.Exited(1, 0));   // a rank with nothing to save may exit 0
+  EXPECT_FALSE(exits.Exited(2, 75));
+  EXPECT_EQ(exits.ExitCode(), 75);
+  RankExits ok(2);
+  ok.Exited(0, 0);
+  ok.Exited(1, 0);
+  EXPECT_EQ(ok.ExitCode(), 0);
+  RankExits killed(1);
+  EXPECT_TRUE(killed.Exited(0, 137));
+  EXPECT_EQ(killed.FailureMessage(), "rank 0 was killed by signal 9");
+}
+
+}  // namespace
+}  // namespace podsched::agent
