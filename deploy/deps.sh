@@ -31,6 +31,8 @@ packages=(
   swift swift-proxy swift-object swift-container swift-account awscli
   # the dashboard: its npm packages (uPlot, playwright-core) and the browser for its tests
   nodejs chromium
+  # tests: users' own jobs (PyTorch DDP with gloo, mpi4py) run through podsched
+  python3-torch python3-mpi4py python3-numpy
 )
 # Debian's nodejs ships npm separately; NodeSource's nodejs bundles it (and conflicts with the
 # Debian package), so ask for npm only when there is none.
