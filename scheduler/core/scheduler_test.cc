@@ -39,6 +39,22 @@ TEST_F(SchedulerTest, PlacesAndRunsAJobThroughItsLifecycle) {
   EXPECT_EQ((*events)[1].hosts.size(), 4u);
 }
 
+// A program that never reports progress is RUNNING once its ranks are up (issue: a PyTorch job
+// stayed STARTING through training, a preemption and its success).
+TEST_F(SchedulerTest, RunningWhenEveryRankIsUpWithoutProgress) {
+  Start(2, 2);
+  JobId id = Submit(Spec("ada", "v2-32", false), 0);
+  Tick(1);
+  ASSERT_TRUE(sched_->ReportRunning(JobEpoch{id, Job(id).epoch + 1}, At(2)).has_value());
+  EXPECT_EQ(Job(id).state, S::kPlaced);  // another epoch's report changes nothing
+  ASSERT_TRUE(sched_->ReportRunning(Epoch(id), At(2)).has_value());
+  EXPECT_EQ(Job(id).state, S::kRunning);
+  EXPECT_EQ(Job(id).reason, "every rank is running");
+  ASSERT_TRUE(sched_->ReportRunning(Epoch(id), At(3)).has_value());  // repeated: no new event
+  EXPECT_EQ(repo_.EventsOf(id)->size(), 3u);  // submit, placed, running
+  EXPECT_FALSE(sched_->ReportRunning(JobEpoch{JobId(999), 1}, At(3)).has_value());
+}
+
 TEST_F(SchedulerTest, HostsAreFreedOnlyWhenEveryHostReleasedThem) {
   Start(2, 2);
   JobId id = Submit(Spec("ada", "v2-32", false), 0);

@@ -214,6 +214,52 @@ TEST_F(BusLogicTest, RunningStartsTheJobAndExitsFreeTheHostsThenAreAcked) {
   EXPECT_TRUE(bus_->TakeAcks().empty());
 }
 
+// RUNNING means every rank's process is up, whether or not the program reports progress: the
+// agents' ranks_up_hosts are joined over the slice, across heartbeats and agents.
+TEST_F(BusLogicTest, RunningOnceEveryHostOfTheSliceHasItsRanksUp) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  Out();
+  std::vector<int> hosts = SliceHosts(je.job);
+  const int launcher_row = hosts[0] / 4, other_row = hosts[2] / 4;
+  auto beat = [&](int row, std::vector<int> mine, std::vector<int> up) {
+    bus::Envelope e;
+    auto* hb = e.mutable_heartbeat();
+    hb->set_agent_id("a" + std::to_string(row));
+    auto* rj = hb->add_running();
+    rj->mutable_job()->set_job_id(je.job.value());
+    rj->mutable_job()->set_epoch(je.epoch);
+    for (int h : mine) rj->add_hosts(h);
+    for (int h : up) rj->add_ranks_up_hosts(h);
+    ASSERT_TRUE(bus_->OnMessage("a" + std::to_string(row), Bytes(e), now_).ok());
+  };
+  beat(launcher_row, {hosts[0], hosts[1]}, {hosts[0], hosts[1]});
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kStarting);
+  beat(other_row, {hosts[2], hosts[3]}, {hosts[2]});
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kStarting);  // host 3 not yet
+  beat(other_row, {hosts[2], hosts[3]}, {hosts[2], hosts[3]});
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kRunning);
+  EXPECT_EQ(sched_->Find(je.job)->reason, "every rank is running");
+}
+
+// A restarted podsched learns it again from the next heartbeats; a report of an older epoch
+// counts for nothing.
+TEST_F(BusLogicTest, RanksUpOfAnOldEpochDoNotMakeTheNewOneRunning) {
+  RegisterAll();
+  JobEpoch je = PlaceV232(/*preemptible=*/true);
+  Out();
+  std::vector<int> hosts = SliceHosts(je.job);
+  bus::Envelope e;
+  auto* hb = e.mutable_heartbeat();
+  hb->set_agent_id("a" + std::to_string(hosts[0] / 4));
+  auto* rj = hb->add_running();
+  rj->mutable_job()->set_job_id(je.job.value());
+  rj->mutable_job()->set_epoch(je.epoch + 5);
+  for (int h : hosts) rj->add_ranks_up_hosts(h);
+  ASSERT_TRUE(bus_->OnMessage(hb->agent_id(), Bytes(e), now_).ok());
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);
+}
+
 TEST_F(BusLogicTest, PreemptAndKillFanOutToEveryAgentOfTheSlice) {
   RegisterAll();
   JobEpoch je = PlaceV232(true);
