@@ -16,7 +16,7 @@ struct AgentOptions {
   std::string pod = "pod0";
   std::vector<int32_t> hosts;        // sorted
   std::string agent_id;
-  std::string advertise = "127.0.0.1";
+  std::string advertise;  // empty: the address this machine reaches the bus from
   std::string state_dir;
   std::string mpirun = "mpirun";
   std::vector<std::string> mpirun_args;

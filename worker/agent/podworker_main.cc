@@ -1,7 +1,11 @@
 // podworker: the host agent (docs/podworker.md). Subcommands `rsh` (mpirun's rsh agent),
 // `keygen` (a CurveZMQ key pair), `launch` and `rank` (exec_launcher.h); without one it runs the
 // agent.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -51,6 +55,39 @@ bool ReadKeyFile(const std::string& path, std::string& pub, std::string& sec, st
   return true;
 }
 
+// The local address this machine reaches `bus` (tcp://HOST:PORT) from: what a job's peers on
+// other machines can reach it at, unless --advertise says otherwise. A UDP connect() sends
+// nothing; it only picks the route.
+std::string AddressTowards(const std::string& bus, std::string& error) {
+  const std::string rest = bus.starts_with("tcp://") ? bus.substr(6) : "";
+  const size_t colon = rest.rfind(':');
+  if (rest.empty() || colon == std::string::npos) return "127.0.0.1";  // ipc:// etc.
+  const std::string host = rest.substr(0, colon), port = rest.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || found == nullptr) {
+    error = "cannot resolve the bus host '" + host + "' (give --advertise)";
+    return "";
+  }
+  std::string ip;
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in local{};
+  socklen_t len = sizeof local;
+  if (fd >= 0 && connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);
+    ip = text;
+  } else {
+    error = "no route to the bus host '" + host + "' (give --advertise)";
+  }
+  if (fd >= 0) close(fd);
+  freeaddrinfo(found);
+  return ip;
+}
+
 std::string SelfPath(const char* argv0) {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -87,7 +124,9 @@ int main(int argc, char** argv) {
   app.add_option("--hosts", hosts, "Hosts served, e.g. 0-7,12")->capture_default_str();
   app.add_option("--agent-id", o.agent_id, "Agent id (default: <hostname>-<first host>)");
   app.add_option("--advertise", o.advertise,
-                 "IPv4 address for the rsh and progress endpoints")->capture_default_str();
+                 "IPv4 address of this machine that jobs' peers reach it at (rsh and progress "
+                 "endpoints, POD_HOST_ADDRS, MASTER_ADDR; default: the address it reaches the "
+                 "bus from)");
   app.add_option("--state-dir", o.state_dir, "State directory (default ./var/worker/<agent id>)");
   app.add_option("--mpirun", o.mpirun, "mpirun to run")->capture_default_str();
   app.add_option("--mpirun-arg", o.mpirun_args, "Extra mpirun argument (repeatable)")
@@ -127,6 +166,11 @@ int main(int argc, char** argv) {
                          std::string::npos;
   if (!id_ok) return usage("--agent-id '" + o.agent_id + "' must be 1..64 of [A-Za-z0-9._-]");
   if (o.state_dir.empty()) o.state_dir = "var/worker/" + o.agent_id;
+  if (o.advertise.empty()) {
+    std::string error;
+    o.advertise = AddressTowards(o.bus, error);
+    if (o.advertise.empty()) return usage(error);
+  }
   o.state_dir = std::filesystem::absolute(o.state_dir).string();
   if (o.mpi_subnet.empty()) {
     auto subnet = DefaultMpiSubnet(o.advertise);
