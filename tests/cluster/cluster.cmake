@@ -2,7 +2,7 @@
 # with a message otherwise). podsched + S3 in one namespace, four podworkers in four others,
 # podtrain across them, faults injected (preemption, kill -9, link cut, scheduler kill).
 # RUN_SERIAL: each scenario runs 4 MPI ranks across 5 namespaces on a 2-core machine.
-foreach(scenario mpi across preempt agent-kill link-cut sched-kill)
+foreach(scenario mpi across preempt agent-kill link-cut sched-kill torch)
   add_test(NAME cluster_${scenario}
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/cluster_test.py ${CMAKE_BINARY_DIR} ${scenario})
   set_tests_properties(cluster_${scenario} PROPERTIES

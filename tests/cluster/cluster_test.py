@@ -8,7 +8,7 @@ nothing is lost: the job SUCCEEDS with parameters bit-identical to a single-proc
 run, and every host is healthy and free at the end.
 
   cluster_test.py BUILD_DIR SCENARIO     SCENARIO: across, preempt, agent-kill, link-cut,
-                                                   sched-kill (or all)
+                                                   sched-kill, torch (or all)
 Exit 0 pass, 1 fail, 77 skip (not root). PODSCHED_CLUSTER_STORE=file: checkpoints on file://
 instead of the S3 server. PODSCHED_CLUSTER_KEEP=1 keeps the work directory.
 """
@@ -297,10 +297,43 @@ def mpi_only(podtrain, ref, tmp):
         say("mpi: 4 ranks in namespaces %s, bit-identical to the reference" % sorted(seen))
 
 
+def torch_ddp(c, _ref, _tmp):
+    """7: a user's PyTorch DDP script (gloo, launcher exec) across namespaces: preempted through
+    the API, saved with torch.save in its grace period, resumed, and ending with the same
+    parameters as an uninterrupted run (tests/integration/jobs/torch_ddp.py)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration", "jobs",
+                          "torch_ddp.py")
+    ckpt = "file://" + os.path.join(c.work, "torch-checkpoints")
+    # gloo picks its interface from the hostname; in a namespace that is eth0 on the bridge.
+    env = {"GLOO_SOCKET_IFNAME": "eth0"}
+    spec = dict(command="/usr/bin/python3", launcher="exec", checkpoint_url=ckpt, env=env)
+    a = c.submit("v2-32", [script, "40", "0.2"], preemptible=True, name="ddp", **spec)
+    wait_for("job %d to report step 8" % a,
+             lambda: c.job(a)["state"] == "RUNNING" and int(c.job(a).get("step", 0)) >= 8, 240)
+    spread = sorted({k for k, *_ in c.job_processes(a, names=("python3",))})
+    if len(spread) < 2:
+        fail("DDP ranks of job %d are not spread over namespaces: %s" % (a, spread))
+    say("DDP job %d runs on hosts %s, ranks in namespaces %s" % (a, c.job(a)["hosts"], spread))
+    c.api("POST", "/api/v1/jobs/%d/preempt" % a, {})
+    j = c.wait_state(a, "SUCCEEDED", JOB_TIMEOUT)
+    text = c.log_text(a)
+    if "rank 0: preempted, saved step" not in text or "resumed at step" not in text:
+        fail("job %d did not save and resume:\n%s" % (a, text[-3000:]))
+    b = c.submit("v2-32", [script, "40"], name="ddp-reference", **spec)
+    c.wait_state(b, "SUCCEEDED", JOB_TIMEOUT)
+    digest = [open(os.path.join(c.work, "torch-checkpoints", "job-%d" % jid, "final.sha256"))
+              .read().strip() for jid in (a, b)]
+    if digest[0] != digest[1]:
+        fail("preempted DDP run %s differs from the uninterrupted one %s" % tuple(digest))
+    say("DDP job %d preempted (%d placements) and resumed: parameters identical to job %d (%s...)"
+        % (a, len(placements(c, a)), b, digest[0][:16]))
+    check_all_free(c)
+
+
 from podcluster import _find_binary as pc_find  # noqa: E402
 
 SCENARIOS = {"across": across, "preempt": preempt, "agent-kill": agent_kill,
-             "link-cut": link_cut, "sched-kill": sched_kill}
+             "link-cut": link_cut, "sched-kill": sched_kill, "torch": torch_ddp}
 
 
 def main():
