@@ -76,6 +76,17 @@ TEST_F(JobsApiTest, BadInputIsA4xxJsonError) {
   SubmitAs("t-alice");  // still serving
 }
 
+TEST_F(JobsApiTest, LauncherIsMpiOrExecAndShownBack) {
+  auto bad = Call("POST", "/api/v1/jobs", "t-alice",
+                  R"({"name":"x","accelerator":"v2-8","command":"c","launcher":"torchrun"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("launcher 'torchrun' is not one of: mpi"), std::string::npos) << bad.body;
+  auto good = Call("POST", "/api/v1/jobs", "t-alice",
+                   R"({"name":"x","accelerator":"v2-8","command":"c","launcher":"exec"})");
+  ASSERT_EQ(good.status, 201) << good.body;
+  EXPECT_NE(good.body.find(R"("launcher":"exec")"), std::string::npos) << good.body;
+}
+
 TEST_F(JobsApiTest, PagingVisitsEveryJobOnce) {
   std::set<int64_t> submitted, seen;
   for (int i = 0; i < 7; ++i) submitted.insert(SubmitAs("t-alice"));

@@ -30,6 +30,7 @@ core::JobRecord FullJob(int64_t id) {
   job.spec.args = {"--steps", std::to_string(id), std::string("\xff\xfe bytes\0x", 10)};
   job.spec.env = {{"SEED", std::to_string(id)}, {"RAW", "\xc3\x28"}};
   job.spec.ranks_per_host = 4;
+  job.spec.launcher = id % 2 ? core::Launcher::kExec : core::Launcher::kMpi;
   job.spec.checkpoint_interval = seconds(600);
   job.spec.grace_period = seconds(45);
   job.spec.max_runtime = std::chrono::hours(12);
