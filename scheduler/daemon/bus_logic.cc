@@ -305,6 +305,22 @@ Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now)
     Drop("invalid");
     return Status::Ok();
   }
+  if (live) {
+    // Of the live epoch, only the slice's hosts report, and only the launcher host (the slice's
+    // first, where mpirun or `podworker launch` runs) gives the verdict: an agent cannot end
+    // another user's job by naming a host of its own.
+    const std::vector<HostId> slice = scheduler_->pod().HostsIn(*job->placement);
+    const bool in_slice = std::all_of(m.hosts().begin(), m.hosts().end(), [&](int32_t h) {
+      return std::find(slice.begin(), slice.end(), HostId(h)) != slice.end();
+    });
+    const bool from_launcher =
+        std::find(m.hosts().begin(), m.hosts().end(), slice.front().value()) != m.hosts().end();
+    if (!in_slice || (!verdict->released && !from_launcher)) {
+      Drop("unknown_host");
+      acks_[agent.agent_id].push_back(je);  // a refusal is final: stop the resends
+      return Status::Ok();
+    }
+  }
   if (verdict->released) {
     for (int32_t h : m.hosts()) {
       if (Status s = Apply(scheduler_->ReportHostReleased(je, HostId(h), now), "invalid"); !s.ok()) {

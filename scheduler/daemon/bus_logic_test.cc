@@ -386,6 +386,32 @@ TEST_F(BusLogicTest, BadMessagesAreDroppedAndCountedByReason) {
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);  // nothing of it applied
 }
 
+// An agent may end a job only from the job's launcher host; others only release their hosts of
+// the slice (an agent naming a host of its own cannot end another user's job).
+TEST_F(BusLogicTest, OnlyTheLauncherHostGivesTheVerdictAndOnlySliceHostsRelease) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  Out();
+  std::vector<int> hosts = SliceHosts(je.job);
+  const int launcher_row = hosts[0] / 4, other_row = hosts[2] / 4;
+  const int outsider_row = (std::max(launcher_row, other_row) + 1) % 4;
+  ASSERT_NE(outsider_row, launcher_row);
+  ASSERT_NE(outsider_row, other_row);
+  Exited(outsider_row, je, bus::Exited::FAILED, {outsider_row * 4});
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);
+  EXPECT_EQ(Dropped("unknown_host"), 1);
+  Exited(outsider_row, je, bus::Exited::RELEASED, {outsider_row * 4});
+  EXPECT_EQ(Dropped("unknown_host"), 2);
+  Exited(other_row, je, bus::Exited::FAILED, {hosts[2], hosts[3]});  // in the slice, not launcher
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);
+  EXPECT_EQ(Dropped("unknown_host"), 3);
+  Exited(other_row, je, bus::Exited::RELEASED, {hosts[2], hosts[3]});
+  Exited(launcher_row, je, bus::Exited::COMPLETED, {hosts[0], hosts[1]});
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kSucceeded);
+  for (int h : hosts) EXPECT_FALSE(sched_->pod().host(HostId(h)).allocation.has_value());
+  EXPECT_EQ(Dropped("unknown_host"), 3);
+}
+
 TEST_F(BusLogicTest, ProgressIsBoundedAndStreamedAtMostOncePerSecond) {
   RegisterAll();
   JobEpoch je = PlaceV232();
