@@ -23,11 +23,12 @@ std::string BlockText(pod::SliceShape shape) {
 
 std::string ClassName(bool preemptible) { return preemptible ? "preemptible" : "on-demand"; }
 
-// On-demand work is never preempted for preemptible work; otherwise a job may evict preemptible
-// work (when it is on-demand) or work of lower priority.
+// Only preemptible work is ever preempted (docs/jobspec.md): by on-demand work, or by
+// preemptible work of higher priority. On-demand work is never preempted, whatever the
+// priority: a user's priority must not stop another user's on-demand job.
 bool MayPreempt(const JobSpec& waiting, const JobSpec& victim) {
-  if (!victim.preemptible && waiting.preemptible) return false;
-  return (victim.preemptible && !waiting.preemptible) || victim.priority < waiting.priority;
+  if (!victim.preemptible) return false;
+  return !waiting.preemptible || victim.priority < waiting.priority;
 }
 
 // Hosts taken in this pass or reserved are marked draining in a view, so that the placement

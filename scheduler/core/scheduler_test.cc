@@ -151,14 +151,29 @@ TEST_F(SchedulerTest, NeverPreemptsOnDemandForPreemptible) {
   EXPECT_EQ(Job(cheap).reason, "no free host");
 }
 
-TEST_F(SchedulerTest, HigherPriorityPreemptsLowerPriorityOfTheSameClass) {
+TEST_F(SchedulerTest, HigherPriorityPreemptsLowerPriorityPreemptibleWork) {
   Start(1, 1);
-  JobId low = Submit(Spec("ada", "v2-8", false, 1), 0);
+  JobId low = Submit(Spec("ada", "v2-8", true, 1), 0);
   Tick(1);
-  Submit(Spec("bob", "v2-8", false, 5), 2);
+  Submit(Spec("bob", "v2-8", true, 5), 2);
   auto preempts = Only<PreemptAction>(Tick(3));
   ASSERT_EQ(preempts.size(), 1u);
   EXPECT_EQ(preempts[0].job.job, low);
+}
+
+// docs/jobspec.md: priority may preempt lower-priority *preemptible* work. An on-demand job is
+// never preempted, so one user's priority cannot stop another user's on-demand job.
+TEST_F(SchedulerTest, PriorityNeverPreemptsOnDemandWork) {
+  Start(1, 1);
+  JobId low = Submit(Spec("ada", "v2-8", false, 1), 0);
+  Tick(1);
+  JobId high = Submit(Spec("bob", "v2-8", false, 1000), 2);
+  EXPECT_TRUE(Only<PreemptAction>(Tick(3)).empty());
+  EXPECT_EQ(Job(low).state, S::kPlaced);
+  EXPECT_EQ(Job(high).state, S::kQueued);
+  JobId high_preemptible = Submit(Spec("bob", "v2-8", true, 1000), 4);
+  EXPECT_TRUE(Only<PreemptAction>(Tick(5)).empty());
+  EXPECT_EQ(Job(high_preemptible).state, S::kQueued);
 }
 
 TEST_F(SchedulerTest, VictimsChosenByLeastLostWork) {
