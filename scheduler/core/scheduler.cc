@@ -268,6 +268,16 @@ void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string
     PODSCHED_CHECK(Transition(job, JobState::kQueued, why, now).ok());
     return;
   }
+  if (kind == ExitKind::kPreempted) {
+    // Exit 75 without a Preempt of ours: the job saved and stopped because its host is going
+    // away (podworker stopping, the provider's notice). A preemption, not a failure.
+    ++job.preemptions;
+    PODSCHED_CHECK(Transition(job, JobState::kQueued,
+                              "preempted: " + (reason.empty() ? std::string("exited 75") : reason),
+                              now)
+                       .ok());
+    return;
+  }
   FailOrRetry(job, reason.empty() ? "exited with an error" : reason, now);
 }
 

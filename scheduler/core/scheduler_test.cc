@@ -352,6 +352,19 @@ TEST_F(SchedulerTest, CancelDuringPreemptingEndsCancelled) {
   EXPECT_FALSE(sched_->Cancel(id, At(38)).has_value());
 }
 
+// A job that checkpointed and exited 75 on its own (its host's agent was stopped) is requeued as
+// a preemption: no restart counted, no backoff.
+TEST_F(SchedulerTest, ExitSeventyFiveWithoutAPreemptIsAPreemption) {
+  Start(1, 1);
+  JobId id = Submit(Spec("ada", "v2-8", true), 0);
+  Tick(0);
+  Exited(id, ExitKind::kPreempted, 5);
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  EXPECT_EQ(Job(id).preemptions, 1);
+  EXPECT_EQ(Job(id).restarts, 0);
+  EXPECT_EQ(Only<LaunchPlan>(Tick(6)).size(), 1u);  // placed again at once
+}
+
 TEST_F(SchedulerTest, CancelQueuedAndRunning) {
   Start(1, 1);
   JobId running = Submit(Spec("ada", "v2-8", false), 0);

@@ -214,6 +214,31 @@ def test_agent_loss(ps, workers):
     wait_state(ps, job, ("CANCELLED",))
 
 
+def test_agent_stop(ps, workers):
+    """SIGTERM to a podworker preempts its jobs (the ranks checkpoint and exit 75), reports the
+    exit and then stops: the job is requeued as a preemption, not a failure."""
+    job = ps.submit(probe("stopped-host", "--run-seconds", "120", "--progress-every-ms", "200",
+                          preemptible=True))
+    first = wait_state(ps, job, ("RUNNING",))
+    victim = int(first["hosts"][0])  # the launcher's agent
+    workers[victim].proc.send_signal(15)
+    requeue = wait_event(ps, job, lambda e: e["from"] == "RUNNING" and e["to"] == "QUEUED",
+                         "the job requeued after the agent's SIGTERM")
+    if "preempted" not in requeue["reason"]:
+        fail("not requeued as a preemption: %s" % requeue)
+    wait_for(lambda: workers[victim].proc.poll() is not None, "the agent to exit", 40)
+    j = ps.job(job)
+    if int(j.get("restarts", 0)) != 0 or int(j.get("preemptions", 0)) != 1:
+        fail("counted as a failure: restarts %s preemptions %s" % (j.get("restarts"),
+                                                                  j.get("preemptions")))
+    if "podprobe: preempted" not in podctl(ps, "logs", str(job)).stdout:
+        fail("the ranks did not get SIGTERM")
+    ok("agent SIGTERM: ranks preempted (%s), agent exited %d, job requeued without a restart"
+       % (requeue["reason"], workers[victim].proc.returncode))
+    podctl(ps, "cancel", str(job))
+    wait_state(ps, job, ("CANCELLED",))
+
+
 def test_restart(ps, workers):
     # The ranks wait in the shell and then run podprobe once, so that its output (printed at its
     # start) comes after the restart and must reach the new podsched exactly once.
@@ -276,6 +301,7 @@ def main():
         return
     tests = {"success": test_success, "preempt": test_preempt, "grace": test_grace,
              "on_demand": test_on_demand, "agent_loss": test_agent_loss,
+             "agent_stop": test_agent_stop,
              "restart": test_restart, "max_runtime": test_max_runtime}
     with tempfile.TemporaryDirectory(prefix="worker-test-") as work:
         ps, workers = None, {}

@@ -78,6 +78,10 @@ class Agent {
   RshServer rsh_;
   std::map<std::string, int64_t> dropped_;
   bool stop_ = false;
+  // SIGTERM/SIGINT with jobs running: they are preempted first; the agent stops once every exit
+  // is acknowledged, or at drain_deadline_. A second signal stops at once.
+  bool draining_ = false;
+  MonotonicTime drain_deadline_{};
 };
 
 Status Agent::OpenSignals() {
@@ -172,6 +176,9 @@ int Agent::Run() {
     const MonotonicTime now = clock_.Now();
     if (pacer_.RegisterDue(now)) SendRegister();
     runner_.Tick();
+    if (draining_ && ((runner_.idle() && runner_.unacked().empty()) || now >= drain_deadline_)) {
+      stop_ = true;
+    }
     // A host's ranks came up: say so now (the job becomes RUNNING), not at the next beat.
     if (pacer_.HeartbeatDue(now) || (runner_.TakeRanksUpNews() && pacer_.welcomed())) {
       SendHeartbeat();
@@ -322,9 +329,15 @@ void Agent::OnSignal() {
   while (read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
     if (si.ssi_signo == SIGCHLD) {
       chld = true;
-    } else {
+    } else if (draining_ || runner_.idle()) {
       spdlog::info("signal {}: stopping", si.ssi_signo);
       stop_ = true;
+    } else {
+      spdlog::info("signal {}: preempting the jobs (up to {} s), then stopping; signal again to "
+                   "stop at once", si.ssi_signo, o_.stop_grace_seconds);
+      draining_ = true;
+      drain_deadline_ = clock_.Now() + std::chrono::seconds(o_.stop_grace_seconds + 5);
+      runner_.PreemptAll(o_.stop_grace_seconds, "podworker stopping");
     }
   }
   while (chld) {

@@ -17,6 +17,7 @@ struct AgentOptions {
   std::vector<int32_t> hosts;        // sorted
   std::string agent_id;
   std::string advertise;  // empty: the address this machine reaches the bus from
+  int32_t stop_grace_seconds = 30;  // SIGTERM: jobs get min(their grace, this) to save
   std::string state_dir;
   std::string mpirun = "mpirun";
   std::vector<std::string> mpirun_args;

@@ -67,6 +67,10 @@ const JobRunner::Job* JobRunner::Find(const JobEpoch& je) const {
 
 std::optional<Rejection> JobRunner::OnLaunch(const bus::Launch& l) {
   if (auto r = ValidateLaunch(l, o_.hosts)) return r;
+  if (stopping_) {
+    return Rejection{"stopping", "Launch of job " + std::to_string(l.job().job_id()) +
+                                     " while this agent stops"};
+  }
   const JobEpoch je{JobId(l.job().job_id()), l.job().epoch()};
   switch (book_.OnLaunch(je).decision) {
     case LaunchBook::Decision::kStale:
@@ -96,21 +100,32 @@ std::optional<Rejection> JobRunner::OnPreempt(const bus::Preempt& p) {
     return Rejection{"invalid", "Preempt grace_seconds out of range"};
   }
   Job* job = Find({JobId(p.job().job_id()), p.job().epoch()});
-  if (job == nullptr || !job->life.Preempt(clock_.Now(), p.grace_seconds())) return std::nullopt;
-  spdlog::info("job {} epoch {}: preempt ({}), grace {} s", job->je.job.value(), job->je.epoch,
-               p.reason(), p.grace_seconds());
+  if (job != nullptr) PreemptJob(*job, p.grace_seconds(), p.reason());
+  return std::nullopt;
+}
+
+void JobRunner::PreemptJob(Job& job, int32_t grace_seconds, std::string_view reason) {
+  if (!job.life.Preempt(clock_.Now(), grace_seconds)) return;
+  spdlog::info("job {} epoch {}: preempt ({}), grace {} s", job.je.job.value(), job.je.epoch,
+               reason, grace_seconds);
   // POD_PREEMPT_FILE appears before the SIGTERM, holding the deadline (Unix seconds), for
   // programs that poll it instead of handling the signal.
   const auto deadline = std::chrono::duration_cast<std::chrono::seconds>(
-      (RealClock().Now() + std::chrono::seconds(p.grace_seconds())).time_since_epoch());
-  for (int32_t h : job->my_hosts) {
-    Status s = state_.WriteAtomically(state_.PreemptFile(job->je, h),
+      (RealClock().Now() + std::chrono::seconds(grace_seconds)).time_since_epoch());
+  for (int32_t h : job.my_hosts) {
+    Status s = state_.WriteAtomically(state_.PreemptFile(job.je, h),
                                       std::to_string(deadline.count()) + "\n");
-    if (!s.ok()) spdlog::warn("job {}: {}", job->je.job.value(), s.ToString());
+    if (!s.ok()) spdlog::warn("job {}: {}", job.je.job.value(), s.ToString());
   }
   Scan();
-  SignalRanks(*job);
-  return std::nullopt;
+  SignalRanks(job);
+}
+
+void JobRunner::PreemptAll(int32_t grace_cap_seconds, std::string_view reason) {
+  stopping_ = true;
+  for (auto& [id, job] : jobs_) {
+    PreemptJob(job, std::min(job.life.grace_seconds(), grace_cap_seconds), reason);
+  }
 }
 
 std::optional<Rejection> JobRunner::OnKill(const bus::Kill& k) {

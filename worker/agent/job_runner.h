@@ -89,6 +89,13 @@ class JobRunner {
   void SessionStarted(const JobEpoch& je, int32_t host);
   void KillHostProcesses(const JobEpoch& je, int32_t host);
 
+  // The agent is asked to stop: every job is preempted as by a Preempt (POD_PREEMPT_FILE,
+  // SIGTERM to the ranks, SIGKILL after min(its grace, grace_cap)); their exits are reported as
+  // usual. New Launches are refused from now on.
+  void PreemptAll(int32_t grace_cap_seconds, std::string_view reason);
+  // No job left (every exit reported).
+  bool idle() const { return jobs_.empty(); }
+
   // The agent stops: SIGKILL to everything of every job; then (after the rsh server's own),
   // FinalScan SIGKILLs what appeared meanwhile and clears the state dir's record.
   void KillAll();
@@ -119,6 +126,7 @@ class JobRunner {
   const Job* Find(const JobEpoch& je) const;
   void Start(const bus::Launch& launch);
   void StartLauncher(Job& job);
+  void PreemptJob(Job& job, int32_t grace_seconds, std::string_view reason);
   void Forward(Job& job, const progress::Progress& p);
   bool FilterLine(const JobEpoch& je, std::string_view line);
   void KillJob(Job& job);
@@ -143,6 +151,7 @@ class JobRunner {
   ProcessTable procs_;
   MonotonicTime next_scan_{};
   bool ranks_up_news_ = false;
+  bool stopping_ = false;  // PreemptAll was called: no new Launch
 };
 
 // The bus form of an exit report.

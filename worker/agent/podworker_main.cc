@@ -141,6 +141,11 @@ int main(int argc, char** argv) {
                  "A host of a slice whose rsh request never comes is released after this long")
       ->check(CLI::Range(1000, 3600 * 1000))
       ->capture_default_str();
+  app.add_option("--stop-grace-seconds", o.stop_grace_seconds,
+                 "On SIGTERM the agent preempts its jobs (SIGTERM to the ranks, exit reports) "
+                 "and gives them at most this long; a second signal stops at once")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   try {
