@@ -272,10 +272,9 @@ void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string
     // Exit 75 without a Preempt of ours: the job saved and stopped because its host is going
     // away (podworker stopping, the provider's notice). A preemption, not a failure.
     ++job.preemptions;
-    PODSCHED_CHECK(Transition(job, JobState::kQueued,
-                              "preempted: " + (reason.empty() ? std::string("exited 75") : reason),
-                              now)
-                       .ok());
+    PODSCHED_CHECK(
+        Transition(job, JobState::kQueued, reason.empty() ? "preempted (exit 75)" : reason, now)
+            .ok());
     return;
   }
   FailOrRetry(job, reason.empty() ? "exited with an error" : reason, now);
