@@ -86,6 +86,10 @@ int Fail(const Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Everything podsched creates (the job database and its WAL, the admin token, the data dir,
+  // stored logs) is its owner's alone, also outside systemd: the token was briefly readable
+  // between its write and a chmod, the database world-readable.
+  ::umask(077);
   CLI::App app("podsched: the TPU pod scheduler daemon (HTTP API, /metrics, event stream)");
   std::string config_path, data_dir, listen, bus_address;
   int port = -1;
