@@ -522,6 +522,39 @@ TEST_F(AgentTest, GarbageOnEveryInputDoesNotCrashTheAgent) {
   EXPECT_EQ(FindExited("a0", 13, 1)->reason(), Exited::COMPLETED) << FindExited("a0", 13, 1)->message();
 }
 
+// Without a token nobody can hold the rsh port: 300 idle connections (more than the 128 the
+// agent lets wait for a request) neither stop a job's own rsh sessions nor stay open.
+TEST_F(AgentTest, IdleConnectionsCannotExhaustTheRshPort) {
+  const std::string ep = rsh_["a0"];
+  const int port = std::stoi(ep.substr(ep.rfind(':') + 1));
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    idle.push_back(fd);
+  }
+  SendBoth(MakeLaunch(17, 1, {}));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 17, 1) && FindExited("a1", 17, 1); }, seconds(90)));
+  EXPECT_EQ(FindExited("a0", 17, 1)->reason(), Exited::COMPLETED) << FindExited("a0", 17, 1)->message();
+  // Every idle connection is closed by the agent (evicted, or after the request timeout).
+  auto closed = [&] {
+    for (int fd : idle) {
+      char buf[256];
+      ssize_t n;
+      while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {}  // refusal frames, if any
+      if (n < 0 && errno == EAGAIN) return false;                    // still open
+    }
+    return true;  // every one at end of stream (or reset)
+  };
+  EXPECT_TRUE(WaitFor(closed, seconds(20)));
+  for (int fd : idle) close(fd);
+  EXPECT_TRUE(Alive(agents_["a0"]));
+}
+
 TEST_F(AgentTest, NonZeroExitIsFailedWithTheCode) {
   SendBoth(MakeLaunch(16, 1, {"--exit-code", "3"}));
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 16, 1) && FindExited("a1", 16, 1); }, seconds(90)));

@@ -18,6 +18,11 @@ namespace podsched::agent {
 
 inline constexpr Duration kRshLaunchWait = std::chrono::seconds(10);
 inline constexpr size_t kMaxParkedRequests = 256;
+// A connection must send its whole request within kRshRequestTimeout, and at most
+// kMaxPendingRshConnections may be waiting to do so (a new one closes the oldest): without a
+// token nobody can hold the rsh port.
+inline constexpr Duration kRshRequestTimeout = std::chrono::seconds(5);
+inline constexpr size_t kMaxPendingRshConnections = 128;
 
 // What the agent knows of the request's (job, epoch) when it runs here.
 struct RshJob {

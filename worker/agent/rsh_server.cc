@@ -94,8 +94,25 @@ void RshServer::OnAccept() {
   while (true) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
+    // Too many connections without a request: the oldest goes (a client that sends its request
+    // at once, as `podworker rsh` does, always gets through a flood of idle connections).
+    Session* oldest = nullptr;
+    size_t pending = 0;
+    for (auto& [other_fd, other] : sessions_) {
+      if (!Pending(*other)) continue;
+      ++pending;
+      if (oldest == nullptr || other->accepted_at < oldest->accepted_at) oldest = other.get();
+    }
+    if (pending >= kMaxPendingRshConnections && oldest != nullptr) {
+      if (++refused_connections_ % 100 == 1) {
+        spdlog::warn("rsh: {} connections without a request; closing the oldest ({} so far)",
+                     pending, refused_connections_);
+      }
+      Close(*oldest);
+    }
     auto s = std::make_unique<Session>();
     s->fd = fd;
+    s->accepted_at = clock_.Now();
     sessions_[fd] = std::move(s);
   }
 }
@@ -201,9 +218,18 @@ void RshServer::Run(Session& s, const bus::RshRequest& req) {
 }
 
 void RshServer::Tick() {
-  std::vector<int> fds;
+  std::vector<int> fds, silent;
+  const MonotonicTime now = clock_.Now();
   for (const auto& [fd, s] : sessions_) {
     if (s->parked) fds.push_back(fd);
+    if (Pending(*s) && now - s->accepted_at > kRshRequestTimeout) silent.push_back(fd);
+  }
+  for (int fd : silent) {
+    auto it = sessions_.find(fd);
+    if (it == sessions_.end()) continue;
+    ++refused_connections_;
+    Refuse(*it->second, "no complete request within " +
+                            std::to_string(ToSeconds(kRshRequestTimeout)).substr(0, 3) + " s");
   }
   for (int fd : fds) {
     auto it = sessions_.find(fd);

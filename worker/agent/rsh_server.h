@@ -66,9 +66,13 @@ class RshServer final : public JobSessions {
     int out = -1, err = -1;
     std::optional<bus::RshRequest> parked;  // came before its Launch: asked again each Tick
     MonotonicTime parked_until{};
+    MonotonicTime accepted_at{};  // a request not complete by accepted_at + kRshRequestTimeout
   };
+  // Connected, no complete request yet.
+  static bool Pending(const Session& s) { return !s.started && !s.finishing && !s.parked; }
 
   void OnAccept();
+  int64_t refused_connections_ = 0;  // closed at accept (too many pending) or timed out
   void OnReadable(Session& s);
   void OnWritable(Session& s);
   void Admit(Session& s, const bus::RshRequest& req);
