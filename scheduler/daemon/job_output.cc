@@ -67,9 +67,40 @@ LogTail::Page LogTail::Read(int64_t since, size_t limit) const {
   return page;
 }
 
+void JobOutput::AppendLog(JobId job, int64_t epoch, int64_t epoch_offset, std::string_view data,
+                          TimePoint now) {
+  LogTail& tail = logs_[job];
+  log_bytes_ -= tail.bytes();
+  tail.Append(epoch, epoch_offset, data, now);
+  log_bytes_ += tail.bytes();
+  Touch(job);
+}
+
 void JobOutput::AddProgress(JobId job, const ProgressSample& p) {
   progress_[job].Add(p);
   streamed_[job].pending = p;
+  Touch(job);
+}
+
+void JobOutput::Touch(JobId job) {
+  if (auto it = touched_.find(job); it != touched_.end()) by_age_.erase(it->second);
+  touched_[job] = ++seq_;
+  by_age_[seq_] = job;
+  Evict();
+}
+
+void JobOutput::Evict() {
+  while (by_age_.size() > 1 && (touched_.size() > max_jobs_ || log_bytes_ > max_log_bytes_)) {
+    const JobId oldest = by_age_.begin()->second;
+    by_age_.erase(by_age_.begin());
+    touched_.erase(oldest);
+    if (auto it = logs_.find(oldest); it != logs_.end()) {
+      log_bytes_ -= it->second.bytes();
+      logs_.erase(it);
+    }
+    progress_.erase(oldest);
+    streamed_.erase(oldest);
+  }
 }
 
 std::vector<std::pair<JobId, ProgressSample>> JobOutput::TakeDueProgress(TimePoint now) {

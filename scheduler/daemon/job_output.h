@@ -1,7 +1,9 @@
 // What running jobs send back besides their state: the tail of their output and their progress
 // series, and JobOutput, which keeps both for every job and throttles the progress stream. Both
 // are bounded in memory per job (docs/bus.md): the newest 1 MiB of output, the newest 2,000
-// progress points.
+// progress points; and in jobs: the output of the kMaxJobs jobs active most recently, at most
+// kMaxLogBytes of tails in all (the least recently active job's is forgotten first; whole logs
+// stay in the object store).
 //
 // Pure; not thread-safe (the scheduler thread owns them).
 #pragma once
@@ -49,6 +51,7 @@ class LogTail {
   Page Read(int64_t since, size_t limit) const;
   int64_t end_offset() const { return end_; }
   bool empty() const { return lines_.empty(); }
+  size_t bytes() const { return bytes_; }
 
  private:
   std::deque<OutputLine> lines_;
@@ -91,11 +94,14 @@ class JobOutput {
  public:
   // At most one progress sample per job per this interval goes to the stream (the newest).
   static constexpr Duration kStreamInterval = std::chrono::seconds(1);
+  static constexpr size_t kMaxJobs = 4096;
+  static constexpr size_t kMaxLogBytes = size_t{256} << 20;
+
+  explicit JobOutput(size_t max_jobs = kMaxJobs, size_t max_log_bytes = kMaxLogBytes)
+      : max_jobs_(max_jobs), max_log_bytes_(max_log_bytes) {}
 
   void AppendLog(JobId job, int64_t epoch, int64_t epoch_offset, std::string_view data,
-                 TimePoint now) {
-    logs_[job].Append(epoch, epoch_offset, data, now);
-  }
+                 TimePoint now);
   // Adds to the job's series and makes it the job's next sample to stream.
   void AddProgress(JobId job, const ProgressSample& p);
   // The newest sample of each job whose last streamed one is kStreamInterval old, once.
@@ -110,9 +116,18 @@ class JobOutput {
     TimePoint last_sent{};
     std::optional<ProgressSample> pending;
   };
+  // The job was active now; then the least recently active jobs go until within the limits.
+  void Touch(JobId job);
+  void Evict();
+
+  size_t max_jobs_, max_log_bytes_;
   std::map<JobId, LogTail> logs_;
   std::map<JobId, ProgressSeries> progress_;
   std::map<JobId, StreamState> streamed_;
+  std::map<JobId, uint64_t> touched_;  // job -> sequence number of its last activity
+  std::map<uint64_t, JobId> by_age_;   // the same, oldest first
+  uint64_t seq_ = 0;
+  size_t log_bytes_ = 0;               // of every tail together
 };
 
 }  // namespace podsched::daemon

@@ -78,5 +78,26 @@ TEST(JobOutputTest, StreamsTheNewestSampleAtMostOncePerIntervalPerJob) {
   EXPECT_EQ(due[0].second.step, 4);
 }
 
+// A podsched that runs for months keeps the output of the jobs active most recently only: a
+// bounded number of jobs and of bytes in all, the least recently active job forgotten first.
+TEST(JobOutputTest, BoundedInJobsAndBytes) {
+  JobOutput out(/*max_jobs=*/3, /*max_log_bytes=*/3000);
+  const TimePoint t{};
+  for (int j = 1; j <= 3; ++j) out.AppendLog(JobId(j), 1, 0, std::string(500, 'a') + "\n", t);
+  out.AddProgress(JobId(1), ProgressSample{});  // job 1 active again: job 2 is the oldest now
+  out.AppendLog(JobId(4), 1, 0, "x\n", t);
+  EXPECT_EQ(out.LogsOf(JobId(2)), nullptr);
+  EXPECT_NE(out.LogsOf(JobId(1)), nullptr);
+  EXPECT_NE(out.ProgressOf(JobId(1)), nullptr);
+  EXPECT_NE(out.LogsOf(JobId(3)), nullptr);
+  // Bytes: a tail of 2,600 bytes pushes out the older ones until all fit in 3,000.
+  out.AppendLog(JobId(5), 1, 0, std::string(2600, 'b') + "\n", t);
+  EXPECT_NE(out.LogsOf(JobId(5)), nullptr);
+  EXPECT_EQ(out.LogsOf(JobId(1)), nullptr);
+  EXPECT_EQ(out.LogsOf(JobId(3)), nullptr);
+  EXPECT_NE(out.LogsOf(JobId(4)), nullptr);  // 2 bytes: still fits
+  EXPECT_TRUE(out.TakeDueProgress(t + std::chrono::hours(1)).empty());  // job 1's went too
+}
+
 }  // namespace
 }  // namespace podsched::daemon
