@@ -41,6 +41,9 @@ struct Limits {
   double requests_per_second = 200;  // per token, token bucket
   double burst = 400;
   int max_stream_clients = 256;
+  // Open HTTP connections; beyond it a new one gets 503 and is closed (podsched keeps its file
+  // descriptors for the store and the bus).
+  int max_connections = 2048;
 };
 
 // The worker bus (docs/bus.md).

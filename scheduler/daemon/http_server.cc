@@ -7,6 +7,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -35,7 +36,7 @@ class Session;
 class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
  public:
   Impl(asio::io_context& io, HttpServerOptions options, HttpBackend* backend)
-      : io(io), acceptor(io), options(std::move(options)), backend(backend) {}
+      : io(io), acceptor(io), retry(io), options(std::move(options)), backend(backend) {}
   void Accept();
   void Register(Session* s, std::weak_ptr<Session> w) {
     std::lock_guard lock(mu);
@@ -47,13 +48,20 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   }
   void Stop();
 
+  size_t open_sessions() {
+    std::lock_guard lock(mu);
+    return sessions.size();
+  }
+
   asio::io_context& io;
   tcp::acceptor acceptor;
+  asio::steady_timer retry;  // after a failed accept (EMFILE): try again later, do not spin
   HttpServerOptions options;
   HttpBackend* backend;
   std::mutex mu;
   std::map<Session*, std::weak_ptr<Session>> sessions;
   bool stopped = false;
+  int64_t refused = 0;  // connections turned away (max_connections)
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -297,7 +305,31 @@ class Session : public std::enable_shared_from_this<Session> {
 void HttpServer::Impl::Accept() {
   acceptor.async_accept(io, [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
     if (self->stopped) return;
-    if (!ec) std::make_shared<Session>(std::move(socket), self)->Start();
+    if (ec) {
+      // Out of file descriptors (or another accept error): the pending connection stays in the
+      // backlog; accepting again at once would spin at 100% CPU.
+      spdlog::warn("http: accept failed: {}; retrying in 100 ms", ec.message());
+      self->retry.expires_after(std::chrono::milliseconds(100));
+      self->retry.async_wait([self](beast::error_code) {
+        if (!self->stopped) self->Accept();
+      });
+      return;
+    }
+    if (self->open_sessions() >= self->options.max_connections) {
+      // Full: say so in one short write and close (the client may retry).
+      static constexpr std::string_view kBusy =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+          "Retry-After: 1\r\nConnection: close\r\nContent-Length: 74\r\n\r\n"
+          "{\"code\":\"unavailable\",\"message\":\"too many open connections; retry later\"}\n";
+      beast::error_code ignored;
+      socket.non_blocking(true, ignored);
+      socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ignored);
+      socket.shutdown(tcp::socket::shutdown_both, ignored);
+      socket.close(ignored);
+      ++self->refused;
+    } else {
+      std::make_shared<Session>(std::move(socket), self)->Start();
+    }
     self->Accept();
   });
 }
@@ -306,6 +338,7 @@ void HttpServer::Impl::Stop() {
   stopped = true;
   beast::error_code ec;
   acceptor.close(ec);
+  retry.cancel();
   std::vector<std::shared_ptr<Session>> open;
   {
     std::lock_guard lock(mu);

@@ -47,6 +47,7 @@ struct HttpServerOptions {
   int port = 8470;
   size_t max_body_bytes = 1 << 20;
   size_t max_header_bytes = 16 << 10;
+  size_t max_connections = 2048;  // beyond: 503 and close
 };
 
 class HttpServer {

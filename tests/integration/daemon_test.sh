@@ -25,7 +25,7 @@ users:
   - {name: bob, token_sha256: $(sha $BOB), role: user}
 quotas:
   bob: {on_demand_cores: 8, preemptible_cores: 8}   # one v2-8 at a time: bob's others wait
-limits: {requests_per_second: 10000, burst: 10000}
+limits: {requests_per_second: 10000, burst: 10000, max_connections: 40}
 bus: {address: "tcp://127.0.0.1:*", require_agents: false}   # API tests without podworker
 YAML
 
@@ -54,6 +54,34 @@ is_json_error() { jq -e '.code and .message' >/dev/null 2>&1 <<< "${1#* }"; }
 ctl() { "$PODCTL" --server "$URL" "$@"; }
 
 start
+# 40 idle connections fill limits.max_connections: the next one gets 503 at once (no hang, no
+# spinning accept loop), and once they close the API answers again.
+conn_limit() {
+  /usr/bin/python3 - "$URL" "$ADMIN" <<'PY'
+import socket, sys, time, urllib.request, urllib.error
+url, token = sys.argv[1], sys.argv[2]
+host, port = url.split("//")[1].split(":")
+idle = [socket.create_connection((host, int(port))) for _ in range(40)]
+time.sleep(0.3)  # let the server accept them (the check below polls anyway)
+def status():
+    req = urllib.request.Request(url + "/healthz")
+    try:
+        return urllib.request.urlopen(req, timeout=5).status
+    except urllib.error.HTTPError as e:
+        return e.code
+full = [status() for _ in range(3)]
+for s in idle:
+    s.close()
+for _ in range(100):
+    if status() == 200:
+        break
+    time.sleep(0.05)
+else:
+    sys.exit("API did not recover after the connections closed")
+sys.exit(0 if 503 in full else "no 503 while full: %s" % full)
+PY
+}
+check "max_connections: 503 when full, serving again after" conn_limit
 check "admin token file is mode 0600" test "$(stat -c %a "$WORK/var/admin.token")" = 600
 check "job database is private (0600, the data dir 0700)" bash -c "test \$(stat -c %a '$WORK/var/podsched.db') = 600 && test \$(stat -c %a '$WORK/var') = 700"
 check "healthz" test "$(status_of GET /healthz '')" = 200
