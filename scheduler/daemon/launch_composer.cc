@@ -40,6 +40,10 @@ std::map<std::string, std::string> LaunchComposer::Env(const core::LaunchPlan& p
   env["POD_HOSTS"] = FormatHostSequence(plan.hosts);
   env["POD_CHECKPOINT_URL"] = ckpt;
   env["POD_RESTART_COUNT"] = std::to_string(plan.restarts + plan.preemptions);
+  if (plan.array) {
+    env["POD_ARRAY_ID"] = std::to_string(plan.array->array_id.value());
+    env["POD_ARRAY_INDEX"] = std::to_string(plan.array->index);
+  }
   return env;
 }
 

@@ -33,7 +33,8 @@ class LaunchComposer {
   // The Launch's env: the spec's env, then the job contract on top (a spec cannot override it):
   //   POD_JOB_ID, POD_EPOCH, POD_ACCELERATOR ("v2-32"), POD_SLICE ("pod0:COL,ROW:WxH", origin
   //   host and size in hosts), POD_HOSTS ("4,5,12,13", rank order), POD_CHECKPOINT_URL (the
-  //   spec's, else the default), POD_RESTART_COUNT (restarts + preemptions so far).
+  //   spec's, else the default), POD_RESTART_COUNT (restarts + preemptions so far); for a task
+  //   of a job array POD_ARRAY_ID (the array's id) and POD_ARRAY_INDEX (the task's index).
   std::map<std::string, std::string> Env(const core::LaunchPlan& plan) const;
 
  private:

@@ -40,6 +40,15 @@ TEST(LaunchComposerTest, EnvCarriesTheWholeJobContract) {
   EXPECT_EQ(env.size(), 8u);
 }
 
+TEST(LaunchComposerTest, ArrayTasksGetTheirArrayIdAndIndex) {
+  core::LaunchPlan plan = Plan();
+  EXPECT_FALSE(Composer().Env(plan).contains("POD_ARRAY_ID"));
+  plan.array = core::ArrayTask{JobId(40), 7, 2, "0-9%2"};
+  auto env = Composer().Env(plan);
+  EXPECT_EQ(env.at("POD_ARRAY_ID"), "40");
+  EXPECT_EQ(env.at("POD_ARRAY_INDEX"), "7");
+}
+
 TEST(LaunchComposerTest, SliceIsWidthByHeightInHosts) {
   core::LaunchPlan plan = Plan();
   plan.accelerator = *pod::AcceleratorType::Parse("v2-256");  // 4x8 hosts
