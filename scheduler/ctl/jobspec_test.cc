@@ -20,6 +20,9 @@ max_runtime_seconds: 86400
 max_restarts: 5
 expected_runtime_seconds: 3600
 checkpoint_url: file:///tmp/ckpt
+launcher: exec
+array: 0-99%10
+dependency: afterok:12:13_2
 )");
   ASSERT_TRUE(spec.has_value()) << spec.error().message();
   EXPECT_EQ(spec->name(), "resnet50");
@@ -32,6 +35,9 @@ checkpoint_url: file:///tmp/ckpt
   EXPECT_EQ(spec->checkpoint_every_seconds(), 600);
   EXPECT_EQ(spec->max_restarts(), 5);
   EXPECT_EQ(spec->checkpoint_url(), "file:///tmp/ckpt");
+  EXPECT_EQ(spec->launcher(), "exec");
+  EXPECT_EQ(spec->array(), "0-99%10");
+  EXPECT_EQ(spec->dependency(), "afterok:12:13_2");
 }
 
 TEST(JobSpecYaml, CommandStringWithArgs) {
