@@ -98,8 +98,8 @@ std::vector<TraceJob> Generate(const GenOptions& options) {
       job.accelerator = Pick(kSmall, unit(rng));
       job.preemptible = unit(rng) < 0.3;
     }
-    t += gap(rng);
     if (!sweeps) {
+      t += gap(rng);
       jobs.push_back(std::move(job));
       ++i;
       continue;
@@ -127,6 +127,9 @@ std::vector<TraceJob> Generate(const GenOptions& options) {
       task.fails = unit(rng) < options.fails;
       jobs.push_back(std::move(task));
     }
+    // An array offers `tasks` jobs at once: the next submission comes that much later, so that
+    // `load` means the same with and without arrays.
+    t += gap(rng) * tasks;
   }
   return jobs;
 }

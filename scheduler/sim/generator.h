@@ -14,7 +14,7 @@
 // `arrays` of the submissions are job arrays of 2..16 tasks (half of them throttled to 4), a
 // share `chains` depend (afterok) on the same user's previous submission, so that chains of
 // dependent jobs form, and a share `fails` of the jobs fail (their afterok dependents then end
-// CANCELLED). Every job gets a job_id.
+// CANCELLED). Every job gets a job_id. An array of N tasks counts as N arrivals for the load.
 //
 // Pure; thread-safe.
 #pragma once
