@@ -143,11 +143,14 @@ std::string_view DependencyKindName(DependencyKind kind) {
   return "?";
 }
 
-std::string FormatDependency(const Dependency& dep) {
-  std::string out = std::string(DependencyKindName(dep.kind)) + ":" +
-                    std::to_string(dep.job.value());
+std::string TargetName(const Dependency& dep) {
+  std::string out = std::to_string(dep.job.value());
   if (dep.array_index) out += "_" + std::to_string(*dep.array_index);
   return out;
+}
+
+std::string FormatDependency(const Dependency& dep) {
+  return std::string(DependencyKindName(dep.kind)) + ":" + TargetName(dep);
 }
 
 std::string FormatDependencies(const std::vector<Dependency>& deps) {

@@ -37,6 +37,8 @@ Result<std::vector<Dependency>> ParseDependencies(std::string_view text);
 std::string_view DependencyKindName(DependencyKind kind);
 // "afterok:12", "afterok:12_3".
 std::string FormatDependency(const Dependency& dep);
+// The target as written: "12", "12_3".
+std::string TargetName(const Dependency& dep);
 // The Slurm form of a whole list, as ParseDependencies reads it ("afterok:12,afterany:13_2").
 std::string FormatDependencies(const std::vector<Dependency>& deps);
 // "12" or "12_3": how users name a job that is an array task.

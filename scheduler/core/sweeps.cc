@@ -54,10 +54,8 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
       target = &it->second;
     }
     if (target == nullptr || target->spec.user != spec.user) {
-      const std::string name = std::to_string(dep.job.value()) +
-                               (dep.array_index ? "_" + std::to_string(*dep.array_index) : "");
       return InvalidArgument("dependency " + FormatDependency(dep) + ": " + spec.user.value() +
-                             " has no job " + name);
+                             " has no job " + TargetName(dep));
     }
   }
   return type;
@@ -176,7 +174,7 @@ DependencyTarget Scheduler::Impl::TargetOf(const Dependency& dep) const {
   }
   // Only a damaged store gets here (jobs are never deleted): a target that cannot end well.
   DependencyTarget missing;
-  missing.name = "job " + FormatDependency(dep).substr(FormatDependency(dep).find(':') + 1);
+  missing.name = "job " + TargetName(dep);
   missing.ended = 1;
   missing.state = "missing";
   missing.unsuccessful = missing.name + " does not exist";

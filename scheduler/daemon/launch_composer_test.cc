@@ -20,7 +20,8 @@ core::LaunchPlan Plan() {
                           4,
                           std::chrono::seconds(45),
                           1,
-                          2};
+                          2,
+                          std::nullopt};
 }
 
 LaunchComposer Composer() {

@@ -341,6 +341,9 @@ try {
   const sweepId = sweep.json.job.id;
   const afterSweep = await submit({name: 'after-sweep', accelerator: 'v2-8',
     dependency: `afterok:${sweepId}`});
+  await page.goto(`${url}/#/queue`);
+  check('the queue names array tasks ARRAYID_INDEX', await until(async () =>
+    new RegExp(`#${sweepId}_2`).test(await page.textContent('#queue'))));
   await page.goto(`${url}/#/job/${sweepId}_2`);
   await page.waitForSelector('#array-progress');
   check('a task page names the task and its array', await until(async () =>
