@@ -9,6 +9,7 @@ real podworker per host of a 2x4 v2 pod, jobs under real mpirun, submitted with 
 - a failing parent: its afterok child ends CANCELLED with the reason (never placed), its
   afternotok child runs;
 - cancel of one task (ARRAYID_INDEX) and of a whole array;
+- kill -9 and restart of podsched: a waiting dependency and an array's throttle survive;
 - bad input is refused by podctl or the server with a clear error.
 """
 import os
@@ -145,6 +146,39 @@ def test_cancel_array(ps):
     ok("podctl cancel %d cancelled every task of the array" % array)
 
 
+def test_restart(ps):
+    """kill -9 of podsched while a child waits for its parent and a %1 array is half done: the
+    dependency and the throttle come back from the store."""
+    parent = int(podctl(ps, "submit", "--parsable", "--accelerator", "v2-8", "--",
+                        "/bin/sh", "-c", "sleep 6").stdout)
+    child = int(podctl(ps, "submit", "--parsable", "--accelerator", "v2-8", "--dependency",
+                       "afterok:%d" % parent, "--", "/bin/true").stdout)
+    array = int(podctl(ps, "submit", "--parsable", "--accelerator", "v2-8", "--array", "0-2%1",
+                       "--", "/bin/sh", "-c", "sleep 2").stdout)
+    ids = [int(t["id"]) for t in tasks(ps, array)]
+    wait_for(lambda: ps.job(parent)["state"] in ("STARTING", "RUNNING"), "the parent to run", 60)
+    ps.kill9()
+    ps.start()
+    waiting = ps.job(child)
+    if waiting["state"] != "QUEUED" or "afterok:%d" % parent not in waiting["reason"]:
+        fail("after the restart the child does not wait: %s %s" % (waiting["state"],
+                                                                   waiting["reason"]))
+    ok("after kill -9 and restart the child still waits: %s" % waiting["reason"])
+    ended = wait_ended(ps, [parent, child] + ids)
+    bad = [(j["task_name"], j["state"], j["reason"]) for j in ended if j["state"] != "SUCCEEDED"]
+    if bad:
+        fail("after the restart: %s" % bad)
+    child_placed = min(int(e["seq"]) for e in ps.events(child) if e["to"] == "PLACED")
+    parent_done = max(int(e["seq"]) for e in ps.events(parent) if e["to"] == "SUCCEEDED")
+    if child_placed < parent_done:
+        fail("the child was placed before its parent succeeded")
+    most = most_holding_at_once(ps, ids)
+    if most > 1:
+        fail("%d tasks of a %%1 array held hosts at once across the restart" % most)
+    ok("the child ran after its parent; the %%1 array never ran two tasks at once (at most %d)"
+       % most)
+
+
 def test_bad_input(ps):
     cases = [
         (["--array", "0-20000"], 2, "more than 10000 tasks"),
@@ -174,7 +208,8 @@ def main():
         ps, workers = None, {}
         try:
             ps = Podsched(PODSCHED, work, 2, 4,
-                          bus_extra="  heartbeat_interval_ms: 300\n  heartbeat_timeout_ms: 10000\n")
+                          bus_extra="  heartbeat_interval_ms: 300\n  heartbeat_timeout_ms: 10000\n"
+                                    "  reconcile_timeout_ms: 10000\n")
             workers = {h: Worker(PODWORKER, ps, work, "h%d" % h, str(h)) for h in range(8)}
             wait_for(lambda: ps.metrics().get("podsched_agents_connected") == 8, "8 agents", 60)
             wait_for(lambda: all(h["healthy"] for h in ps.pod()["hosts"]), "8 healthy hosts", 30)
@@ -182,6 +217,7 @@ def main():
             test_throttled_array(ps)
             test_failing_parent(ps, work)
             test_cancel_array(ps)
+            test_restart(ps)
             if not ps.alive():
                 fail("podsched died")
         except SystemExit:
