@@ -100,14 +100,14 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   return engine;
 }
 
-Status Engine::Flush(TimePoint now) {
+Status Engine::Flush(TimePoint now, bool publish) {
   Status s = repo_.Flush();
   if (!s.ok()) {
     fatal_ = true;
     return s;
   }
   if (!fatal_) DrainBus();
-  Publish(now);
+  if (publish) Publish(now);
   return s;
 }
 
