@@ -121,7 +121,8 @@ std::string JobsTable(const api::JobList& list) {
   };
   row({"ID", "NAME", "USER", "ACCEL", "CLASS", "PRIO", "STATE", "EPOCH", "STEP", "COST", "REASON"});
   for (const auto& j : list.jobs()) {
-    row({j.task_name().empty() ? std::to_string(j.id()) : j.task_name(), j.name(), j.user(), j.accelerator(),
+    const std::string id = j.task_name().empty() ? std::to_string(j.id()) : j.task_name();
+    row({id, j.name(), j.user(), j.accelerator(),
          j.preemptible() ? "preemptible" : "on-demand", std::to_string(j.priority()), j.state(),
          std::to_string(j.epoch()), std::to_string(j.step()), Money(j.cost_usd()), j.reason()});
   }
@@ -420,6 +421,7 @@ int Wait(ApiClient& api, const std::string& job, bool quiet) {
   std::optional<CallError> error;
   std::string last_state;
   int64_t total_steps = 0;  // from the spec's POD_TOTAL_STEPS, when the job declares it
+  std::string id = job;
   auto show = [&](const api::Job& j) {
     if (tty && j.step() > 0) {
       std::cout << "\r" << j.state() << " ";
@@ -451,6 +453,7 @@ int Wait(ApiClient& api, const std::string& job, bool quiet) {
         return false;
       }
       last = *j;
+      id = std::to_string(j->id());  // `job` may be ARRAYID_INDEX; the stream names ids
       if (auto it = j->spec().env().find("POD_TOTAL_STEPS"); it != j->spec().env().end()) {
         total_steps = std::atoll(it->second.c_str());
       }
@@ -458,7 +461,7 @@ int Wait(ApiClient& api, const std::string& job, bool quiet) {
       return !Terminal(j->state());
     }
     auto ev = Parse<api::StreamEvent>(data);
-    if (!ev || std::to_string(ev->job().id()) != job) return true;
+    if (!ev || std::to_string(ev->job().id()) != id) return true;
     last = ev->job();
     last->set_state(ev->event().to());
     last->set_reason(ev->event().reason());

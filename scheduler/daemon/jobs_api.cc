@@ -22,7 +22,9 @@ std::optional<JobId> ParseJobName(const core::Scheduler& scheduler, const std::s
   if (underscore == std::string::npos) return JobId(*id);
   auto index = ParseInt(raw.substr(underscore + 1));
   const core::JobArray* array = scheduler.FindArray(JobId(*id));
-  if (!index || array == nullptr) return std::nullopt;
+  if (!index || *index < 0 || *index > core::kMaxArrayIndex || array == nullptr) {
+    return std::nullopt;
+  }
   auto task = array->tasks.find(static_cast<int>(*index));
   if (task == array->tasks.end()) return std::nullopt;
   return task->second;

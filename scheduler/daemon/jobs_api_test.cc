@@ -170,6 +170,11 @@ TEST_F(JobsApiTest, ArraysSubmitListCancelAsOneAndTasksByName) {
   EXPECT_EQ(seventh.array().tasks_by_state().at("PLACED"), 4);
   EXPECT_EQ(seventh.array().tasks_by_state().at("QUEUED"), 9996);
   EXPECT_EQ(Call("GET", "/api/v1/jobs/" + std::to_string(array) + "_10000", "t-alice").status, 404);
+  // An index past the bound is not taken modulo 2^32 ("_4294967303" is not task 7).
+  EXPECT_EQ(Call("GET", "/api/v1/jobs/" + std::to_string(array) + "_4294967303", "t-alice").status,
+            404);
+  EXPECT_EQ(Call("GET", "/api/v1/jobs/" + std::to_string(array + 1) + "_0", "t-alice").status,
+            404);  // not an array id
   EXPECT_EQ(Call("GET", "/api/v1/jobs/" + std::to_string(array) + "_7", "t-bob").status, 404);
 
   SubmitAs("t-alice");

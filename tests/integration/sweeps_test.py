@@ -69,6 +69,9 @@ def test_throttled_array(ps):
     if [t["array_index"] for t in listed] != [0, 1, 2, 3, 4, 5]:
         fail("array tasks: %s" % listed)
     ids = [int(t["id"]) for t in listed]
+    # podctl wait follows a task named ARRAYID_INDEX on the live stream until it ends.
+    podctl(ps, "wait", "-q", "%d_5" % array)
+    ok("podctl wait %d_5 returned 0 when the last task SUCCEEDED" % array)
     ended = wait_ended(ps, ids)
     bad = [(j["task_name"], j["state"], j["reason"]) for j in ended if j["state"] != "SUCCEEDED"]
     if bad:
