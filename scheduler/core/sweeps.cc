@@ -99,7 +99,9 @@ void Scheduler::Impl::Index(const JobRecord& job) {
     ++array.by_state[static_cast<int>(job.state)];
     if (Unsuccessful(job.state) && !array.unsuccessful) array.unsuccessful = job.id;
   }
-  if (job.spec.dependencies.empty() || job.state != JobState::kQueued) return;
+  // A job placed before (epoch > 0) had its dependencies met, and a met dependency stays met
+  // (it concerns ended jobs only): a requeued job does not wait for them again.
+  if (job.spec.dependencies.empty() || job.state != JobState::kQueued || job.epoch > 0) return;
   for (const Dependency& dep : job.spec.dependencies) {
     JobId key = dep.job;
     if (dep.array_index) {

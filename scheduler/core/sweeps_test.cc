@@ -270,6 +270,25 @@ TEST_F(SweepsTest, RestartKeepsDependenciesAndThrottle) {
   EXPECT_EQ(Job(after_array).state, S::kPlaced);
 }
 
+TEST_F(SweepsTest, ARequeuedJobDoesNotWaitForItsMetDependenciesAgain) {
+  StartPod(1, 1);
+  JobId parent = Submit(Spec("ada", "v2-8", false), 0);
+  JobId child = Submit(After("afterok:" + std::to_string(parent.value()), Spec("ada", "v2-8", true)),
+                       0);
+  Tick(1);
+  Exited(parent, ExitKind::kSucceeded, 2);
+  Tick(3);
+  ASSERT_EQ(Job(child).state, S::kPlaced);
+  ASSERT_TRUE(sched_->Preempt(child, "by the test", At(4)).has_value());
+  Exited(child, ExitKind::kPreempted, 5);
+  ASSERT_EQ(Job(child).state, S::kQueued);
+  Restart();
+  ASSERT_TRUE(sched_->SetQuota(UserName("bob"), Quota{}, At(5.5)).ok());  // a call, no pass
+  EXPECT_EQ(Job(child).reason, "preempted: by the test");  // not re-evaluated
+  Tick(6);
+  EXPECT_EQ(Job(child).state, S::kPlaced);
+}
+
 TEST_F(SweepsTest, BadSubmissionsAreRefusedAndStoreNothing) {
   StartPod(2, 4);
   JobId bobs = Submit(Spec("bob", "v2-8", false), 0);
