@@ -13,10 +13,17 @@
 namespace podsched {
 
 // Whole names of the framework rendezvous contract (torchrun, jax.distributed, TensorFlow).
-inline constexpr std::array<std::string_view, 11> kContractEnvNames = {
-    "RANK",        "WORLD_SIZE",  "LOCAL_RANK",         "LOCAL_WORLD_SIZE",
-    "NODE_RANK",   "MASTER_ADDR", "MASTER_PORT",        "JAX_COORDINATOR_ADDRESS",
-    "JAX_NUM_PROCESSES", "JAX_PROCESS_ID", "TF_CONFIG"};
+inline constexpr std::array<std::string_view, 11> kContractEnvNames = {"RANK",
+                                                                       "WORLD_SIZE",
+                                                                       "LOCAL_RANK",
+                                                                       "LOCAL_WORLD_SIZE",
+                                                                       "NODE_RANK",
+                                                                       "MASTER_ADDR",
+                                                                       "MASTER_PORT",
+                                                                       "JAX_COORDINATOR_ADDRESS",
+                                                                       "JAX_NUM_PROCESSES",
+                                                                       "JAX_PROCESS_ID",
+                                                                       "TF_CONFIG"};
 
 // Prefixes the scheduler (POD_*) and the agents (PODWORKER_*) own entirely.
 inline constexpr std::array<std::string_view, 2> kContractEnvPrefixes = {"POD_", "PODWORKER_"};
@@ -25,8 +32,8 @@ inline constexpr std::array<std::string_view, 2> kContractEnvPrefixes = {"POD_",
 // the spec's checkpoint_url (the API puts it into the spec's env; the launch takes it over the
 // server's default; deploy/ and the tests set it), POD_TOTAL_STEPS is the job's own hint for
 // `podctl wait`'s progress bar (deploy/up.sh sets it).
-inline constexpr std::array<std::string_view, 2> kSpecSettableContractNames = {
-    "POD_CHECKPOINT_URL", "POD_TOTAL_STEPS"};
+inline constexpr std::array<std::string_view, 2> kSpecSettableContractNames = {"POD_CHECKPOINT_URL",
+                                                                               "POD_TOTAL_STEPS"};
 
 // True when `name` belongs to the job contract and a spec may not set it.
 constexpr bool IsReservedEnvName(std::string_view name) {

@@ -38,8 +38,8 @@ Result<ArraySpec> ParseArraySpec(std::string_view text) {
     ranges = text.substr(0, pct);
     auto n = Number(text.substr(pct + 1));
     if (!n || *n < 1 || *n > kMaxArrayTasks) {
-      return std::unexpected(BadArray(text, "the throttle after % must be 1.." +
-                                                std::to_string(kMaxArrayTasks)));
+      return std::unexpected(
+          BadArray(text, "the throttle after % must be 1.." + std::to_string(kMaxArrayTasks)));
     }
     out.throttle = static_cast<int>(*n);
   }
@@ -178,7 +178,8 @@ DependencyStatus EvaluateDependency(DependencyKind kind, const DependencyTarget&
       return {all_ended ? DependencyVerdict::kMet : DependencyVerdict::kWaiting, ""};
     case DependencyKind::kAfterNotOk:
       if (all_ended && unsuccessful == 0) {
-        const std::string what = t.jobs == 1 ? "ended SUCCEEDED" : "ended with every task SUCCEEDED";
+        const std::string what =
+            t.jobs == 1 ? "ended SUCCEEDED" : "ended with every task SUCCEEDED";
         return {DependencyVerdict::kNever, t.name + " " + what + " (" + kind_name + ")"};
       }
       return {all_ended ? DependencyVerdict::kMet : DependencyVerdict::kWaiting, ""};

@@ -72,9 +72,9 @@ TEST(ParseDependenciesTest, KindsTargetsAndCombinations) {
 }
 
 TEST(ParseDependenciesTest, BadDependenciesNameTheProblem) {
-  for (const char* text : {"", "afterok", "afterok:", "after:12", "afterok:x", "afterok:0",
-                           "afterok:12_", "afterok:12_x", "afterok:1?afterany:2", "afterok:-1",
-                           "afterok:12,"}) {
+  for (const char* text :
+       {"", "afterok", "afterok:", "after:12", "afterok:x", "afterok:0", "afterok:12_",
+        "afterok:12_x", "afterok:1?afterany:2", "afterok:-1", "afterok:12,"}) {
     auto r = ParseDependencies(text);
     ASSERT_FALSE(r.has_value()) << text;
     EXPECT_NE(r.error().message().find("afterok:ID"), std::string::npos) << r.error().message();

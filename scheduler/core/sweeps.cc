@@ -115,8 +115,8 @@ void Scheduler::Impl::Index(const JobRecord& job) {
     if (list.empty() || list.back() != job.id) list.push_back(job.id);
   }
   // Not free to start until the first resolution says so.
-  waiting_on_dependencies.emplace(job.id, job.reason == "submitted" ? "waiting for dependencies"
-                                                                    : job.reason);
+  waiting_on_dependencies.emplace(
+      job.id, job.reason == "submitted" ? "waiting for dependencies" : job.reason);
   dependencies_stale.insert(job.id);
 }
 
@@ -205,7 +205,8 @@ void Scheduler::Impl::ResolveDependencies(TimePoint now) {
     }
     if (never) {
       waiting_on_dependencies.erase(waiting);
-      Status s = Transition(job, JobState::kCancelled, "dependency never satisfied: " + *never, now);
+      Status s =
+          Transition(job, JobState::kCancelled, "dependency never satisfied: " + *never, now);
       PODSCHED_CHECK_MSG(s.ok(), s.message().c_str());
       continue;
     }
@@ -246,9 +247,8 @@ Result<std::vector<JobId>> Scheduler::SubmitArray(JobSpec spec, const ArraySpec&
   if (array.indices.empty()) return InvalidArgument("array '" + array.text + "' has no tasks");
   if (array.indices.size() > static_cast<size_t>(kMaxArrayTasks) ||
       array.indices.back() > kMaxArrayIndex || array.indices.front() < 0) {
-    return InvalidArgument("array '" + array.text + "': at most " +
-                           std::to_string(kMaxArrayTasks) + " tasks with indices 0.." +
-                           std::to_string(kMaxArrayIndex));
+    return InvalidArgument("array '" + array.text + "': at most " + std::to_string(kMaxArrayTasks) +
+                           " tasks with indices 0.." + std::to_string(kMaxArrayIndex));
   }
   auto type = s.CheckSubmission(spec);
   if (!type) return std::unexpected(type.error());
@@ -268,7 +268,8 @@ Result<std::vector<JobId>> Scheduler::SubmitArray(JobSpec spec, const ArraySpec&
 Result<Actions> Scheduler::CancelArray(JobId id, TimePoint now) {
   Impl& s = *impl_;
   auto it = s.arrays.find(id);
-  if (it == s.arrays.end()) return NotFound("job " + std::to_string(id.value()) + " is not an array");
+  if (it == s.arrays.end())
+    return NotFound("job " + std::to_string(id.value()) + " is not an array");
   bool any = false;
   for (const auto& [index, task] : it->second.tasks) {
     JobRecord& job = s.jobs.at(task);

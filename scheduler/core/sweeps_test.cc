@@ -40,8 +40,8 @@ class SweepsTest : public testing::SchedulerFixture {
     Start(rows, cols);
   }
   int Holding(const std::vector<JobId>& ids) {
-    return static_cast<int>(std::count_if(ids.begin(), ids.end(),
-                                          [&](JobId id) { return HoldsHosts(Job(id).state); }));
+    return static_cast<int>(
+        std::count_if(ids.begin(), ids.end(), [&](JobId id) { return HoldsHosts(Job(id).state); }));
   }
   int rows_ = 0, cols_ = 0;
 };
@@ -78,7 +78,7 @@ TEST_F(SweepsTest, ThrottleHoldsAtMostNTasksAtOnce) {
   EXPECT_EQ(Holding(ids), 2);
   EXPECT_EQ(Job(ids[2]).state, S::kQueued);
   EXPECT_EQ(Job(ids[2]).reason, "array throttle: at most 2 tasks of array " +
-                                     std::to_string(ids[0].value()) + " at once");
+                                    std::to_string(ids[0].value()) + " at once");
   // Other work is not held up by a throttled array.
   JobId other = Submit(Spec("ada", "v2-8", false), 2);
   Tick(3);
@@ -113,11 +113,11 @@ TEST_F(SweepsTest, AfterOkWaitsThenRuns) {
   Tick(1);
   EXPECT_EQ(Job(parent).state, S::kPlaced);
   EXPECT_EQ(Job(child).state, S::kQueued);
-  EXPECT_EQ(Job(child).reason, "waiting for afterok:" + std::to_string(parent.value()) +
-                                   " (PLACED)");
+  EXPECT_EQ(Job(child).reason,
+            "waiting for afterok:" + std::to_string(parent.value()) + " (PLACED)");
   Progress(parent, 5, 0, 2);
-  EXPECT_EQ(Job(child).reason, "waiting for afterok:" + std::to_string(parent.value()) +
-                                   " (RUNNING)");
+  EXPECT_EQ(Job(child).reason,
+            "waiting for afterok:" + std::to_string(parent.value()) + " (RUNNING)");
   Exited(parent, ExitKind::kSucceeded, 3);
   Tick(4);
   EXPECT_EQ(Job(child).state, S::kPlaced);
@@ -136,8 +136,8 @@ TEST_F(SweepsTest, AfterOkOnAFailedJobEndsTheChildAndItsOwnDependents) {
   Exited(parent, ExitKind::kFailed, 2, "exit 3");
   ASSERT_EQ(Job(parent).state, S::kFailed);
   EXPECT_EQ(Job(ok).state, S::kCancelled);
-  EXPECT_EQ(Job(ok).reason, "dependency never satisfied: job " +
-                                std::to_string(parent.value()) + " ended FAILED (afterok)");
+  EXPECT_EQ(Job(ok).reason, "dependency never satisfied: job " + std::to_string(parent.value()) +
+                                " ended FAILED (afterok)");
   Tick(3);
   // afterany on a cancelled job is met: the chain goes on as Slurm's does.
   EXPECT_EQ(Job(grandchild).state, S::kPlaced);
@@ -152,8 +152,7 @@ TEST_F(SweepsTest, AfterNotOkOnASucceededJobIsNeverMet) {
   Tick(1);
   Exited(parent, ExitKind::kSucceeded, 2);
   EXPECT_EQ(Job(child).state, S::kCancelled);
-  EXPECT_EQ(Job(child).reason, "dependency never satisfied: job " +
-                                   std::to_string(parent.value()) +
+  EXPECT_EQ(Job(child).reason, "dependency never satisfied: job " + std::to_string(parent.value()) +
                                    " ended SUCCEEDED (afternotok)");
   // A dependency on a job that already ended badly is settled at once.
   JobId late = Submit(After("afternotok:" + std::to_string(parent.value())), 3);
@@ -164,9 +163,8 @@ TEST_F(SweepsTest, AllDependenciesMustHold) {
   StartPod(2, 4);
   JobId a = Submit(Spec("ada", "v2-8", false), 0);
   JobId b = Submit(Spec("ada", "v2-8", false), 0);
-  JobId c = Submit(After("afterok:" + std::to_string(a.value()) + ",afterany:" +
-                         std::to_string(b.value())),
-                   0);
+  JobId c = Submit(
+      After("afterok:" + std::to_string(a.value()) + ",afterany:" + std::to_string(b.value())), 0);
   Tick(1);
   Exited(a, ExitKind::kSucceeded, 2);
   Tick(3);
@@ -273,8 +271,8 @@ TEST_F(SweepsTest, RestartKeepsDependenciesAndThrottle) {
 TEST_F(SweepsTest, ARequeuedJobDoesNotWaitForItsMetDependenciesAgain) {
   StartPod(1, 1);
   JobId parent = Submit(Spec("ada", "v2-8", false), 0);
-  JobId child = Submit(After("afterok:" + std::to_string(parent.value()), Spec("ada", "v2-8", true)),
-                       0);
+  JobId child =
+      Submit(After("afterok:" + std::to_string(parent.value()), Spec("ada", "v2-8", true)), 0);
   Tick(1);
   Exited(parent, ExitKind::kSucceeded, 2);
   Tick(3);
@@ -284,7 +282,7 @@ TEST_F(SweepsTest, ARequeuedJobDoesNotWaitForItsMetDependenciesAgain) {
   ASSERT_EQ(Job(child).state, S::kQueued);
   Restart();
   ASSERT_TRUE(sched_->SetQuota(UserName("bob"), Quota{}, At(5.5)).ok());  // a call, no pass
-  EXPECT_EQ(Job(child).reason, "preempted: by the test");  // not re-evaluated
+  EXPECT_EQ(Job(child).reason, "preempted: by the test");                 // not re-evaluated
   Tick(6);
   EXPECT_EQ(Job(child).state, S::kPlaced);
 }
@@ -332,8 +330,8 @@ TEST_F(SweepsTest, ManyDependentsAreSettledOnlyWhenTheirTargetChanges) {
   JobId parent = Submit(Spec("ada", "v2-8", false), 0);
   std::vector<JobId> children;
   for (int i = 0; i < 200; ++i) {
-    children.push_back(Submit(
-        After("afterok:" + std::to_string(parent.value()), Spec("ada", "v2-8", true)), 0));
+    children.push_back(
+        Submit(After("afterok:" + std::to_string(parent.value()), Spec("ada", "v2-8", true)), 0));
   }
   Tick(1);
   // A pass that changes nothing for the dependents rewrites none of them.

@@ -23,8 +23,9 @@ std::optional<int64_t> Digits(std::string_view text) {
 }  // namespace
 
 Result<int64_t> ParseTimeLimit(std::string_view text) {
-  auto bad = [&] { return InvalidArgument("--time '" + std::string(text) + "': " +
-                                          std::string(kTimeForms)); };
+  auto bad = [&] {
+    return InvalidArgument("--time '" + std::string(text) + "': " + std::string(kTimeForms));
+  };
   if (text.empty()) return bad();
   int64_t seconds = 0;
   const char unit = text.back();
@@ -70,11 +71,9 @@ Result<int64_t> ParseTimeLimit(std::string_view text) {
 Result<std::pair<std::string, std::string>> ParseEnvFlag(std::string_view text) {
   const size_t eq = text.find('=');
   const std::string_view key = text.substr(0, eq);
-  bool valid = eq != std::string_view::npos && !key.empty() &&
-               !(key[0] >= '0' && key[0] <= '9');
+  bool valid = eq != std::string_view::npos && !key.empty() && !(key[0] >= '0' && key[0] <= '9');
   for (char c : key) {
-    valid &= (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-             c == '_';
+    valid &= (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
   }
   if (!valid) {
     return InvalidArgument("--env '" + std::string(text) +

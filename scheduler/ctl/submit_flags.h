@@ -24,13 +24,13 @@ struct SubmitOptions {
   int priority = 0;
   std::string name;
   int64_t checkpoint_every = 0;
-  std::vector<std::string> env;  // --env K=V, repeatable
-  int ranks_per_host = 0;        // 0: unset
-  std::string time;              // --time: max runtime
-  std::string launcher;          // --launcher mpi|exec
-  std::string array;             // --array 0-99%10
-  std::string dependency;        // --dependency afterok:12
-  bool parsable = false;         // print only the id
+  std::vector<std::string> env;      // --env K=V, repeatable
+  int ranks_per_host = 0;            // 0: unset
+  std::string time;                  // --time: max runtime
+  std::string launcher;              // --launcher mpi|exec
+  std::string array;                 // --array 0-99%10
+  std::string dependency;            // --dependency afterok:12
+  bool parsable = false;             // print only the id
   std::vector<std::string> command;  // after --
 };
 

@@ -9,18 +9,17 @@ namespace {
 
 TEST(ParseTimeLimitTest, SlurmFormsAndUnits) {
   const std::pair<const char*, int64_t> cases[] = {
-      {"90", 90 * 60},          {"5:30", 330},         {"01:02:03", 3723},
-      {"2-0", 2 * 86400},       {"1-02:30", 95400},    {"1-02:03:04", 93784},
-      {"90s", 90},              {"30m", 1800},         {"2h", 7200},
-      {"1d", 86400},
+      {"90", 90 * 60},    {"5:30", 330},         {"01:02:03", 3723}, {"2-0", 2 * 86400},
+      {"1-02:30", 95400}, {"1-02:03:04", 93784}, {"90s", 90},        {"30m", 1800},
+      {"2h", 7200},       {"1d", 86400},
   };
   for (const auto& [text, seconds] : cases) {
     auto r = ParseTimeLimit(text);
     ASSERT_TRUE(r.has_value()) << text << ": " << r.error().message();
     EXPECT_EQ(*r, seconds) << text;
   }
-  for (const char* bad : {"", "0", "0s", "abc", "2x", "1:2:3:4", "-5", "1-", "h", "1.5h",
-                          "1-2:3:4:5", ":30"}) {
+  for (const char* bad :
+       {"", "0", "0s", "abc", "2x", "1:2:3:4", "-5", "1-", "h", "1.5h", "1-2:3:4:5", ":30"}) {
     auto r = ParseTimeLimit(bad);
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_NE(r.error().message().find("--time"), std::string::npos);
