@@ -233,7 +233,8 @@ std::optional<std::string> Scheduler::Impl::ThrottleReason(const JobRecord& job)
   const JobArray& array = arrays.at(job.spec.array->array_id);
   if (array.Holding() < array.throttle) return std::nullopt;
   // The same text for every waiting task, so that it is stored once, not once per pass.
-  return "array throttle: at most " + std::to_string(array.throttle) + " tasks of array " +
+  return "array throttle: at most " + std::to_string(array.throttle) +
+         (array.throttle == 1 ? " task" : " tasks") + " of array " +
          std::to_string(array.id.value()) + " at once";
 }
 

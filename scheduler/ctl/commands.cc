@@ -295,7 +295,7 @@ static int Verb(ApiClient& api, const std::string& job, const std::string& verb)
   std::cout << "job " << (j->task_name().empty() ? std::to_string(j->id()) : j->task_name())
             << ": " << j->state() << (j->reason().empty() ? "" : " (" + j->reason() + ")");
   if (verb == "cancel" && j->array_id() == j->id() && job.find('_') == std::string::npos) {
-    std::cout << "; every task of array " << j->id() << " is cancelled";
+    std::cout << "; cancel sent to every task of array " << j->id();
   }
   std::cout << "\n";
   return kExitOk;

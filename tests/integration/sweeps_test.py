@@ -141,7 +141,7 @@ def test_cancel_array(ps):
         fail("cancel %d_3 cancelled more or less than task 3" % array)
     ok("podctl cancel %d_3 cancelled that task only" % array)
     out = podctl(ps, "cancel", str(array)).stdout
-    if "every task of array" not in out:
+    if "cancel sent to every task of array" not in out:
         fail("podctl cancel ARRAY: %s" % out)
     ended = wait_ended(ps, ids, 60)
     if any(j["state"] != "CANCELLED" for j in ended):
