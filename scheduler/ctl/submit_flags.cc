@@ -20,6 +20,13 @@ std::optional<int64_t> Digits(std::string_view text) {
   return v;
 }
 
+Status CheckEnvName(std::string_view name) {
+  if (!IsReservedEnvName(name)) return Status::Ok();
+  return ToStatus(InvalidArgument("env " + std::string(name) +
+                                  ": podsched sets it for every rank (the job contract, "
+                                  "docs/jobspec.md); rename the variable"));
+}
+
 }  // namespace
 
 Result<int64_t> ParseTimeLimit(std::string_view text) {
@@ -80,11 +87,7 @@ Result<std::pair<std::string, std::string>> ParseEnvFlag(std::string_view text) 
                            "': use NAME=VALUE with NAME of letters, digits and _ (not first a "
                            "digit)");
   }
-  if (IsReservedEnvName(key)) {
-    return InvalidArgument("--env " + std::string(key) +
-                           ": podsched sets it for every rank (the job contract, docs/jobspec.md)"
-                           "; rename the variable");
-  }
+  if (Status reserved = CheckEnvName(key); !reserved.ok()) return std::unexpected(reserved);
   return std::make_pair(std::string(key), std::string(text.substr(eq + 1)));
 }
 
@@ -108,6 +111,9 @@ Status ApplySubmitFlags(const SubmitOptions& o, api::JobSpec* spec) {
   if (!o.launcher.empty()) spec->set_launcher(o.launcher);
   if (!o.array.empty()) spec->set_array(o.array);
   if (!o.dependency.empty()) spec->set_dependency(o.dependency);
+  for (const auto& [name, value] : spec->env()) {  // a -f file's env too
+    if (Status reserved = CheckEnvName(name); !reserved.ok()) return reserved;
+  }
   if (!spec->array().empty()) {
     auto array = core::ParseArraySpec(spec->array());
     if (!array) return array.error();

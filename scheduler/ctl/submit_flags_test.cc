@@ -100,6 +100,17 @@ TEST(ApplySubmitFlagsTest, BadArraysAndDependenciesFailBeforeAnyRequest) {
   }
 }
 
+TEST(ApplySubmitFlagsTest, AFilesReservedEnvNameIsRefusedToo) {
+  api::JobSpec spec;
+  (*spec.mutable_env())["WORLD_SIZE"] = "4";
+  SubmitOptions o;
+  o.accelerator = "v2-8";
+  o.command = {"x"};
+  Status s = ApplySubmitFlags(o, &spec);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("env WORLD_SIZE"), std::string::npos) << s.message();
+}
+
 TEST(ValidJobArgTest, IdsAndArrayTasks) {
   EXPECT_TRUE(ValidJobArg("123"));
   EXPECT_TRUE(ValidJobArg("123_7"));
