@@ -35,6 +35,18 @@ inline constexpr std::array<std::string_view, 2> kContractEnvPrefixes = {"POD_",
 inline constexpr std::array<std::string_view, 2> kSpecSettableContractNames = {"POD_CHECKPOINT_URL",
                                                                                "POD_TOTAL_STEPS"};
 
+// A name the agents can export to every rank (mpirun -x, execve): letters, digits and _, not
+// first a digit.
+constexpr bool IsEnvName(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    const bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 // True when `name` belongs to the job contract and a spec may not set it.
 constexpr bool IsReservedEnvName(std::string_view name) {
   for (std::string_view allowed : kSpecSettableContractNames) {

@@ -61,17 +61,23 @@ Status CheckFields(const JobSpec& spec) {
 
 std::string Join(std::span<const std::string_view> names, std::string_view suffix = "") {
   std::string out;
-  for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n) + std::string(suffix);
+  for (std::string_view n : names)
+    out += (out.empty() ? "" : ", ") + std::string(n) + std::string(suffix);
   return out;
 }
 
 Status CheckEnvNames(const JobSpec& spec) {
   for (const auto& [name, value] : spec.env) {
+    // A name the agent could not export (mpirun -x, execve) would fail every launch instead.
+    if (!IsEnvName(name)) {
+      return Bad("env name '" + name +
+                 "' is not a variable name (letters, digits and _, not first a digit)");
+    }
+    if (value.find('\0') != std::string::npos) return Bad("env " + name + " contains a NUL byte");
     if (!IsReservedEnvName(name)) continue;
     return Bad("env " + name + " is set by podsched for every rank (the job contract: " +
                Join(kContractEnvNames) + " and every " + Join(kContractEnvPrefixes, "*") +
-               " name except " + Join(kSpecSettableContractNames) +
-               "); rename the variable");
+               " name except " + Join(kSpecSettableContractNames) + "); rename the variable");
   }
   return Status::Ok();
 }

@@ -61,6 +61,16 @@ TEST(ValidateSpecTest, RefusesEnvNamesOfTheJobContract) {
     // Stored before the rule existed: still loads.
     EXPECT_TRUE(ValidateSpec(spec, pod, SpecOrigin::kStored).has_value()) << name;
   }
+  for (const char* bad : {"BAD-NAME", "1X", "", "A B"}) {
+    JobSpec spec = testing::Spec("ada", "v2-8", false);
+    spec.env[bad] = "x";
+    auto r = ValidateSpec(spec, pod);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().message().find("not a variable name"), std::string::npos);
+  }
+  JobSpec nul = testing::Spec("ada", "v2-8", false);
+  nul.env["X"] = std::string("a\0b", 3);
+  EXPECT_FALSE(ValidateSpec(nul, pod).has_value());
   JobSpec allowed = testing::Spec("ada", "v2-8", false);
   allowed.env = {{"POD_CHECKPOINT_URL", "s3://b/c"}, {"POD_TOTAL_STEPS", "100"},
                  {"RANKING", "x"}, {"MY_POD_VAR", "y"}, {"JAX_PLATFORMS", "cpu"}};

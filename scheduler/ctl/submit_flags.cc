@@ -78,10 +78,7 @@ Result<int64_t> ParseTimeLimit(std::string_view text) {
 Result<std::pair<std::string, std::string>> ParseEnvFlag(std::string_view text) {
   const size_t eq = text.find('=');
   const std::string_view key = text.substr(0, eq);
-  bool valid = eq != std::string_view::npos && !key.empty() && !(key[0] >= '0' && key[0] <= '9');
-  for (char c : key) {
-    valid &= (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  }
+  const bool valid = eq != std::string_view::npos && IsEnvName(key);
   if (!valid) {
     return InvalidArgument("--env '" + std::string(text) +
                            "': use NAME=VALUE with NAME of letters, digits and _ (not first a "
