@@ -76,6 +76,7 @@ Pass::Pass(Scheduler::Impl& s, TimePoint now) : s_(s), now_(now), view_(s.pod) {
 
 void Scheduler::Impl::RunPass(TimePoint now) {
   ++stats.passes;
+  ResolveDependencies(now);  // may cancel jobs: before the queue is sorted
   dirty = false;
   Pass pass(*this, now);
   for (const QueueEntry& entry : SortQueue(*this, now)) pass.Consider(entry);
@@ -122,6 +123,12 @@ void Pass::Consider(const QueueEntry& entry) {
 
 std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
   const JobRecord& job = *entry.ref->job;
+  if (!job.spec.dependencies.empty()) {
+    // Settled incrementally when a target changes (ResolveDependencies), so this is a lookup.
+    auto waiting = s_.waiting_on_dependencies.find(job.id);
+    if (waiting != s_.waiting_on_dependencies.end()) return waiting->second;
+  }
+  if (auto throttled = s_.ThrottleReason(job)) return throttled;
   if (job.not_before > now_) {
     return job.reason.starts_with("retry") ? job.reason : "backoff after a failure";
   }

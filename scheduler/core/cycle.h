@@ -4,8 +4,11 @@
 //
 //   QueueSort   SortQueue: submit time (kFifo) or effective priority, then the user's decayed
 //               usage, then submit time (kFairShare).
-//   Filter      Pass::Filter: retry backoff; quota, counting the cores already promised to the
-//               user's other reservations; a shape that no rectangle of healthy hosts can hold.
+//   Filter      Pass::Filter: unmet dependencies (settled before the pass, and only for jobs
+//               whose targets changed: a lookup here); the array's throttle (O(1), the array
+//               counts its tasks by state); retry backoff; quota, counting the cores already
+//               promised to the user's other reservations; a shape that no rectangle of healthy
+//               hosts can hold.
 //               A filtered job never blocks others and holds no reservation.
 //   Score       Pass::Score: the placement policy on this pass's view of the pod (with the
 //               backfill head's rectangle kept free for jobs that could delay it), or the job's

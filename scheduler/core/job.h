@@ -30,6 +30,31 @@ std::string_view LauncherName(Launcher launcher);
 // Parses a name produced by LauncherName ("" is mpi); an error lists the valid names.
 Result<Launcher> ParseLauncher(std::string_view name);
 
+// Membership of a job in a job array (`podctl submit --array 0-99%10`): every task is a job of
+// its own; the array is named by the id of its first task.
+struct ArrayTask {
+  JobId array_id;          // the id of the array's first task
+  int index = 0;           // the task's index (POD_ARRAY_INDEX)
+  int throttle = 0;        // at most this many tasks of the array hold hosts at once; 0: no limit
+  std::string expression;  // the array as submitted ("0-99%10"), for display
+  friend bool operator==(const ArrayTask&, const ArrayTask&) = default;
+};
+
+// Slurm's dependency types (sbatch --dependency). The integer values are stable (stored).
+enum class DependencyKind {
+  kAfterOk = 0,     // the target SUCCEEDED
+  kAfterAny = 1,    // the target ended, however
+  kAfterNotOk = 2,  // the target ended FAILED or CANCELLED
+};
+
+// "afterok:12" (job 12; every task when 12 is an array id) or "afterok:12_3" (task 3 of array 12).
+struct Dependency {
+  DependencyKind kind = DependencyKind::kAfterOk;
+  JobId job;
+  std::optional<int> array_index;
+  friend bool operator==(const Dependency&, const Dependency&) = default;
+};
+
 // What a user asks for. `accelerator` stays text here ("v2-32"); the scheduler parses it against
 // its pod when the job is submitted (ValidateSpec in spec.h).
 struct JobSpec {
@@ -48,6 +73,8 @@ struct JobSpec {
   Duration max_runtime{0};                            // 0: unlimited
   int max_restarts = 3;                               // failures tolerated before FAILED
   std::optional<Duration> expected_runtime;           // for backfill; else max_runtime
+  std::optional<ArrayTask> array;                     // set by Scheduler::SubmitArray
+  std::vector<Dependency> dependencies;               // all must be met before the job starts
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
 

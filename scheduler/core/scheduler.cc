@@ -93,6 +93,7 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   }
   if (job.state == JobState::kQueued) queued.erase(job.id);
   if (to == JobState::kQueued) Enqueue(job, now);
+  NoteTransition(job, job.state, to);
   job.state = to;
   job.reason = std::move(reason);
   if (IsTerminal(to)) {
@@ -155,7 +156,8 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
                     job.spec.launcher,
                     job.spec.grace_period,
                     job.restarts,
-                    job.preemptions};
+                    job.preemptions,
+                    job.spec.array};
   actions.emplace_back(std::in_place_type<LaunchPlan>, std::move(launch));
   ++stats.launches;
   if (job.spec.preemptible) {
@@ -332,7 +334,8 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
   }
 }
 
-Result<Actions> Scheduler::Impl::Finish() {
+Result<Actions> Scheduler::Impl::Finish(TimePoint now) {
+  ResolveDependencies(now);
   StoreBatch batch;
   batch.jobs.reserve(changed_jobs.size());
   for (JobId id : changed_jobs) batch.jobs.push_back(jobs.at(id));
@@ -376,7 +379,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
   impl->next_event_seq = loaded->next_event_seq;
   for (UserRecord& user : loaded->users) impl->users[user.name] = std::move(user);
   for (JobRecord& job : loaded->jobs) {
-    auto type = ValidateSpec(job.spec, impl->pod);
+    auto type = ValidateSpec(job.spec, impl->pod, SpecOrigin::kStored);
     if (!type) return std::unexpected(type.error().WithContext(JobName(job.id)));
     impl->types.emplace(job.id, *type);
     if (!IsTerminal(job.state)) impl->active.insert(job.id);
@@ -412,61 +415,40 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     auto [it, inserted] = impl->jobs.emplace(job.id, std::move(job));
     if (waiting) impl->Enqueue(it->second, now);
   }
+  // After every job is in: an index entry may name any other job.
+  for (const auto& [id, job] : impl->jobs) impl->Index(job);
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
 Result<JobId> Scheduler::Submit(JobSpec spec, TimePoint now) {
   Impl& s = *impl_;
-  auto type = ValidateSpec(spec, s.pod);
+  if (spec.array) return InvalidArgument("a single job's spec carries no array task");
+  auto type = s.CheckSubmission(spec);
   if (!type) return std::unexpected(type.error());
-  const Quota quota = s.QuotaOf(spec.user);
-  const int limit = spec.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
-  if (type->tensor_cores() > limit) {
-    return Error(StatusCode::kResourceExhausted,
-                 spec.accelerator + " needs " + std::to_string(type->tensor_cores()) + " " +
-                     (spec.preemptible ? "preemptible" : "on-demand") + " cores; the quota of " +
-                     spec.user.value() + " is " + std::to_string(limit));
-  }
-  s.User(spec.user, now);
-  JobRecord job;
-  job.id = JobId(s.next_job_id++);
-  job.spec = std::move(spec);
-  job.submit_time = now;
-  job.reason = "submitted";
-  JobEvent event;
-  event.seq = s.next_event_seq++;
-  event.time = now;
-  event.job = job.id;
-  event.to = JobState::kQueued;
-  event.reason = "submitted";
-  s.events.push_back(std::move(event));
-  ++s.stats.events;
-  s.types.emplace(job.id, *type);
-  s.active.insert(job.id);
-  s.changed_jobs.insert(job.id);
-  const JobId id = job.id;
-  s.Enqueue(s.jobs.emplace(id, std::move(job)).first->second, now);
-  s.dirty = true;
-  auto done = s.Finish();
+  const JobId id = s.Queue(std::move(spec), *type, now);
+  auto done = s.Finish(now);
   if (!done) return std::unexpected(done.error());
   return id;
+}
+
+void Scheduler::Impl::CancelOne(JobRecord& j, TimePoint now) {
+  if (j.state == JobState::kQueued) {
+    PODSCHED_CHECK(Transition(j, JobState::kCancelled, "cancelled", now).ok());
+  } else if (j.state == JobState::kPreempting) {
+    j.cancel_requested = true;
+    changed_jobs.insert(j.id);
+  } else {
+    j.cancel_requested = true;
+    StartPreemption(j, "cancelled", std::nullopt, now);
+  }
 }
 
 Result<Actions> Scheduler::Cancel(JobId id, TimePoint now) {
   Impl& s = *impl_;
   auto job = FindActive(s.jobs, id);
   if (!job) return std::unexpected(job.error());
-  JobRecord& j = **job;
-  if (j.state == JobState::kQueued) {
-    PODSCHED_CHECK(s.Transition(j, JobState::kCancelled, "cancelled", now).ok());
-  } else if (j.state == JobState::kPreempting) {
-    j.cancel_requested = true;
-    s.changed_jobs.insert(id);
-  } else {
-    j.cancel_requested = true;
-    s.StartPreemption(j, "cancelled", std::nullopt, now);
-  }
-  return s.Finish();
+  s.CancelOne(**job, now);
+  return s.Finish(now);
 }
 
 Result<Actions> Scheduler::Preempt(JobId id, std::string reason, TimePoint now) {
@@ -479,14 +461,14 @@ Result<Actions> Scheduler::Preempt(JobId id, std::string reason, TimePoint now) 
                               "; only a placed or running job can be preempted");
   }
   s.StartPreemption(j, reason.empty() ? "preempted by an admin" : reason, std::nullopt, now);
-  return s.Finish();
+  return s.Finish(now);
 }
 
 Actions Scheduler::Tick(TimePoint now) {
   Impl& s = *impl_;
   s.RunTimers(now);
   if (s.dirty) s.RunPass(now);
-  auto done = s.Finish();
+  auto done = s.Finish(now);
   PODSCHED_CHECK_MSG(done.has_value(), done.error().message().c_str());
   return std::move(*done);
 }
@@ -508,7 +490,7 @@ Result<Actions> Scheduler::ReportStarted(JobEpoch je, TimePoint now) {
   } else if (job.state == JobState::kPlaced) {
     PODSCHED_CHECK(s.Transition(job, JobState::kStarting, "processes started", now).ok());
   }
-  return s.Finish();
+  return s.Finish(now);
 }
 
 Result<Actions> Scheduler::ReportRunning(JobEpoch je, TimePoint now) {
@@ -521,7 +503,7 @@ Result<Actions> Scheduler::ReportRunning(JobEpoch je, TimePoint now) {
   } else if (job.state == JobState::kPlaced || job.state == JobState::kStarting) {
     PODSCHED_CHECK(s.Transition(job, JobState::kRunning, "every rank is running", now).ok());
   }
-  return s.Finish();
+  return s.Finish(now);
 }
 
 Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t last_checkpoint_step,
@@ -537,7 +519,7 @@ Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t las
   }
   if (je.epoch != job.epoch || !HoldsHosts(job.state)) {
     if (je.epoch != job.epoch) ++s.stats.stale_reports;
-    return s.Finish();
+    return s.Finish(now);
   }
   job.step = step;
   if (last_checkpoint_step > job.last_checkpoint_step) job.last_checkpoint_time = now;
@@ -546,7 +528,7 @@ Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t las
   if (job.state == JobState::kPlaced || job.state == JobState::kStarting) {
     PODSCHED_CHECK(s.Transition(job, JobState::kRunning, "running", now).ok());
   }
-  return s.Finish();
+  return s.Finish(now);
 }
 
 Result<Actions> Scheduler::ReportExited(JobEpoch je, std::optional<HostId> host, ExitKind kind,
@@ -562,7 +544,7 @@ Result<Actions> Scheduler::ReportExited(JobEpoch je, std::optional<HostId> host,
   } else if (HoldsHosts(job.state)) {
     s.ApplyExit(job, kind, reason, now);
   }
-  return s.Finish();
+  return s.Finish(now);
 }
 
 Result<Actions> Scheduler::ReportHostReleased(JobEpoch je, HostId host, TimePoint now) {
@@ -573,7 +555,7 @@ Result<Actions> Scheduler::ReportHostReleased(JobEpoch je, HostId host, TimePoin
     return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
   }
   s.HostGone(je, host);
-  return s.Finish();
+  return s.Finish(now);
 }
 
 Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
@@ -583,7 +565,7 @@ Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
   if (!marked.ok()) return std::unexpected(marked);
   s.dirty = true;
   const auto alloc = s.pod.host(host).allocation;
-  if (!alloc) return s.Finish();
+  if (!alloc) return s.Finish(now);
   const Lease& lease = s.leases.at(*alloc);
   const JobEpoch owner = lease.owner;
   const std::vector<HostId> hosts = s.pod.HostsIn(lease.placement);
@@ -600,7 +582,7 @@ Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
       PODSCHED_CHECK(s.Transition(job, JobState::kQueued, "requeued: " + why, now).ok());
     }
   }
-  return s.Finish();
+  return s.Finish(now);
 }
 
 Result<Actions> Scheduler::HostUp(HostId host, TimePoint now) {
@@ -610,7 +592,7 @@ Result<Actions> Scheduler::HostUp(HostId host, TimePoint now) {
   Status marked = s.pod.MarkHealthy(host);
   if (!marked.ok()) return std::unexpected(marked);
   s.dirty = true;
-  return s.Finish();
+  return s.Finish(now);
 }
 
 Status Scheduler::SetQuota(const UserName& user, Quota quota, TimePoint now) {
@@ -621,7 +603,7 @@ Status Scheduler::SetQuota(const UserName& user, Quota quota, TimePoint now) {
   s.User(user, now).quota = quota;
   s.changed_users.insert(user);
   s.dirty = true;
-  auto done = s.Finish();
+  auto done = s.Finish(now);
   return done ? Status::Ok() : done.error();
 }
 

@@ -22,6 +22,7 @@
 // Not thread-safe: one owner (the daemon's strand or the simulator loop) calls it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,6 +37,7 @@
 #include "common/status.h"
 #include "pod/accelerator.h"
 #include "pod/pod.h"
+#include "scheduler/core/dependency.h"
 #include "scheduler/core/job.h"
 #include "scheduler/core/repository.h"
 
@@ -58,6 +60,7 @@ struct LaunchPlan {
   Duration grace_period{0};  // SIGTERM -> SIGKILL
   int restarts = 0;          // failures so far (JobRecord::restarts)
   int preemptions = 0;       // preemptions so far (JobRecord::preemptions)
+  std::optional<ArrayTask> array;  // the job's array and index (POD_ARRAY_ID, POD_ARRAY_INDEX)
 };
 struct PreemptAction {
   JobEpoch job;
@@ -97,6 +100,20 @@ struct SchedulerConfig {
   uint64_t seed = 1;
 };
 
+// A job array as the scheduler tracks it: its tasks and how many are in each state, kept up to
+// date on every transition (so a throttle or a dependency on the array costs O(1) to check).
+struct JobArray {
+  JobId id;  // the first task's id
+  int throttle = 0;
+  std::string expression;
+  std::map<int, JobId> tasks;           // by index
+  std::array<int, 8> by_state{};        // tasks per JobState (its integer value)
+  std::optional<JobId> unsuccessful;    // a task that ended FAILED or CANCELLED, if any
+  int Count(JobState state) const { return by_state[static_cast<int>(state)]; }
+  int Holding() const;  // tasks in PLACED, STARTING, RUNNING, PREEMPTING
+  int Ended() const;    // tasks in a terminal state
+};
+
 struct SchedulerStats {
   int64_t passes = 0;
   int64_t stale_reports = 0;  // reports with an old epoch, ignored
@@ -114,11 +131,22 @@ class Scheduler {
                                                    JobRepository* repo, TimePoint now);
   ~Scheduler();
 
-  // Validates (spec.h) and queues a job. Errors name the problem ("v2-12 is not ...").
+  // Validates (spec.h) and queues a job. Errors name the problem ("v2-12 is not ..."). Its
+  // dependencies must name existing jobs (or array tasks) of the same user; the job stays QUEUED
+  // while they are unmet (reason "waiting for afterok:12 (RUNNING)") and ends CANCELLED once one
+  // can never be met ("dependency never satisfied: job 12 ended FAILED (afterok)").
+  // `spec.array` must be unset (SubmitArray sets it).
   Result<JobId> Submit(JobSpec spec, TimePoint now);
+  // Queues one job per index of `array` (dependency.h), all validated and committed together
+  // (one store batch); the ids are consecutive and the first is the array's id. Returns the ids
+  // in index order. Errors as Submit, and for an empty or oversized array; nothing is queued then.
+  Result<std::vector<JobId>> SubmitArray(JobSpec spec, const ArraySpec& array, TimePoint now);
   // QUEUED: ends CANCELLED now. Holding hosts: Preempt with the grace period, then CANCELLED
   // when it exits. Error for an unknown or finished job.
   Result<Actions> Cancel(JobId job, TimePoint now);
+  // Cancels every task of the array that has not ended, in one store batch. Errors: not an
+  // array id, or every task ended already.
+  Result<Actions> CancelArray(JobId array, TimePoint now);
   // Manual preemption (podctl preempt): the job is requeued after a graceful stop.
   Result<Actions> Preempt(JobId job, std::string reason, TimePoint now);
 
@@ -153,6 +181,11 @@ class Scheduler {
 
   // Queries.
   const JobRecord* Find(JobId job) const;
+  // The array whose first task is `array`, or nullptr.
+  const JobArray* FindArray(JobId array) const;
+  // What `dep` waits for now: its target's state ("RUNNING", "4/6 ended") and its verdict.
+  // Unknown targets are kNever.
+  std::pair<DependencyTarget, DependencyStatus> DependencyStatusOf(const Dependency& dep) const;
   QuotaUsage UsageOf(const UserName& user) const;
   Quota QuotaOf(const UserName& user) const;
   // Decayed recent usage in core-hours including running allocations (the fair-share key).

@@ -66,6 +66,14 @@ class Scheduler::Impl {
   std::map<JobEpoch, AllocationId> lease_of;
   std::map<JobId, Reservation> reservations;    // by waiting job
   std::map<JobId, bool> kill_sent;              // current epoch got a Kill already
+  std::map<JobId, JobArray> arrays;             // by array id (sweeps.cc)
+  // Dependencies (sweeps.cc). A job's verdict changes only when one of its targets changes
+  // state, so it is re-evaluated then (not on every pass): `dependents` maps a target (a job id,
+  // or an array id for its tasks) to the jobs that depend on it; a transition of the target
+  // marks them stale; ResolveDependencies settles the stale ones before every pass and commit.
+  std::map<JobId, std::vector<JobId>> dependents;
+  std::set<JobId> dependencies_stale;
+  std::map<JobId, std::string> waiting_on_dependencies;  // QUEUED jobs not yet free to start
   std::multimap<TimePoint, Timer> timers;
   std::mt19937_64 rng;
   int64_t next_job_id = 1;
@@ -116,8 +124,26 @@ class Scheduler::Impl {
   void RunTimers(TimePoint now);
   // A timer that only makes the next Tick run a pass (backoff end, minimum runtime reached).
   void AddWakeup(TimePoint at);
-  // Commits what the call changed and returns its actions.
-  Result<Actions> Finish();
+  // Settles dependencies, commits what the call changed and returns its actions.
+  Result<Actions> Finish(TimePoint now);
+  // QUEUED: CANCELLED now; holding hosts: a graceful stop first (Scheduler::Cancel).
+  void CancelOne(JobRecord& job, TimePoint now);
+
+  // --- arrays and dependencies (sweeps.cc) ---
+  // Everything Submit checks before a job is queued (spec, quota, dependency targets); returns
+  // the parsed accelerator type.
+  Result<pod::AcceleratorType> CheckSubmission(const JobSpec& spec) const;
+  // Queues a checked job: record, submission event, indexes. Returns its id.
+  JobId Queue(JobSpec spec, const pod::AcceleratorType& type, TimePoint now);
+  // Adds a job (new or loaded) to its array's counts and its targets' dependents.
+  void Index(const JobRecord& job);
+  // A job moved from `from` to `to` (Transition): array counts, stale dependents.
+  void NoteTransition(const JobRecord& job, JobState from, JobState to);
+  DependencyTarget TargetOf(const Dependency& dep) const;
+  // Re-evaluates stale dependencies: met ones free the job, never-met ones cancel it.
+  void ResolveDependencies(TimePoint now);
+  // Pass::Filter: why an array task may not start now (its array's throttle), or nullopt.
+  std::optional<std::string> ThrottleReason(const JobRecord& job) const;
 
   // --- the scheduling pass (cycle.cc) ---
   void RunPass(TimePoint now);

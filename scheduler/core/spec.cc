@@ -1,6 +1,10 @@
 #include "scheduler/core/spec.h"
 
+#include <span>
 #include <string>
+
+#include "common/env_contract.h"
+#include "scheduler/core/dependency.h"
 
 namespace podsched::core {
 namespace {
@@ -36,6 +40,9 @@ Status CheckFields(const JobSpec& spec) {
     return Bad("more than " + std::to_string(kMaxArgs) + " args");
   }
   if (spec.env.size() > kMaxEnv) return Bad("more than " + std::to_string(kMaxEnv) + " env vars");
+  if (spec.dependencies.size() > kMaxDependencies) {
+    return Bad("more than " + std::to_string(kMaxDependencies) + " dependencies");
+  }
   for (const Status& s : {CheckRange("priority", spec.priority, 0, kMaxPriority),
                           CheckRange("ranks_per_host", spec.ranks_per_host, 1, kMaxRanksPerHost),
                           CheckRange("max_restarts", spec.max_restarts, 0, kMaxRestarts),
@@ -52,10 +59,35 @@ Status CheckFields(const JobSpec& spec) {
   return Status::Ok();
 }
 
+std::string Join(std::span<const std::string_view> names, std::string_view suffix = "") {
+  std::string out;
+  for (std::string_view n : names)
+    out += (out.empty() ? "" : ", ") + std::string(n) + std::string(suffix);
+  return out;
+}
+
+Status CheckEnvNames(const JobSpec& spec) {
+  for (const auto& [name, value] : spec.env) {
+    // A name the agent could not export (mpirun -x, execve) would fail every launch instead.
+    if (!IsEnvName(name)) {
+      return Bad("env name '" + name +
+                 "' is not a variable name (letters, digits and _, not first a digit)");
+    }
+    if (value.find('\0') != std::string::npos) return Bad("env " + name + " contains a NUL byte");
+    if (!IsReservedEnvName(name)) continue;
+    return Bad("env " + name + " is set by podsched for every rank (the job contract: " +
+               Join(kContractEnvNames) + " and every " + Join(kContractEnvPrefixes, "*") +
+               " name except " + Join(kSpecSettableContractNames) + "); rename the variable");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& pod) {
+Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& pod,
+                                          SpecOrigin origin) {
   Status fields = CheckFields(spec);
+  if (fields.ok() && origin == SpecOrigin::kSubmission) fields = CheckEnvNames(spec);
   if (!fields.ok()) return std::unexpected(fields);
   return pod.ParseType(spec.accelerator);
 }

@@ -20,8 +20,15 @@ inline constexpr int kMaxPriority = 1000;
 inline constexpr int kMaxRanksPerHost = 64;
 inline constexpr int kMaxRestarts = 100;
 
+// Which rules apply: a new submission gets every rule; a spec loaded from the job store was
+// accepted when it was submitted and is checked only against rules that held then (a rule added
+// later, such as the reserved env names, must not stop podsched from loading old jobs).
+enum class SpecOrigin { kSubmission, kStored };
+
 // Checks every field of `spec` against `pod` and returns the parsed accelerator type, or an
 // InvalidArgument error naming the field and the fix ("max_restarts is -1; must be 0..100").
-Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& pod);
+// A submission may not set env names of the job contract (common/env_contract.h).
+Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& pod,
+                                          SpecOrigin origin = SpecOrigin::kSubmission);
 
 }  // namespace podsched::core

@@ -44,6 +44,39 @@ TEST(ValidateSpecTest, RejectsBadFieldsWithClearMessages) {
   EXPECT_EQ(ok->tensor_cores(), 128);
 }
 
+TEST(ValidateSpecTest, RefusesEnvNamesOfTheJobContract) {
+  const pod::Pod pod = pod::Pod::Full("p", pod::Generation::kV2);
+  for (const char* name : {"POD_JOB_ID", "POD_ARRAY_INDEX", "POD_ANYTHING", "RANK", "WORLD_SIZE",
+                           "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "MASTER_ADDR",
+                           "MASTER_PORT", "JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES",
+                           "JAX_PROCESS_ID", "TF_CONFIG", "PODWORKER_TAG"}) {
+    JobSpec spec = testing::Spec("ada", "v2-8", false);
+    spec.env[name] = "x";
+    auto r = ValidateSpec(spec, pod);
+    ASSERT_FALSE(r.has_value()) << name;
+    EXPECT_NE(r.error().message().find(std::string("env ") + name), std::string::npos)
+        << r.error().message();
+    EXPECT_NE(r.error().message().find("except POD_CHECKPOINT_URL"), std::string::npos)
+        << r.error().message();
+    // Stored before the rule existed: still loads.
+    EXPECT_TRUE(ValidateSpec(spec, pod, SpecOrigin::kStored).has_value()) << name;
+  }
+  for (const char* bad : {"BAD-NAME", "1X", "", "A B"}) {
+    JobSpec spec = testing::Spec("ada", "v2-8", false);
+    spec.env[bad] = "x";
+    auto r = ValidateSpec(spec, pod);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().message().find("not a variable name"), std::string::npos);
+  }
+  JobSpec nul = testing::Spec("ada", "v2-8", false);
+  nul.env["X"] = std::string("a\0b", 3);
+  EXPECT_FALSE(ValidateSpec(nul, pod).has_value());
+  JobSpec allowed = testing::Spec("ada", "v2-8", false);
+  allowed.env = {{"POD_CHECKPOINT_URL", "s3://b/c"}, {"POD_TOTAL_STEPS", "100"},
+                 {"RANKING", "x"}, {"MY_POD_VAR", "y"}, {"JAX_PLATFORMS", "cpu"}};
+  EXPECT_TRUE(ValidateSpec(allowed, pod).has_value());
+}
+
 TEST(StateMachineTest, LegalAndIllegalTransitions) {
   using S = JobState;
   EXPECT_TRUE(IsLegalTransition(std::nullopt, S::kQueued));

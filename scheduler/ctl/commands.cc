@@ -58,12 +58,9 @@ std::string JobPath(const std::string& job) {
   return "/api/v1/jobs/" + job;  // the server answers 404 for anything that is not an id
 }
 
-bool ValidJobArg(const std::string& job) {
-  return !job.empty() && job.find_first_not_of("0123456789") == std::string::npos;
-}
-
 int BadJobArg(const std::string& job) {
-  std::cerr << "podctl: '" << job << "' is not a job id (a number, as printed by podctl submit)\n";
+  std::cerr << "podctl: '" << job
+            << "' is not a job id (a number as printed by podctl submit, or ARRAYID_INDEX)\n";
   return kExitUsage;
 }
 
@@ -93,6 +90,16 @@ YAML::Node ToYamlNode(const nlohmann::json& j) {
 
 }  // namespace
 
+bool ValidJobArg(const std::string& job) {
+  auto digits = [](std::string_view s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  const size_t underscore = job.find('_');
+  if (underscore == std::string::npos) return digits(job);
+  return digits(std::string_view(job).substr(0, underscore)) &&
+         digits(std::string_view(job).substr(underscore + 1));
+}
+
 std::string JsonToYaml(const std::string& json) {
   YAML::Emitter out;
   out << ToYamlNode(nlohmann::json::parse(json, nullptr, false));
@@ -102,7 +109,7 @@ std::string JsonToYaml(const std::string& json) {
 std::string JobsTable(const api::JobList& list) {
   std::ostringstream out;
   auto row = [&out](const std::vector<std::string>& cells) {
-    static const int kWidths[] = {6, 18, 10, 9, 12, 5, 11, 6, 8, 9};
+    static const int kWidths[] = {10, 18, 10, 9, 12, 5, 11, 6, 8, 9};
     for (size_t i = 0; i < cells.size(); ++i) {
       if (i + 1 < cells.size()) {
         out << std::left << std::setw(kWidths[i]) << cells[i].substr(0, kWidths[i] - 1);
@@ -114,7 +121,8 @@ std::string JobsTable(const api::JobList& list) {
   };
   row({"ID", "NAME", "USER", "ACCEL", "CLASS", "PRIO", "STATE", "EPOCH", "STEP", "COST", "REASON"});
   for (const auto& j : list.jobs()) {
-    row({std::to_string(j.id()), j.name(), j.user(), j.accelerator(),
+    const std::string id = j.task_name().empty() ? std::to_string(j.id()) : j.task_name();
+    row({id, j.name(), j.user(), j.accelerator(),
          j.preemptible() ? "preemptible" : "on-demand", std::to_string(j.priority()), j.state(),
          std::to_string(j.epoch()), std::to_string(j.step()), Money(j.cost_usd()), j.reason()});
   }
@@ -138,23 +146,9 @@ int Submit(ApiClient& api, const SubmitOptions& o) {
     }
     spec = *parsed;
   }
-  if (!o.accelerator.empty()) spec.set_accelerator(o.accelerator);
-  if (o.preemptible) spec.set_preemptible(true);
-  if (o.priority != 0) spec.set_priority(o.priority);
-  if (!o.name.empty()) spec.set_name(o.name);
-  if (o.checkpoint_every != 0) spec.set_checkpoint_every_seconds(o.checkpoint_every);
-  if (!o.command.empty()) {
-    spec.set_command(o.command.front());
-    spec.clear_args();
-    for (size_t i = 1; i < o.command.size(); ++i) spec.add_args(o.command[i]);
-  }
-  if (spec.accelerator().empty() || spec.command().empty()) {
-    std::cerr << "podctl: submit needs -f job.yaml or --accelerator TYPE -- COMMAND [ARGS...]\n";
+  if (Status flags = ApplySubmitFlags(o, &spec); !flags.ok()) {
+    std::cerr << "podctl: " << flags.message() << "\n";
     return kExitUsage;
-  }
-  if (spec.name().empty()) {
-    std::string base = spec.command().substr(spec.command().find_last_of('/') + 1);
-    spec.set_name(base.empty() ? "job" : base);
   }
   google::protobuf::util::JsonPrintOptions po;
   po.preserve_proto_field_names = true;
@@ -164,11 +158,49 @@ int Submit(ApiClient& api, const SubmitOptions& o) {
   if (!reply) return Report(reply.error());
   auto r = Parse<api::SubmitResponse>(*reply);
   if (!r) return Report(r.error());
-  std::cout << r->job().id() << "\n";
+  std::cout << r->job().id();
+  if (!o.parsable && r->array_tasks() > 0) {
+    std::cout << " (array of " << r->array_tasks() << " tasks: podctl jobs --array "
+              << r->job().id() << ")";
+  }
+  std::cout << "\n";
   return kExitOk;
 }
 
+namespace {
+
+// Every page of the list `o` asks for.
+std::expected<api::JobList, CallError> FetchJobs(ApiClient& api, const JobsOptions& o,
+                                                 const std::string& user) {
+  api::JobList all;
+  std::string token;
+  do {
+    std::string path = "/api/v1/jobs?page_size=500";
+    if (!o.state.empty()) path += "&state=" + o.state;
+    if (!user.empty()) path += "&user=" + user;
+    if (!o.array.empty()) path += "&array=" + o.array;
+    if (!token.empty()) path += "&page_token=" + token;
+    auto reply = api.CallOk("GET", path);
+    if (!reply) return std::unexpected(reply.error());
+    auto page = Parse<api::JobList>(*reply);
+    if (!page) return std::unexpected(page.error());
+    for (auto& j : *page->mutable_jobs()) *all.add_jobs() = std::move(j);
+    all.set_total(page->total());
+    token = page->next_page_token();
+  } while (!token.empty() && (o.limit == 0 || all.jobs_size() < o.limit));
+  return all;
+}
+
+std::string RenderJobs(const api::JobList& list, const std::string& output) {
+  if (output == "table") return JobsTable(list);
+  std::string json = ToJsonText(list);
+  return output == "yaml" ? JsonToYaml(json) + "\n" : json;
+}
+
+}  // namespace
+
 int Jobs(ApiClient& api, const JobsOptions& o) {
+  if (!o.array.empty() && !ValidJobArg(o.array)) return BadJobArg(o.array);
   std::string user = o.user;
   if (!o.all && user.empty()) {
     auto me = api.CallOk("GET", "/api/v1/whoami");
@@ -177,27 +209,23 @@ int Jobs(ApiClient& api, const JobsOptions& o) {
     if (!u) return Report(u.error());
     user = u->name();
   }
-  api::JobList all;
-  std::string token;
-  do {
-    std::string path = "/api/v1/jobs?page_size=500";
-    if (!o.state.empty()) path += "&state=" + o.state;
-    if (!user.empty()) path += "&user=" + user;
-    if (!token.empty()) path += "&page_token=" + token;
-    auto reply = api.CallOk("GET", path);
-    if (!reply) return Report(reply.error());
-    auto page = Parse<api::JobList>(*reply);
-    if (!page) return Report(page.error());
-    for (auto& j : *page->mutable_jobs()) *all.add_jobs() = std::move(j);
-    all.set_total(page->total());
-    token = page->next_page_token();
-  } while (!token.empty() && (o.limit == 0 || all.jobs_size() < o.limit));
-  if (o.output == "table") {
-    std::cout << JobsTable(all);
-  } else {
-    Print(all, o.output);
+  std::string shown;
+  for (;;) {
+    auto list = FetchJobs(api, o, user);
+    if (!list) return Report(list.error());
+    std::string text = RenderJobs(*list, o.output);
+    if (!o.watch) {
+      std::cout << text;
+      return kExitOk;
+    }
+    // Polling once a second keeps --watch independent of the stream's visibility rules and
+    // bursts (an array submission is thousands of events); it redraws only on a change.
+    if (text != shown) {
+      std::cout << "\x1b[H\x1b[2J" << "every 1 s, Ctrl-C to stop\n\n" << text << std::flush;
+      shown = std::move(text);
+    }
+    usleep(1000 * 1000);
   }
-  return kExitOk;
 }
 
 int Describe(ApiClient& api, const std::string& job, const std::string& output) {
@@ -238,6 +266,23 @@ int Describe(ApiClient& api, const std::string& job, const std::string& output) 
   std::cout << "\n  checkpoints:  " << s.checkpoint_url() << " every "
             << s.checkpoint_every_seconds() << " s; grace " << s.grace_period_seconds()
             << " s; max restarts " << s.max_restarts() << "\n";
+  if (j->array_id() != 0) {
+    const auto& a = j->array();
+    std::cout << "  array:        " << j->task_name() << " (index " << j->array_index()
+              << " of array " << j->array_id() << " '" << a.expression() << "', " << a.tasks()
+              << " tasks";
+    if (a.throttle() > 0) std::cout << ", at most " << a.throttle() << " at once";
+    std::cout << "):";
+    for (const auto& [state, n] : std::map<std::string, int>(a.tasks_by_state().begin(),
+                                                             a.tasks_by_state().end())) {
+      std::cout << " " << n << " " << state;
+    }
+    std::cout << "\n";
+  }
+  for (const auto& d : j->dependencies()) {
+    std::cout << "  dependency:   " << d.dependency() << " (" << d.target_state() << "): "
+              << d.verdict() << "\n";
+  }
   return kExitOk;
 }
 
@@ -247,8 +292,12 @@ static int Verb(ApiClient& api, const std::string& job, const std::string& verb)
   if (!reply) return Report(reply.error());
   auto j = Parse<api::Job>(*reply);
   if (!j) return Report(j.error());
-  std::cout << "job " << j->id() << ": " << j->state()
-            << (j->reason().empty() ? "" : " (" + j->reason() + ")") << "\n";
+  std::cout << "job " << (j->task_name().empty() ? std::to_string(j->id()) : j->task_name())
+            << ": " << j->state() << (j->reason().empty() ? "" : " (" + j->reason() + ")");
+  if (verb == "cancel" && j->array_id() == j->id() && job.find('_') == std::string::npos) {
+    std::cout << "; cancel sent to every task of array " << j->id();
+  }
+  std::cout << "\n";
   return kExitOk;
 }
 
@@ -372,6 +421,7 @@ int Wait(ApiClient& api, const std::string& job, bool quiet) {
   std::optional<CallError> error;
   std::string last_state;
   int64_t total_steps = 0;  // from the spec's POD_TOTAL_STEPS, when the job declares it
+  std::string id = job;
   auto show = [&](const api::Job& j) {
     if (tty && j.step() > 0) {
       std::cout << "\r" << j.state() << " ";
@@ -403,6 +453,7 @@ int Wait(ApiClient& api, const std::string& job, bool quiet) {
         return false;
       }
       last = *j;
+      id = std::to_string(j->id());  // `job` may be ARRAYID_INDEX; the stream names ids
       if (auto it = j->spec().env().find("POD_TOTAL_STEPS"); it != j->spec().env().end()) {
         total_steps = std::atoll(it->second.c_str());
       }
@@ -410,7 +461,7 @@ int Wait(ApiClient& api, const std::string& job, bool quiet) {
       return !Terminal(j->state());
     }
     auto ev = Parse<api::StreamEvent>(data);
-    if (!ev || std::to_string(ev->job().id()) != job) return true;
+    if (!ev || std::to_string(ev->job().id()) != id) return true;
     last = ev->job();
     last->set_state(ev->event().to());
     last->set_reason(ev->event().reason());

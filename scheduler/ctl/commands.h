@@ -7,25 +7,18 @@
 
 #include "api.pb.h"
 #include "scheduler/ctl/client.h"
+#include "scheduler/ctl/submit_flags.h"
 
 namespace podsched::ctl {
-
-struct SubmitOptions {
-  std::string file;  // -f job.yaml
-  std::string accelerator;
-  bool preemptible = false;
-  int priority = 0;
-  std::string name;
-  int64_t checkpoint_every = 0;
-  std::vector<std::string> command;  // after --
-};
 
 struct JobsOptions {
   bool all = false;
   std::string state;
   std::string output = "table";  // table, json, yaml
   std::string user;
-  int limit = 0;  // 0: every page
+  std::string array;  // only the tasks of this array
+  int limit = 0;      // 0: every page
+  bool watch = false; // redraw when the list changes, until Ctrl-C
 };
 
 int Submit(ApiClient& api, const SubmitOptions& o);
@@ -44,6 +37,8 @@ int Agents(ApiClient& api, const std::string& output);
 std::string JsonToYaml(const std::string& json);
 std::string JobsTable(const api::JobList& list);
 std::string PodPicture(const api::Pod& pod, bool color);
+// Whether `job` names a job as users write it: an id, or ARRAYID_INDEX for an array task.
+bool ValidJobArg(const std::string& job);
 // "0-3,8,12-15".
 std::string HostRanges(const google::protobuf::RepeatedField<int32_t>& hosts);
 

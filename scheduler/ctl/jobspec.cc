@@ -39,7 +39,10 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
                                               "max_runtime_seconds",
                                               "max_restarts",
                                               "expected_runtime_seconds",
-                                              "checkpoint_url"};
+                                              "checkpoint_url",
+                                              "launcher",
+                                              "array",
+                                              "dependency"};
   api::JobSpec spec;
   for (const auto& kv : root) {
     std::string key = kv.first.as<std::string>();
@@ -68,6 +71,12 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
       s = str([&](const std::string& x) { spec.set_accelerator(x); });
     } else if (key == "checkpoint_url") {
       s = str([&](const std::string& x) { spec.set_checkpoint_url(x); });
+    } else if (key == "launcher") {
+      s = str([&](const std::string& x) { spec.set_launcher(x); });
+    } else if (key == "array") {
+      s = str([&](const std::string& x) { spec.set_array(x); });
+    } else if (key == "dependency") {
+      s = str([&](const std::string& x) { spec.set_dependency(x); });
     } else if (key == "preemptible") {
       auto b = As<bool>(v, key, "true or false");
       if (!b) return std::unexpected(b.error());

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "scheduler/ctl/submit_flags.h"
+
 namespace podsched::ctl {
 namespace {
 
@@ -20,6 +26,9 @@ max_runtime_seconds: 86400
 max_restarts: 5
 expected_runtime_seconds: 3600
 checkpoint_url: file:///tmp/ckpt
+launcher: exec
+array: 0-99%10
+dependency: afterok:12:13_2
 )");
   ASSERT_TRUE(spec.has_value()) << spec.error().message();
   EXPECT_EQ(spec->name(), "resnet50");
@@ -32,6 +41,9 @@ checkpoint_url: file:///tmp/ckpt
   EXPECT_EQ(spec->checkpoint_every_seconds(), 600);
   EXPECT_EQ(spec->max_restarts(), 5);
   EXPECT_EQ(spec->checkpoint_url(), "file:///tmp/ckpt");
+  EXPECT_EQ(spec->launcher(), "exec");
+  EXPECT_EQ(spec->array(), "0-99%10");
+  EXPECT_EQ(spec->dependency(), "afterok:12:13_2");
 }
 
 TEST(JobSpecYaml, CommandStringWithArgs) {
@@ -52,6 +64,24 @@ TEST(JobSpecYaml, ErrorsNameTheKey) {
   EXPECT_FALSE(ParseJobSpecYaml("command: x\n").has_value());
   EXPECT_FALSE(ParseJobSpecYaml("- a\n- b\n").has_value());
   EXPECT_FALSE(ParseJobSpecYaml("accelerator: [").has_value());
+}
+
+TEST(JobSpecYaml, EveryDeployExampleIsAValidSpec) {
+  int seen = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(PODSCHED_SOURCE_DIR "/deploy/examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    auto spec = ParseJobSpecYaml(text.str());
+    ASSERT_TRUE(spec.has_value()) << entry.path() << ": " << spec.error().message();
+    // The flags' checks (array, dependency, env names) pass on the file's values too.
+    Status checked = ApplySubmitFlags(SubmitOptions{}, &*spec);
+    EXPECT_TRUE(checked.ok()) << entry.path() << ": " << checked.message();
+    ++seen;
+  }
+  EXPECT_GE(seen, 4);
 }
 
 }  // namespace

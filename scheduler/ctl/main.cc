@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -72,6 +73,17 @@ int main(int argc, char** argv) {
   sub->add_option("--priority", submit.priority, "0..1000, higher first");
   sub->add_option("--name", submit.name, "job name (default: the command's basename)");
   sub->add_option("--checkpoint-every", submit.checkpoint_every, "seconds between checkpoints");
+  sub->add_option("--env", submit.env, "K=V in every rank's environment (repeatable)");
+  sub->add_option("--ranks-per-host", submit.ranks_per_host, "processes per host, 1..64");
+  sub->add_option("-t,--time", submit.time,
+                  "max runtime: MM, HH:MM:SS, D-HH:MM:SS, or 90s, 30m, 2h, 1d");
+  sub->add_option("--launcher", submit.launcher, "mpi (mpirun across the slice) or exec")
+      ->check(CLI::IsMember({"mpi", "exec"}));
+  sub->add_option("-a,--array", submit.array,
+                  "job array: 0-99, 1,3,5-9, 0-15:4; %N runs at most N tasks at once");
+  sub->add_option("-d,--dependency", submit.dependency,
+                  "afterok:ID[:ID...], afterany:..., afternotok:...; ',' joins (all must hold)");
+  sub->add_flag("--parsable", submit.parsable, "print only the job (or array) id");
   sub->add_option("command", submit.command, "-- COMMAND ARGS...");
 
   JobsOptions jobs;
@@ -80,6 +92,8 @@ int main(int argc, char** argv) {
   jl->add_option("--state", jobs.state,
                  "QUEUED, PLACED, STARTING, RUNNING, PREEMPTING, SUCCEEDED, FAILED, CANCELLED");
   jl->add_option("--user", jobs.user, "only this user's jobs (admin)");
+  jl->add_option("--array", jobs.array, "only the tasks of this array (its id)");
+  jl->add_flag("-w,--watch", jobs.watch, "redraw the list when it changes (Ctrl-C stops)");
   jl->add_option("-o,--output", jobs.output, "table, json or yaml")
       ->check(CLI::IsMember({"table", "json", "yaml"}));
 
@@ -89,7 +103,8 @@ int main(int argc, char** argv) {
   describe->add_option("-o,--output", output, "text, json or yaml")
       ->check(CLI::IsMember({"text", "json", "yaml"}));
   auto* cancel = app.add_subcommand("cancel", "cancel a job (graceful stop if it runs)");
-  cancel->add_option("job", job, "job id")->required();
+  cancel->add_option("job", job, "job id; an array id cancels every task, ARRAYID_INDEX one")
+      ->required();
   auto* preempt = app.add_subcommand("preempt", "preempt a job: checkpoint, stop, requeue");
   preempt->add_option("job", job, "job id")->required();
   std::string events_output = "table";
@@ -131,6 +146,13 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (jl->parsed() && jobs.watch) {
+    // Ctrl-C ends --watch: leave the cursor on a fresh line and exit 0 (nothing to clean up).
+    std::signal(SIGINT, [](int) {
+      (void)!write(STDOUT_FILENO, "\n", 1);
+      _exit(0);
+    });
+  }
   Settings s = Resolve(server, token);
   ApiClient api(s.server, s.token);
   if (sub->parsed()) return Submit(api, submit);

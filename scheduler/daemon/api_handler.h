@@ -52,8 +52,12 @@ class ApiCalls {
  public:
   virtual ~ApiCalls() = default;
   virtual Result<JobId> Submit(core::JobSpec spec, TimePoint now) = 0;
+  // One job per index, in one store batch (Scheduler::SubmitArray); the ids in index order.
+  virtual Result<std::vector<JobId>> SubmitArray(core::JobSpec spec, const core::ArraySpec& array,
+                                                 TimePoint now) = 0;
   // Cancel and Preempt hand the core's actions to the bus.
   virtual Status Cancel(JobId job, TimePoint now) = 0;
+  virtual Status CancelArray(JobId array, TimePoint now) = 0;
   virtual Status Preempt(JobId job, std::string reason, TimePoint now) = 0;
   virtual Status SetQuota(const UserName& user, core::Quota quota, TimePoint now) = 0;
   // A job's history from the store; what the caller has seen is included (pending group-commit

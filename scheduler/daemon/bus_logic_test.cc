@@ -179,8 +179,10 @@ TEST_F(BusLogicTest, SpecCheckpointUrlWinsAndPodVariablesCannotBeOverridden) {
   Out();
   auto spec = Spec("alice", "v2-8", false);
   spec.env["POD_CHECKPOINT_URL"] = "s3://b/ck";
-  spec.env["POD_EPOCH"] = "999";
   spec.env["MY_VAR"] = "x";
+  auto overriding = spec;
+  overriding.env["POD_EPOCH"] = "999";  // refused at submission (core/spec.h)
+  EXPECT_FALSE(sched_->Submit(overriding, now_).has_value());
   auto id = sched_->Submit(spec, now_);
   ASSERT_TRUE(id.has_value());
   Tick();

@@ -68,6 +68,11 @@ Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& u
   if (in.expected_runtime_seconds() > 0) {
     spec.expected_runtime = std::chrono::seconds(in.expected_runtime_seconds());
   }
+  if (!in.dependency().empty()) {
+    auto deps = core::ParseDependencies(in.dependency());
+    if (!deps) return std::unexpected(deps.error());
+    spec.dependencies = std::move(*deps);
+  }
   return spec;
 }
 
@@ -95,6 +100,8 @@ api::JobSpec SpecToProto(const core::JobSpec& spec) {
   }
   auto it = spec.env.find("POD_CHECKPOINT_URL");
   if (it != spec.env.end()) out.set_checkpoint_url(it->second);
+  if (spec.array) out.set_array(spec.array->expression);
+  out.set_dependency(core::FormatDependencies(spec.dependencies));
   return out;
 }
 
@@ -129,6 +136,11 @@ api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint n
   out.set_start_time(Rfc3339(job.start_time));
   out.set_end_time(Rfc3339(job.end_time));
   out.set_pod(pod.name());
+  out.set_task_name(core::TaskName(job.id, job.spec.array));
+  if (job.spec.array) {
+    out.set_array_id(job.spec.array->array_id.value());
+    out.set_array_index(job.spec.array->index);
+  }
   if (job.placement && core::HoldsHosts(job.state)) {
     auto* p = out.mutable_placement();
     p->set_row(job.placement->origin.row);
@@ -139,6 +151,31 @@ api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint n
   }
   if (with_spec) *out.mutable_spec() = SpecToProto(job.spec);
   return out;
+}
+
+void AddSweepDetails(const core::Scheduler& scheduler, const core::JobRecord& job, api::Job* out) {
+  for (const core::Dependency& dep : job.spec.dependencies) {
+    auto [target, status] = scheduler.DependencyStatusOf(dep);
+    auto* d = out->add_dependencies();
+    d->set_dependency(core::FormatDependency(dep));
+    d->set_target_state(target.state);
+    d->set_verdict(status.verdict == core::DependencyVerdict::kMet     ? "met"
+                   : status.verdict == core::DependencyVerdict::kNever ? "never"
+                                                                       : "waiting");
+  }
+  if (!job.spec.array) return;
+  const core::JobArray* array = scheduler.FindArray(job.spec.array->array_id);
+  if (array == nullptr) return;
+  auto* a = out->mutable_array();
+  a->set_array_id(array->id.value());
+  a->set_expression(array->expression);
+  a->set_tasks(static_cast<int32_t>(array->tasks.size()));
+  a->set_throttle(array->throttle);
+  for (int s = 0; s < static_cast<int>(array->by_state.size()); ++s) {
+    if (array->by_state[s] == 0) continue;
+    (*a->mutable_tasks_by_state())[std::string(core::JobStateName(static_cast<core::JobState>(s)))] =
+        array->by_state[s];
+  }
 }
 
 api::JobEvent EventToProto(const core::JobEvent& event) {

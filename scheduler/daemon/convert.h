@@ -18,7 +18,9 @@ namespace podsched::daemon {
 std::string Rfc3339(TimePoint t);
 
 // A submission from the API into a core spec for `user`. Checks what the core does not: control
-// characters in text fields, negative durations. The core validates the rest (ValidateSpec).
+// characters in text fields, negative durations, the dependency syntax. The core validates the
+// rest (ValidateSpec). The spec's `array` is not part of the core spec: the caller parses it
+// (core::ParseArraySpec) and submits the tasks.
 Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& user,
                                     const std::string& default_checkpoint_url);
 api::JobSpec SpecToProto(const core::JobSpec& spec);
@@ -29,6 +31,9 @@ double CostUsd(const core::JobRecord& job, const pod::Pod& pod, TimePoint now);
 
 // The job object of the API (with its spec when `with_spec`).
 api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint now, bool with_spec);
+// What a single-job reply adds for a job of a sweep: its dependencies with their state and its
+// array's progress.
+void AddSweepDetails(const core::Scheduler& scheduler, const core::JobRecord& job, api::Job* out);
 api::JobEvent EventToProto(const core::JobEvent& event);
 // The pod's hosts, allocations, pending jobs and headroom.
 api::Pod PodToProto(const core::Scheduler& scheduler);

@@ -89,7 +89,7 @@ void Daemon::PostBusMessage(std::string agent_id, std::string bytes, bool well_f
 
 void Daemon::Flush() {
   flush_posted_ = false;
-  Status s = engine_->Flush(clock_->Now());
+  Status s = engine_->Flush(clock_->Now(), /*publish=*/false);
   for (auto& [respond, response] : held_) {
     if (s.ok()) {
       respond(std::move(response));
@@ -98,6 +98,7 @@ void Daemon::Flush() {
     }
   }
   held_.clear();
+  if (s.ok()) engine_->Publish(clock_->Now());  // after the replies: see Engine::Flush
   AfterCall();
 }
 

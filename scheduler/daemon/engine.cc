@@ -17,8 +17,17 @@ class Engine::Calls final : public ApiCalls {
     if (!id) MarkStoreFailure(id.error());
     return id;
   }
+  Result<std::vector<JobId>> SubmitArray(core::JobSpec spec, const core::ArraySpec& array,
+                                         TimePoint now) override {
+    auto ids = e_.scheduler_->SubmitArray(std::move(spec), array, now);
+    if (!ids) MarkStoreFailure(ids.error());
+    return ids;
+  }
   Status Cancel(JobId job, TimePoint now) override {
     return Stopped(e_.scheduler_->Cancel(job, now));
+  }
+  Status CancelArray(JobId array, TimePoint now) override {
+    return Stopped(e_.scheduler_->CancelArray(array, now));
   }
   Status Preempt(JobId job, std::string reason, TimePoint now) override {
     return Stopped(e_.scheduler_->Preempt(job, std::move(reason), now));
@@ -91,14 +100,14 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   return engine;
 }
 
-Status Engine::Flush(TimePoint now) {
+Status Engine::Flush(TimePoint now, bool publish) {
   Status s = repo_.Flush();
   if (!s.ok()) {
     fatal_ = true;
     return s;
   }
   if (!fatal_) DrainBus();
-  Publish(now);
+  if (publish) Publish(now);
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "api.pb.h"
+#include "scheduler/core/dependency.h"
 #include "scheduler/daemon/api_response.h"
 #include "scheduler/daemon/convert.h"
 #include "scheduler/daemon/json_util.h"
@@ -13,25 +14,44 @@
 namespace podsched::daemon {
 namespace {
 
+// A job named by a user: its id, or "ARRAYID_INDEX" for a task of an array.
+std::optional<JobId> ParseJobName(const core::Scheduler& scheduler, const std::string& raw) {
+  const size_t underscore = raw.find('_');
+  auto id = ParseInt(raw.substr(0, underscore));
+  if (!id || *id <= 0) return std::nullopt;
+  if (underscore == std::string::npos) return JobId(*id);
+  auto index = ParseInt(raw.substr(underscore + 1));
+  const core::JobArray* array = scheduler.FindArray(JobId(*id));
+  if (!index || *index < 0 || *index > core::kMaxArrayIndex || array == nullptr) {
+    return std::nullopt;
+  }
+  auto task = array->tasks.find(static_cast<int>(*index));
+  if (task == array->tasks.end()) return std::nullopt;
+  return task->second;
+}
+
 // The job named by the route's {id} if the caller may see it, else the 404 to answer.
 std::expected<const core::JobRecord*, HttpResponse> VisibleJob(const ApiView& view,
                                                                const Principal& who,
                                                                const ApiRequest& request) {
   const std::string& raw = request.params.at(0);
-  auto id = ParseInt(raw);
-  if (!id || *id <= 0) {
-    return std::unexpected(
-        ErrorResponse(404, "not_found", "no job '" + raw + "' (ids are numbers)"));
-  }
-  const core::JobRecord* job = FindVisible(view.scheduler, JobId(*id), who);
+  auto id = ParseJobName(view.scheduler, raw);
+  const core::JobRecord* job = id ? FindVisible(view.scheduler, *id, who) : nullptr;
   if (job == nullptr) {
-    return std::unexpected(ErrorResponse(404, "not_found", "no job " + std::to_string(*id)));
+    return std::unexpected(ErrorResponse(
+        404, "not_found", "no job '" + raw + "' (a job id, or ARRAYID_INDEX for an array task)"));
   }
   return job;
 }
 
+api::Job JobWithDetails(const ApiView& view, const core::JobRecord& job, TimePoint now) {
+  api::Job out = JobToProto(job, view.scheduler.pod(), now, true);
+  AddSweepDetails(view.scheduler, job, &out);
+  return out;
+}
+
 HttpResponse JobReply(const ApiView& view, const core::JobRecord& job, TimePoint now) {
-  return JsonResponse(JobToProto(job, view.scheduler.pod(), now, true));
+  return JsonResponse(JobWithDetails(view, job, now));
 }
 
 // Cancel or preempt: both refuse a job that ended.
@@ -58,13 +78,23 @@ HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& wh
   if (Status s = ParseJson(request.http.body, limits, &in); !s.ok()) return StatusError(s);
   auto spec = SpecFromProto(in, who.user, DefaultCheckpointUrl(view.config));
   if (!spec) return StatusError(spec.error());
-  auto id = calls.Submit(std::move(*spec), request.now);
-  if (!id) return CoreError(id.error());
+  JobId id;
   api::SubmitResponse out;
-  *out.mutable_job() =
-      JobToProto(*view.scheduler.Find(*id), view.scheduler.pod(), request.now, true);
+  if (in.array().empty()) {
+    auto one = calls.Submit(std::move(*spec), request.now);
+    if (!one) return CoreError(one.error());
+    id = *one;
+  } else {
+    auto array = core::ParseArraySpec(in.array());
+    if (!array) return StatusError(array.error());
+    auto ids = calls.SubmitArray(std::move(*spec), *array, request.now);
+    if (!ids) return CoreError(ids.error());
+    id = ids->front();
+    out.set_array_tasks(static_cast<int32_t>(ids->size()));
+  }
+  *out.mutable_job() = JobWithDetails(view, *view.scheduler.Find(id), request.now);
   HttpResponse r = JsonResponse(out, 201);
-  r.headers.emplace_back("Location", "/api/v1/jobs/" + std::to_string(id->value()));
+  r.headers.emplace_back("Location", "/api/v1/jobs/" + std::to_string(id.value()));
   return r;
 }
 
@@ -89,6 +119,14 @@ HttpResponse ListJobs(const ApiView& view, ApiCalls&, const Principal& who,
   }
   std::optional<std::string> user;
   if (const std::string* v = request.NonEmptyQuery("user")) user = *v;
+  std::optional<JobId> array;
+  if (const std::string* v = request.NonEmptyQuery("array")) {
+    auto n = ParseInt(*v);
+    if (!n || *n <= 0) {
+      return ErrorResponse(400, "invalid_argument", "array '" + *v + "' is not an array id");
+    }
+    array = JobId(*n);
+  }
   // `user=` filters an admin's list; anyone else lists exactly the jobs they may see.
   if (auto only = OnlyOwnerFor(who)) user = std::string(*only);
   int page_size = limits.default_page_size;
@@ -112,6 +150,7 @@ HttpResponse ListJobs(const ApiView& view, ApiCalls&, const Principal& who,
     if (state && job.state != *state) continue;
     if (preemptible && job.spec.preemptible != *preemptible) continue;
     if (user && job.spec.user.value() != *user) continue;
+    if (array && (!job.spec.array || job.spec.array->array_id != *array)) continue;
     ++total;
     if (id.value() <= after) continue;
     if (out.jobs_size() < page_size) {
@@ -133,6 +172,14 @@ HttpResponse GetJob(const ApiView& view, ApiCalls&, const Principal& who,
 
 HttpResponse CancelJob(const ApiView& view, ApiCalls& calls, const Principal& who,
                        const ApiRequest& request) {
+  // As Slurm's scancel: an array id names every task of the array, ARRAYID_INDEX one task.
+  const bool whole_array = request.params.at(0).find('_') == std::string::npos;
+  auto job = VisibleJob(view, who, request);
+  if (job && whole_array && view.scheduler.FindArray((*job)->id) != nullptr) {
+    const JobId id = (*job)->id;
+    if (Status s = calls.CancelArray(id, request.now); !s.ok()) return CoreError(s);
+    return JobReply(view, *view.scheduler.Find(id), request.now);
+  }
   return Stop(view, who, request, [&](JobId id) { return calls.Cancel(id, request.now); });
 }
 

@@ -153,5 +153,105 @@ TEST_F(JobsApiTest, CancelAndPreemptNeedPostAndARunningJob) {
   EXPECT_EQ(Call("GET", path + "/progress", "t-bob").status, 404);
 }
 
+TEST_F(JobsApiTest, ArraysSubmitListCancelAsOneAndTasksByName) {
+  const auto start = std::chrono::steady_clock::now();
+  auto r = Call("POST", "/api/v1/jobs", "t-alice",
+                R"({"name":"sweep","accelerator":"v2-8","command":"train","array":"0-9999%4"})");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_LT(seconds, 1.0) << "a 10,000-task array is one call and one batch";
+  api::SubmitResponse out;
+  ASSERT_TRUE(ParseJson(r.body, {}, &out).ok());
+  EXPECT_EQ(out.array_tasks(), 10000);
+  const int64_t array = out.job().id();
+  EXPECT_EQ(out.job().array_id(), array);
+  EXPECT_EQ(out.job().array_index(), 0);
+  EXPECT_EQ(out.job().task_name(), std::to_string(array) + "_0");
+  EXPECT_EQ(out.job().array().tasks(), 10000);
+  EXPECT_EQ(out.job().array().throttle(), 4);
+  EXPECT_EQ(out.job().spec().array(), "0-9999%4");
+  engine_->Tick(now_);
+
+  auto task = Call("GET", "/api/v1/jobs/" + std::to_string(array) + "_7", "t-alice");
+  ASSERT_EQ(task.status, 200) << task.body;
+  api::Job seventh;
+  ASSERT_TRUE(ParseJson(task.body, {}, &seventh).ok());
+  EXPECT_EQ(seventh.id(), array + 7);
+  EXPECT_EQ(seventh.array().tasks_by_state().at("PLACED"), 4);
+  EXPECT_EQ(seventh.array().tasks_by_state().at("QUEUED"), 9996);
+  EXPECT_EQ(Call("GET", "/api/v1/jobs/" + std::to_string(array) + "_10000", "t-alice").status, 404);
+  // An index past the bound is not taken modulo 2^32 ("_4294967303" is not task 7).
+  EXPECT_EQ(Call("GET", "/api/v1/jobs/" + std::to_string(array) + "_4294967303", "t-alice").status,
+            404);
+  EXPECT_EQ(Call("GET", "/api/v1/jobs/" + std::to_string(array + 1) + "_0", "t-alice").status,
+            404);  // not an array id
+  EXPECT_EQ(Call("GET", "/api/v1/jobs/" + std::to_string(array) + "_7", "t-bob").status, 404);
+
+  SubmitAs("t-alice");
+  api::JobList list;
+  ASSERT_TRUE(ParseJson(Call("GET", "/api/v1/jobs?page_size=500&array=" + std::to_string(array),
+                             "t-alice")
+                            .body,
+                        {}, &list)
+                  .ok());
+  EXPECT_EQ(list.total(), 10000);
+  EXPECT_EQ(list.jobs(3).task_name(), std::to_string(array) + "_3");
+  EXPECT_EQ(Call("GET", "/api/v1/jobs?array=x", "t-alice").status, 400);
+
+  // ARRAYID_INDEX cancels one task; the array id every task.
+  ASSERT_EQ(Call("POST", "/api/v1/jobs/" + std::to_string(array) + "_9/cancel", "t-alice").status,
+            200);
+  EXPECT_EQ(engine_->scheduler().Find(JobId(array + 9))->state, core::JobState::kCancelled);
+  EXPECT_EQ(engine_->scheduler().Find(JobId(array + 10))->state, core::JobState::kQueued);
+  ASSERT_EQ(Call("POST", "/api/v1/jobs/" + std::to_string(array) + "/cancel", "t-alice").status,
+            200);
+  const core::JobArray* a = engine_->scheduler().FindArray(JobId(array));
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->Count(core::JobState::kCancelled), 9996);
+  EXPECT_EQ(a->Count(core::JobState::kPreempting), 4);
+}
+
+TEST_F(JobsApiTest, DependenciesShowTheirStateAndBadOnesAreRefused) {
+  int64_t parent = SubmitAs("t-alice");
+  int64_t bobs = SubmitAs("t-bob");
+  auto r = Call("POST", "/api/v1/jobs", "t-alice",
+                R"({"name":"c","accelerator":"v2-8","command":"train","dependency":"afterok:)" +
+                    std::to_string(parent) + R"("})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  api::SubmitResponse child;
+  ASSERT_TRUE(ParseJson(r.body, {}, &child).ok());
+  ASSERT_EQ(child.job().dependencies_size(), 1);
+  EXPECT_EQ(child.job().dependencies(0).dependency(), "afterok:" + std::to_string(parent));
+  EXPECT_EQ(child.job().dependencies(0).target_state(), "QUEUED");
+  EXPECT_EQ(child.job().dependencies(0).verdict(), "waiting");
+  EXPECT_EQ(child.job().spec().dependency(), "afterok:" + std::to_string(parent));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"afterok:" + std::to_string(bobs), "alice has no job"},
+      {"afterok:99999", "alice has no job 99999"},
+      {"afterwards:1", "not a dependency type"},
+      {"afterok:1_x", "ARRAY_INDEX"},
+  };
+  const size_t jobs = engine_->scheduler().jobs().size();
+  for (const auto& [dep, message] : bad) {
+    auto refused = Call("POST", "/api/v1/jobs", "t-alice",
+                        R"({"name":"c","accelerator":"v2-8","command":"t","dependency":")" + dep +
+                            R"("})");
+    EXPECT_EQ(refused.status, 400) << dep;
+    EXPECT_NE(refused.body.find(message), std::string::npos) << refused.body;
+  }
+  for (const std::string array : {"0-10000", "5-1000001", "%3", "3-1"}) {
+    auto refused = Call("POST", "/api/v1/jobs", "t-alice",
+                        R"({"name":"c","accelerator":"v2-8","command":"t","array":")" + array +
+                            R"("})");
+    EXPECT_EQ(refused.status, 400) << array << " " << refused.body;
+  }
+  auto reserved = Call("POST", "/api/v1/jobs", "t-alice",
+                       R"({"name":"c","accelerator":"v2-8","command":"t","env":{"RANK":"3"}})");
+  EXPECT_EQ(reserved.status, 400);
+  EXPECT_NE(reserved.body.find("env RANK"), std::string::npos) << reserved.body;
+  EXPECT_EQ(engine_->scheduler().jobs().size(), jobs);
+}
+
 }  // namespace
 }  // namespace podsched::daemon

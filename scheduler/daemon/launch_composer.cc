@@ -88,6 +88,10 @@ std::map<std::string, std::string> LaunchComposer::Env(
   env["MASTER_PORT"] = std::to_string(Port(first, 0));
   env["JAX_COORDINATOR_ADDRESS"] = master + ":" + std::to_string(Port(first, 1));
   env["JAX_NUM_PROCESSES"] = std::to_string(world);
+  if (plan.array) {
+    env["POD_ARRAY_ID"] = std::to_string(plan.array->array_id.value());
+    env["POD_ARRAY_INDEX"] = std::to_string(plan.array->index);
+  }
   return env;
 }
 

@@ -50,7 +50,8 @@ class LaunchComposer {
   //   POD_CHECKPOINT_URL (the spec's, else the default), POD_CHECKPOINT_DIR (its path, when it
   //   is file://, plus "/job-ID"), POD_RESTART_COUNT (restarts + preemptions so far),
   //   WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, JAX_COORDINATOR_ADDRESS,
-  //   JAX_NUM_PROCESSES.
+  //   JAX_NUM_PROCESSES; for a task of a job array POD_ARRAY_ID (the array's id) and
+  //   POD_ARRAY_INDEX (the task's index).
   // A host's address is the IP of its agent's rsh endpoint (podworker --advertise); a host
   // without a known agent gets "0.0.0.0" (its Launch cannot reach it anyway).
   std::map<std::string, std::string> Env(const core::LaunchPlan& plan,

@@ -24,7 +24,8 @@ core::LaunchPlan Plan() {
                           core::Launcher::kMpi,
                           std::chrono::seconds(45),
                           1,
-                          2};
+                          2,
+                          std::nullopt};
 }
 
 LaunchComposer Composer() {
@@ -91,6 +92,15 @@ TEST(LaunchComposerTest, CheckpointDirOnlyForFileUrls) {
   plan.launcher = core::Launcher::kExec;
   EXPECT_EQ(Composer().Env(plan, {}).at("POD_LAUNCHER"), "exec");
   EXPECT_EQ(Composer().Compose(plan, {}, "t").launcher(), bus::Launch::EXEC);
+}
+
+TEST(LaunchComposerTest, ArrayTasksGetTheirArrayIdAndIndex) {
+  core::LaunchPlan plan = Plan();
+  EXPECT_FALSE(Composer().Env(plan, {}).contains("POD_ARRAY_ID"));
+  plan.array = core::ArrayTask{JobId(40), 7, 2, "0-9%2"};
+  auto env = Composer().Env(plan, {});
+  EXPECT_EQ(env.at("POD_ARRAY_ID"), "40");
+  EXPECT_EQ(env.at("POD_ARRAY_INDEX"), "7");
 }
 
 TEST(LaunchComposerTest, SliceIsWidthByHeightInHosts) {

@@ -18,6 +18,9 @@ struct GenFlags {
   std::string mix = "grant";
   double load = 0.9;
   int users = 20;
+  double arrays = 0;
+  double chains = 0;
+  double fails = 0;
   std::string out;
 };
 
@@ -31,7 +34,14 @@ void RunGen(const GenFlags& flags) {
     std::cerr << "podsim gen: --jobs must be >= 0, --load > 0 and --users >= 1\n";
     throw CLI::RuntimeError(2);
   }
-  const auto jobs = Generate({flags.jobs, flags.seed, *mix, flags.load, flags.users});
+  for (double share : {flags.arrays, flags.chains, flags.fails}) {
+    if (share < 0 || share > 1) {
+      std::cerr << "podsim gen: --arrays, --chains and --fails are shares in 0..1\n";
+      throw CLI::RuntimeError(2);
+    }
+  }
+  const auto jobs = Generate({flags.jobs, flags.seed, *mix, flags.load, flags.users, flags.arrays,
+                              flags.chains, flags.fails});
   if (flags.out.empty() || flags.out == "-") {
     WritePodsimCsv(jobs, std::cout);
     return;
@@ -58,6 +68,14 @@ void RegisterGenCommand(CLI::App& app) {
   sub->add_option("--load", flags->load, "offered load as a fraction of one v2 pod's 512 cores")
       ->capture_default_str();
   sub->add_option("--users", flags->users, "number of users")->capture_default_str();
+  sub->add_option("--arrays", flags->arrays,
+                  "share of submissions that are job arrays of 2..16 tasks (half throttled %4)")
+      ->capture_default_str();
+  sub->add_option("--chains", flags->chains,
+                  "share of submissions that depend (afterok) on the user's previous one")
+      ->capture_default_str();
+  sub->add_option("--fails", flags->fails, "share of jobs that fail (their dependents cancel)")
+      ->capture_default_str();
   sub->add_option("-o,--out", flags->out, "output file (default: stdout)");
   sub->callback([flags] { RunGen(*flags); });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <map>
 #include <string>
 
 namespace podsched::sim {
@@ -69,10 +70,14 @@ std::vector<TraceJob> Generate(const GenOptions& options) {
   const double interarrival = mean_cores * mean_duration / (options.load * 512.0);
   std::exponential_distribution<double> gap(1.0 / interarrival);
 
+  const bool sweeps = options.arrays > 0 || options.chains > 0 || options.fails > 0;
+  std::uniform_int_distribution<int> array_size(2, 16);
+  std::map<std::string, int64_t> last_of_user;  // the trace id of each user's last submission
+  int64_t next_id = 1;
   std::vector<TraceJob> jobs;
   jobs.reserve(static_cast<size_t>(std::max<int64_t>(0, options.jobs)));
   double t = 0;
-  for (int64_t i = 0; i < options.jobs; ++i) {
+  for (int64_t i = 0; i < options.jobs;) {
     TraceJob job;
     job.submit_s = std::round(t);
     job.user = "user" + std::to_string(user(rng));
@@ -93,8 +98,38 @@ std::vector<TraceJob> Generate(const GenOptions& options) {
       job.accelerator = Pick(kSmall, unit(rng));
       job.preemptible = unit(rng) < 0.3;
     }
-    jobs.push_back(std::move(job));
-    t += gap(rng);
+    if (!sweeps) {
+      t += gap(rng);
+      jobs.push_back(std::move(job));
+      ++i;
+      continue;
+    }
+    // The extra draws happen only with sweeps on, so plain traces stay what they were.
+    const int64_t id = next_id++;
+    if (unit(rng) < options.chains) {
+      if (auto prev = last_of_user.find(job.user); prev != last_of_user.end()) {
+        job.dependencies.push_back({core::DependencyKind::kAfterOk, JobId(prev->second), {}});
+      }
+    }
+    last_of_user[job.user] = id;
+    int tasks = 1;
+    if (unit(rng) < options.arrays) {
+      tasks = static_cast<int>(std::min<int64_t>(array_size(rng), options.jobs - i));
+      job.array_id = id;
+      job.array_throttle = unit(rng) < 0.5 ? 4 : 0;
+    } else {
+      job.job_id = id;
+    }
+    for (int k = 0; k < tasks; ++k, ++i) {
+      TraceJob task = job;
+      task.array_index = job.array_id > 0 ? k : 0;
+      if (k > 0) task.duration_s = std::round(std::clamp(duration(rng), 60.0, kMaxSeconds));
+      task.fails = unit(rng) < options.fails;
+      jobs.push_back(std::move(task));
+    }
+    // An array offers `tasks` jobs at once: the next submission comes that much later, so that
+    // `load` means the same with and without arrays.
+    t += gap(rng) * tasks;
   }
   return jobs;
 }

@@ -10,6 +10,12 @@
 // Arrivals are Poisson with a rate that offers about `load` x one v2 pod's 512 cores. Every job
 // checkpoints every 30 minutes. Deterministic for a seed.
 //
+// Sweeps and pipelines (off by default; then the trace is the same as without them): a share
+// `arrays` of the submissions are job arrays of 2..16 tasks (half of them throttled to 4), a
+// share `chains` depend (afterok) on the same user's previous submission, so that chains of
+// dependent jobs form, and a share `fails` of the jobs fail (their afterok dependents then end
+// CANCELLED). Every job gets a job_id. An array of N tasks counts as N arrivals for the load.
+//
 // Pure; thread-safe.
 #pragma once
 
@@ -31,6 +37,9 @@ struct GenOptions {
   Mix mix = Mix::kGrant;
   double load = 0.9;  // offered cores / 512
   int users = 20;
+  double arrays = 0;  // share of submissions that are job arrays
+  double chains = 0;  // share of submissions that depend on the user's previous one
+  double fails = 0;   // share of jobs that fail
 };
 
 std::vector<TraceJob> Generate(const GenOptions& options);

@@ -106,6 +106,7 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
     j["rejected"] = r.rejected;
     j["unfinished"] = r.unfinished;
     j["failed"] = r.failed;
+    j["cancelled"] = r.cancelled;
     j["utilization"] = r.utilization;
     j["makespan_s"] = r.makespan_s;
     j["preemptions"] = r.preemptions;
@@ -118,6 +119,7 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
     j["events_per_s"] = r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s : 0.0;
     j["rejected_jobs"] = OutcomesJson(r.rejected_jobs);
     j["unfinished_jobs"] = OutcomesJson(r.unfinished_jobs);
+    j["cancelled_jobs"] = OutcomesJson(r.cancelled_jobs);
     j["classes"] = {{"on_demand", ClassJson(r.on_demand)},
                     {"preemptible", ClassJson(r.preemptible)}};
     out[r.profile] = std::move(j);
@@ -172,9 +174,12 @@ void PrintTable(const std::vector<SimResult>& results, std::ostream& out) {
   out << "-- preemptible\n";
   for (const Row& row : per_class) line(row.label, [&](R r) { return row.value(r, r.preemptible); });
   for (const SimResult& r : results) {
-    if (r.rejected_jobs.empty() && r.unfinished_jobs.empty()) continue;
+    if (r.rejected_jobs.empty() && r.unfinished_jobs.empty() && r.cancelled_jobs.empty()) {
+      continue;
+    }
     out << "-- " << r.profile << ": jobs not run to the end\n";
     PrintReasons("rejected at submit", r.rejected_jobs, out);
+    PrintReasons("cancelled (dependency never satisfied)", r.cancelled_jobs, out);
     PrintReasons("unfinished", r.unfinished_jobs, out);
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <queue>
 #include <random>
@@ -75,6 +76,13 @@ class Simulation {
   void Handle(int pod, const Result<Actions>& actions);
   void Apply(int pod, const Actions& actions);
   void Arrive(int job);
+  // The core's dependencies of a trace row, or why it cannot be submitted.
+  Result<std::vector<core::Dependency>> CoreDependencies(const TraceJob& t) const;
+  // Bookkeeping of a job the core accepted.
+  void Register(int job, int pod, JobId id);
+  // A job the core ended without running it to the end (a dependency that can never be met, or
+  // a final failure): counted once, then the same for its dependents.
+  void Settle(int job);
   // The job's processes stop (finish, preempted or killed): accounting, then the report.
   void Stop(int job, ExitKind kind);
   void Advance(double t);
@@ -91,6 +99,9 @@ class Simulation {
   std::vector<std::unique_ptr<core::InMemoryJobRepository>> repos_;
   std::vector<std::unique_ptr<core::Scheduler>> pods_;
   std::vector<std::unordered_map<int64_t, int>> by_id_;  // per pod: JobId -> trace index
+  std::map<int64_t, int> job_row_;                       // trace job_id -> trace index
+  std::map<int64_t, std::vector<int>> array_rows_;       // trace array_id -> indices by array_index
+  std::vector<std::vector<int>> dependents_;             // trace index -> rows that depend on it
   std::vector<int64_t> outstanding_cores_;               // per pod: queued + held
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
@@ -161,21 +172,69 @@ std::optional<std::string> NeverFinishes(const TraceJob& t, Duration lifetime) {
          " s preemptible lifetime can never finish";
 }
 
+Result<std::vector<core::Dependency>> Simulation::CoreDependencies(const TraceJob& t) const {
+  std::vector<core::Dependency> out;
+  for (const core::Dependency& dep : t.dependencies) {
+    // Targets are earlier rows (trace.h); they arrived, but the core may have refused them.
+    int row = -1;
+    if (auto a = array_rows_.find(dep.job.value()); a != array_rows_.end()) {
+      row = a->second.front();
+    } else {
+      row = job_row_.at(dep.job.value());
+    }
+    const SimJob& target = jobs_[static_cast<size_t>(row)];
+    if (target.pod < 0) {
+      return InvalidArgument("dependency " + core::FormatDependency(dep) +
+                             " names a job that was refused");
+    }
+    out.push_back({dep.kind, target.id, dep.array_index});
+  }
+  return out;
+}
+
+void Simulation::Register(int job, int pod, JobId id) {
+  SimJob& j = jobs_[static_cast<size_t>(job)];
+  core::Scheduler& s = *pods_[static_cast<size_t>(pod)];
+  j.pod = pod;
+  j.id = id;
+  j.cores = s.CoresOf(*s.Find(id));
+  by_id_[static_cast<size_t>(pod)][id.value()] = job;
+  outstanding_cores_[static_cast<size_t>(pod)] += j.cores;
+  ++queued_;
+}
+
 void Simulation::Arrive(int job) {
   const TraceJob& t = trace_.jobs[static_cast<size_t>(job)];
-  SimJob& j = jobs_[static_cast<size_t>(job)];
-  ++arrived_;
-  last_progress_ = now_;
-  ClassMetrics& c = ClassOf(job);
-  ++c.jobs;
-  ++result_.overall.jobs;
-  if (auto never = NeverFinishes(t, pods_[0]->config().preemptible_lifetime)) {
-    return Reject(job, *never);
+  // An array arrives as a whole at its first row (the other rows get no arrival event).
+  const std::vector<int> rows =
+      t.array_id > 0 ? array_rows_.at(t.array_id) : std::vector<int>{job};
+  for (int row : rows) {
+    ++arrived_;
+    ++ClassOf(row).jobs;
+    ++result_.overall.jobs;
   }
-  // The least loaded pod by outstanding cores (queued + held).
-  const int pod = static_cast<int>(
+  last_progress_ = now_;
+  if (auto never = NeverFinishes(t, pods_[0]->config().preemptible_lifetime)) {
+    for (int row : rows) Reject(row, *never);
+    return;
+  }
+  auto deps = CoreDependencies(t);
+  if (!deps) {
+    for (int row : rows) Reject(row, deps.error().message());
+    return;
+  }
+  // The least loaded pod by outstanding cores (queued + held), unless the job depends on
+  // another: then the pod of its first target (each pod's core knows only its own jobs).
+  int pod = static_cast<int>(
       std::min_element(outstanding_cores_.begin(), outstanding_cores_.end()) -
       outstanding_cores_.begin());
+  if (!t.dependencies.empty()) {
+    const int64_t first = t.dependencies.front().job.value();
+    auto a = array_rows_.find(first);
+    pod = jobs_[static_cast<size_t>(a != array_rows_.end() ? a->second.front()
+                                                           : job_row_.at(first))]
+              .pod;
+  }
   core::JobSpec spec;
   spec.name = "trace-" + std::to_string(job);
   spec.user = UserName(t.user);
@@ -184,16 +243,54 @@ void Simulation::Arrive(int job) {
   spec.priority = t.priority;
   spec.command = "podtrain";
   spec.checkpoint_interval = FromSeconds(t.checkpoint_interval_s);
-  spec.max_restarts = 10;
+  spec.max_restarts = t.fails ? 0 : 10;
+  spec.dependencies = std::move(*deps);
   if (opt_.exact_estimates) spec.expected_runtime = FromSeconds(t.duration_s);
-  auto id = pods_[static_cast<size_t>(pod)]->Submit(spec, At(now_));
-  if (!id) return Reject(job, id.error().message());
-  j.pod = pod;
-  j.id = *id;
-  j.cores = pods_[static_cast<size_t>(pod)]->CoresOf(*pods_[static_cast<size_t>(pod)]->Find(*id));
-  by_id_[static_cast<size_t>(pod)][id->value()] = job;
-  outstanding_cores_[static_cast<size_t>(pod)] += j.cores;
-  ++queued_;
+  core::Scheduler& s = *pods_[static_cast<size_t>(pod)];
+  if (t.array_id > 0) {
+    core::ArraySpec array;
+    array.text = "trace array " + std::to_string(t.array_id);
+    for (int row : rows) array.indices.push_back(trace_.jobs[static_cast<size_t>(row)].array_index);
+    array.throttle = t.array_throttle;
+    auto ids = s.SubmitArray(spec, array, At(now_));
+    if (!ids) {
+      for (int row : rows) Reject(row, ids.error().message());
+      return;
+    }
+    for (size_t i = 0; i < rows.size(); ++i) Register(rows[i], pod, (*ids)[i]);
+  } else {
+    auto id = s.Submit(spec, At(now_));
+    if (!id) return Reject(job, id.error().message());
+    Register(job, pod, *id);
+  }
+  // A dependency on a job that already ended badly ends the new job at once.
+  for (int row : rows) {
+    if (core::IsTerminal(s.Find(jobs_[static_cast<size_t>(row)].id)->state)) Settle(row);
+  }
+}
+
+void Simulation::Settle(int job) {
+  std::vector<int> todo = {job};
+  while (!todo.empty()) {
+    const int row = todo.back();
+    todo.pop_back();
+    SimJob& j = jobs_[static_cast<size_t>(row)];
+    if (j.done || j.pod < 0 || j.running) continue;
+    const core::JobRecord* record = pods_[static_cast<size_t>(j.pod)]->Find(j.id);
+    if (!core::IsTerminal(record->state)) continue;
+    j.done = true;
+    ++finished_;
+    --queued_;
+    last_progress_ = now_;
+    outstanding_cores_[static_cast<size_t>(j.pod)] -= j.cores;
+    if (record->state == core::JobState::kCancelled) {
+      ++result_.cancelled;
+      result_.cancelled_jobs.push_back(OutcomeOf(row, record->reason));
+    } else {
+      ++result_.failed;
+    }
+    for (int d : dependents_[static_cast<size_t>(row)]) todo.push_back(d);
+  }
 }
 
 JobOutcome Simulation::OutcomeOf(int job, std::string reason) const {
@@ -252,22 +349,16 @@ void Simulation::Stop(int job, ExitKind kind) {
     const double lost = WorkAt(j, now_) - j.saved_work;
     for (ClassMetrics* m : {&c, &result_.overall}) {
       m->work_lost_core_h += j.cores * lost / 3600.0;
-      ++m->preemptions;
+      if (kind != ExitKind::kFailed) ++m->preemptions;
     }
     ++queued_;
   }
   core::Scheduler& s = *pods_[static_cast<size_t>(j.pod)];
   Handle(j.pod, s.ReportExited({j.id, j.epoch}, std::nullopt, kind, "", At(now_)));
-  const core::JobRecord* record = s.Find(j.id);
-  if (!j.done && record && core::IsTerminal(record->state)) {
-    // Failed for good (host failures never count; this is a safety net).
-    j.done = true;
-    ++finished_;
-    --queued_;
-    ++result_.failed;
-    last_progress_ = now_;
-    outstanding_cores_[static_cast<size_t>(j.pod)] -= j.cores;
-  }
+  // Failed for good (a trace row that fails; host failures never count), and whatever the core
+  // ended because it depended on this job.
+  Settle(job);
+  for (int d : dependents_[static_cast<size_t>(job)]) Settle(d);
 }
 
 void Simulation::Advance(double t) {
@@ -320,8 +411,42 @@ Result<SimResult> Simulation::Run() {
   }
   by_id_.resize(pods_.size());
   outstanding_cores_.assign(pods_.size(), 0);
+  dependents_.resize(trace_.jobs.size());
   for (size_t i = 0; i < trace_.jobs.size(); ++i) {
-    Push({trace_.jobs[i].submit_s, 0, EventKind::kArrival, static_cast<int>(i)});
+    const TraceJob& t = trace_.jobs[i];
+    if (t.job_id > 0) job_row_[t.job_id] = static_cast<int>(i);
+    if (t.array_id > 0) array_rows_[t.array_id].push_back(static_cast<int>(i));
+  }
+  for (auto& [id, rows] : array_rows_) {
+    std::sort(rows.begin(), rows.end(), [&](int a, int b) {
+      return trace_.jobs[static_cast<size_t>(a)].array_index <
+             trace_.jobs[static_cast<size_t>(b)].array_index;
+    });
+  }
+  for (size_t i = 0; i < trace_.jobs.size(); ++i) {
+    for (const core::Dependency& dep : trace_.jobs[i].dependencies) {
+      std::vector<int> targets;
+      if (auto a = array_rows_.find(dep.job.value()); a != array_rows_.end()) {
+        for (int row : a->second) {
+          if (!dep.array_index || trace_.jobs[static_cast<size_t>(row)].array_index ==
+                                      *dep.array_index) {
+            targets.push_back(row);
+          }
+        }
+      } else if (auto j = job_row_.find(dep.job.value()); j != job_row_.end()) {
+        targets.push_back(j->second);
+      }
+      for (int row : targets) dependents_[static_cast<size_t>(row)].push_back(static_cast<int>(i));
+    }
+  }
+  for (size_t i = 0; i < trace_.jobs.size(); ++i) {
+    const TraceJob& t = trace_.jobs[i];
+    // An array arrives once, at its first row in the trace (its rows share the submit time).
+    if (t.array_id > 0) {
+      const std::vector<int>& rows = array_rows_.at(t.array_id);
+      if (*std::min_element(rows.begin(), rows.end()) != static_cast<int>(i)) continue;
+    }
+    Push({t.submit_s, 0, EventKind::kArrival, static_cast<int>(i)});
   }
   const int hosts_per_pod = pods_[0]->pod().num_hosts();
   std::exponential_distribution<double> failure_gap(
@@ -370,7 +495,8 @@ Result<SimResult> Simulation::Run() {
         break;
       case EventKind::kFinish:
         if (j.running && j.epoch == e.epoch) {
-          Stop(e.job, ExitKind::kSucceeded);
+          Stop(e.job, trace_.jobs[static_cast<size_t>(e.job)].fails ? ExitKind::kFailed
+                                                                    : ExitKind::kSucceeded);
           last_end = now_;
         }
         break;

@@ -13,6 +13,11 @@
 //   are the core's; host failures (rate per host-day) are drawn here, repaired after
 //   `host_repair_s`.
 // - The scheduler ticks on a grid of `tick_s` when something changed, and at its timers.
+// - Sweeps (trace.h): the rows of an array are submitted together (Scheduler::SubmitArray) when
+//   they arrive; a row's dependencies are mapped to the core's ids of the rows they name, and
+//   the job goes to the pod of its first target. A row that `fails` exits with an error at the
+//   end of its duration. Jobs the core ends because a dependency can never be met are counted
+//   in SimResult::cancelled with the core's reason.
 //
 // Deterministic for (trace, options). Single-threaded.
 #pragma once
@@ -92,6 +97,9 @@ struct SimResult {
   std::vector<JobOutcome> rejected_jobs;    // every refused job, in trace order
   std::vector<JobOutcome> unfinished_jobs;  // every unfinished job, in trace order
   int64_t failed = 0;
+  // Ended CANCELLED by the core because a dependency can never be met (the core's reason).
+  int64_t cancelled = 0;
+  std::vector<JobOutcome> cancelled_jobs;
   ClassMetrics overall, on_demand, preemptible;
   double utilization = 0;        // allocated host-time / (hosts x makespan)
   double makespan_s = 0;         // first submit to last end

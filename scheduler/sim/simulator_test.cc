@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <sstream>
+
 #include "scheduler/sim/generator.h"
 #include "scheduler/sim/report.h"
 
@@ -80,6 +83,82 @@ TEST(ReportTest, JsonHasEveryPolicyAndTheRequiredFields) {
   EXPECT_EQ(Percentile({5, 1, 3, 2, 4}, 50), 3);
   EXPECT_EQ(Percentile({5, 1, 3, 2, 4}, 100), 5);
   EXPECT_EQ(Percentile({}, 99), 0);
+}
+
+Trace Csv(const std::string& text) {
+  std::istringstream in(text);
+  auto trace = ParsePodsimCsv(in);
+  EXPECT_TRUE(trace.has_value()) << trace.error().ToString();
+  return trace.value_or(Trace{});
+}
+
+TEST(SimulatorTest, ADependencyChainRunsInOrder) {
+  // Three 100 s jobs on an empty pod: without dependencies they would all end at 100 s.
+  const Trace trace = Csv(
+      "submit_time_s,user,accelerator,preemptible,duration_s,job_id,dependency\n"
+      "0,ada,v2-8,0,100,1,\n"
+      "0,ada,v2-8,0,100,2,afterok:1\n"
+      "0,ada,v2-8,0,100,3,afterok:2\n");
+  SimOptions options;
+  options.tick_s = 1;
+  auto r = Simulate(trace, options);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->overall.completed, 3);
+  std::vector<double> jct = r->overall.jct_s;
+  std::sort(jct.begin(), jct.end());
+  ASSERT_EQ(jct.size(), 3u);
+  EXPECT_NEAR(jct[0], 100, 2);
+  EXPECT_NEAR(jct[1], 200, 4);
+  EXPECT_NEAR(jct[2], 300, 6);
+}
+
+TEST(SimulatorTest, AFailingParentEndsItsAfterOkChainWithTheReason) {
+  const Trace trace = Csv(
+      "submit_time_s,user,accelerator,preemptible,duration_s,job_id,array_id,array_index,"
+      "array_throttle,dependency,fails\n"
+      "0,ada,v2-8,0,100,1,,,,,1\n"
+      "0,ada,v2-8,0,100,2,,,,afterok:1,\n"
+      "0,ada,v2-8,0,100,3,,,,afterok:2,\n"
+      "0,ada,v2-8,0,100,4,,,,afternotok:1,\n"
+      "0,ada,v2-8,0,100,,9,0,1,afterany:1,\n"
+      "0,ada,v2-8,0,100,,9,1,1,afterany:1,\n"
+      "0,ada,v2-8,0,100,,9,2,1,afterany:1,\n");
+  SimOptions options;
+  options.tick_s = 1;
+  auto r = Simulate(trace, options);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->failed, 1);
+  EXPECT_EQ(r->cancelled, 2);
+  EXPECT_EQ(r->unfinished, 0);
+  EXPECT_EQ(r->overall.completed, 4);  // the afternotok child and the three array tasks
+  ASSERT_EQ(r->cancelled_jobs.size(), 2u);
+  std::vector<std::string> reasons = {r->cancelled_jobs[0].reason, r->cancelled_jobs[1].reason};
+  std::sort(reasons.begin(), reasons.end());
+  EXPECT_NE(reasons[0].find("dependency never satisfied: job"), std::string::npos) << reasons[0];
+  EXPECT_NE(reasons[0].find("ended FAILED (afterok)"), std::string::npos) << reasons[0];
+  EXPECT_NE(reasons[1].find("dependency never satisfied: job"), std::string::npos) << reasons[1];
+  EXPECT_NE(reasons[1].find("ended CANCELLED (afterok)"), std::string::npos) << reasons[1];
+  // The throttled array (%1) runs its three tasks one after another, after its parent.
+  std::vector<double> jct = r->overall.jct_s;
+  std::sort(jct.begin(), jct.end());
+  EXPECT_NEAR(jct.back(), 400, 8);
+}
+
+TEST(SimulatorTest, GeneratedSweepsReplayWithoutStalling) {
+  GenOptions gen;
+  gen.jobs = 300;
+  gen.seed = 4;
+  gen.mix = Mix::kSlices;
+  gen.arrays = 0.2;
+  gen.chains = 0.4;
+  gen.fails = 0.1;
+  Trace trace;
+  trace.jobs = Generate(gen);
+  auto r = Simulate(trace, SimOptions{});
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->unfinished, 0);
+  EXPECT_GT(r->cancelled, 0);
+  EXPECT_EQ(r->overall.completed + r->rejected + r->failed + r->cancelled, 300);
 }
 
 }  // namespace

@@ -10,8 +10,11 @@
 #include <map>
 #include <sstream>
 
+#include <set>
+
 #include "pod/accelerator.h"
 #include "pod/cost.h"
+#include "scheduler/core/dependency.h"
 
 namespace podsched::sim {
 namespace {
@@ -57,6 +60,78 @@ Result<int64_t> ParseTimestamp(const std::string& text, int line) {
   return static_cast<int64_t>(timegm(&tm));
 }
 
+// What the rows so far define, for the sweep columns of later rows to refer to.
+struct TraceIds {
+  struct Array {
+    size_t first;  // index of the array's first row (fields every task shares)
+    std::set<int> indices;
+  };
+  std::map<int64_t, double> jobs;  // job_id -> submit time
+  std::map<int64_t, Array> arrays;
+};
+
+Status Bad(int line, const std::string& what) {
+  return Status(StatusCode::kInvalidArgument, "line " + std::to_string(line) + ": " + what);
+}
+
+// Checks the sweep columns of the last row of `rows` (file line `line`) against the rows before
+// it and records its ids.
+Status CheckSweep(const std::vector<TraceJob>& rows, int line, TraceIds& ids) {
+  const TraceJob& job = rows.back();
+  if (job.job_id < 0 || job.array_id < 0 || job.array_index < 0 || job.array_throttle < 0) {
+    return Bad(line, "job_id, array_id, array_index and array_throttle must be >= 0");
+  }
+  if (job.job_id > 0 && job.array_id > 0) {
+    return Bad(line, "an array row is named by array_id and array_index; leave job_id empty");
+  }
+  const int64_t own = job.job_id > 0 ? job.job_id : job.array_id;
+  for (const core::Dependency& dep : job.dependencies) {
+    const std::string name = core::FormatDependency(dep);
+    if (dep.job.value() == own) return Bad(line, name + " names the row's own job or array");
+    double submitted = 0;
+    if (auto a = ids.arrays.find(dep.job.value()); a != ids.arrays.end()) {
+      if (dep.array_index && !a->second.indices.contains(*dep.array_index)) {
+        return Bad(line, name + ": array " + std::to_string(dep.job.value()) +
+                             " has no earlier task " + std::to_string(*dep.array_index));
+      }
+      submitted = rows[a->second.first].submit_s;
+    } else if (auto j = ids.jobs.find(dep.job.value()); j != ids.jobs.end() && !dep.array_index) {
+      submitted = j->second;
+    } else {
+      return Bad(line, name + " names no earlier row (job_id or array_id)");
+    }
+    if (submitted > job.submit_s) {
+      return Bad(line, name + " is submitted after the row that depends on it");
+    }
+  }
+  if (job.job_id > 0) {
+    if (ids.jobs.contains(job.job_id) || ids.arrays.contains(job.job_id)) {
+      return Bad(line, "job_id " + std::to_string(job.job_id) + " is used twice");
+    }
+    ids.jobs[job.job_id] = job.submit_s;
+  }
+  if (job.array_id > 0) {
+    if (ids.jobs.contains(job.array_id)) {
+      return Bad(line, "array_id " + std::to_string(job.array_id) + " is a job_id already");
+    }
+    auto [it, first] = ids.arrays.try_emplace(job.array_id, TraceIds::Array{rows.size() - 1, {}});
+    const TraceJob& f = rows[it->second.first];
+    if (!first && (f.submit_s != job.submit_s || f.user != job.user ||
+                   f.accelerator != job.accelerator || f.preemptible != job.preemptible ||
+                   f.priority != job.priority || f.array_throttle != job.array_throttle ||
+                   f.dependencies != job.dependencies)) {
+      return Bad(line, "the tasks of array " + std::to_string(job.array_id) +
+                           " must share submit_time_s, user, accelerator, preemptible, priority,"
+                           " array_throttle and dependency");
+    }
+    if (!it->second.indices.insert(job.array_index).second) {
+      return Bad(line, "array " + std::to_string(job.array_id) + " has task " +
+                           std::to_string(job.array_index) + " twice");
+    }
+  }
+  return Status::Ok();
+}
+
 void SortBySubmit(Trace& trace) {
   std::stable_sort(trace.jobs.begin(), trace.jobs.end(),
                    [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
@@ -85,6 +160,7 @@ Result<Trace> ParsePodsimCsv(std::istream& in) {
     }
   }
   Trace trace;
+  TraceIds ids;
   int number = 1;
   while (std::getline(in, line)) {
     ++number;
@@ -134,18 +210,64 @@ Result<Trace> ParsePodsimCsv(std::istream& in) {
                              ": needs submit_time_s >= 0, a user, an accelerator, and "
                              "duration_s > 0 (or steps and workload)");
     }
+    auto job_id = number_of("job_id", 0);
+    auto array_id = number_of("array_id", 0);
+    auto array_index = number_of("array_index", 0);
+    auto throttle = number_of("array_throttle", 0);
+    for (const auto* r : {&job_id, &array_id, &array_index, &throttle}) {
+      if (!*r) return std::unexpected(r->error());
+      if (**r != std::floor(**r) || std::abs(**r) > core::kMaxArrayIndex * 1000.0) {
+        return InvalidArgument("line " + std::to_string(number) +
+                               ": job_id, array_id, array_index and array_throttle are integers");
+      }
+    }
+    job.job_id = static_cast<int64_t>(*job_id);
+    job.array_id = static_cast<int64_t>(*array_id);
+    job.array_index = static_cast<int>(*array_index);
+    job.array_throttle = static_cast<int>(*throttle);
+    if (std::string deps = get("dependency"); !deps.empty()) {
+      std::replace(deps.begin(), deps.end(), ';', ',');
+      auto parsed = core::ParseDependencies(deps);
+      if (!parsed) {
+        return std::unexpected(parsed.error().WithContext("line " + std::to_string(number)));
+      }
+      job.dependencies = std::move(*parsed);
+    }
+    const std::string fails = get("fails");
+    if (!(fails.empty() || fails == "0" || fails == "1")) {
+      return InvalidArgument("line " + std::to_string(number) + ": fails is '" + fails +
+                             "'; use 0 or 1");
+    }
+    job.fails = fails == "1";
     trace.jobs.push_back(std::move(job));
+    if (Status s = CheckSweep(trace.jobs, number, ids); !s.ok()) return std::unexpected(s);
   }
   SortBySubmit(trace);
   return trace;
 }
 
 void WritePodsimCsv(const std::vector<TraceJob>& jobs, std::ostream& out) {
-  out << "submit_time_s,user,accelerator,preemptible,duration_s,priority,checkpoint_interval_s\n";
+  // The sweep columns only when a job uses them: plain traces keep their plain header.
+  const bool sweeps = std::any_of(jobs.begin(), jobs.end(), [](const TraceJob& j) {
+    return j.job_id > 0 || j.array_id > 0 || !j.dependencies.empty() || j.fails;
+  });
+  out << "submit_time_s,user,accelerator,preemptible,duration_s,priority,checkpoint_interval_s";
+  if (sweeps) out << ",job_id,array_id,array_index,array_throttle,dependency,fails";
+  out << '\n';
   out.precision(15);  // whole seconds beyond 10^6 must not turn into 1.23457e+06
   for (const TraceJob& j : jobs) {
     out << j.submit_s << ',' << j.user << ',' << j.accelerator << ',' << (j.preemptible ? 1 : 0)
-        << ',' << j.duration_s << ',' << j.priority << ',' << j.checkpoint_interval_s << '\n';
+        << ',' << j.duration_s << ',' << j.priority << ',' << j.checkpoint_interval_s;
+    if (sweeps) {
+      std::string deps = core::FormatDependencies(j.dependencies);
+      std::replace(deps.begin(), deps.end(), ',', ';');
+      auto id = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string(); };
+      out << ',' << id(j.job_id) << ',' << id(j.array_id) << ','
+          << (j.array_id > 0 ? std::to_string(j.array_index) : "") << ','
+          << (j.array_throttle > 0 ? std::to_string(j.array_throttle) : "") << ',' << deps << ','
+          << (j.fails ? 1 : 0);
+    }
+    out << '\n';
   }
 }
 

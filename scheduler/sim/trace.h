@@ -8,6 +8,18 @@
 // - duration_s: seconds of work, or empty when steps and workload are given: the duration is
 //   then steps x the pod cost model's step time of that workload on that slice (pod/cost.h)
 // - priority (default 0), checkpoint_interval_s (default 0: no periodic checkpoint)
+// Sweeps and pipelines (optional columns; docs/scheduler.md "Arrays and dependencies in traces"):
+// - job_id: the row's id in the trace (> 0, unique), for dependencies to name it
+// - array_id, array_index, array_throttle: rows with the same array_id are the tasks of one job
+//   array (submitted together at their common submit_time_s, one task per array_index; throttle
+//   0 or empty: no limit). They share user, accelerator, preemptible, priority, throttle and
+//   dependency; durations may differ. array_id shares job_id's namespace; array rows have no
+//   job_id.
+// - dependency: Slurm's --dependency with trace ids and ';' in place of ',' (CSV):
+//   "afterok:3:5_2;afterany:7" (5 an array id: "5" is every task, "5_2" task 2). A target must
+//   be a row submitted no later than this one (earlier in the file at an equal time).
+// - fails: 1 makes every run of the job exit with an error at the end of its duration; the
+//   job gets max_restarts 0, so it ends FAILED at once (a failing parent for dependencies).
 //
 // Philly (public Microsoft trace, `timestamp,duration,num_gpus,gpu_time,cluster`):
 // - submit time: timestamp minus the first row's timestamp
@@ -28,6 +40,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "scheduler/core/job.h"
 
 namespace podsched::sim {
 
@@ -39,6 +52,12 @@ struct TraceJob {
   double duration_s = 0;
   int priority = 0;
   double checkpoint_interval_s = 0;
+  int64_t job_id = 0;    // trace id (0: none)
+  int64_t array_id = 0;  // trace id of the row's array (0: not an array task)
+  int array_index = 0;
+  int array_throttle = 0;
+  std::vector<core::Dependency> dependencies;  // targets are trace ids
+  bool fails = false;
 };
 
 struct Trace {

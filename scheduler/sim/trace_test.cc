@@ -118,5 +118,89 @@ TEST(GeneratorTest, MixesAreDeterministicAndRoundTripThroughCsv) {
   EXPECT_FALSE(ParseMix("mixed").has_value());
 }
 
+TEST(TraceTest, SweepColumnsArraysDependenciesAndFailures) {
+  std::istringstream in(
+      "submit_time_s,user,accelerator,preemptible,duration_s,job_id,array_id,array_index,"
+      "array_throttle,dependency,fails\n"
+      "0,ada,v2-8,0,100,1,,,,,1\n"
+      "0,ada,v2-8,0,50,,7,0,2,afterany:1,\n"
+      "0,ada,v2-8,0,60,,7,1,2,afterany:1,0\n"
+      "5,ada,v2-8,0,10,2,,,,afterok:7;afternotok:1:7_1,\n");
+  auto trace = ParsePodsimCsv(in);
+  ASSERT_TRUE(trace.has_value()) << trace.error().ToString();
+  ASSERT_EQ(trace->jobs.size(), 4u);
+  EXPECT_TRUE(trace->jobs[0].fails);
+  EXPECT_EQ(trace->jobs[2].array_id, 7);
+  EXPECT_EQ(trace->jobs[2].array_index, 1);
+  EXPECT_EQ(trace->jobs[2].array_throttle, 2);
+  ASSERT_EQ(trace->jobs[3].dependencies.size(), 3u);
+  EXPECT_EQ(trace->jobs[3].dependencies[2],
+            (core::Dependency{core::DependencyKind::kAfterNotOk, JobId(7), 1}));
+  std::ostringstream out;
+  WritePodsimCsv(trace->jobs, out);
+  std::istringstream again(out.str());
+  auto reread = ParsePodsimCsv(again);
+  ASSERT_TRUE(reread.has_value()) << reread.error().ToString() << "\n" << out.str();
+  EXPECT_EQ(reread->jobs[3].dependencies, trace->jobs[3].dependencies);
+  EXPECT_EQ(reread->jobs[1].array_id, 7);
+}
+
+TEST(TraceTest, SweepErrorsNameTheLine) {
+  const std::string header =
+      "submit_time_s,user,accelerator,preemptible,duration_s,job_id,array_id,array_index,"
+      "dependency\n";
+  const std::pair<const char*, const char*> cases[] = {
+      {"0,ada,v2-8,0,10,1,,,afterok:2\n", "names no earlier row"},
+      {"0,ada,v2-8,0,10,1,,,\n0,ada,v2-8,0,10,1,,,\n", "used twice"},
+      {"0,ada,v2-8,0,10,1,2,0,\n", "leave job_id empty"},
+      {"0,ada,v2-8,0,10,,2,0,\n0,bob,v2-8,0,10,,2,1,\n", "must share"},
+      {"0,ada,v2-8,0,10,,2,0,\n0,ada,v2-8,0,10,,2,0,\n", "twice"},
+      {"0,ada,v2-8,0,10,,2,0,\n0,ada,v2-8,0,10,3,,,afterok:2_5\n", "no earlier task 5"},
+      {"0,ada,v2-8,0,10,1,,,afterok:1\n", "own job"},
+      {"0,ada,v2-8,0,10,1,,,afterwards:1\n", "not a dependency type"},
+      {"0,ada,v2-8,0,10,1.5,,,\n", "integers"},
+  };
+  for (const auto& [rows, message] : cases) {
+    std::istringstream in(header + rows);
+    auto trace = ParsePodsimCsv(in);
+    ASSERT_FALSE(trace.has_value()) << rows;
+    EXPECT_NE(trace.error().message().find("line "), std::string::npos) << trace.error().message();
+    EXPECT_NE(trace.error().message().find(message), std::string::npos)
+        << rows << ": " << trace.error().message();
+  }
+}
+
+TEST(GeneratorTest, SweepsMakeArraysChainsAndFailuresThatParseBack) {
+  GenOptions options;
+  options.jobs = 400;
+  options.seed = 3;
+  options.arrays = 0.2;
+  options.chains = 0.5;
+  options.fails = 0.1;
+  const auto jobs = Generate(options);
+  EXPECT_EQ(jobs.size(), 400u);
+  int arrays = 0, dependent = 0, failing = 0;
+  for (const TraceJob& j : jobs) {
+    arrays += j.array_id > 0 && j.array_index == 0;
+    dependent += !j.dependencies.empty();
+    failing += j.fails;
+  }
+  EXPECT_GT(arrays, 5);
+  EXPECT_GT(dependent, 50);
+  EXPECT_GT(failing, 10);
+  std::stringstream csv;
+  WritePodsimCsv(jobs, csv);
+  auto trace = ParsePodsimCsv(csv);
+  ASSERT_TRUE(trace.has_value()) << trace.error().ToString();
+  EXPECT_EQ(trace->jobs.size(), 400u);
+  // Without sweeps the generator's trace is unchanged (same draws, plain header).
+  GenOptions plain;
+  plain.jobs = 50;
+  std::ostringstream a, b;
+  WritePodsimCsv(Generate(plain), a);
+  EXPECT_EQ(a.str().substr(0, a.str().find('\n')),
+            "submit_time_s,user,accelerator,preemptible,duration_s,priority,checkpoint_interval_s");
+}
+
 }  // namespace
 }  // namespace podsched::sim

@@ -26,6 +26,22 @@ json SpecToJson(const core::JobSpec& s) {
   };
   if (s.launcher != core::Launcher::kMpi) j["launcher"] = core::LauncherName(s.launcher);
   if (s.expected_runtime) j["expected_runtime_us"] = s.expected_runtime->count();
+  // Absent in records written before arrays and dependencies existed (no migration needed).
+  if (s.array) {
+    j["array"] = {{"id", s.array->array_id.value()},
+                  {"index", s.array->index},
+                  {"throttle", s.array->throttle},
+                  {"expression", s.array->expression}};
+  }
+  if (!s.dependencies.empty()) {
+    json deps = json::array();
+    for (const core::Dependency& d : s.dependencies) {
+      json dep = {{"kind", static_cast<int>(d.kind)}, {"job", d.job.value()}};
+      if (d.array_index) dep["index"] = *d.array_index;
+      deps.push_back(std::move(dep));
+    }
+    j["dependencies"] = std::move(deps);
+  }
   return j;
 }
 
@@ -51,6 +67,23 @@ core::JobSpec SpecFromJson(const json& j) {
   }
   if (auto it = j.find("expected_runtime_us"); it != j.end()) {
     s.expected_runtime = Duration(it->get<int64_t>());
+  }
+  if (auto it = j.find("array"); it != j.end()) {
+    s.array = core::ArrayTask{JobId(it->at("id").get<int64_t>()), it->at("index").get<int>(),
+                              it->at("throttle").get<int>(),
+                              it->at("expression").get<std::string>()};
+  }
+  if (auto it = j.find("dependencies"); it != j.end()) {
+    for (const json& d : *it) {
+      const int kind = d.at("kind").get<int>();
+      if (kind < 0 || kind > static_cast<int>(core::DependencyKind::kAfterNotOk)) {
+        throw json::out_of_range::create(401, "unknown dependency kind", &d);
+      }
+      core::Dependency dep{static_cast<core::DependencyKind>(kind), JobId(d.at("job").get<int64_t>()),
+                           std::nullopt};
+      if (auto index = d.find("index"); index != d.end()) dep.array_index = index->get<int>();
+      s.dependencies.push_back(dep);
+    }
   }
   return s;
 }

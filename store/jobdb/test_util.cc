@@ -36,6 +36,12 @@ core::JobRecord FullJob(int64_t id) {
   job.spec.max_runtime = std::chrono::hours(12);
   job.spec.max_restarts = 5;
   job.spec.expected_runtime = std::chrono::microseconds(3'600'000'001);
+  if (id % 2 == 1) {  // odd ids: an array task with dependencies; even ids: neither (old records)
+    job.spec.array = core::ArrayTask{JobId(id - 1), 7, 2, "1,3,5-9%2"};
+    job.spec.dependencies = {{core::DependencyKind::kAfterOk, JobId(3), std::nullopt},
+                             {core::DependencyKind::kAfterNotOk, JobId(4), 12},
+                             {core::DependencyKind::kAfterAny, JobId(5), std::nullopt}};
+  }
   job.state = core::JobState::kPreempting;
   job.epoch = 3;
   job.restarts = 1;

@@ -15,4 +15,10 @@ if(TARGET podworker AND TARGET podprobe)
     set_tests_properties(worker_integration_${t} PROPERTIES LABELS integration TIMEOUT 300
                          RESOURCE_LOCK podworker_cluster)
   endforeach()
+  # Job arrays (throttle, POD_ARRAY_*), dependencies and cancel of a whole array (sweeps_test.py).
+  add_test(NAME sweeps_integration
+    COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/sweeps_test.py
+            $<TARGET_FILE:podsched> $<TARGET_FILE:podctl> $<TARGET_FILE:podworker>)
+  set_tests_properties(sweeps_integration PROPERTIES LABELS integration TIMEOUT 300
+                       RESOURCE_LOCK podworker_cluster)
 endif()

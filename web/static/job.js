@@ -1,4 +1,4 @@
-// Job page: summary, spec, events timeline, progress charts (loss, accuracy, examples/s; uPlot),
+// Job page: summary, its array and dependencies (sweeps), spec, events timeline, progress charts (loss, accuracy, examples/s; uPlot),
 // live log tail, cancel / preempt, and the export of the timeline as Chrome trace-event JSON.
 import uPlot from '/vendor/uPlot.esm.js';
 import {api, optional} from './api.js';
@@ -31,6 +31,7 @@ export async function mount(el, context) {
   job = await api(`/api/v1/jobs/${encodeURIComponent(id)}`);
   if (!root) return;
   root.append(h('div', {id: 'job-head'}), h('div', {id: 'job-summary'}),
+    h('section', {class: 'panel', id: 'job-sweep', hidden: true}),
     h('section', {class: 'panel'}, h('h2', {}, 'Training progress'), h('div', {id: 'charts'})),
     h('section', {class: 'panel'}, h('h2', {}, 'Timeline'), h('div', {id: 'timeline'})),
     h('section', {class: 'panel'}, h('h2', {}, 'Log (live tail)'),
@@ -38,6 +39,7 @@ export async function mount(el, context) {
     h('section', {class: 'panel'}, h('h2', {}, 'Spec'), h('pre', {id: 'spec', class: 'spec'})));
   renderHead();
   renderSummary();
+  renderSweep();
   root.querySelector('#spec').textContent = JSON.stringify(job.spec || {}, null, 2);
   context.subscribe(onStream);
   await Promise.all([loadEvents(), loadProgress()]);
@@ -52,11 +54,25 @@ export function unmount() {
   root = null;
 }
 
+// Whether a stream frame about another job changes this page's array or dependency view.
+function touchesSweep(other) {
+  if (!other || String(other.id) === String(job.id)) return false;
+  if (num(job.array_id) && String(other.array_id) === String(job.array_id)) return true;
+  return (job.dependencies || []).some((d) => {
+    const target = d.dependency.split(':')[1] || '';
+    const [array, index] = target.split('_');
+    return String(other.id) === array || String(other.array_id) === array &&
+      (index === undefined || String(other.array_index) === index);
+  });
+}
+
 function onStream(type, ev) {
   if (type === 'open') return refresh();
-  if (String(ev?.job?.id) !== String(id)) return;
+  if (type === 'job' && touchesSweep(ev?.job)) return refresh();
+  if (String(ev?.job?.id) !== String(job.id)) return;
   if (type === 'job') {
-    job = {...ev.job, spec: job.spec};
+    // Stream frames carry no spec and no sweep details: keep the last full reply's.
+    job = {...ev.job, spec: job.spec, dependencies: job.dependencies, array: job.array};
     renderHead();
     renderSummary();
     if (ev.event) {
@@ -83,6 +99,7 @@ function refresh() {
       if (!root) return;
       renderHead();
       renderSummary();
+      renderSweep();
       await Promise.all([loadEvents(), loadProgress()]);
     } catch { /* banner shows the connection */ }
   }, 200);
@@ -92,7 +109,8 @@ function renderHead() {
   const head = clear(root.querySelector('#job-head'));
   const active = !TERMINAL.has(job.state);
   head.append(h('div', {class: 'job-title'},
-    h('h1', {}, h('span', {class: 'muted'}, `Job #${job.id} `), h('span', {id: 'job-name'},
+    h('h1', {}, h('span', {class: 'muted'},
+      `Job #${job.id} ${num(job.array_id) ? `(${job.task_name}) ` : ''}`), h('span', {id: 'job-name'},
       job.name || '(unnamed)')),
     h('span', {id: 'job-state'}, stateBadge(job.state))),
   h('div', {class: 'actions'},
@@ -152,6 +170,36 @@ function renderSummary() {
     ['hosts', (job.hosts || []).join(', ') || '—'], ['reason', job.reason || '—'],
   ];
   s.append(h('dl', {class: 'summary'}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));
+}
+
+// The job's array (its tasks by state) and its dependencies with their state; hidden when the
+// job has neither.
+function renderSweep() {
+  const panel = clear(root.querySelector('#job-sweep'));
+  const deps = job.dependencies || [];
+  const array = num(job.array_id) ? job.array : null;
+  panel.hidden = !array && deps.length === 0;
+  if (panel.hidden) return;
+  panel.append(h('h2', {}, array ? 'Array and dependencies' : 'Dependencies'));
+  if (array) {
+    const states = Object.entries(array.tasks_by_state || {}).sort(([a], [b]) => a.localeCompare(b));
+    const ended = ['SUCCEEDED', 'FAILED', 'CANCELLED']
+      .reduce((n, st) => n + num(array.tasks_by_state?.[st]), 0);
+    panel.append(h('p', {id: 'job-array'}, 'Task ', h('b', {}, job.task_name), ' of array ',
+      h('a', {href: `#/job/${array.array_id}`}, `#${array.array_id}`),
+      ` (${array.expression}, ${num(array.tasks)} tasks`,
+      num(array.throttle) ? `, at most ${num(array.throttle)} at once)` : ')'),
+    h('p', {id: 'array-progress'}, `${ended} of ${num(array.tasks)} ended: `,
+      states.map(([st, n]) => [stateBadge(st), ` ${n} `])));
+  }
+  if (deps.length) {
+    panel.append(h('ul', {id: 'job-deps'}, deps.map((d) => {
+      const target = d.dependency.split(':')[1];
+      return h('li', {'data-verdict': d.verdict}, h('a', {href: `#/job/${target}`}, d.dependency),
+        ' — ', d.target_state, ' — ', d.verdict === 'met' ? 'met' :
+          d.verdict === 'never' ? 'can never be met' : 'waiting');
+    })));
+  }
 }
 
 // "120 of 400 (30%) · loss 0.412 · accuracy 0.871" once progress reports arrived.

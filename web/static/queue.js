@@ -169,7 +169,7 @@ function render() {
   }}, label))))));
   const now = Date.now();
   table.append(h('tbody', {}, rows.length ? rows.map((j) => h('tr', {dataset: {job: j.id}},
-    h('td', {}, h('a', {href: `#/job/${j.id}`}, `#${j.id}`)),
+    h('td', {}, h('a', {href: `#/job/${j.id}`}, `#${num(j.array_id) ? j.task_name : j.id}`)),
     h('td', {class: 'name'}, h('a', {href: `#/job/${j.id}`}, j.name || '(unnamed)')),
     h('td', {class: 'state-cell'}, stateBadge(j.state)),
     h('td', {}, j.user),

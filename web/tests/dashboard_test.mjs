@@ -330,6 +330,40 @@ try {
   await page.goto(`${url}/#/job/${xss}`);
   await page.waitForSelector('#job-name');
   check('the XSS name renders as text on the job page', (await page.textContent('#job-name')) === XSS);
+  check('a job of no sweep shows no array or dependency panel',
+    await page.locator('#job-sweep').isHidden());
+
+  // A job array (one task at a time) and a job that waits for all of it.
+  const sweep = await apiAs(admin, 'POST', '/api/v1/jobs', {name: 'sweep', accelerator: 'v2-8',
+    command: 'podtrain', array: '0-2%1'});
+  check('an array submits in one call', sweep.status === 201 && sweep.json.array_tasks === 3,
+    JSON.stringify(sweep.json));
+  const sweepId = sweep.json.job.id;
+  const afterSweep = await submit({name: 'after-sweep', accelerator: 'v2-8',
+    dependency: `afterok:${sweepId}`});
+  await page.goto(`${url}/#/queue`);
+  check('the queue names array tasks ARRAYID_INDEX', await until(async () =>
+    new RegExp(`#${sweepId}_2`).test(await page.textContent('#queue'))));
+  await page.goto(`${url}/#/job/${sweepId}_2`);
+  await page.waitForSelector('#array-progress');
+  check('a task page names the task and its array', await until(async () =>
+    new RegExp(`${sweepId}_2`).test(await page.textContent('#job-array')) &&
+    /at most 1 at once/.test(await page.textContent('#job-array'))));
+  check("the array's progress counts its tasks by state", await until(async () =>
+    /0 of 3 ended/.test(await page.textContent('#array-progress')) &&
+    /QUEUED/.test(await page.textContent('#array-progress'))));
+  await shot(page, 'job-array-1280');
+  await page.goto(`${url}/#/job/${afterSweep}`);
+  await page.waitForSelector('#job-deps li');
+  const depText = await page.textContent('#job-deps');
+  check('the dependency is shown with its state', new RegExp(`afterok:${sweepId}`).test(depText) &&
+    /0\/3 ended/.test(depText) && /waiting/.test(depText), depText);
+  await apiAs(admin, 'POST', `/api/v1/jobs/${sweepId}/cancel`);
+  check('a dependency that can never be met shows so, live', await until(async () =>
+    /can never be met/.test(await page.textContent('#job-deps')) &&
+    /CANCELLED/.test(await page.textContent('#job-state')), 10000));
+  check('the reason names the task that ended', /dependency never satisfied/.test(
+    await page.textContent('#job-summary')));
 
   await page.click('#nav a[data-view="usage"]');
   await page.waitForSelector('#quotas tbody tr');
@@ -388,22 +422,22 @@ try {
   check('cookie POST without X-Requested-With is refused (403)', csrf === 403, String(csrf));
   check('the job was not cancelled by it', (await jobState(bert)) !== 'CANCELLED');
 
-  // Paging through the API: 60 more jobs, 25 per page.
+  // Paging through the API: 60 more jobs (69 with the sweep's four), 25 per page.
   await Promise.all(Array.from({length: 60}, (_, i) =>
     submit({name: `sweep-${i}`, accelerator: 'v2-8', preemptible: true})));
   await page.click('#nav a[data-view="queue"]');
   await page.waitForSelector('#queue tbody tr');
   await page.selectOption('#f-size', '25');
-  await until(async () => /jobs 1–25 of 65/.test(await page.textContent('#page-info')));
-  check('the first page of 25 names the total', /jobs 1–25 of 65/.test(
+  await until(async () => /jobs 1–25 of 69/.test(await page.textContent('#page-info')));
+  check('the first page of 25 names the total', /jobs 1–25 of 69/.test(
     await page.textContent('#page-info')), await page.textContent('#page-info'));
   await page.click('#next');
-  await until(async () => /jobs 26–50 of 65/.test(await page.textContent('#page-info')));
+  await until(async () => /jobs 26–50 of 69/.test(await page.textContent('#page-info')));
   await page.click('#next');
-  await until(async () => /jobs 51–65 of 65/.test(await page.textContent('#page-info')));
+  await until(async () => /jobs 51–69 of 69/.test(await page.textContent('#page-info')));
   check('Next pages through the API to the last page',
-    /jobs 51–65 of 65/.test(await page.textContent('#page-info')) &&
-    (await page.locator('#queue tbody tr').count()) === 15 && await page.isDisabled('#next'));
+    /jobs 51–69 of 69/.test(await page.textContent('#page-info')) &&
+    (await page.locator('#queue tbody tr').count()) === 19 && await page.isDisabled('#next'));
   await page.click('#prev');
   await until(async () => /jobs 26–50/.test(await page.textContent('#page-info')));
   check('Prev goes back', /jobs 26–50/.test(await page.textContent('#page-info')));
