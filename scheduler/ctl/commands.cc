@@ -16,6 +16,7 @@
 
 #include "common/host_list.h"
 #include "pod/pod.h"
+#include "scheduler/ctl/terminal_text.h"
 #include "pod/render.h"
 #include "scheduler/ctl/jobspec.h"
 
@@ -122,9 +123,10 @@ std::string JobsTable(const api::JobList& list) {
   row({"ID", "NAME", "USER", "ACCEL", "CLASS", "PRIO", "STATE", "EPOCH", "STEP", "COST", "REASON"});
   for (const auto& j : list.jobs()) {
     const std::string id = j.task_name().empty() ? std::to_string(j.id()) : j.task_name();
-    row({id, j.name(), j.user(), j.accelerator(),
+    row({id, TerminalSafe(j.name()), j.user(), j.accelerator(),
          j.preemptible() ? "preemptible" : "on-demand", std::to_string(j.priority()), j.state(),
-         std::to_string(j.epoch()), std::to_string(j.step()), Money(j.cost_usd()), j.reason()});
+         std::to_string(j.epoch()), std::to_string(j.step()), Money(j.cost_usd()),
+         TerminalSafe(j.reason())});
   }
   return out.str();
 }
@@ -239,11 +241,11 @@ int Describe(ApiClient& api, const std::string& job, const std::string& output) 
     return kExitOk;
   }
   const auto& s = j->spec();
-  std::cout << "Job " << j->id() << " (" << j->name() << ") of " << j->user() << "\n"
+  std::cout << "Job " << j->id() << " (" << TerminalSafe(j->name()) << ") of " << j->user() << "\n"
             << "  accelerator:  " << j->accelerator() << " "
             << (j->preemptible() ? "preemptible" : "on-demand") << ", priority " << j->priority()
             << "\n"
-            << "  state:        " << j->state() << (j->reason().empty() ? "" : " — ") << j->reason()
+            << "  state:        " << j->state() << (j->reason().empty() ? "" : " — ") << TerminalSafe(j->reason())
             << "\n"
             << "  epoch:        " << j->epoch() << ", restarts " << j->restarts()
             << ", preemptions " << j->preemptions() << "\n";
@@ -261,8 +263,8 @@ int Describe(ApiClient& api, const std::string& job, const std::string& output) 
             << "  submitted:    " << j->submit_time() << "\n";
   if (!j->start_time().empty()) std::cout << "  started:      " << j->start_time() << "\n";
   if (!j->end_time().empty()) std::cout << "  ended:        " << j->end_time() << "\n";
-  std::cout << "  command:      " << s.command();
-  for (const auto& a : s.args()) std::cout << " " << a;
+  std::cout << "  command:      " << TerminalSafe(s.command());
+  for (const auto& a : s.args()) std::cout << " " << TerminalSafe(a);
   std::cout << "\n  checkpoints:  " << s.checkpoint_url() << " every "
             << s.checkpoint_every_seconds() << " s; grace " << s.grace_period_seconds()
             << " s; max restarts " << s.max_restarts() << "\n";
@@ -293,7 +295,7 @@ static int Verb(ApiClient& api, const std::string& job, const std::string& verb)
   auto j = Parse<api::Job>(*reply);
   if (!j) return Report(j.error());
   std::cout << "job " << (j->task_name().empty() ? std::to_string(j->id()) : j->task_name())
-            << ": " << j->state() << (j->reason().empty() ? "" : " (" + j->reason() + ")");
+            << ": " << j->state() << (j->reason().empty() ? "" : " (" + TerminalSafe(j->reason()) + ")");
   if (verb == "cancel" && j->array_id() == j->id() && job.find('_') == std::string::npos) {
     std::cout << "; cancel sent to every task of array " << j->id();
   }
@@ -316,7 +318,8 @@ int Events(ApiClient& api, const std::string& job, const std::string& output) {
   }
   for (const auto& e : list->events()) {
     std::cout << e.time() << "  epoch " << e.epoch() << "  "
-              << (e.from().empty() ? "" : e.from() + " -> ") << e.to() << "  " << e.reason();
+              << (e.from().empty() ? "" : e.from() + " -> ") << e.to() << "  "
+              << TerminalSafe(e.reason());
     if (e.hosts_size() > 0) {
       std::cout << "  hosts";
       for (int h : e.hosts()) std::cout << " " << h;
@@ -341,7 +344,7 @@ int Logs(ApiClient& api, const std::string& job, bool follow) {
     if (!logs) return Report(logs.error());
     for (const auto& l : logs->lines()) {
       if (l.rank() >= 0) std::cout << "[" << l.rank() << "] ";
-      std::cout << l.text() << "\n";
+      std::cout << TerminalSafe(l.text()) << "\n";
     }
     std::cout << std::flush;
     if (!logs->note().empty() && (!noted || logs->truncated())) {
@@ -362,7 +365,7 @@ int Logs(ApiClient& api, const std::string& job, bool follow) {
       if (auto rest = last ? Parse<api::LogList>(*last) : std::unexpected(last.error())) {
         for (const auto& l : rest->lines()) {
           if (l.rank() >= 0) std::cout << "[" << l.rank() << "] ";
-          std::cout << l.text() << "\n";
+          std::cout << TerminalSafe(l.text()) << "\n";
         }
       }
       return kExitOk;
@@ -436,7 +439,7 @@ int Wait(ApiClient& api, const std::string& job, bool quiet) {
       std::cout << " (checkpoint at step " << j.last_checkpoint_step() << ")   " << std::flush;
     } else if (!quiet && j.state() != last_state) {
       std::cout << (tty && last_state.size() ? "\n" : "") << "job " << j.id() << ": " << j.state()
-                << (j.reason().empty() ? "" : " (" + j.reason() + ")") << "\n";
+                << (j.reason().empty() ? "" : " (" + TerminalSafe(j.reason()) + ")") << "\n";
     }
     last_state = j.state();
   };
@@ -524,7 +527,7 @@ std::string PodPicture(const api::Pod& p, bool color) {
     out << "\npending:\n";
     for (const auto& j : p.pending()) {
       out << "  job " << j.job_id() << " " << j.user() << " " << j.accelerator() << ": "
-          << j.reason() << "\n";
+          << TerminalSafe(j.reason()) << "\n";
     }
   }
   return out.str();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/ctl/terminal_text.h"
+
 namespace podsched::ctl {
 namespace {
 
@@ -76,6 +78,15 @@ TEST(PodPicture, ListsUnhealthyHostsByReason) {
   std::string pic = PodPicture(p, false);
   EXPECT_NE(pic.find("X  no agent: hosts 4-5,7"), std::string::npos) << pic;
   EXPECT_NE(pic.find("X  heartbeat lost: hosts 6"), std::string::npos) << pic;
+}
+
+// A job's output and reasons are its program's bytes: podctl must not pass terminal control
+// sequences on (an escape that clears the screen, retitles the window, fakes a prompt).
+TEST(TerminalSafeTest, ControlCharactersAreShownNotObeyed) {
+  EXPECT_EQ(TerminalSafe("\x1b]0;owned\x07step 5\x1b[2J"), "\\x1b]0;owned\\x07step 5\\x1b[2J");
+  EXPECT_EQ(TerminalSafe("a\tb\rc\x7f"), "a\tb\\x0dc\\x7f");
+  EXPECT_EQ(TerminalSafe("\xc2\x9b" "31m"), "\\xc2\\x9b31m");            // C1 CSI as UTF-8
+  EXPECT_EQ(TerminalSafe("loss 0.5 \xc3\xa9t\xc3\xa9 \xe2\x9c\x93"), "loss 0.5 \xc3\xa9t\xc3\xa9 \xe2\x9c\x93");
 }
 
 }  // namespace
