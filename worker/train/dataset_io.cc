@@ -3,6 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/json_integer.h"
 #include "store/formats/tfrecord.h"
 
 namespace podsched::train {
@@ -81,10 +82,18 @@ Result<StoredData> ReadDataset(store::ObjectStore& store) {
   int shards = 0;
   try {
     if (meta.at("format") != "podtrain-data-v1") return DataLoss("dataset.json: unknown format");
-    out.train.input_dim = out.eval.input_dim = meta.at("input_dim").get<int>();
-    out.train.classes = out.eval.classes = meta.at("classes").get<int>();
-    shards = meta.at("train_shards").get<int>();
-    out.seed = meta.at("seed").get<uint64_t>();
+    // Integers that fit (JsonInteger): nlohmann's get<int>() on 1e300 is undefined behaviour.
+    auto integer = [&]<typename T>(const char* key, T& out_value) {
+      auto v = JsonInteger<T>(meta.at(key));
+      if (!v) throw std::invalid_argument(std::string(key) + " is not an integer in range");
+      out_value = *v;
+    };
+    integer("input_dim", out.train.input_dim);
+    integer("classes", out.train.classes);
+    out.eval.input_dim = out.train.input_dim;
+    out.eval.classes = out.train.classes;
+    integer("train_shards", shards);
+    integer("seed", out.seed);
   } catch (const std::exception& e) {
     return DataLoss(std::string("dataset.json is malformed: ") + e.what());
   }
