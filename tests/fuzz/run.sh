@@ -27,6 +27,10 @@ out_given=${PODSCHED_FUZZ_OUT:-}
 out=${out_given:-$(mktemp -d /tmp/podsched-fuzz.XXXXXX)}
 mkdir -p "$out"
 
+# Stack traces need a symbolizer that reads the compiler's debug info: llvm-symbolizer-19 (package
+# llvm-19) for clang-19's; an older one prints bare addresses.
+if symbolizer=$(command -v llvm-symbolizer-19); then export ASAN_SYMBOLIZER_PATH=$symbolizer; fi
+
 names=("$@")
 if [[ ${#names[@]} -eq 0 ]]; then
   for corpus in "$corpus_root"/*/; do names+=("$(basename "$corpus")"); done
