@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace podsched {
@@ -30,6 +32,16 @@ std::optional<T> JsonInteger(const nlohmann::json& v) {
     return static_cast<T>(i);
   }
   return std::nullopt;
+}
+
+// object[key] as a T, for parsers that report errors by exception: throws nlohmann's
+// out_of_range when `key` is missing, std::invalid_argument naming `key` when it is not an
+// integer that fits in T.
+template <std::integral T>
+T JsonIntegerAt(const nlohmann::json& object, const char* key) {
+  auto v = JsonInteger<T>(object.at(key));
+  if (!v) throw std::invalid_argument(std::string(key) + " is not an integer in range");
+  return *v;
 }
 
 }  // namespace podsched

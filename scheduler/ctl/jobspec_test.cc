@@ -63,7 +63,8 @@ TEST(JobSpecYaml, NonScalarKeyIsAnError) {
   EXPECT_FALSE(ParseJobSpecYaml("{accelerator: v2-8}: x\n").has_value());
 }
 
-// Seen while fixing the finding above: 32-bit fields took the low 32 bits of a larger number (4294967306 -> 10).
+// Seen while fixing the finding above: 32-bit fields took the low 32 bits of a larger number
+// (4294967306 became 10).
 TEST(JobSpecYaml, Int32FieldsRejectLargerNumbers) {
   for (const char* key : {"priority", "ranks_per_host", "max_restarts"}) {
     auto r = ParseJobSpecYaml(std::string("accelerator: v2-8\ncommand: x\n") + key +

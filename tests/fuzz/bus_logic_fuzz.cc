@@ -48,8 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   core::InMemoryJobRepository repo;
   core::SchedulerConfig config;
   config.min_runtime_before_preemption = Duration::zero();
-  auto sched = core::Scheduler::Create(
-      pod::Pod::Create("pod0", pod::Generation::kV2, 4, 4).value(), config, &repo, now);
+  auto sched = core::Scheduler::Create(pod::Pod::Create("pod0", pod::Generation::kV2, 4, 4).value(),
+                                       config, &repo, now);
   if (!sched) __builtin_trap();
   daemon::BusLogic::Options options;
   options.bus.heartbeat_timeout_ms = 3000;
@@ -57,7 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.log_url = "file:///data/objects/logs";
   options.scheduler_id = "s1";
   int tokens = 0;
-  daemon::BusLogic bus(options, sched->get(), [&tokens] { return "tok" + std::to_string(++tokens); });
+  daemon::BusLogic bus(options, sched->get(),
+                       [&tokens] { return "tok" + std::to_string(++tokens); });
   if (!bus.Start(now).ok()) __builtin_trap();
   for (int row = 0; row < 4; ++row) {
     if (!bus.OnMessage("a" + std::to_string(row), RegisterMsg(row).SerializeAsString(), now).ok()) {

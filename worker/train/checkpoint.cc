@@ -65,24 +65,15 @@ Json ToJson(const Manifest& m) {
       {"shards", shards}};
 }
 
-// j[key] as an integer of type T; throws (like nlohmann's at()) when it is missing, not an
-// integer, or out of T's range.
-template <typename T>
-T Integer(const Json& j, const char* key) {
-  auto v = JsonInteger<T>(j.at(key));
-  if (!v) throw std::invalid_argument(std::string(key) + " is not an integer in range");
-  return *v;
-}
-
 Manifest FromJson(const Json& j) {  // throws nlohmann exceptions on a malformed document
   Manifest m;
   m.job = j.at("job").get<std::string>();
-  m.id.epoch = Integer<int64_t>(j, "epoch");
-  m.id.step = Integer<int64_t>(j, "step");
-  m.world_size = Integer<int>(j, "world_size");
+  m.id.epoch = JsonIntegerAt<int64_t>(j, "epoch");
+  m.id.step = JsonIntegerAt<int64_t>(j, "step");
+  m.world_size = JsonIntegerAt<int>(j, "world_size");
   const Json& mc = j.at("model");
-  m.model = ModelConfig{Integer<int>(mc, "input_dim"), Integer<int>(mc, "hidden"),
-                        Integer<int>(mc, "depth"), Integer<int>(mc, "classes"),
+  m.model = ModelConfig{JsonIntegerAt<int>(mc, "input_dim"), JsonIntegerAt<int>(mc, "hidden"),
+                        JsonIntegerAt<int>(mc, "depth"), JsonIntegerAt<int>(mc, "classes"),
                         mc.at("batchnorm").get<bool>()};
   const Json& oc = j.at("optimizer");
   auto kind = ParseOptimizer(oc.at("kind").get<std::string>());
@@ -94,16 +85,17 @@ Manifest FromJson(const Json& j) {  // throws nlohmann exceptions on a malformed
                                 oc.at("beta2").get<float>(),
                                 oc.at("eps").get<float>()};
   m.allreduce = j.at("allreduce").get<std::string>();
-  m.global_batch = Integer<int>(j, "global_batch");
+  m.global_batch = JsonIntegerAt<int>(j, "global_batch");
   m.data_source = j.at("data").at("source").get<std::string>();
-  m.data_cursor = Integer<uint64_t>(j.at("data"), "cursor");
-  m.seed = Integer<uint64_t>(j.at("rng"), "seed");
-  m.num_params = Integer<uint64_t>(j, "num_params");
+  m.data_cursor = JsonIntegerAt<uint64_t>(j.at("data"), "cursor");
+  m.seed = JsonIntegerAt<uint64_t>(j.at("rng"), "seed");
+  m.num_params = JsonIntegerAt<uint64_t>(j, "num_params");
   m.tensors = j.at("tensors").get<std::vector<std::string>>();
   for (const Json& s : j.at("shards")) {
     m.shards.push_back(ShardEntry{s.at("name").get<std::string>(),
-                                  Integer<uint64_t>(s, "param_begin"),
-                                  Integer<uint64_t>(s, "param_end"), Integer<uint64_t>(s, "size"),
+                                  JsonIntegerAt<uint64_t>(s, "param_begin"),
+                                  JsonIntegerAt<uint64_t>(s, "param_end"),
+                                  JsonIntegerAt<uint64_t>(s, "size"),
                                   s.at("sha256").get<std::string>()});
   }
   return m;

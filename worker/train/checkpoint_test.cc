@@ -89,7 +89,8 @@ TEST(CheckpointTest, ManifestRoundTripsAndRejectsTampering) {
 
 // `manifest` (EncodeManifest's output) with `edit` applied and its checksum recomputed, as a
 // writer with a bug (or a hostile one) would store it.
-std::string Resealed(const std::string& manifest, const std::function<void(nlohmann::json&)>& edit) {
+std::string Resealed(const std::string& manifest,
+                     const std::function<void(nlohmann::json&)>& edit) {
   nlohmann::json j = nlohmann::json::parse(manifest);
   j.erase("manifest_sha256");
   edit(j);

@@ -82,18 +82,11 @@ Result<StoredData> ReadDataset(store::ObjectStore& store) {
   int shards = 0;
   try {
     if (meta.at("format") != "podtrain-data-v1") return DataLoss("dataset.json: unknown format");
-    // Integers that fit (JsonInteger): nlohmann's get<int>() on 1e300 is undefined behaviour.
-    auto integer = [&]<typename T>(const char* key, T& out_value) {
-      auto v = JsonInteger<T>(meta.at(key));
-      if (!v) throw std::invalid_argument(std::string(key) + " is not an integer in range");
-      out_value = *v;
-    };
-    integer("input_dim", out.train.input_dim);
-    integer("classes", out.train.classes);
-    out.eval.input_dim = out.train.input_dim;
-    out.eval.classes = out.train.classes;
-    integer("train_shards", shards);
-    integer("seed", out.seed);
+    // Integers that fit (JsonIntegerAt): nlohmann's get<int>() on 1e300 is undefined behaviour.
+    out.train.input_dim = out.eval.input_dim = JsonIntegerAt<int>(meta, "input_dim");
+    out.train.classes = out.eval.classes = JsonIntegerAt<int>(meta, "classes");
+    shards = JsonIntegerAt<int>(meta, "train_shards");
+    out.seed = JsonIntegerAt<uint64_t>(meta, "seed");
   } catch (const std::exception& e) {
     return DataLoss(std::string("dataset.json is malformed: ") + e.what());
   }
