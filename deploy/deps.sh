@@ -14,6 +14,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config git
+  # fuzzing (tests/fuzz, docs/fuzzing.md): libFuzzer with ASan + UBSan. clang-19, the oldest
+  # Debian 12 clang whose __cpp_concepts lets libstdc++ 12's <expected> compile (clang-14..16
+  # cannot); llvm-19 for llvm-symbolizer-19 (readable sanitizer stack traces)
+  clang-19 libclang-rt-19-dev libfuzzer-19-dev llvm-19
   # required stack
   libboost-dev libboost-system-dev           # Asio, Beast (header-only) + Boost.System
   libzmq3-dev cppzmq-dev                      # ZeroMQ worker bus

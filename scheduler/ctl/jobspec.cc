@@ -45,6 +45,8 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
                                               "dependency"};
   api::JobSpec spec;
   for (const auto& kv : root) {
+    // A key may be any YAML node ("? [a, b]: x"); only a scalar converts to a string.
+    if (!kv.first.IsScalar()) return InvalidArgument("job spec: every key must be a plain name");
     std::string key = kv.first.as<std::string>();
     const YAML::Node& v = kv.second;
     if (!kKeys.contains(key)) {
@@ -60,6 +62,13 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
     };
     auto num = [&](auto setter) -> Status {
       auto n = As<int64_t>(v, key, "an integer");
+      if (!n) return n.error();
+      setter(*n);
+      return Status::Ok();
+    };
+    // The API's int32 fields: a larger number is an error, not silently truncated.
+    auto num32 = [&](auto setter) -> Status {
+      auto n = As<int32_t>(v, key, "an integer between -2147483648 and 2147483647");
       if (!n) return n.error();
       setter(*n);
       return Status::Ok();
@@ -82,11 +91,11 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
       if (!b) return std::unexpected(b.error());
       spec.set_preemptible(*b);
     } else if (key == "priority") {
-      s = num([&](int64_t x) { spec.set_priority(static_cast<int32_t>(x)); });
+      s = num32([&](int32_t x) { spec.set_priority(x); });
     } else if (key == "ranks_per_host") {
-      s = num([&](int64_t x) { spec.set_ranks_per_host(static_cast<int32_t>(x)); });
+      s = num32([&](int32_t x) { spec.set_ranks_per_host(x); });
     } else if (key == "max_restarts") {
-      s = num([&](int64_t x) { spec.set_max_restarts(static_cast<int32_t>(x)); });
+      s = num32([&](int32_t x) { spec.set_max_restarts(x); });
     } else if (key == "checkpoint_every_seconds") {
       s = num([&](int64_t x) { spec.set_checkpoint_every_seconds(x); });
     } else if (key == "grace_period_seconds") {

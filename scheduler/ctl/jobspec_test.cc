@@ -84,5 +84,28 @@ TEST(JobSpecYaml, EveryDeployExampleIsAValidSpec) {
   EXPECT_GE(seen, 4);
 }
 
+// Found by tests/fuzz (jobspec_yaml): a key that is not a scalar threw yaml-cpp's
+// TypedBadConversion out of the parser (std::terminate in podctl).
+TEST(JobSpecYaml, NonScalarKeyIsAnError) {
+  auto r = ParseJobSpecYaml("accelerator: v2-8\ncommand: x\n? [a, b]\n: c\n");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("key"), std::string::npos) << r.error().message();
+  EXPECT_FALSE(ParseJobSpecYaml("{accelerator: v2-8}: x\n").has_value());
+}
+
+// Seen while fixing the finding above: 32-bit fields took the low 32 bits of a larger number
+// (4294967306 became 10).
+TEST(JobSpecYaml, Int32FieldsRejectLargerNumbers) {
+  for (const char* key : {"priority", "ranks_per_host", "max_restarts"}) {
+    auto r = ParseJobSpecYaml(std::string("accelerator: v2-8\ncommand: x\n") + key +
+                              ": 4294967306\n");
+    ASSERT_FALSE(r.has_value()) << key;
+    EXPECT_NE(r.error().message().find(key), std::string::npos) << r.error().message();
+  }
+  auto ok = ParseJobSpecYaml("accelerator: v2-8\ncommand: x\npriority: -2147483648\n");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message();
+  EXPECT_EQ(ok->priority(), -2147483648);
+}
+
 }  // namespace
 }  // namespace podsched::ctl

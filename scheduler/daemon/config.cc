@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "pod/pod.h"
 #include "scheduler/daemon/launch_composer.h"
 
 #include <fstream>
@@ -71,6 +72,11 @@ Result<PodConfig> ParsePod(const YAML::Node& n, size_t index) {
   PODSCHED_TRY(Read(n, "host_rows", section, pod.host_rows));
   PODSCHED_TRY(Read(n, "host_cols", section, pod.host_cols));
   if (pod.name.empty()) return InvalidArgument(section + ".name: must not be empty");
+  // The grid is checked here, by the pod's own rule, because the port arithmetic below the pod
+  // list multiplies it before the daemon builds the pod.
+  if (auto grid = pod::Pod::Create(pod.name, pod.generation, pod.host_rows, pod.host_cols); !grid) {
+    return std::unexpected(grid.error().WithContext(section));
+  }
   return pod;
 }
 

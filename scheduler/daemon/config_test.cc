@@ -63,5 +63,16 @@ TEST(Config, RejectsMistakesNamingTheKey) {
   EXPECT_FALSE(ParseConfig("listen: [").has_value());
 }
 
+// Found by tests/fuzz (config_yaml): a huge host grid overflowed the job-port arithmetic (signed
+// overflow, undefined behaviour) before the pod itself was checked.
+TEST(Config, RejectsAHostGridLargerThanThePodBeforeUsingIt) {
+  auto huge = ParseConfig("pods: [{host_rows: 2147483647, host_cols: 2147483647}]");
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_NE(huge.error().message().find("pods[0]"), std::string::npos) << huge.error().message();
+  EXPECT_NE(huge.error().message().find("8x8"), std::string::npos) << huge.error().message();
+  EXPECT_FALSE(ParseConfig("pods: [{host_rows: 0, host_cols: 4}]").has_value());
+  EXPECT_TRUE(ParseConfig("pods: [{generation: v3, host_rows: 8, host_cols: 16}]").has_value());
+}
+
 }  // namespace
 }  // namespace podsched::daemon

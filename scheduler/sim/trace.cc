@@ -194,6 +194,11 @@ Result<Trace> ParsePodsimCsv(std::istream& in) {
     for (const auto* r : {&duration, &priority, &interval, &steps}) {
       if (!*r) return std::unexpected(r->error());
     }
+    // Checked before the conversion: a double beyond int's range does not convert (undefined).
+    if (*priority != std::trunc(*priority) || std::abs(*priority) > 1e9) {
+      return InvalidArgument("line " + std::to_string(number) + ": priority is '" +
+                             get("priority") + "', not an integer up to 1e9");
+    }
     job.priority = static_cast<int>(*priority);
     job.checkpoint_interval_s = *interval;
     job.duration_s = *duration;
@@ -295,7 +300,10 @@ Result<Trace> ParsePhilly(std::istream& in, const PhillyOptions& options) {
     if (!duration) return std::unexpected(duration.error());
     if (!gpus) return std::unexpected(gpus.error());
     if (!first) first = *when;
-    auto slice = SmallestV2SliceFor(std::max(1, static_cast<int>(std::ceil(*gpus))));
+    // Clamped before the conversion to int (a larger double does not convert); any count above
+    // a pod's 512 cores is rejected below like every row larger than a pod.
+    const double cores = std::clamp(std::ceil(*gpus), 1.0, 1e6);
+    auto slice = SmallestV2SliceFor(static_cast<int>(cores));
     if (!slice || *duration <= 0) {
       ++trace.rejected;
       continue;

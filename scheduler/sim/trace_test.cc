@@ -70,6 +70,33 @@ TEST(TraceTest, PhillyMapping) {
   EXPECT_EQ(trace->jobs[2].checkpoint_interval_s, 1800);
 }
 
+// Found by tests/fuzz (philly_trace): a GPU count beyond int's range was converted to int
+// (undefined behaviour) before the row was judged larger than a pod.
+TEST(TraceTest, PhillyRejectsHugeGpuCountsAsLargerThanAPod) {
+  std::istringstream in(
+      "timestamp,duration,num_gpus,gpu_time,cluster\n"
+      "2017-09-04 10:30:41,100.0,2147483648,1,c\n"
+      "2017-09-04 10:30:42,100.0,1e300,1,c\n"
+      "2017-09-04 10:30:43,100.0,8,1,c\n");
+  auto trace = ParsePhilly(in, PhillyOptions{});
+  ASSERT_TRUE(trace.has_value()) << trace.error().ToString();
+  EXPECT_EQ(trace->rejected, 2);
+  ASSERT_EQ(trace->jobs.size(), 1u);
+  EXPECT_EQ(trace->jobs[0].accelerator, "v2-8");
+}
+
+// Seen beside that finding: the podsim CSV's priority had the same conversion.
+TEST(TraceTest, PodsimRejectsPriorityBeyondInt) {
+  std::istringstream priority("submit_time_s,user,accelerator,preemptible,duration_s,priority\n"
+                              "0,ada,v2-8,0,5,1e300\n");
+  auto r = ParsePodsimCsv(priority);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("priority"), std::string::npos) << r.error().message();
+  std::istringstream fraction("submit_time_s,user,accelerator,preemptible,duration_s,priority\n"
+                              "0,ada,v2-8,0,5,1.5\n");
+  EXPECT_FALSE(ParsePodsimCsv(fraction).has_value());
+}
+
 TEST(TraceTest, PhillyPreemptibleFractionIsSeeded) {
   std::ostringstream text;
   text << "timestamp,duration,num_gpus,gpu_time,cluster\n";

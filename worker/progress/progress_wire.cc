@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "common/json_integer.h"
 
 namespace podsched::progress {
 namespace {
@@ -56,14 +59,16 @@ Result<Progress> ParseProgressJson(std::string_view json) {
   auto job = j.find("job");
   auto epoch = j.find("epoch");
   auto step = j.find("step");
-  if (job == j.end() || !job->is_string() || epoch == j.end() || !epoch->is_number_integer() ||
-      step == j.end() || !step->is_number_integer()) {
+  // JsonInteger: an unsigned number above INT64_MAX would otherwise wrap (epoch 2^64-1 is -1).
+  const auto epoch_value = epoch == j.end() ? std::nullopt : JsonInteger<int64_t>(*epoch);
+  const auto step_value = step == j.end() ? std::nullopt : JsonInteger<int64_t>(*step);
+  if (job == j.end() || !job->is_string() || !epoch_value || !step_value) {
     return InvalidArgument("progress report lacks string job, integer epoch and step");
   }
   Progress p;
   p.job = job->get<std::string>();
-  p.epoch = epoch->get<int64_t>();
-  p.step = step->get<int64_t>();
+  p.epoch = *epoch_value;
+  p.step = *step_value;
   auto number = [&](const char* key, double& out) {
     auto it = j.find(key);
     if (it != j.end() && it->is_number()) out = it->get<double>();
@@ -71,10 +76,10 @@ Result<Progress> ParseProgressJson(std::string_view json) {
   number("loss", p.loss);
   number("accuracy", p.accuracy);
   number("examples_per_s", p.examples_per_s);
-  if (auto it = j.find("steps"); it != j.end() && it->is_number_integer()) p.steps = it->get<int64_t>();
+  if (auto it = j.find("steps"); it != j.end()) p.steps = JsonInteger<int64_t>(*it).value_or(0);
   if (auto it = j.find("checkpoint"); it != j.end() && it->is_string()) p.checkpoint = it->get<std::string>();
-  if (auto it = j.find("checkpoint_step"); it != j.end() && it->is_number_integer()) {
-    p.checkpoint_step = std::max<int64_t>(0, it->get<int64_t>());
+  if (auto it = j.find("checkpoint_step"); it != j.end()) {
+    p.checkpoint_step = std::max<int64_t>(0, JsonInteger<int64_t>(*it).value_or(0));
   }
   if (auto it = j.find("scalars"); it != j.end() && it->is_object()) {
     for (const auto& [name, value] : it->items()) {

@@ -43,6 +43,16 @@ TEST(ProgressTest, ParseIsTheInverseOfJson) {
   }
 }
 
+// Seen while fixing the manifest's fuzz finding (the same nlohmann conversion): an epoch above
+// INT64_MAX wrapped to a negative one instead of being refused.
+TEST(ProgressTest, IntegersBeyondInt64AreRefused) {
+  EXPECT_FALSE(ParseProgressJson(R"({"job":"j","epoch":18446744073709551615,"step":1})"));
+  EXPECT_FALSE(ParseProgressJson(R"({"job":"j","epoch":1,"step":9223372036854775808})"));
+  auto p = ParseProgressJson(R"({"job":"j","epoch":1,"step":2,"steps":18446744073709551615})");
+  ASSERT_TRUE(p.has_value()) << p.error().ToString();
+  EXPECT_EQ(p->steps, 0);
+}
+
 TEST(ProgressTest, CheckpointStepOfName) {
   EXPECT_EQ(CheckpointStep("ckpt-2-40"), 40);
   EXPECT_EQ(CheckpointStep("ckpt-12-0"), 0);

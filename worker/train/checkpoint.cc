@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/check.h"
+#include "common/json_integer.h"
 
 namespace podsched::train {
 namespace {
@@ -67,12 +68,12 @@ Json ToJson(const Manifest& m) {
 Manifest FromJson(const Json& j) {  // throws nlohmann exceptions on a malformed document
   Manifest m;
   m.job = j.at("job").get<std::string>();
-  m.id.epoch = j.at("epoch").get<int64_t>();
-  m.id.step = j.at("step").get<int64_t>();
-  m.world_size = j.at("world_size").get<int>();
+  m.id.epoch = JsonIntegerAt<int64_t>(j, "epoch");
+  m.id.step = JsonIntegerAt<int64_t>(j, "step");
+  m.world_size = JsonIntegerAt<int>(j, "world_size");
   const Json& mc = j.at("model");
-  m.model = ModelConfig{mc.at("input_dim").get<int>(), mc.at("hidden").get<int>(),
-                        mc.at("depth").get<int>(), mc.at("classes").get<int>(),
+  m.model = ModelConfig{JsonIntegerAt<int>(mc, "input_dim"), JsonIntegerAt<int>(mc, "hidden"),
+                        JsonIntegerAt<int>(mc, "depth"), JsonIntegerAt<int>(mc, "classes"),
                         mc.at("batchnorm").get<bool>()};
   const Json& oc = j.at("optimizer");
   auto kind = ParseOptimizer(oc.at("kind").get<std::string>());
@@ -84,16 +85,17 @@ Manifest FromJson(const Json& j) {  // throws nlohmann exceptions on a malformed
                                 oc.at("beta2").get<float>(),
                                 oc.at("eps").get<float>()};
   m.allreduce = j.at("allreduce").get<std::string>();
-  m.global_batch = j.at("global_batch").get<int>();
+  m.global_batch = JsonIntegerAt<int>(j, "global_batch");
   m.data_source = j.at("data").at("source").get<std::string>();
-  m.data_cursor = j.at("data").at("cursor").get<uint64_t>();
-  m.seed = j.at("rng").at("seed").get<uint64_t>();
-  m.num_params = j.at("num_params").get<uint64_t>();
+  m.data_cursor = JsonIntegerAt<uint64_t>(j.at("data"), "cursor");
+  m.seed = JsonIntegerAt<uint64_t>(j.at("rng"), "seed");
+  m.num_params = JsonIntegerAt<uint64_t>(j, "num_params");
   m.tensors = j.at("tensors").get<std::vector<std::string>>();
   for (const Json& s : j.at("shards")) {
     m.shards.push_back(ShardEntry{s.at("name").get<std::string>(),
-                                  s.at("param_begin").get<uint64_t>(),
-                                  s.at("param_end").get<uint64_t>(), s.at("size").get<uint64_t>(),
+                                  JsonIntegerAt<uint64_t>(s, "param_begin"),
+                                  JsonIntegerAt<uint64_t>(s, "param_end"),
+                                  JsonIntegerAt<uint64_t>(s, "size"),
                                   s.at("sha256").get<std::string>()});
   }
   return m;
@@ -110,8 +112,11 @@ Status CheckTiling(const Manifest& m) {
     if (s.name != ShardName(static_cast<int>(r), m.world_size)) {
       return ToStatus(DataLoss("manifest shard " + std::to_string(r) + " is named " + s.name));
     }
+    // The size is compared without wrapping: a range of 2^62 parameters must not pass as 0 bytes.
+    uint64_t bytes = 0;
     if (s.param_begin != next || s.param_end < s.param_begin ||
-        s.size != (s.param_end - s.param_begin) * 4 * m.tensors.size()) {
+        __builtin_mul_overflow(s.param_end - s.param_begin, 4 * m.tensors.size(), &bytes) ||
+        s.size != bytes) {
       return ToStatus(DataLoss("manifest shard " + s.name + " has an inconsistent range or size"));
     }
     next = s.param_end;

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "common/hash.h"
+
 #include "worker/train/checkpoint_store.h"
 #include "worker/train/memory_store_for_test.h"
 
@@ -80,6 +85,49 @@ TEST(CheckpointTest, ManifestRoundTripsAndRejectsTampering) {
   EXPECT_EQ(bad.error().code(), StatusCode::kDataLoss);
   EXPECT_FALSE(DecodeManifest("{not json"));
   EXPECT_FALSE(DecodeManifest(bytes.substr(0, bytes.size() / 2)));
+}
+
+// `manifest` (EncodeManifest's output) with `edit` applied and its checksum recomputed, as a
+// writer with a bug (or a hostile one) would store it.
+std::string Resealed(const std::string& manifest,
+                     const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(manifest);
+  j.erase("manifest_sha256");
+  edit(j);
+  j["manifest_sha256"] = Sha256Hex(j.dump());
+  return j.dump();
+}
+
+// Found by tests/fuzz (checkpoint_manifest): nlohmann's get<int>() on 1e300 is undefined
+// behaviour (UBSan: outside the range of int); a negative or fractional count was accepted too.
+TEST(CheckpointTest, ManifestNumbersMustBeIntegersInRange) {
+  MemoryStore store;
+  const std::string bytes = EncodeManifest(Save(store, {2, 40}, 2));
+  ASSERT_TRUE(DecodeManifest(Resealed(bytes, [](nlohmann::json&) {})));
+  for (auto edit : std::vector<std::function<void(nlohmann::json&)>>{
+           [](nlohmann::json& j) { j["world_size"] = 1e300; },
+           [](nlohmann::json& j) { j["world_size"] = 2.5; },
+           [](nlohmann::json& j) { j["model"]["hidden"] = 4294967296; },
+           [](nlohmann::json& j) { j["num_params"] = -1; },
+           [](nlohmann::json& j) { j["shards"][0]["param_end"] = -1.5; }}) {
+    auto bad = DecodeManifest(Resealed(bytes, edit));
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code(), StatusCode::kDataLoss);
+  }
+}
+
+// Seen beside that finding: a shard size compared after wrapping, so 2^62 parameters passed as
+// a 0-byte shard.
+TEST(CheckpointTest, ManifestShardSizesDoNotWrap) {
+  MemoryStore store;
+  const std::string bytes = EncodeManifest(Save(store, {2, 40}, 1));
+  auto bad = DecodeManifest(Resealed(bytes, [](nlohmann::json& j) {
+    j["num_params"] = uint64_t{1} << 62;
+    j["shards"][0]["param_end"] = uint64_t{1} << 62;
+    j["shards"][0]["size"] = 0;
+  }));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), StatusCode::kDataLoss);
 }
 
 TEST(CheckpointTest, RestoreReshardsToAnyWorldSize) {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/json_integer.h"
 #include "store/formats/tfrecord.h"
 
 namespace podsched::train {
@@ -81,10 +82,11 @@ Result<StoredData> ReadDataset(store::ObjectStore& store) {
   int shards = 0;
   try {
     if (meta.at("format") != "podtrain-data-v1") return DataLoss("dataset.json: unknown format");
-    out.train.input_dim = out.eval.input_dim = meta.at("input_dim").get<int>();
-    out.train.classes = out.eval.classes = meta.at("classes").get<int>();
-    shards = meta.at("train_shards").get<int>();
-    out.seed = meta.at("seed").get<uint64_t>();
+    // Integers that fit (JsonIntegerAt): nlohmann's get<int>() on 1e300 is undefined behaviour.
+    out.train.input_dim = out.eval.input_dim = JsonIntegerAt<int>(meta, "input_dim");
+    out.train.classes = out.eval.classes = JsonIntegerAt<int>(meta, "classes");
+    shards = JsonIntegerAt<int>(meta, "train_shards");
+    out.seed = JsonIntegerAt<uint64_t>(meta, "seed");
   } catch (const std::exception& e) {
     return DataLoss(std::string("dataset.json is malformed: ") + e.what());
   }

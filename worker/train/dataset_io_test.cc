@@ -36,6 +36,19 @@ TEST(DatasetIoTest, RejectsACorruptedRecordNamingTheShard) {
       << back.error().message();
 }
 
+// Seen beside the manifest's fuzz finding (same nlohmann conversion): dataset.json's integers
+// must be integers that fit, not 1e300 (undefined behaviour) or 2.5.
+TEST(DatasetIoTest, MetadataNumbersMustBeIntegersInRange) {
+  for (const char* dim : {"1e300", "2.5", "4294967296"}) {
+    MemoryStore store;
+    (void)store.Put("dataset.json", std::string(R"({"format":"podtrain-data-v1","input_dim":)") +
+                                        dim + R"(,"classes":3,"train_shards":0,"seed":1})");
+    auto back = ReadDataset(store);
+    ASSERT_FALSE(back) << dim;
+    EXPECT_EQ(back.error().code(), StatusCode::kDataLoss);
+  }
+}
+
 TEST(DatasetIoTest, MissingDatasetIsNotFound) {
   MemoryStore store;
   auto back = ReadDataset(store);
