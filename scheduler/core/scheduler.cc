@@ -98,7 +98,9 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   job.reason = std::move(reason);
   if (IsTerminal(to)) {
     job.end_time = now;
-    active.erase(job.id);
+    if (active.erase(job.id) > 0 && --active_per_user[job.spec.user] == 0) {
+      active_per_user.erase(job.spec.user);
+    }
     reservations.erase(job.id);
   }
   if (to != JobState::kQueued) reservations.erase(job.id);
@@ -382,7 +384,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     auto type = ValidateSpec(job.spec, impl->pod, SpecOrigin::kStored);
     if (!type) return std::unexpected(type.error().WithContext(JobName(job.id)));
     impl->types.emplace(job.id, *type);
-    if (!IsTerminal(job.state)) impl->active.insert(job.id);
+    if (!IsTerminal(job.state)) {
+      impl->active.insert(job.id);
+      ++impl->active_per_user[job.spec.user];
+    }
     const bool waiting = job.state == JobState::kQueued;
     if (HoldsHosts(job.state)) {
       if (!job.placement) return Internal(JobName(job.id) + " holds hosts but has no placement");

@@ -92,6 +92,9 @@ struct SchedulerConfig {
   Duration fair_share_half_life = std::chrono::hours(24);
   Duration aging_step = std::chrono::hours(1);       // +1 effective priority per step waited
   int max_aging_bonus = 10;
+  // Jobs a user may have that have not ended (queued or holding hosts); a submission beyond it
+  // is refused (kResourceExhausted). Bounds what one user can make podsched keep and sort.
+  int max_active_jobs_per_user = 50000;
   Duration min_runtime_before_preemption = std::chrono::minutes(10);  // anti-thrash
   Duration preemptible_lifetime = std::chrono::hours(24);  // 0: unlimited
   double reclaim_rate_per_hour = 0;  // provider reclaims per preemptible allocation-hour

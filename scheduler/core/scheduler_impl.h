@@ -59,6 +59,7 @@ class Scheduler::Impl {
   std::map<JobId, JobRecord> jobs;
   std::map<JobId, pod::AcceleratorType> types;  // parsed accelerator of every job
   std::set<JobId> active;                       // not terminal
+  std::map<UserName, int> active_per_user;      // the same, counted per user
   std::map<JobId, QueuedRef> queued;            // QUEUED jobs
   std::map<UserName, UserRecord> users;         // users seen or configured
   std::map<UserName, QuotaUsage> in_use;        // cores of jobs in holding states
@@ -132,7 +133,8 @@ class Scheduler::Impl {
   // --- arrays and dependencies (sweeps.cc) ---
   // Everything Submit checks before a job is queued (spec, quota, dependency targets); returns
   // the parsed accelerator type.
-  Result<pod::AcceleratorType> CheckSubmission(const JobSpec& spec) const;
+  // `new_jobs`: how many jobs of this spec the submission adds (an array: its tasks).
+  Result<pod::AcceleratorType> CheckSubmission(const JobSpec& spec, int new_jobs = 1) const;
   // Queues a checked job: record, submission event, indexes. Returns its id.
   JobId Queue(JobSpec spec, const pod::AcceleratorType& type, TimePoint now);
   // Adds a job (new or loaded) to its array's counts and its targets' dependents.

@@ -365,6 +365,28 @@ TEST_F(SchedulerTest, ExitSeventyFiveWithoutAPreemptIsAPreemption) {
   EXPECT_EQ(Only<LaunchPlan>(Tick(6)).size(), 1u);  // placed again at once
 }
 
+// One user cannot make podsched keep (and sort) an unbounded number of jobs; the count comes
+// back as jobs end and is rebuilt from the store after a restart.
+TEST_F(SchedulerTest, ActiveJobsPerUserAreBounded) {
+  SchedulerConfig config = DefaultConfig();
+  config.max_active_jobs_per_user = 3;
+  Start(1, 1, config);
+  JobId first = Submit(Spec("ada", "v2-8", true), 0);
+  Submit(Spec("ada", "v2-8", true), 0);
+  Submit(Spec("ada", "v2-8", true), 0);
+  auto refused = sched_->Submit(Spec("ada", "v2-8", true), At(1));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.error().message().find("max_active_jobs_per_user"), std::string::npos);
+  EXPECT_TRUE(sched_->Submit(Spec("bob", "v2-8", true), At(1)).has_value());  // per user
+  ASSERT_TRUE(sched_->Cancel(first, At(2)).has_value());
+  // After a restart, the count is what the store holds: still 2 of ada's jobs have not ended.
+  sched_.reset();
+  Start(1, 1, config);
+  EXPECT_TRUE(sched_->Submit(Spec("ada", "v2-8", true), At(3)).has_value());
+  EXPECT_FALSE(sched_->Submit(Spec("ada", "v2-8", true), At(3)).has_value());
+}
+
 TEST_F(SchedulerTest, CancelQueuedAndRunning) {
   Start(1, 1);
   JobId running = Submit(Spec("ada", "v2-8", false), 0);

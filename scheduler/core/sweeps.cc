@@ -30,9 +30,19 @@ int JobArray::Ended() const {
   return Count(JobState::kSucceeded) + Count(JobState::kFailed) + Count(JobState::kCancelled);
 }
 
-Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spec) const {
+Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spec,
+                                                              int new_jobs) const {
   auto type = ValidateSpec(spec, pod);
   if (!type) return std::unexpected(type.error());
+  const auto count = active_per_user.find(spec.user);
+  const int active_now = count == active_per_user.end() ? 0 : count->second;
+  if (active_now + new_jobs > config.max_active_jobs_per_user) {
+    return Error(StatusCode::kResourceExhausted,
+                 spec.user.value() + " has " + std::to_string(active_now) +
+                     " jobs that have not ended; " + std::to_string(new_jobs) + " more would pass " +
+                     "the limit of " + std::to_string(config.max_active_jobs_per_user) +
+                     " (scheduler.max_active_jobs_per_user): wait for some to end or cancel them");
+  }
   const Quota quota = QuotaOf(spec.user);
   const int limit = spec.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
   if (type->tensor_cores() > limit) {
@@ -78,6 +88,7 @@ JobId Scheduler::Impl::Queue(JobSpec spec, const pod::AcceleratorType& type, Tim
   ++stats.events;
   types.emplace(job.id, type);
   active.insert(job.id);
+  ++active_per_user[job.spec.user];
   changed_jobs.insert(job.id);
   const JobId id = job.id;
   JobRecord& stored = jobs.emplace(id, std::move(job)).first->second;
@@ -251,7 +262,7 @@ Result<std::vector<JobId>> Scheduler::SubmitArray(JobSpec spec, const ArraySpec&
     return InvalidArgument("array '" + array.text + "': at most " + std::to_string(kMaxArrayTasks) +
                            " tasks with indices 0.." + std::to_string(kMaxArrayIndex));
   }
-  auto type = s.CheckSubmission(spec);
+  auto type = s.CheckSubmission(spec, static_cast<int>(array.indices.size()));
   if (!type) return std::unexpected(type.error());
   const JobId first(s.next_job_id);
   std::vector<JobId> ids;

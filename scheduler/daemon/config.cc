@@ -107,7 +107,8 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
   Status s = CheckKeys(n, section,
                        {"profile", "tick_interval_ms", "min_runtime_before_preemption_seconds",
                         "preemptible_lifetime_hours", "reclaim_rate_per_hour",
-                        "retry_backoff_base_seconds", "seed", "default_quota"});
+                        "retry_backoff_base_seconds", "seed", "default_quota",
+                        "max_active_jobs_per_user"});
   if (!s.ok()) return s;
   double min_runtime = ToSeconds(c.scheduler.min_runtime_before_preemption);
   double lifetime_h = ToSeconds(c.scheduler.preemptible_lifetime) / 3600;
@@ -118,7 +119,9 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
                    Read(n, "preemptible_lifetime_hours", section, lifetime_h),
                    Read(n, "reclaim_rate_per_hour", section, c.scheduler.reclaim_rate_per_hour),
                    Read(n, "retry_backoff_base_seconds", section, backoff),
-                   Read(n, "seed", section, c.scheduler.seed)}) {
+                   Read(n, "seed", section, c.scheduler.seed),
+                   Read(n, "max_active_jobs_per_user", section,
+                        c.scheduler.max_active_jobs_per_user)}) {
     if (!r.ok()) return r;
   }
   c.scheduler.min_runtime_before_preemption = FromSeconds(min_runtime);
@@ -128,6 +131,10 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
     auto q = ParseQuota(n["default_quota"], "scheduler.default_quota");
     if (!q) return q.error();
     c.scheduler.default_quota = *q;
+  }
+  if (c.scheduler.max_active_jobs_per_user < 1) {
+    return Status(StatusCode::kInvalidArgument,
+                  "scheduler.max_active_jobs_per_user: must be at least 1");
   }
   if (c.tick_interval_ms < 10 || c.tick_interval_ms > 60000) {
     return Status(StatusCode::kInvalidArgument, "scheduler.tick_interval_ms: must be 10..60000");

@@ -401,6 +401,9 @@ Result<SimResult> Simulation::Run() {
       opt_.quota_preemptible_cores > 0 ? opt_.quota_preemptible_cores : pod_cores};
   config.reclaim_rate_per_hour = opt_.reclaim_rate_per_hour;
   config.min_runtime_before_preemption = FromSeconds(opt_.min_runtime_before_preemption_s);
+  // A trace is replayed as submitted: the daemon's guard against one user flooding it does not
+  // apply (a backlog of a trace's user may exceed it).
+  config.max_active_jobs_per_user = std::numeric_limits<int>::max();
   for (int p = 0; p < opt_.pods; ++p) {
     config.seed = opt_.seed + static_cast<uint64_t>(p);
     repos_.push_back(std::make_unique<core::InMemoryJobRepository>(/*keep_events=*/false));
