@@ -486,29 +486,25 @@ std::optional<TimePoint> Scheduler::NextTimer() const {
 bool Scheduler::dirty() const { return impl_->dirty; }
 
 Result<Actions> Scheduler::ReportStarted(JobEpoch je, TimePoint now) {
-  Impl& s = *impl_;
-  auto it = s.jobs.find(je.job);
-  if (it == s.jobs.end()) return NotFound(JobName(je.job) + " does not exist");
-  JobRecord& job = it->second;
-  if (je.epoch != job.epoch) {
-    ++s.stats.stale_reports;
-  } else if (job.state == JobState::kPlaced) {
-    PODSCHED_CHECK(s.Transition(job, JobState::kStarting, "processes started", now).ok());
-  }
-  return s.Finish(now);
+  return impl_->Advance(je, {JobState::kPlaced}, JobState::kStarting, "processes started", now);
 }
 
 Result<Actions> Scheduler::ReportRunning(JobEpoch je, TimePoint now) {
-  Impl& s = *impl_;
-  auto it = s.jobs.find(je.job);
-  if (it == s.jobs.end()) return NotFound(JobName(je.job) + " does not exist");
+  return impl_->Advance(je, {JobState::kPlaced, JobState::kStarting}, JobState::kRunning,
+                        "every rank is running", now);
+}
+
+Result<Actions> Scheduler::Impl::Advance(JobEpoch je, std::initializer_list<JobState> from,
+                                         JobState to, const char* reason, TimePoint now) {
+  auto it = jobs.find(je.job);
+  if (it == jobs.end()) return NotFound(JobName(je.job) + " does not exist");
   JobRecord& job = it->second;
   if (je.epoch != job.epoch) {
-    ++s.stats.stale_reports;
-  } else if (job.state == JobState::kPlaced || job.state == JobState::kStarting) {
-    PODSCHED_CHECK(s.Transition(job, JobState::kRunning, "every rank is running", now).ok());
+    ++stats.stale_reports;
+  } else if (std::find(from.begin(), from.end(), job.state) != from.end()) {
+    PODSCHED_CHECK(Transition(job, to, reason, now).ok());
   }
-  return s.Finish(now);
+  return Finish(now);
 }
 
 Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t last_checkpoint_step,

@@ -2,6 +2,7 @@
 // cycle.cc (the scheduling pass, cycle.h). Not part of the public API.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -125,6 +126,10 @@ class Scheduler::Impl {
   void RunTimers(TimePoint now);
   // A timer that only makes the next Tick run a pass (backoff end, minimum runtime reached).
   void AddWakeup(TimePoint at);
+  // A worker's report that the epoch got further: `to` when the job is in one of `from` (an old
+  // epoch's report is counted as stale and changes nothing).
+  Result<Actions> Advance(JobEpoch je, std::initializer_list<JobState> from, JobState to,
+                          const char* reason, TimePoint now);
   // Settles dependencies, commits what the call changed and returns its actions.
   Result<Actions> Finish(TimePoint now);
   // QUEUED: CANCELLED now; holding hosts: a graceful stop first (Scheduler::Cancel).

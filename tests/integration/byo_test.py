@@ -10,28 +10,20 @@ deadline; nothing sleeps and hopes.
 """
 import hashlib
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bus_harness import Podsched, Worker, fail, wait_for  # noqa: E402
+from testlib import ok, run_podctl  # noqa: E402
 
 PODSCHED, PODCTL, PODWORKER, TEST = sys.argv[1:5]
 JOBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs")
 BUS = "  heartbeat_interval_ms: 300\n  heartbeat_timeout_ms: 10000\n"
 
 
-def ok(what):
-    print("ok - " + what, flush=True)
-
-
 def podctl(ps, *args, check=True):
-    r = subprocess.run([PODCTL, "--server", ps.url, "--token", ps.token] + list(args),
-                       capture_output=True, text=True, timeout=120)
-    if check and r.returncode != 0:
-        fail("podctl %s: %d %s %s" % (" ".join(args), r.returncode, r.stdout, r.stderr))
-    return r
+    return run_podctl(PODCTL, ps, *args, expect=0 if check else None)
 
 
 def spec(name, command, *args, launcher="exec", ranks=1, preemptible=False, accelerator="v2-32",

@@ -13,29 +13,20 @@ real podworker per host of a 2x4 v2 pod, jobs under real mpirun, submitted with 
 - bad input is refused by podctl or the server with a clear error.
 """
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bus_harness import Podsched, Worker, fail, wait_for  # noqa: E402
+from testlib import ok, print_logs, run_podctl  # noqa: E402
 
 PODSCHED, PODCTL, PODWORKER = sys.argv[1:4]
 HOLDING = ("PLACED", "STARTING", "RUNNING", "PREEMPTING")
 ENDED = ("SUCCEEDED", "FAILED", "CANCELLED")
 
 
-def ok(what):
-    print("ok - " + what, flush=True)
-
-
 def podctl(ps, *args, expect=0):
-    r = subprocess.run([PODCTL, "--server", ps.url, "--token", ps.token] + list(args),
-                       capture_output=True, text=True, timeout=120)
-    if expect is not None and r.returncode != expect:
-        fail("podctl %s: exit %d (want %d) %s %s" % (" ".join(args), r.returncode, expect,
-                                                     r.stdout, r.stderr))
-    return r
+    return run_podctl(PODCTL, ps, *args, expect=expect)
 
 
 def tasks(ps, array):
@@ -231,10 +222,7 @@ def main():
                         print("   ", e["seq"], e["from"], "->", e["to"], e["reason"])
             except BaseException:  # diagnostics only
                 pass
-            for name in sorted(os.listdir(work)):
-                if name.endswith((".log", ".err")):
-                    print("--- " + name)
-                    print(open(os.path.join(work, name)).read()[-3000:])
+            print_logs(work)
             raise
         finally:
             for w in workers.values():

@@ -1,5 +1,7 @@
-"""What every python integration test here needs: failing loudly and polling with a deadline
-(never sleep-and-hope)."""
+"""What every python integration test here needs: failing loudly, polling with a deadline (never
+sleep-and-hope), podctl, and the logs of a failed run."""
+import os
+import subprocess
 import sys
 import time
 
@@ -20,3 +22,26 @@ def wait_for(cond, what, timeout=TIMEOUT, interval=0.05):
             return v
         time.sleep(interval)
     fail("timed out after %d s waiting for %s" % (timeout, what))
+
+
+def ok(what):
+    print("ok - " + what, flush=True)
+
+
+def run_podctl(podctl, ps, *args, expect=0):
+    """podctl against podsched `ps` with its admin token; fails unless it exits `expect`
+    (None: any exit)."""
+    r = subprocess.run([podctl, "--server", ps.url, "--token", ps.token] + list(args),
+                       capture_output=True, text=True, timeout=120)
+    if expect is not None and r.returncode != expect:
+        fail("podctl %s: exit %d (want %d) %s %s" % (" ".join(args), r.returncode, expect,
+                                                     r.stdout, r.stderr))
+    return r
+
+
+def print_logs(work, tail=3000):
+    """The end of every *.log and *.err file in `work` (a failed test's diagnostics)."""
+    for name in sorted(os.listdir(work)):
+        if name.endswith((".log", ".err")):
+            print("--- " + name)
+            print(open(os.path.join(work, name)).read()[-tail:])

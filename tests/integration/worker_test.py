@@ -14,6 +14,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bus_harness import Podsched, Worker, fail, wait_for  # noqa: E402
+from testlib import ok, print_logs, run_podctl  # noqa: E402
 
 PODSCHED, PODCTL, PODWORKER, PODPROBE, TEST = sys.argv[1:6]
 # A short heartbeat timeout only where the test waits for it: on a loaded machine an agent's
@@ -22,16 +23,8 @@ BUS = ("  heartbeat_interval_ms: 300\n  heartbeat_timeout_ms: %d\n"
        "  reconcile_timeout_ms: 10000\n")
 
 
-def ok(what):
-    print("ok - " + what, flush=True)
-
-
 def podctl(ps, *args, check=True):
-    r = subprocess.run([PODCTL, "--server", ps.url, "--token", ps.token] + list(args),
-                       capture_output=True, text=True, timeout=120)
-    if check and r.returncode != 0:
-        fail("podctl %s: %d %s %s" % (" ".join(args), r.returncode, r.stdout, r.stderr))
-    return r
+    return run_podctl(PODCTL, ps, *args, expect=0 if check else None)
 
 
 def probe(name, *args, preemptible=False, grace=10, accelerator="v2-32"):
@@ -319,10 +312,7 @@ def main():
                 print(ps.get("/api/v1/agents"))
             except BaseException:  # the state is a diagnostic only
                 pass
-            for name in sorted(os.listdir(work)):
-                if name.endswith((".log", ".err")):
-                    print("--- " + name)
-                    print(open(os.path.join(work, name)).read()[-3000:])
+            print_logs(work)
             raise
         finally:
             for w in workers.values():
