@@ -45,7 +45,9 @@ BusLogic::BusLogic(Options options, core::Scheduler* scheduler, TokenSource toke
       registry_(scheduler->pod().num_hosts()),
       reconciler_(scheduler),
       composer_({options_.default_checkpoint_url, options_.log_url, options_.bus.job_port_first,
-                 options_.bus.job_port_last}) {
+                 options_.bus.job_port_last,
+                 PortsPerHost(options_.bus.job_port_first, options_.bus.job_port_last,
+                              scheduler->pod().num_hosts())}) {
   if (options_.bus.reconcile_timeout_ms <= 0) {
     options_.bus.reconcile_timeout_ms = options_.bus.heartbeat_timeout_ms;
   }

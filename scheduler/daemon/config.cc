@@ -248,12 +248,13 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   {
     // Every host of the pod gets its own block of job ports (launch_composer.h).
     const auto& pod = c.pods.front();
-    const int64_t needed = int64_t{pod.host_rows} * pod.host_cols * kPortSlotsPerHost;
-    if (c.bus.job_port_last - c.bus.job_port_first + 1 < needed) {
+    const int hosts = pod.host_rows * pod.host_cols;
+    if (PortsPerHost(c.bus.job_port_first, c.bus.job_port_last, hosts) < kMinPortSlotsPerHost) {
       return InvalidArgument("bus.job_ports: " + std::to_string(c.bus.job_port_first) + "-" +
                              std::to_string(c.bus.job_port_last) + " is too small for pod " +
-                             pod.name + ": " + std::to_string(kPortSlotsPerHost) +
-                             " ports per host are needed, " + std::to_string(needed) + " in all");
+                             pod.name + ": each of its " + std::to_string(hosts) +
+                             " hosts needs at least " + std::to_string(kMinPortSlotsPerHost) +
+                             " ports (" + std::to_string(hosts * kMinPortSlotsPerHost) + " in all)");
     }
   }
   if (const auto& users = root["users"]) {
@@ -314,7 +315,7 @@ bus:
   reconcile_timeout_ms: 0         # after a restart; 0: the heartbeat timeout
   require_agents: true            # hosts without an agent are unhealthy ("no agent")
   log_url: ""                     # empty: file://<data_dir>/objects/logs
-  job_ports: 20000-32767          # MASTER_PORT etc.: 66 ports per host of the pod
+  job_ports: 20000-32767          # MASTER_PORT etc.: a share per host (at most 66, at least 10)
 # curve_secret_key: <Z85>         # CurveZMQ: only agents with a listed public key may join
 # curve_agent_keys: [<Z85>, ...]  # (podworker keygen prints key pairs)
 data_dir: var           # SQLite job store var/podsched.db, admin token var/admin.token

@@ -57,7 +57,8 @@ struct BusConfig {
   std::vector<std::string> curve_agent_keys;   // Z85 public keys allowed to connect
   std::string log_url;                         // empty: file://<data_dir>/objects/logs
   // Ports handed to jobs (MASTER_PORT, the JAX coordinator, each rank's own port): a block of
-  // kPortSlotsPerHost per host of the pod, so no two live jobs on a machine get the same port.
+  // the same share of it per host of the pod (launch_composer.h PortsPerHost), so no two live
+  // jobs on a machine get the same port.
   int job_port_first = 20000;
   int job_port_last = 32767;
 };

@@ -65,6 +65,18 @@ TEST(Config, RejectsMistakesNamingTheKey) {
 
 // Found by tests/fuzz (config_yaml): a huge host grid overflowed the job-port arithmetic (signed
 // overflow, undefined behaviour) before the pod itself was checked.
+// A whole v3 pod (256 hosts) works with the default job port range; a range too small for ten
+// ports per host is refused, naming the key and the need.
+TEST(Config, JobPortsFitThePod) {
+  EXPECT_TRUE(ParseConfig("pods: [{name: big, generation: v3}]\n").has_value());
+  auto small = ParseConfig("pods: [{name: p, generation: v3}]\nbus: {job_ports: 20000-22000}\n");
+  ASSERT_FALSE(small.has_value());
+  EXPECT_NE(small.error().message().find("bus.job_ports: 20000-22000 is too small"),
+            std::string::npos) << small.error().message();
+  EXPECT_FALSE(ParseConfig("bus: {job_ports: 3000-2000}\n").has_value());
+  EXPECT_FALSE(ParseConfig("bus: {job_ports: 80-9000}\n").has_value());
+}
+
 TEST(Config, RejectsAHostGridLargerThanThePodBeforeUsingIt) {
   auto huge = ParseConfig("pods: [{host_rows: 2147483647, host_cols: 2147483647}]");
   ASSERT_FALSE(huge.has_value());

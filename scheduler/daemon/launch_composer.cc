@@ -16,7 +16,7 @@ std::string AddressOf(HostId host, const std::map<HostId, std::string>& rsh_endp
 }  // namespace
 
 int LaunchComposer::Port(HostId host, int slot) const {
-  return options_.port_first + host.value() * kPortSlotsPerHost + slot;
+  return options_.port_first + host.value() * options_.ports_per_host + slot;
 }
 
 bus::Launch LaunchComposer::Compose(const core::LaunchPlan& plan,
@@ -81,7 +81,7 @@ std::map<std::string, std::string> LaunchComposer::Env(
   const HostId first = plan.hosts.empty() ? HostId(0) : plan.hosts.front();
   const std::string master = AddressOf(first, rsh_endpoints);
   env["POD_HOST_ADDRS"] = host_addrs;
-  env["POD_RANK_ADDRS"] = rank_addrs;
+  if (plan.ranks_per_host + 2 <= options_.ports_per_host) env["POD_RANK_ADDRS"] = rank_addrs;
   env["WORLD_SIZE"] = std::to_string(world);
   env["LOCAL_WORLD_SIZE"] = std::to_string(plan.ranks_per_host);
   env["MASTER_ADDR"] = master;

@@ -5,8 +5,10 @@
 // these by `podworker rank` (worker/launch/rank_env.h); podworker adds only what it alone knows
 // (POD_PROGRESS_ENDPOINT, POD_RSH_*, POD_HOST, POD_PREEMPT_FILE, PODWORKER_TAG).
 //
-// Ports: every host of the pod owns a block of kPortSlotsPerHost ports of the configured range,
-// slot 0 MASTER_PORT, slot 1 the JAX coordinator, slot 2 + L the port of local rank L. A host is
+// Ports: every host of the pod owns a block of PortsPerHost(range, hosts) ports of the
+// configured range (at most kPortSlotsPerHost, at least kMinPortSlotsPerHost), slot 0
+// MASTER_PORT, slot 1 the JAX coordinator, slot 2 + L the port of local rank L (a job with more
+// ranks per host than its block has rank slots gets no POD_RANK_ADDRS, hence no TF_CONFIG). A host is
 // held by one live job at a time, so no two live jobs are given the same port on a machine, and
 // the ports of a running job follow from its hosts alone (nothing to persist or rebuild).
 //
@@ -24,6 +26,13 @@
 namespace podsched::daemon {
 
 inline constexpr int kPortSlotsPerHost = 2 + core::kMaxRanksPerHost;
+inline constexpr int kMinPortSlotsPerHost = 2 + 8;  // 8 ranks: a TPU host's cores
+
+// The block of each of `hosts` hosts in [first, last].
+inline int PortsPerHost(int first, int last, int hosts) {
+  const int per_host = hosts > 0 ? (last - first + 1) / hosts : kPortSlotsPerHost;
+  return per_host < kPortSlotsPerHost ? per_host : kPortSlotsPerHost;
+}
 
 class LaunchComposer {
  public:
@@ -32,6 +41,7 @@ class LaunchComposer {
     std::string log_url;                 // Launch.log_url
     int port_first = 20000;              // the job port range (BusConfig::job_port_*)
     int port_last = 32767;
+    int ports_per_host = kPortSlotsPerHost;  // PortsPerHost of the range and the pod
   };
 
   explicit LaunchComposer(Options options) : options_(std::move(options)) {}

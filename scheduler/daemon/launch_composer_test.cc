@@ -82,6 +82,24 @@ TEST(LaunchComposerTest, PortBlocksOfDifferentHostsAreDisjoint) {
   EXPECT_LE(*seen.rbegin(), 32767);
 }
 
+// A v3 pod's 256 hosts share the default range: 49 ports each, disjoint, within the range; a job
+// with more ranks per host than its block has rank ports gets no per-rank ports at all.
+TEST(LaunchComposerTest, ABigPodSharesTheRangeAndTooManyRanksGetNoRankPorts) {
+  const int per_host = PortsPerHost(20000, 32767, 256);
+  EXPECT_EQ(per_host, 49);
+  EXPECT_EQ(PortsPerHost(20000, 32767, 64), kPortSlotsPerHost);
+  LaunchComposer c({"file:///c", "file:///l", 20000, 32767, per_host});
+  EXPECT_EQ(c.Port(HostId(255), per_host - 1), 20000 + 256 * 49 - 1);
+  EXPECT_LE(c.Port(HostId(255), per_host - 1), 32767);
+  EXPECT_EQ(c.Port(HostId(1), 0), c.Port(HostId(0), per_host - 1) + 1);
+  core::LaunchPlan plan = Plan();
+  plan.ranks_per_host = 47;
+  EXPECT_TRUE(c.Env(plan, {}).contains("POD_RANK_ADDRS"));
+  plan.ranks_per_host = 48;
+  EXPECT_FALSE(c.Env(plan, {}).contains("POD_RANK_ADDRS"));
+  EXPECT_EQ(c.Env(plan, {}).at("WORLD_SIZE"), "192");
+}
+
 TEST(LaunchComposerTest, CheckpointDirOnlyForFileUrls) {
   core::LaunchPlan plan = Plan();
   plan.env["POD_CHECKPOINT_URL"] = "s3://b/ck";
