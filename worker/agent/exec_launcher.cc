@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 
 #include "common/rank_tag.h"
 #include "worker/agent/child.h"

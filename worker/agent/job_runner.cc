@@ -154,20 +154,19 @@ std::optional<Rejection> JobRunner::OnProgress(const progress::Progress& p) {
 }
 
 // A report of the launcher's job, by datagram or POD_PROGRESS line, as a bus Progress.
-void JobRunner::Forward(Job& job_ref, const progress::Progress& p) {
-  Job* job = &job_ref;
+void JobRunner::Forward(Job& job, const progress::Progress& p) {
   if (const int64_t step = progress::ReportedCheckpointStep(p); step > 0) {
-    job->last_checkpoint_step = step;
+    job.last_checkpoint_step = step;
   }
   bus::Envelope env;
   auto* pr = env.mutable_progress();
-  pr->mutable_job()->set_job_id(job->je.job.value());
-  pr->mutable_job()->set_epoch(job->je.epoch);  // from the Launch, never from the datagram
+  pr->mutable_job()->set_job_id(job.je.job.value());
+  pr->mutable_job()->set_epoch(job.je.epoch);  // from the Launch, never from the datagram
   pr->set_step(p.step);
   pr->set_loss(p.loss);
   pr->set_accuracy(p.accuracy);
   pr->set_examples_per_second(p.examples_per_s);
-  pr->set_last_checkpoint_step(job->last_checkpoint_step);
+  pr->set_last_checkpoint_step(job.last_checkpoint_step);
   pr->set_total_steps(p.steps);
   for (const auto& [name, value] : p.scalars) (*pr->mutable_scalars())[name] = value;
   send_(env);
