@@ -86,6 +86,12 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   bus.log_url = config.bus.log_url.empty() ? "file://" + config.data_dir + "/objects/logs"
                                            : config.bus.log_url;
   bus.scheduler_id = NewToken().substr(0, 16);
+  std::map<std::string, std::string> unix_users;
+  for (const auto& u : config.users) unix_users[u.name] = u.unix_user.empty() ? u.name : u.unix_user;
+  bus.unix_user_of = [unix_users = std::move(unix_users)](const UserName& user) {
+    auto it = unix_users.find(user.value());
+    return it == unix_users.end() ? user.value() : it->second;
+  };
   bus.tick_interval = std::chrono::milliseconds(config.tick_interval_ms);
   engine->bus_ = std::make_unique<BusLogic>(std::move(bus), engine->scheduler_.get());
   if (Status s = engine->bus_->Start(now); !s.ok()) return std::unexpected(s);

@@ -14,6 +14,10 @@ import urllib.request
 from testlib import TIMEOUT, fail, wait_for  # noqa: E402 (beside this file)
 
 
+# The test's users have no Unix accounts: every job runs as the account of the test (root in
+# CI, which must be allowed explicitly). tests/integration/accounts_test.py runs jobs as users.
+AGENT_USER_FLAGS = ["--jobs-as-agent-user"] + (["--allow-root-jobs"] if os.geteuid() == 0 else [])
+
 class Process:
     """A child process the tests start, kill -9 and stop (SIGTERM, SIGKILL after 10 s)."""
     proc = None
@@ -132,7 +136,8 @@ class Worker(Process):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         self.proc = subprocess.Popen(
             [self.binary, "--bus", self.podsched.bus, "--pod", "pod0", "--hosts", self.hosts,
-             "--agent-id", self.agent_id, "--state-dir", self.state] + self.extra,
+             "--agent-id", self.agent_id, "--state-dir", self.state] + AGENT_USER_FLAGS +
+            self.extra,
             stdout=open(self.log, "a"), stderr=subprocess.STDOUT, env=env,
             start_new_session=True)
 
