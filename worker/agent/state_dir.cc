@@ -23,11 +23,18 @@ bool SwitchesUser(const JobAccount* owner) { return owner != nullptr && geteuid(
 
 // mkdir -p whose new directories are root's and traversable (0711) when the agent is root: job
 // accounts reach their own directories below, and list nothing.
+// Directories that exist already keep their mode (the admin's choice).
 Status CreateTraversable(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status(StatusCode::kInternal, "cannot create " + dir + ": " + ec.message());
-  if (geteuid() == 0) chmod(dir.c_str(), 0711);
+  std::filesystem::path path;
+  for (const auto& part : std::filesystem::path(dir)) {
+    path /= part;
+    if (mkdir(path.c_str(), 0711) == 0) {
+      if (geteuid() == 0) chmod(path.c_str(), 0711);  // whatever the umask
+    } else if (errno != EEXIST) {
+      return Status(StatusCode::kInternal,
+                    "cannot create " + path.string() + ": " + std::strerror(errno));
+    }
+  }
   return Status::Ok();
 }
 
