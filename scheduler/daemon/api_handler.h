@@ -29,6 +29,7 @@ namespace podsched::daemon {
 struct BusIoCounters {
   int64_t unroutable = 0;     // messages to an agent the ROUTER does not know (any more)
   int64_t rejected_keys = 0;  // CURVE handshakes refused by the ZAP handler
+  int64_t overloaded = 0;     // dropped: the scheduler thread's backlog was full (Daemon)
 };
 
 // The daemon's state as handlers may read it.

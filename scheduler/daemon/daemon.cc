@@ -76,7 +76,9 @@ void Daemon::PostFlush() {
 }
 
 void Daemon::PostBusMessage(std::string agent_id, std::string bytes, bool well_framed) {
+  if (!bus_backlog_.TryAdd(bytes.size() + agent_id.size())) return;
   asio::post(io_, [this, agent_id = std::move(agent_id), bytes = std::move(bytes), well_framed] {
+    bus_backlog_.Remove(bytes.size() + agent_id.size());
     if (well_framed) {
       engine_->OnBusMessage(agent_id, bytes, clock_->Now());
     } else {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "scheduler/daemon/backlog.h"
 #include "scheduler/daemon/engine.h"
 #include "scheduler/daemon/http_server.h"
 
@@ -43,8 +44,13 @@ class Daemon final : public HttpBackend {
   void CloseStream(int64_t id) override;
   void CountRejected(int status) override;
 
-  // A message from the worker bus (called on the bus thread; posts).
+  // A message from the worker bus (called on the bus thread; posts). Dropped and counted when
+  // kMaxBusBacklogBytes are already queued for the scheduler thread (a stalled store must not
+  // let agents fill podsched's memory).
   void PostBusMessage(std::string agent_id, std::string bytes, bool well_framed);
+  static constexpr int64_t kMaxBusBacklogBytes = int64_t{64} << 20;
+  // Bus messages dropped so far because the backlog was full. Thread-safe.
+  int64_t bus_overloaded() const { return bus_backlog_.dropped(); }
 
   // Stops the thread after the work queued so far.
   void Stop();
@@ -66,6 +72,7 @@ class Daemon final : public HttpBackend {
   bool tick_soon_ = false;
   bool flush_posted_ = false;
   std::vector<std::pair<Respond, HttpResponse>> held_;
+  Backlog bus_backlog_{kMaxBusBacklogBytes};
   std::thread thread_;
 };
 

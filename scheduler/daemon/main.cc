@@ -172,8 +172,10 @@ int main(int argc, char** argv) {
   BusServer* bus_server = bus->get();
   (*engine)->SetBusSender(
       [bus_server](BusOutgoing m) { bus_server->Send(m.agent_id, m.bytes); });
-  (*engine)->SetBusIoCounters([bus_server] {
-    return Engine::BusIoCounters{bus_server->unroutable(), bus_server->rejected_keys()};
+  const Daemon* daemon_for_metrics = nullptr;  // set below, before anything is served
+  (*engine)->SetBusIoCounters([bus_server, &daemon_for_metrics] {
+    return Engine::BusIoCounters{bus_server->unroutable(), bus_server->rejected_keys(),
+                                 daemon_for_metrics ? daemon_for_metrics->bus_overloaded() : 0};
   });
 
   boost::asio::io_context io(1);
@@ -188,6 +190,7 @@ int main(int argc, char** argv) {
                     io.stop();
                   });
                 });
+  daemon_for_metrics = &daemon;
   bus_server->Run([&daemon](std::string agent, std::string bytes, bool well_framed) {
     daemon.PostBusMessage(std::move(agent), std::move(bytes), well_framed);
   });

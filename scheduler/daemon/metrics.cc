@@ -32,8 +32,10 @@ std::string FormatBusMetrics(const BusGauges& g) {
   }
   family("podsched_bus_dropped_total", "counter", "Bus messages dropped, by reason.");
   for (std::string_view r : {"malformed", "oversized", "unknown_agent", "unknown_host",
-                             "stale_epoch", "unknown_job", "invalid", "unroutable"}) {
-    int64_t n = r == "unroutable" ? g.unroutable : count(g.dropped, r);
+                             "stale_epoch", "unknown_job", "invalid", "unroutable", "overloaded"}) {
+    int64_t n = r == "unroutable"   ? g.unroutable
+                : r == "overloaded" ? g.overloaded
+                                    : count(g.dropped, r);
     out << "podsched_bus_dropped_total{reason=\"" << r << "\"} " << n << '\n';
   }
   family("podsched_bus_rejected_keys_total", "counter",

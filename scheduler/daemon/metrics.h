@@ -30,6 +30,7 @@ struct BusGauges {
   int64_t hosts_unhealthy = 0;
   int64_t unroutable = 0;  // sends to an agent the ROUTER no longer knows
   int64_t rejected_keys = 0;  // CURVE clients refused (key not in bus.curve_agent_keys)
+  int64_t overloaded = 0;  // dropped before the scheduler thread: its backlog was full
 };
 std::string FormatBusMetrics(const BusGauges& gauges);
 
