@@ -96,9 +96,22 @@ INSERT OR IGNORE INTO allocations
   SELECT e.job_id, e.epoch, h.value FROM events e, json_each(e.hosts) h;
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{
+// Version 3: the spec (up to 1 MiB, never changed after submit) in a table of its own, written
+// once; the jobs row that every progress report and transition rewrites holds only the small
+// columns.
+constexpr std::string_view kV3 = R"sql(
+CREATE TABLE job_specs (
+  id INTEGER PRIMARY KEY,
+  spec BLOB NOT NULL
+);
+INSERT INTO job_specs (id, spec) SELECT id, spec FROM jobs;
+ALTER TABLE jobs DROP COLUMN spec;
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, "jobs, events, users", kV1},
     {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
+    {3, "job specs in their own table (written once)", kV3},
 }};
 
 Status ApplyStep(Connection& db, const Migration& step) {

@@ -20,12 +20,16 @@ TimePoint FromMicros(int64_t us) { return TimePoint(Duration(us)); }
   "id, user, preemptible, priority, submit_time_us, state, epoch, restarts, preemptions, "     \
   "reason, placement_row, placement_col, placement_rows, placement_cols, step, "               \
   "last_checkpoint_step, start_time_us, last_checkpoint_time_us, end_time_us, not_before_us, " \
-  "preempt_deadline_us, reserved_for, cancel_requested, usage_core_hours, run_time_us, spec"
+  "preempt_deadline_us, reserved_for, cancel_requested, usage_core_hours, run_time_us"
 
 constexpr std::string_view kPutJob =
     "INSERT OR REPLACE INTO jobs (" PODSCHED_JOB_COLUMNS
-    ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-constexpr std::string_view kLoadJobs = "SELECT " PODSCHED_JOB_COLUMNS " FROM jobs ORDER BY id";
+    ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+// The spec is written once per job (schema v3): a row update never carries it.
+constexpr std::string_view kPutSpec = "INSERT OR IGNORE INTO job_specs (id, spec) VALUES (?,?)";
+constexpr std::string_view kLoadJobs =
+    "SELECT " PODSCHED_JOB_COLUMNS ", job_specs.spec FROM jobs JOIN job_specs USING (id) "
+    "ORDER BY id";
 #undef PODSCHED_JOB_COLUMNS
 
 constexpr std::string_view kPutEpoch =
@@ -55,7 +59,7 @@ Result<JobState> StateOf(int64_t value) {
   return static_cast<JobState>(value);
 }
 
-void BindJob(Statement& s, const JobRecord& job, const std::string& spec) {
+void BindJob(Statement& s, const JobRecord& job) {
   s.Bind(1, job.id.value())
       .Bind(2, job.spec.user.value())
       .Bind(3, int64_t{job.spec.preemptible})
@@ -88,8 +92,7 @@ void BindJob(Statement& s, const JobRecord& job, const std::string& spec) {
   }
   s.Bind(23, int64_t{job.cancel_requested})
       .Bind(24, job.usage_core_hours)
-      .Bind(25, job.run_time.count())
-      .BindBlob(26, spec);
+      .Bind(25, job.run_time.count());
 }
 
 Result<JobRecord> ReadJob(const Statement& s) {
@@ -186,6 +189,9 @@ Status SqliteJobRepository::CommitAll(std::span<const StoreBatch* const> batches
     if (!status.ok()) break;
   }
   if (status.ok()) status = db_->Exec("COMMIT");
+  // Specs count as stored only once their transaction is.
+  if (status.ok()) specs_stored_.insert(specs_new_.begin(), specs_new_.end());
+  specs_new_.clear();
   if (!status.ok()) {
     // COMMIT may fail after SQLite already rolled back; a ROLLBACK error then is expected.
     (void)db_->Exec("ROLLBACK");
@@ -210,9 +216,18 @@ Status SqliteJobRepository::Apply(const StoreBatch& batch) {
 Status SqliteJobRepository::WriteJob(const JobRecord& job) {
   auto put = db_->Prepare(kPutJob);
   if (!put) return put.error();
-  BindJob(**put, job, EncodeSpec(job.spec));
+  BindJob(**put, job);
   if (Status s = (*put)->Run(); !s.ok()) {
     return s.WithContext("storing job " + std::to_string(job.id.value()));
+  }
+  if (!specs_stored_.contains(job.id.value())) {
+    auto spec = db_->Prepare(kPutSpec);
+    if (!spec) return spec.error();
+    (*spec)->Bind(1, job.id.value()).BindBlob(2, EncodeSpec(job.spec));
+    if (Status s = (*spec)->Run(); !s.ok()) {
+      return s.WithContext("storing the spec of job " + std::to_string(job.id.value()));
+    }
+    specs_new_.push_back(job.id.value());
   }
   if (!job.placement) return Status::Ok();
   auto epoch = db_->Prepare(kPutEpoch);
@@ -285,9 +300,10 @@ Result<core::StoredState> SqliteJobRepository::LoadSnapshot() {
   core::StoredState state;
   auto jobs = db_->Prepare(kLoadJobs);
   if (!jobs) return std::unexpected(jobs.error());
-  Status loaded = (*jobs)->ForEachRow([&state](const Statement& s) {
+  Status loaded = (*jobs)->ForEachRow([this, &state](const Statement& s) {
     auto job = ReadJob(s);
     if (!job) return job.error();
+    specs_stored_.insert(job->id.value());
     state.next_job_id = std::max(state.next_job_id, job->id.value() + 1);
     state.jobs.push_back(std::move(*job));
     return Status::Ok();

@@ -20,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/clock.h"
@@ -60,6 +61,10 @@ class SqliteJobRepository final : public core::JobRepository {
   Status WriteUser(const core::UserRecord& user);
 
   std::unique_ptr<Connection> db_;
+  // Jobs whose spec row is committed (Load, then each commit): a later row update skips the
+  // spec. specs_new_: written in the open transaction.
+  std::unordered_set<int64_t> specs_stored_;
+  std::vector<int64_t> specs_new_;
 };
 
 }  // namespace podsched::jobdb

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "store/jobdb/schema.h"
 #include "store/jobdb/test_util.h"
 
 namespace podsched::jobdb {
@@ -139,7 +140,7 @@ TEST(SqliteJobRepositoryTest, UsesWalAndRecordsEpochsAndAllocations) {
   auto check = repo->IntegrityCheck();
   ASSERT_TRUE(check.has_value());
   EXPECT_EQ(*check, "ok");
-  EXPECT_EQ(repo->SchemaVersion().value_or(-1), 2);
+  EXPECT_EQ(repo->SchemaVersion().value_or(-1), LatestSchemaVersion());
 
   auto raw = Connection::Open(path, /*create=*/false);
   ASSERT_TRUE(raw.has_value());
@@ -150,6 +151,43 @@ TEST(SqliteJobRepositoryTest, UsesWalAndRecordsEpochsAndAllocations) {
             2);
   EXPECT_EQ((*raw)->QueryInt("SELECT rows * 10 + cols FROM epochs WHERE job_id = 4").value_or(-1),
             21);
+}
+
+// Bytes this process has written so far (/proc/self/io "wchar": every write and pwrite).
+int64_t BytesWritten() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  int64_t value = 0;
+  while (io >> key >> value) {
+    if (key == "wchar:") return value;
+  }
+  return -1;
+}
+
+TEST(SqliteJobRepositoryTest, RowUpdatesDoNotRewriteTheSpec) {
+  TempDir dir;
+  const std::string path = dir.File("jobs.db");
+  auto repo = OpenOrDie(path);
+  ASSERT_NE(repo, nullptr);
+  JobRecord job = FullJob(1);
+  job.spec.env["BIG"] = std::string(512 << 10, 'x');  // a 512 KiB spec
+  ASSERT_TRUE(repo->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}}).ok());
+  // 200 progress reports: each rewrites the job's row, never its spec. Measured: 3.3 MB written
+  // with the spec in its own table, 9.2 MB when every update carried it (SQLite then rewrites
+  // only the overflow pages that differ, but encodes and compares all 512 KiB each time).
+  const int64_t before = BytesWritten();
+  ASSERT_GE(before, 0);
+  for (int i = 0; i < 200; ++i) {
+    job.step = i;
+    ASSERT_TRUE(repo->Commit(StoreBatch{{job}, {}, {}}).ok());
+  }
+  const int64_t written = BytesWritten() - before;
+  EXPECT_LT(written, int64_t{6} << 20) << written << " bytes written for 200 row updates";
+  auto reopened = OpenOrDie(path);
+  auto state = reopened->Load();
+  ASSERT_TRUE(state.has_value());
+  ASSERT_EQ(state->jobs.size(), 1u);
+  EXPECT_EQ(state->jobs[0], job);
 }
 
 TEST(SqliteJobRepositoryTest, RefusesAFileThatIsNotSqlite) {
