@@ -98,8 +98,10 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   job.reason = std::move(reason);
   if (IsTerminal(to)) {
     job.end_time = now;
-    if (active.erase(job.id) > 0 && --active_per_user[job.spec.user] == 0) {
-      active_per_user.erase(job.spec.user);
+    if (active.erase(job.id) > 0) {
+      ActiveUse& u = active_per_user[job.spec.user];
+      u.spec_bytes -= SpecBytes(job.spec);
+      if (--u.jobs == 0) active_per_user.erase(job.spec.user);
     }
     reservations.erase(job.id);
   }
@@ -387,7 +389,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     impl->types.emplace(job.id, *type);
     if (!IsTerminal(job.state)) {
       impl->active.insert(job.id);
-      ++impl->active_per_user[job.spec.user];
+      impl->AddActive(job.spec);
     }
     const bool waiting = job.state == JobState::kQueued;
     if (HoldsHosts(job.state)) {

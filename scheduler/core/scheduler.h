@@ -96,6 +96,9 @@ struct SchedulerConfig {
   // Jobs a user may have that have not ended (queued or holding hosts); a submission beyond it
   // is refused (kResourceExhausted). Bounds what one user can make podsched keep and sort.
   int max_active_jobs_per_user = 50000;
+  // The same for the bytes of those jobs' specs (SpecBytes, an array counts each task): 50,000
+  // jobs of 64 KiB specs would otherwise be 3 GiB of one user's memory and store.
+  int64_t max_active_spec_bytes_per_user = int64_t{256} << 20;
   Duration min_runtime_before_preemption = std::chrono::minutes(10);  // anti-thrash
   Duration preemptible_lifetime = std::chrono::hours(24);  // 0: unlimited
   double reclaim_rate_per_hour = 0;  // provider reclaims per preemptible allocation-hour

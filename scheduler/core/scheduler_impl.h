@@ -14,6 +14,7 @@
 #include "pod/placement.h"
 #include "scheduler/core/profile.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/core/spec.h"
 
 namespace podsched::core {
 
@@ -60,7 +61,16 @@ class Scheduler::Impl {
   std::map<JobId, JobRecord> jobs;
   std::map<JobId, pod::AcceleratorType> types;  // parsed accelerator of every job
   std::set<JobId> active;                       // not terminal
-  std::map<UserName, int> active_per_user;      // the same, counted per user
+  struct ActiveUse {
+    int jobs = 0;
+    int64_t spec_bytes = 0;  // SpecBytes of those jobs
+  };
+  std::map<UserName, ActiveUse> active_per_user;  // the same, counted per user
+  void AddActive(const JobSpec& spec) {
+    ActiveUse& u = active_per_user[spec.user];
+    ++u.jobs;
+    u.spec_bytes += SpecBytes(spec);
+  }
   std::map<JobId, QueuedRef> queued;            // QUEUED jobs
   std::map<UserName, UserRecord> users;         // users seen or configured
   std::map<UserName, QuotaUsage> in_use;        // cores of jobs in holding states

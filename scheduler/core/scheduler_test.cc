@@ -387,6 +387,28 @@ TEST_F(SchedulerTest, ActiveJobsPerUserAreBounded) {
   EXPECT_FALSE(sched_->Submit(Spec("ada", "v2-8", true), At(3)).has_value());
 }
 
+// The same for the bytes of their specs: a few jobs with huge env values are bounded too.
+TEST_F(SchedulerTest, ActiveSpecBytesPerUserAreBounded) {
+  SchedulerConfig config = DefaultConfig();
+  config.max_active_spec_bytes_per_user = 100 << 10;
+  Start(1, 1, config);
+  JobSpec big = Spec("ada", "v2-8", true);
+  big.env["DATA"] = std::string(40 << 10, 'x');
+  JobId first = Submit(big, 0);
+  Submit(big, 0);
+  auto refused = sched_->Submit(big, At(1));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.error().message().find("max_active_spec_bytes_per_user"), std::string::npos);
+  EXPECT_TRUE(sched_->Submit(Spec("ada", "v2-8", true), At(1)).has_value());  // small fits
+  ASSERT_TRUE(sched_->Cancel(first, At(2)).has_value());
+  EXPECT_TRUE(sched_->Submit(big, At(3)).has_value());  // room again once one ended
+  // Rebuilt from the store: ada holds 2 big + 1 small now.
+  sched_.reset();
+  Start(1, 1, config);
+  EXPECT_FALSE(sched_->Submit(big, At(4)).has_value());
+}
+
 TEST_F(SchedulerTest, CancelQueuedAndRunning) {
   Start(1, 1);
   JobId running = Submit(Spec("ada", "v2-8", false), 0);

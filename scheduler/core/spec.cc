@@ -92,4 +92,11 @@ Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& p
   return pod.ParseType(spec.accelerator);
 }
 
+int64_t SpecBytes(const JobSpec& spec) {
+  int64_t n = static_cast<int64_t>(spec.name.size() + spec.command.size() + spec.accelerator.size());
+  for (const auto& a : spec.args) n += static_cast<int64_t>(a.size());
+  for (const auto& [k, v] : spec.env) n += static_cast<int64_t>(k.size() + v.size());
+  return n;
+}
+
 }  // namespace podsched::core

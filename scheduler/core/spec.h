@@ -28,6 +28,10 @@ enum class SpecOrigin { kSubmission, kStored };
 // Checks every field of `spec` against `pod` and returns the parsed accelerator type, or an
 // InvalidArgument error naming the field and the fix ("max_restarts is -1; must be 0..100").
 // A submission may not set env names of the job contract (common/env_contract.h).
+// What the spec makes podsched keep, in bytes (its strings: name, command, args, env), for the
+// per-user bound on the specs of jobs that have not ended.
+int64_t SpecBytes(const JobSpec& spec);
+
 Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& pod,
                                           SpecOrigin origin = SpecOrigin::kSubmission);
 

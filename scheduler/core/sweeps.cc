@@ -35,13 +35,24 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
   auto type = ValidateSpec(spec, pod);
   if (!type) return std::unexpected(type.error());
   const auto count = active_per_user.find(spec.user);
-  const int active_now = count == active_per_user.end() ? 0 : count->second;
+  const ActiveUse use = count == active_per_user.end() ? ActiveUse{} : count->second;
+  const int active_now = use.jobs;
   if (active_now + new_jobs > config.max_active_jobs_per_user) {
     return Error(StatusCode::kResourceExhausted,
                  spec.user.value() + " has " + std::to_string(active_now) +
                      " jobs that have not ended; " + std::to_string(new_jobs) + " more would pass " +
                      "the limit of " + std::to_string(config.max_active_jobs_per_user) +
                      " (scheduler.max_active_jobs_per_user): wait for some to end or cancel them");
+  }
+  const int64_t bytes = SpecBytes(spec) * new_jobs;
+  if (use.spec_bytes + bytes > config.max_active_spec_bytes_per_user) {
+    return Error(StatusCode::kResourceExhausted,
+                 spec.user.value() + "'s jobs that have not ended hold " +
+                     std::to_string(use.spec_bytes >> 10) + " KiB of specs; " +
+                     std::to_string(bytes >> 10) + " KiB more would pass the limit of " +
+                     std::to_string(config.max_active_spec_bytes_per_user >> 20) +
+                     " MiB (scheduler.max_active_spec_bytes_per_user): wait for some to end, "
+                     "cancel them, or keep large data out of env and args");
   }
   const Quota quota = QuotaOf(spec.user);
   const int limit = spec.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
@@ -88,7 +99,7 @@ JobId Scheduler::Impl::Queue(JobSpec spec, const pod::AcceleratorType& type, Tim
   ++stats.events;
   types.emplace(job.id, type);
   active.insert(job.id);
-  ++active_per_user[job.spec.user];
+  AddActive(job.spec);
   changed_jobs.insert(job.id);
   const JobId id = job.id;
   JobRecord& stored = jobs.emplace(id, std::move(job)).first->second;
