@@ -1,16 +1,11 @@
 #include "scheduler/ctl/client.h"
 
-#include <curl/curl.h>
-
 #include <nlohmann/json.hpp>
+
+#include "scheduler/ctl/http_connection.h"
 
 namespace podsched::ctl {
 namespace {
-
-size_t Append(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
 
 struct StreamState {
   std::string buffer;
@@ -20,10 +15,11 @@ struct StreamState {
   bool stopped = false;
 };
 
-// Splits the SSE byte stream into frames (blank-line separated) and hands their data on.
-size_t OnStreamBytes(char* bytes, size_t size, size_t n, void* p) {
-  auto* s = static_cast<StreamState*>(p);
-  s->buffer.append(bytes, size * n);
+// Splits the SSE byte stream into frames (blank-line separated) and hands their data on; false
+// stops reading.
+bool OnStreamBytes(StreamState& state, std::string_view bytes) {
+  StreamState* s = &state;
+  s->buffer.append(bytes);
   size_t pos;
   while ((pos = s->buffer.find('\n')) != std::string::npos) {
     std::string line = s->buffer.substr(0, pos);
@@ -38,13 +34,13 @@ size_t OnStreamBytes(char* bytes, size_t size, size_t n, void* p) {
       s->data.clear();
       if (!go_on) {
         s->stopped = true;
-        return 0;  // aborts the transfer
+        return false;
       }
     } else if (line.starts_with("data: ")) {
       s->data += line.substr(6);
     }
   }
-  return size * n;
+  return true;
 }
 
 }  // namespace
@@ -60,42 +56,23 @@ int ExitCodeForStatus(long status) {
 ApiClient::ApiClient(std::string server, std::string token)
     : server_(std::move(server)), token_(std::move(token)) {
   while (!server_.empty() && server_.back() == '/') server_.pop_back();
-  curl_global_init(CURL_GLOBAL_DEFAULT);
-  curl_ = curl_easy_init();
 }
 
-ApiClient::~ApiClient() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
+ApiClient::~ApiClient() = default;
 
 Result<ApiReply> ApiClient::Call(const std::string& method, const std::string& path,
                                  const std::string& body) {
-  CURL* c = static_cast<CURL*>(curl_);
-  curl_easy_reset(c);
-  std::string url = server_ + path;
-  ApiReply reply;
-  curl_slist* headers = nullptr;
-  std::string auth = "Authorization: Bearer " + token_;
-  if (!token_.empty()) headers = curl_slist_append(headers, auth.c_str());
-  headers = curl_slist_append(headers, "Content-Type: application/json");
-  headers = curl_slist_append(headers, "Expect:");
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  if (method != "GET") {
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  HttpConnection::Request req;
+  req.method = method;
+  req.target = path;
+  req.body = body;
+  if (!token_.empty()) req.headers.emplace_back("Authorization", "Bearer " + token_);
+  req.headers.emplace_back("Content-Type", "application/json");
+  auto reply = HttpConnection::Send(server_, req, std::chrono::seconds(60), nullptr);
+  if (!reply) {
+    return Unavailable("cannot reach podsched at " + server_ + ": " + reply.error().message());
   }
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply.body);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  CURLcode rc = curl_easy_perform(c);
-  curl_slist_free_all(headers);
-  if (rc != CURLE_OK) {
-    return Unavailable("cannot reach podsched at " + server_ + ": " + curl_easy_strerror(rc));
-  }
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply.status);
-  return reply;
+  return ApiReply{reply->status, std::move(reply->body)};
 }
 
 std::expected<std::string, CallError> ApiClient::CallOk(const std::string& method,
@@ -115,36 +92,31 @@ std::expected<std::string, CallError> ApiClient::CallOk(const std::string& metho
 
 std::expected<void, CallError> ApiClient::Stream(
     const std::string& path, const std::function<bool(const std::string&)>& on_event) {
-  CURL* c = curl_easy_init();
-  std::string url = server_ + path;
-  curl_slist* headers = nullptr;
-  std::string auth = "Authorization: Bearer " + token_;
-  headers = curl_slist_append(headers, auth.c_str());
-  headers = curl_slist_append(headers, "Accept: text/event-stream");
+  HttpConnection::Request req;
+  req.method = "GET";
+  req.target = path;
+  req.headers.emplace_back("Authorization", "Bearer " + token_);
+  req.headers.emplace_back("Accept", "text/event-stream");
   StreamState state;
   state.on_event = &on_event;
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnStreamBytes);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &state);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-  CURLcode rc = curl_easy_perform(c);
-  long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(c);
+  auto reply = HttpConnection::Send(server_, req, std::nullopt, [&](std::string_view bytes) {
+    return OnStreamBytes(state, bytes);
+  });
   if (state.stopped) return {};
-  if (status >= 400) {
-    return std::unexpected(CallError{ExitCodeForStatus(status),
-                                     "event stream refused: HTTP " + std::to_string(status)});
+  if (!reply) {
+    return std::unexpected(CallError{kExitUnreachable, reply.error().code() ==
+                                                               StatusCode::kUnavailable
+                                                           ? "cannot reach podsched at " + server_ +
+                                                                 ": " + reply.error().message()
+                                                           : "event stream ended: " +
+                                                                 reply.error().message()});
   }
-  if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST) {
-    return std::unexpected(CallError{kExitUnreachable, "cannot reach podsched at " + server_});
+  if (reply->status >= 400) {
+    return std::unexpected(CallError{ExitCodeForStatus(reply->status),
+                                     "event stream refused: HTTP " +
+                                         std::to_string(reply->status)});
   }
-  return std::unexpected(
-      CallError{kExitUnreachable, std::string("event stream ended: ") + curl_easy_strerror(rc)});
+  return std::unexpected(CallError{kExitUnreachable, "event stream ended: the server closed it"});
 }
 
 }  // namespace podsched::ctl

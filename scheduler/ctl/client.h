@@ -1,4 +1,4 @@
-// ApiClient: podctl's HTTP client for the podsched API (libcurl, keep-alive on one handle).
+// ApiClient: podctl's HTTP client for the podsched API (HttpConnection: one connection per call).
 //
 // Not thread-safe (one per thread).
 #pragma once
@@ -59,7 +59,6 @@ class ApiClient {
  private:
   std::string server_;
   std::string token_;
-  void* curl_;  // CURL*
 };
 
 // Maps an HTTP status to podctl's exit code.
