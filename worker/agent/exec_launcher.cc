@@ -3,6 +3,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,7 @@ struct RankProcess {
   RankStart start;
   pid_t pid = -1;
   int fd[2] = {-1, -1};       // stdout, stderr
+  int pidfd = -1;             // readable once the process has exited (pidfd_open)
   std::string partial[2];
   bool reaped = false;
 };
@@ -108,6 +110,7 @@ int ExecLauncherMain(const std::string& podworker, const std::vector<std::string
     ranks[i].pid = child->pid;
     ranks[i].fd[0] = child->stdout_fd;
     ranks[i].fd[1] = child->stderr_fd;
+    ranks[i].pidfd = static_cast<int>(syscall(SYS_pidfd_open, child->pid, 0));
   }
 
   bool stopping = false;
@@ -124,22 +127,34 @@ int ExecLauncherMain(const std::string& podworker, const std::vector<std::string
 
   char buf[65536];
   while (true) {
+    // Each rank's pipes and its pidfd: the loop wakes when output arrives or a rank exits,
+    // never on a timer (a fallback timeout only where pidfd_open failed).
     std::vector<pollfd> fds;
-    std::vector<std::pair<size_t, int>> owner;
+    std::vector<std::pair<size_t, int>> owner;  // (rank, 0/1 pipe or 2 pidfd)
+    bool pidfds = true;
     for (size_t i = 0; i < ranks.size(); ++i) {
       for (int s = 0; s < 2; ++s) {
         if (ranks[i].fd[s] < 0) continue;
         fds.push_back({ranks[i].fd[s], POLLIN, 0});
         owner.emplace_back(i, s);
       }
+      if (ranks[i].pid > 0 && !ranks[i].reaped) {
+        if (ranks[i].pidfd >= 0) {
+          fds.push_back({ranks[i].pidfd, POLLIN, 0});
+          owner.emplace_back(i, 2);
+        } else {
+          pidfds = false;
+        }
+      }
     }
     bool all_reaped = true;
     for (const RankProcess& r : ranks) all_reaped = all_reaped && (r.reaped || r.pid < 0);
     if (fds.empty() && all_reaped) break;
-    poll(fds.data(), fds.size(), fds.empty() ? 100 : 200);
+    poll(fds.data(), fds.size(), pidfds ? 1000 : 100);
     for (size_t k = 0; k < fds.size(); ++k) {
       if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       auto [i, s] = owner[k];
+      if (s == 2) continue;  // reaped below
       const ssize_t n = read(ranks[i].fd[s], buf, sizeof buf);
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       if (n <= 0) {
@@ -156,6 +171,8 @@ int ExecLauncherMain(const std::string& podworker, const std::vector<std::string
       for (RankProcess& r : ranks) {
         if (r.pid != pid) continue;
         r.reaped = true;
+        if (r.pidfd >= 0) close(r.pidfd);
+        r.pidfd = -1;
         if (exits.Exited(r.start.rank, SshExitStatus(status))) stop_all();
       }
     }

@@ -473,6 +473,7 @@ void JobRunner::OnReaped(pid_t pid, int status) {
     if (job.mpirun == pid) {
       job.mpirun_reaped = true;
       job.mpirun_status = status;
+      ScanSoon();  // the job may be over: find out now, not at the next periodic scan
       spdlog::info("job {} epoch {}: mpirun exited (status {:#x})", id.value(), job.je.epoch,
                    status);
     }
@@ -579,6 +580,7 @@ void JobRunner::ReadPipe(Job& job, int& fd, LogCutter::Stream stream) {
   if (n <= 0) {
     job.output.EndStream(stream);
     CloseFd(fd);
+    ScanSoon();
   } else {
     job.output.Append(stream, std::string_view(buf, static_cast<size_t>(n)));
   }
