@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "store/jobdb/schema.h"
 #include "store/jobdb/test_util.h"
 
 namespace podsched::jobdb {
@@ -139,7 +140,7 @@ TEST(SqliteJobRepositoryTest, UsesWalAndRecordsEpochsAndAllocations) {
   auto check = repo->IntegrityCheck();
   ASSERT_TRUE(check.has_value());
   EXPECT_EQ(*check, "ok");
-  EXPECT_EQ(repo->SchemaVersion().value_or(-1), 2);
+  EXPECT_EQ(repo->SchemaVersion().value_or(-1), LatestSchemaVersion());
 
   auto raw = Connection::Open(path, /*create=*/false);
   ASSERT_TRUE(raw.has_value());
