@@ -136,7 +136,8 @@ std::expected<WebAuth, Denied> AuthenticateRequest(const HttpRequest& request,
   if (!session) {
     return std::unexpected(Denied{AuthFailure::kSession,
                                   Status(StatusCode::kUnauthenticated,
-                                         "the session expired or ended; log in again")});
+                                         "the session expired, was logged out, or its token was revoked or "
+                                         "its user disabled; log in again")});
   }
   auto who = accounts.Recheck(*session, now);
   if (!who) {
