@@ -59,8 +59,7 @@ HttpResponse SetDisabled(ApiCalls& calls, const Principal& who, const ApiRequest
 
 }  // namespace
 
-HttpResponse WhoAmI(const ApiView& view, ApiCalls&, const Principal& who,
-                    const ApiRequest& request) {
+HttpResponse WhoAmI(const ApiView& view, ApiCalls&, const Principal& who, const ApiRequest&) {
   api::User out;
   if (const AccountView* u = view.accounts.FindUser(who.user)) out = UserToProto(*u);
   out.set_name(who.user);
@@ -69,7 +68,6 @@ HttpResponse WhoAmI(const ApiView& view, ApiCalls&, const Principal& who,
   if (const core::TokenRecord* t = view.accounts.FindToken(who.token); t && t->expires) {
     out.set_token_expires(Rfc3339(*t->expires));
   }
-  (void)request;
   return JsonResponse(out);
 }
 

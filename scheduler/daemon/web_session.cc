@@ -134,10 +134,11 @@ std::expected<WebAuth, Denied> AuthenticateRequest(const HttpRequest& request,
   }
   auto session = sessions.Find(*id, now);
   if (!session) {
-    return std::unexpected(Denied{AuthFailure::kSession,
-                                  Status(StatusCode::kUnauthenticated,
-                                         "the session expired, was logged out, or its token was revoked or "
-                                         "its user disabled; log in again")});
+    return std::unexpected(
+        Denied{AuthFailure::kSession,
+               Status(StatusCode::kUnauthenticated,
+                      "the session expired, was logged out, or its token was revoked or its "
+                      "user disabled; log in again")});
   }
   auto who = accounts.Recheck(*session, now);
   if (!who) {
