@@ -219,6 +219,11 @@ done
 curl -sf "$url/healthz" >/dev/null || die "podsched did not answer on $url within 30 s"
 token=$(cat "$var/admin.token")
 
+# One machine, one person: every job runs as the account that started up.sh (podworker
+# --jobs-as-agent-user; as root that must be allowed explicitly). A shared cluster runs podworker
+# as root without it, so that each job runs as its user's Unix account (docs/podworker.md).
+run_as=$(id -un); agent_user_flags=(--jobs-as-agent-user)
+[[ $(id -u) -eq 0 ]] && agent_user_flags+=(--allow-root-jobs)
 per=$((64 / agents))
 step "starting $agents podworkers ($per host$([[ $per -gt 1 ]] && echo s) each)"
 for ((i = 0; i < agents; i++)); do
@@ -227,6 +232,7 @@ for ((i = 0; i < agents; i++)); do
   mkdir -p "$var/tmp/local-$i"
   "${mark[@]}" TMPDIR="$var/tmp/local-$i" setsid "$podworker" --bus "tcp://127.0.0.1:$bus_port" --pod pod0 --hosts "$first-$last" \
     --agent-id "local-$i" --advertise 127.0.0.1 --state-dir "$var/worker/local-$i" \
+    "${agent_user_flags[@]}" --pass-env PODSCHED_UP_RUN \
     </dev/null >>"$var/log/worker-$i.log" 2>&1 &
   echo "worker-$i $!" >>"$pids_file"
 done
@@ -259,7 +265,6 @@ preemptible: $pre
 command: $podtrain
 args: [--steps, "$steps", --checkpoint-every, "25", --min-step-ms, "100", --progress-every, "5"]
 env: {POD_TOTAL_STEPS: "$steps"}
-checkpoint_url: file://$var/checkpoints
 checkpoint_every_seconds: 3
 grace_period_seconds: 15
 max_restarts: 10
@@ -286,13 +291,14 @@ cat <<MSG
     dashboard:    $url/
     admin token:  $token   (also in $var/admin.token)
     provider reclaim: $reclaim per preemptible allocation-hour (preemptions within minutes)
+    jobs run as:  $run_as (uid $(id -u)), the account that started up.sh, for every user
   From another terminal, in $root:
     $podctl --server $url jobs --all
     $podctl --server $url pod
     $podctl --server $url logs -f 2
     $podctl --server $url agents
   (podctl reads the token from var/admin.token in $root; elsewhere add --token or set POD_TOKEN)
-  Logs: $var/log/   Checkpoints: $var/checkpoints/
+  Logs: $var/log/   Checkpoints: $var/checkpoints/users/<user>/
 MSG
 
 if [[ $mode_done == detach ]]; then

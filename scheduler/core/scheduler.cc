@@ -159,7 +159,8 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
                     job.spec.grace_period,
                     job.restarts,
                     job.preemptions,
-                    job.spec.array};
+                    job.spec.array,
+                    job.spec.user};
   actions.emplace_back(std::in_place_type<LaunchPlan>, std::move(launch));
   ++stats.launches;
   if (job.spec.preemptible) {

@@ -61,6 +61,7 @@ struct LaunchPlan {
   int restarts = 0;          // failures so far (JobRecord::restarts)
   int preemptions = 0;       // preemptions so far (JobRecord::preemptions)
   std::optional<ArrayTask> array;  // the job's array and index (POD_ARRAY_ID, POD_ARRAY_INDEX)
+  UserName user;                   // who submitted it (whose Unix account runs it)
 };
 struct PreemptAction {
   JobEpoch job;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/hash.h"
+#include "common/user_names.h"
 #include "scheduler/daemon/convert.h"
 #include "scheduler/daemon/json_util.h"
 
@@ -28,9 +29,10 @@ std::string_view TokenState(const TokenRecord& token, TimePoint now) {
 }
 
 Status ValidateUserName(std::string_view name) {
-  const bool ok = !name.empty() && name.size() <= 64 &&
-                  name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._-") ==
-                      std::string_view::npos &&
+  // Stricter than what the configuration accepts (IsPathSafeUserName): lower case, and no
+  // leading '.', '_' or '-'.
+  const bool ok = IsPathSafeUserName(name) &&
+                  name.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string_view::npos &&
                   std::isalnum(static_cast<unsigned char>(name.front()));
   if (ok) return Status::Ok();
   return Status(StatusCode::kInvalidArgument,
@@ -40,12 +42,7 @@ Status ValidateUserName(std::string_view name) {
 }
 
 Status ValidateUnixUser(std::string_view name) {
-  if (name.empty()) return Status::Ok();
-  const bool ok = name.size() <= 32 &&
-                  name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") ==
-                      std::string_view::npos &&
-                  (std::islower(static_cast<unsigned char>(name.front())) || name.front() == '_');
-  if (ok) return Status::Ok();
+  if (name.empty() || IsUnixUserName(name)) return Status::Ok();
   return Status(StatusCode::kInvalidArgument,
                 "'" + std::string(name.substr(0, 80)) +
                     "' is not a valid unix_user: 1..32 characters of a-z, 0-9, '_', '-', "
@@ -59,6 +56,7 @@ AccountRegistry::AccountRegistry(std::vector<UserConfig> configured,
     UserAccount account;
     account.name = UserName(u.name);
     account.admin = u.admin;
+    account.unix_user = u.unix_user;
     users_.try_emplace(u.name, AccountView{std::move(account), true});
     by_digest_.try_emplace(u.token_sha256, Credential{TokenId(0), u.name});
   }

@@ -61,8 +61,8 @@ std::string_view TokenState(const core::TokenRecord& token, TimePoint now);
 
 // 1..64 characters of a-z, 0-9, '.', '_', '-', starting with a letter or a digit.
 Status ValidateUserName(std::string_view name);
-// A POSIX-style account name: 1..32 characters of a-z, 0-9, '_', '-', starting with a letter or
-// '_'. Empty is allowed (not set).
+// A POSIX-style account name (IsUnixUserName: 1..32 characters of a-z, 0-9, '_', '-', starting
+// with a letter or '_'). Empty is allowed (not set).
 Status ValidateUnixUser(std::string_view name);
 
 class AccountRegistry {

@@ -11,11 +11,19 @@ namespace {
 using std::chrono::hours;
 using std::chrono::minutes;
 
+UserConfig Configured(const std::string& name, bool admin) {
+  UserConfig u;
+  u.name = name;
+  u.token_sha256 = Sha256Hex("t-" + name);
+  u.admin = admin;
+  return u;
+}
+
 class AccountRegistryTest : public ::testing::Test {
  protected:
   AccountRegistryTest() : accounts_(Configured(), &store_) { EXPECT_TRUE(accounts_.Load()); }
   static std::vector<UserConfig> Configured() {
-    return {{"admin", Sha256Hex("t-admin"), true}, {"alice", Sha256Hex("t-alice"), false}};
+    return {daemon::Configured("admin", true), daemon::Configured("alice", false)};
   }
   AuthFailure ReasonOf(const std::string& token) {
     auto r = accounts_.AuthenticateToken(token, now_);
@@ -168,7 +176,7 @@ TEST_F(AccountRegistryTest, ConfiguredUsersAreReadOnlyAndTheLastAdminStays) {
 
   // Without a configured admin, the last enabled API admin cannot be disabled.
   core::InMemoryAccountRepository store;
-  AccountRegistry accounts({{"alice", Sha256Hex("t-alice"), false}}, &store);
+  AccountRegistry accounts({daemon::Configured("alice", false)}, &store);
   ASSERT_TRUE(accounts.AddUser("root", true, "", "alice", now_).has_value());
   auto last = accounts.SetDisabled("root", true);
   ASSERT_FALSE(last.has_value());
@@ -201,7 +209,7 @@ TEST_F(AccountRegistryTest, AReloadRestoresEverythingAndShadowsConfiguredNames) 
   ASSERT_TRUE(bob && laptop);
   ASSERT_TRUE(accounts_.Revoke(bob->record.id, now_).has_value());
   // A later configuration also names bob (as a plain user): the configured one wins.
-  AccountRegistry reloaded({{"bob", Sha256Hex("t-bob"), false}}, &store_);
+  AccountRegistry reloaded({daemon::Configured("bob", false)}, &store_);
   auto shadowed = reloaded.Load();
   ASSERT_TRUE(shadowed.has_value());
   EXPECT_EQ(*shadowed, std::vector<std::string>{"bob"});

@@ -6,6 +6,7 @@
 #include <list>
 
 #include "api.pb.h"
+#include "bus.pb.h"
 #include "scheduler/daemon/engine_test_util.h"
 #include "scheduler/daemon/json_util.h"
 
@@ -182,6 +183,29 @@ TEST_F(AccountsApiTest, AnExpiringTokenEndsItsStreamAtTheNextTick) {
   auto refused = Call("GET", "/api/v1/jobs", secret);
   EXPECT_EQ(refused.status, 401);
   EXPECT_NE(refused.body.find("expired at"), std::string::npos) << refused.body;
+}
+
+// An API user's unix_user is what the agents are told to run its jobs as.
+TEST_F(AccountsApiTest, AnApiUsersJobsLaunchAsItsUnixUser) {
+  api::NewToken erin = AddUser(R"({"name":"erin","unix_user":"erin_u"})");
+  std::vector<BusOutgoing> sent;
+  engine_->SetBusSender([&](BusOutgoing m) { sent.push_back(std::move(m)); });
+  bus::Envelope reg;
+  reg.mutable_register_()->set_agent_id("w1");
+  reg.mutable_register_()->set_pod("pod0");
+  for (int h = 0; h < 16; ++h) reg.mutable_register_()->add_hosts(h);
+  engine_->OnBusMessage("w1", reg.SerializeAsString(), now_);
+  SubmitAs(erin.secret());
+  engine_->Tick(now_);
+  bool launched = false;
+  for (const BusOutgoing& m : sent) {
+    bus::Envelope e;
+    ASSERT_TRUE(e.ParseFromString(m.bytes));
+    if (!e.has_launch()) continue;
+    launched = true;
+    EXPECT_EQ(e.launch().unix_user(), "erin_u");
+  }
+  EXPECT_TRUE(launched);
 }
 
 }  // namespace

@@ -47,7 +47,8 @@ BusLogic::BusLogic(Options options, core::Scheduler* scheduler, TokenSource toke
       composer_({options_.default_checkpoint_url, options_.log_url, options_.bus.job_port_first,
                  options_.bus.job_port_last,
                  PortsPerHost(options_.bus.job_port_first, options_.bus.job_port_last,
-                              scheduler->pod().num_hosts())}) {
+                              scheduler->pod().num_hosts()),
+                 options_.unix_user_of}) {
   if (options_.bus.reconcile_timeout_ms <= 0) {
     options_.bus.reconcile_timeout_ms = options_.bus.heartbeat_timeout_ms;
   }

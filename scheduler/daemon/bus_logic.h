@@ -61,6 +61,7 @@ class BusLogic {
     std::string default_checkpoint_url;  // POD_CHECKPOINT_URL when the spec has none
     std::string log_url;                 // Launch.log_url
     std::string scheduler_id;            // Welcome.scheduler_id
+    std::function<std::string(const UserName&)> unix_user_of;  // LaunchComposer's
     Duration tick_interval = std::chrono::milliseconds(200);  // how often OnTimer is called
   };
 

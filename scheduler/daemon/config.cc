@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/user_names.h"
 #include "pod/pod.h"
 #include "scheduler/daemon/launch_composer.h"
 
@@ -82,13 +83,23 @@ Result<PodConfig> ParsePod(const YAML::Node& n, size_t index) {
 
 Result<UserConfig> ParseUser(const YAML::Node& n, size_t index) {
   std::string section = "users[" + std::to_string(index) + "]";
-  PODSCHED_TRY(CheckKeys(n, section, {"name", "token_sha256", "role"}));
+  PODSCHED_TRY(CheckKeys(n, section, {"name", "token_sha256", "role", "unix_user"}));
   UserConfig user;
   std::string role = "user";
   PODSCHED_TRY(Read(n, "name", section, user.name));
   PODSCHED_TRY(Read(n, "token_sha256", section, user.token_sha256));
   PODSCHED_TRY(Read(n, "role", section, role));
-  if (user.name.empty()) return InvalidArgument(section + ".name: must not be empty");
+  PODSCHED_TRY(Read(n, "unix_user", section, user.unix_user));
+  if (!IsPathSafeUserName(user.name)) {
+    return InvalidArgument(section + ".name: '" + user.name +
+                           "' must be 1..64 of [A-Za-z0-9._-] (it names the user's "
+                           "checkpoint prefix)");
+  }
+  if (!user.unix_user.empty() && !IsUnixUserName(user.unix_user)) {
+    return InvalidArgument(section + ".unix_user: '" + user.unix_user +
+                           "' is not a Unix account name (1..32 of [a-z0-9_-], starting "
+                           "with a letter or _)");
+  }
   if (user.token_sha256.size() != 64 ||
       user.token_sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
     return InvalidArgument(section +
@@ -333,6 +344,7 @@ users: []
 #  - name: alice
 #    token_sha256: <64 hex digits>
 #    role: user         # user (own jobs) or admin (all jobs, quotas, users)
+#    unix_user: alice   # the Unix account the user's jobs run as on the hosts (default: name)
 quotas: {}
 #  alice: {on_demand_cores: 40, preemptible_cores: 800}
 scheduler:

@@ -22,6 +22,8 @@ struct UserConfig {
   std::string name;
   std::string token_sha256;  // lower-case hex SHA-256 of the bearer token
   bool admin = false;
+  // The Unix account the user's jobs run as on the hosts (podworker); empty: `name`.
+  std::string unix_user;
 };
 
 struct PodConfig {

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "pod/cost.h"
+#include "scheduler/daemon/checkpoint_prefix.h"
 #include "scheduler/daemon/json_util.h"
 
 namespace podsched::daemon {
@@ -22,7 +23,7 @@ std::string Rfc3339(TimePoint t) {
 }
 
 Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& user,
-                                    const std::string& default_checkpoint_url) {
+                                    const std::string& checkpoint_prefix) {
   for (const auto* field : {&in.name(), &in.accelerator(), &in.checkpoint_url()}) {
     if (HasControlCharacters(*field)) {
       return InvalidArgument(
@@ -51,8 +52,21 @@ Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& u
   spec.command = in.command();
   spec.args.assign(in.args().begin(), in.args().end());
   for (const auto& [k, v] : in.env()) spec.env[k] = v;
-  std::string ckpt = in.checkpoint_url().empty() ? default_checkpoint_url : in.checkpoint_url();
-  if (!ckpt.empty() && !spec.env.contains("POD_CHECKPOINT_URL")) {
+  // One checkpoint URL: the spec's checkpoint_url, or POD_CHECKPOINT_URL of its env (empty
+  // there: no checkpoints), else the user's prefix; never outside the prefix.
+  std::string ckpt = in.checkpoint_url();
+  if (auto it = spec.env.find("POD_CHECKPOINT_URL"); it != spec.env.end()) {
+    if (!ckpt.empty() && it->second != ckpt) {
+      return InvalidArgument("checkpoint_url and env POD_CHECKPOINT_URL differ; give one of them");
+    }
+    ckpt = it->second;
+  } else if (ckpt.empty()) {
+    ckpt = checkpoint_prefix;
+  }
+  if (!ckpt.empty() && !checkpoint_prefix.empty()) {
+    if (Status s = CheckUnderPrefix(ckpt, checkpoint_prefix); !s.ok()) return std::unexpected(s);
+  }
+  if (!ckpt.empty() || spec.env.contains("POD_CHECKPOINT_URL")) {
     spec.env["POD_CHECKPOINT_URL"] = ckpt;
   }
   spec.ranks_per_host = in.ranks_per_host() == 0 ? 1 : in.ranks_per_host();

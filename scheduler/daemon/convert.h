@@ -20,9 +20,10 @@ std::string Rfc3339(TimePoint t);
 // A submission from the API into a core spec for `user`. Checks what the core does not: control
 // characters in text fields, negative durations, the dependency syntax. The core validates the
 // rest (ValidateSpec). The spec's `array` is not part of the core spec: the caller parses it
-// (core::ParseArraySpec) and submits the tasks.
+// (core::ParseArraySpec) and submits the tasks. The checkpoint URL is `checkpoint_prefix` (the
+// user's, UserCheckpointPrefix) unless the spec names one, which must lie under it.
 Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& user,
-                                    const std::string& default_checkpoint_url);
+                                    const std::string& checkpoint_prefix);
 api::JobSpec SpecToProto(const core::JobSpec& spec);
 
 // Dollars spent so far: the slice's price for its class times the time held (closed epochs plus

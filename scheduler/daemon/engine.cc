@@ -113,6 +113,12 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   bus.log_url = config.bus.log_url.empty() ? "file://" + config.data_dir + "/objects/logs"
                                            : config.bus.log_url;
   bus.scheduler_id = NewToken().substr(0, 16);
+  // Configured users' unix_user and those of users made through the API (podctl admin user add
+  // --unix-user), as they are at launch time; the API name when none is set.
+  bus.unix_user_of = [accounts = &engine->accounts_](const UserName& user) {
+    const AccountView* u = accounts->FindUser(user.value());
+    return u != nullptr && !u->account.unix_user.empty() ? u->account.unix_user : user.value();
+  };
   bus.tick_interval = std::chrono::milliseconds(config.tick_interval_ms);
   engine->bus_ = std::make_unique<BusLogic>(std::move(bus), engine->scheduler_.get());
   if (Status s = engine->bus_->Start(now); !s.ok()) return std::unexpected(s);

@@ -7,6 +7,7 @@
 #include "api.pb.h"
 #include "scheduler/core/dependency.h"
 #include "scheduler/daemon/api_response.h"
+#include "scheduler/daemon/checkpoint_prefix.h"
 #include "scheduler/daemon/convert.h"
 #include "scheduler/daemon/json_util.h"
 #include "scheduler/daemon/visibility.h"
@@ -76,7 +77,8 @@ HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& wh
   api::JobSpec in;
   JsonLimits limits{view.config.limits.max_json_depth, 64 << 10};
   if (Status s = ParseJson(request.http.body, limits, &in); !s.ok()) return StatusError(s);
-  auto spec = SpecFromProto(in, who.user, DefaultCheckpointUrl(view.config));
+  auto spec =
+      SpecFromProto(in, who.user, UserCheckpointPrefix(DefaultCheckpointUrl(view.config), who.user));
   if (!spec) return StatusError(spec.error());
   JobId id;
   api::SubmitResponse out;

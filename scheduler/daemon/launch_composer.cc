@@ -2,6 +2,7 @@
 
 #include "common/endpoint.h"
 #include "common/host_list.h"
+#include "scheduler/daemon/checkpoint_prefix.h"
 
 namespace podsched::daemon {
 namespace {
@@ -39,6 +40,16 @@ bus::Launch LaunchComposer::Compose(const core::LaunchPlan& plan,
   l.set_grace_seconds(static_cast<int32_t>(ToSeconds(plan.grace_period)));
   l.set_log_url(options_.log_url);
   l.set_launcher(plan.launcher == core::Launcher::kExec ? bus::Launch::EXEC : bus::Launch::MPI);
+  l.set_unix_user(options_.unix_user_of ? options_.unix_user_of(plan.user) : plan.user.value());
+  // The agents make the user's prefix theirs; below it the job creates what it needs itself.
+  if (!options_.default_checkpoint_url.empty() && !plan.user.value().empty()) {
+    const std::string prefix =
+        UserCheckpointPrefix(options_.default_checkpoint_url, plan.user.value());
+    const std::string ckpt = l.env().contains("POD_CHECKPOINT_URL")
+                                 ? l.env().at("POD_CHECKPOINT_URL")
+                                 : options_.default_checkpoint_url;
+    if (CheckUnderPrefix(ckpt, prefix).ok()) l.set_checkpoint_root(FileUrlDirectory(prefix));
+  }
   return l;
 }
 

@@ -15,6 +15,7 @@
 // Pure: no I/O, no clock, no randomness (the caller brings the rsh token). Thread-safe (const).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -42,6 +43,8 @@ class LaunchComposer {
     int port_first = 20000;              // the job port range (BusConfig::job_port_*)
     int port_last = 32767;
     int ports_per_host = kPortSlotsPerHost;  // PortsPerHost of the range and the pod
+    // The Unix account of an API user (Launch.unix_user); unset: the user's name.
+    std::function<std::string(const UserName&)> unix_user_of;
   };
 
   explicit LaunchComposer(Options options) : options_(std::move(options)) {}

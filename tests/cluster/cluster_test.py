@@ -303,7 +303,9 @@ def torch_ddp(c, _ref, _tmp):
     parameters as an uninterrupted run (tests/integration/jobs/torch_ddp.py)."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration", "jobs",
                           "torch_ddp.py")
-    ckpt = "file://" + os.path.join(c.work, "torch-checkpoints")
+    if not c.checkpoint_url.startswith("file://"):
+        fail("the torch scenario needs a file:// store (torch.save writes POD_CHECKPOINT_DIR)")
+    ckpt = c.checkpoint_url + "/torch"
     # gloo picks its interface from the hostname; in a namespace that is eth0 on the bridge.
     env = {"GLOO_SOCKET_IFNAME": "eth0"}
     spec = dict(command="/usr/bin/python3", launcher="exec", checkpoint_url=ckpt, env=env)
@@ -321,7 +323,7 @@ def torch_ddp(c, _ref, _tmp):
         fail("job %d did not save and resume:\n%s" % (a, text[-3000:]))
     b = c.submit("v2-32", [script, "40"], name="ddp-reference", **spec)
     c.wait_state(b, "SUCCEEDED", JOB_TIMEOUT)
-    digest = [open(os.path.join(c.work, "torch-checkpoints", "job-%d" % jid, "final.sha256"))
+    digest = [open(os.path.join(ckpt[len("file://"):], "job-%d" % jid, "final.sha256"))
               .read().strip() for jid in (a, b)]
     if digest[0] != digest[1]:
         fail("preempted DDP run %s differs from the uninterrupted one %s" % tuple(digest))
@@ -363,7 +365,8 @@ def main():
             work = os.path.join(tmp, name)
             c = None
             try:
-                c = PodCluster(bins, work, workers=4, store=store, name=name[:6])
+                c = PodCluster(bins, work, workers=4, store="file" if name == "torch" else store,
+                               name=name[:6])
                 say("%s: %d namespaces on %s, checkpoints %s" % (
                     name, len(c.nodes), c.subnet, c.checkpoint_url.split("?")[0]))
                 c.start()

@@ -137,6 +137,11 @@ class PodCluster:
                 if store == "s3":
                     print("cluster: no S3 server packages (swift); checkpoints on file:// instead")
                 self.checkpoint_url = "file://" + os.path.join(work, "checkpoints")
+            # The store is the scheduler's default; the specs use the admin's prefix of it, the
+            # only place podsched lets the admin's jobs write checkpoints.
+            self.store_url = self.checkpoint_url
+            base, _, query = self.store_url.partition("?")
+            self.checkpoint_url = base.rstrip("/") + "/users/admin" + ("?" + query if query else "")
             self._write_config()
         except BaseException:
             self.close()
@@ -177,6 +182,7 @@ bus:
   heartbeat_interval_ms: 500
   heartbeat_timeout_ms: %d
 data_dir: %s
+default_checkpoint_url: "%s"
 pods: [{name: pod0, generation: v2, host_rows: 2, host_cols: %d}]
 scheduler:
   tick_interval_ms: 100
@@ -184,7 +190,7 @@ scheduler:
   retry_backoff_base_seconds: 1
 limits: {requests_per_second: 100000, burst: 100000}
 %s""" % (self.sched_node.ip, self.http_port, self.bus, self.heartbeat_timeout_ms, self.data_dir,
-         self.workers, self.config_extra))
+         self.store_url, self.workers, self.config_extra))
 
     def start_scheduler(self):
         log = os.path.join(self.work, "podsched.log")
@@ -228,7 +234,12 @@ limits: {requests_per_second: 100000, burst: 100000}
             argv = [self.bins.podworker, "--bus", self.bus, "--pod", "pod0", "--hosts", str(h),
                     "--agent-id", "agent-%d-h%d" % (k, h), "--advertise", node.ip,
                     "--state-dir", os.path.join(self.work, "worker-%d-h%d" % (k, h)),
-                    "--mpi-subnet", self.subnet]
+                    "--mpi-subnet", self.subnet, "--jobs-as-agent-user"]
+            if os.geteuid() == 0:
+                argv.append("--allow-root-jobs")
+            # Jobs get none of the agent's environment but what is passed by name.
+            for name in ["PODSCHED_CLUSTER_RUN"] + sorted(self.agent_env):
+                argv += ["--pass-env", name]
             # The marker reaches mpirun, orted and the ranks (they inherit the agent's
             # environment): close() finds whatever is left by it, also on 127.0.0.1 where no
             # namespace bounds it.

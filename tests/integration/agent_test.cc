@@ -115,7 +115,8 @@ class AgentTest : public ::testing::Test {
   void StartAgent(const std::string& id, const std::string& hosts) {
     agents_[id] = Spawn({PODWORKER, "--bus", bus_, "--hosts", hosts, "--agent-id", id,
                          "--state-dir", (dir_ / ("state-" + id)).string(), "--advertise",
-                         "127.0.0.1", "--log-level", "debug"},
+                         "127.0.0.1", "--log-level", "debug", "--jobs-as-agent-user",
+                         "--allow-root-jobs", "--pass-env", "PODWORKER_TEST_MARKER"},
                         (dir_ / (id + ".log")).string(), {marker_});
   }
 

@@ -14,6 +14,10 @@ import urllib.request
 from testlib import TIMEOUT, fail, wait_for  # noqa: E402 (beside this file)
 
 
+# The test's users have no Unix accounts: every job runs as the account of the test (root in
+# CI, which must be allowed explicitly). tests/integration/accounts_test.py runs jobs as users.
+AGENT_USER_FLAGS = ["--jobs-as-agent-user"] + (["--allow-root-jobs"] if os.geteuid() == 0 else [])
+
 class Process:
     """A child process the tests start, kill -9 and stop (SIGTERM, SIGKILL after 10 s)."""
     proc = None
@@ -121,8 +125,10 @@ class Podsched(Process):
 class Worker(Process):
     """One podworker serving `hosts` (e.g. "0-1")."""
 
-    def __init__(self, binary, podsched, work, agent_id, hosts, extra=()):
+    def __init__(self, binary, podsched, work, agent_id, hosts, extra=(),
+                 user_flags=AGENT_USER_FLAGS):
         self.binary, self.agent_id, self.hosts = binary, agent_id, hosts
+        self.user_flags = list(user_flags)
         self.state = os.path.join(work, "worker-" + agent_id)
         self.log = os.path.join(work, "worker-%s.log" % agent_id)
         self.podsched, self.extra = podsched, list(extra)
@@ -132,7 +138,8 @@ class Worker(Process):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         self.proc = subprocess.Popen(
             [self.binary, "--bus", self.podsched.bus, "--pod", "pod0", "--hosts", self.hosts,
-             "--agent-id", self.agent_id, "--state-dir", self.state] + self.extra,
+             "--agent-id", self.agent_id, "--state-dir", self.state] + self.user_flags +
+            self.extra,
             stdout=open(self.log, "a"), stderr=subprocess.STDOUT, env=env,
             start_new_session=True)
 

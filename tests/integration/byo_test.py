@@ -48,7 +48,7 @@ def hosts_of(ps, job):
 
 
 def ckpt_dir(ps, job):
-    return os.path.join(ps.work, "var", "objects", "checkpoints", "job-%d" % job)
+    return os.path.join(ps.work, "var", "objects", "checkpoints", "users", "admin", "job-%d" % job)
 
 
 def expect_succeeded(ps, job, what):

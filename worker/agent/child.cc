@@ -1,6 +1,7 @@
 #include "worker/agent/child.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -27,7 +28,8 @@ std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrid
 }
 
 Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
-                                const std::vector<std::string>& env) {
+                                const std::vector<std::string>& env, const JobAccount* as,
+                                const std::string& cwd) {
   if (argv.empty()) return InvalidArgument("empty argv");
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
@@ -43,6 +45,8 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
   const pid_t parent = getpid();
+  const bool switch_user = as != nullptr && geteuid() == 0;
+  const std::vector<gid_t> groups = switch_user ? as->groups : std::vector<gid_t>{};
 
   const pid_t pid = fork();
   if (pid < 0) {
@@ -51,6 +55,15 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   }
   if (pid == 0) {
     setpgid(0, 0);
+    if (switch_user) {
+      if (setgroups(groups.size(), groups.data()) != 0 || setgid(as->gid) != 0 ||
+          setuid(as->uid) != 0) {
+        const char* msg = "podworker: cannot switch to the job's Unix account\n";
+        (void)!write(err[1], msg, std::strlen(msg));
+        _exit(126);
+      }
+    }
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) (void)!chdir("/");
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the agent died before prctl took effect
     sigset_t none;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "worker/agent/job_account.h"
 
 namespace podsched::agent {
 
@@ -23,8 +24,13 @@ struct ChildProcess {
 };
 
 // argv[0] is looked up in PATH of `env` (NAME=VALUE strings, the whole environment).
+// With `as` and an agent running as root, the child takes that account's groups, gid and uid
+// (in that order, before exec) and works in `cwd`; without root, `as` must be the agent's own
+// account (job_account.h) and nothing changes. Parent-death SIGKILL is set after the switch,
+// since the kernel clears it when the credentials change.
 Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
-                                const std::vector<std::string>& env);
+                                const std::vector<std::string>& env,
+                                const JobAccount* as = nullptr, const std::string& cwd = "");
 
 // The current environment with `overrides` (NAME=VALUE) replacing or adding variables.
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrides);

@@ -15,12 +15,26 @@ std::vector<RankStart> PlanRanks(const std::vector<int32_t>& hosts, int ranks_pe
   return out;
 }
 
+std::string ShellQuote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 std::vector<std::string> RankRshArgv(const std::string& podworker, const RankStart& start,
                                      const std::vector<std::string>& command) {
-  std::vector<std::string> argv{podworker, "rsh",     MpiHostName(start.host),
-                                podworker, "rank",    "--rank",
-                                std::to_string(start.rank), "--"};
-  argv.insert(argv.end(), command.begin(), command.end());
+  std::vector<std::string> argv{podworker, "rsh", MpiHostName(start.host)};
+  for (const std::string& w : std::vector<std::string>{podworker, "rank", "--rank",
+                                                       std::to_string(start.rank), "--"}) {
+    argv.push_back(ShellQuote(w));
+  }
+  for (const std::string& w : command) argv.push_back(ShellQuote(w));
   return argv;
 }
 

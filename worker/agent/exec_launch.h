@@ -37,7 +37,12 @@ struct RankStart {
 // Rank r runs on hosts[r / ranks_per_host] (host-major, as mpirun places them).
 std::vector<RankStart> PlanRanks(const std::vector<int32_t>& hosts, int ranks_per_host);
 
-// `podworker rsh hHOST podworker rank --rank R -- COMMAND...`.
+// `podworker rsh hHOST podworker rank --rank R -- COMMAND...`. The words after the host are
+// shell-quoted: like ssh, the rsh server joins them with spaces for /bin/sh -c, so an argument
+// with spaces, quotes or `$` arrives as the one word it was.
+// `word` in single quotes for /bin/sh (a ' inside becomes '\'').
+std::string ShellQuote(const std::string& word);
+
 std::vector<std::string> RankRshArgv(const std::string& podworker, const RankStart& start,
                                      const std::vector<std::string>& command);
 

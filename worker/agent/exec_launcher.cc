@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "common/rank_tag.h"
 #include "worker/agent/child.h"
@@ -179,6 +180,16 @@ int RankMain(const std::vector<std::string>& args) {
   auto id = index ? RankFromIndex(*index, GetEnv) : RankFromMpi(GetEnv);
   if (!id) return Fail("rank", id.error().message());
   for (const auto& [name, value] : RankEnv(*id, GetEnv)) setenv(name.c_str(), value.c_str(), 1);
+  // One checkpoint directory per job, kept over its epochs; made here, with the job's own
+  // rights (the agent, maybe root, never walks paths below the user's storage prefix).
+  if (const char* dir = std::getenv("POD_CHECKPOINT_DIR"); dir != nullptr && *dir != '\0') {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "podworker rank: cannot create POD_CHECKPOINT_DIR %s: %s\n", dir,
+                   ec.message().c_str());
+    }
+  }
   std::vector<char*> argv;
   for (size_t k = i; k < args.size(); ++k) argv.push_back(const_cast<char*>(args[k].c_str()));
   argv.push_back(nullptr);

@@ -1,7 +1,9 @@
 #include "worker/agent/job_runner.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@ namespace podsched::agent {
 namespace {
 
 constexpr Duration kScanInterval = std::chrono::milliseconds(200);
+constexpr Duration kScratchSweepInterval = std::chrono::minutes(1);
 
 bus::Exited::Reason ToProto(ExitReason r) {
   switch (r) {
@@ -52,7 +55,12 @@ void ToProto(const ExitReport& r, bus::Exited& e) {
 
 JobRunner::JobRunner(const AgentOptions& options, const MonotonicClock& clock, StateDir& state,
                      OutputSpool& spool, Send send)
-    : o_(options), clock_(clock), state_(state), spool_(spool), send_(std::move(send)) {}
+    : o_(options),
+      clock_(clock),
+      state_(state),
+      spool_(spool),
+      send_(std::move(send)),
+      agent_env_(AgentEnvironment()) {}
 
 JobRunner::Job* JobRunner::Find(const JobEpoch& je) {
   auto it = jobs_.find(je.job);
@@ -216,16 +224,77 @@ void JobRunner::Start(const bus::Launch& l) {
   spdlog::info("job {} epoch {}: launch on {} hosts, here {} ({})", je.job.value(), je.epoch,
                l.hosts_size(), FormatHostList(job.my_hosts),
                job.launcher ? "launcher" : "remote hosts only");
-  if (Status s = state_.CreateJobDirs(je, job.my_hosts); !s.ok()) {
-    spdlog::warn("job {}: {}", je.job.value(), s.ToString());
-  }
-  if (auto dir = l.env().find("POD_CHECKPOINT_DIR"); dir != l.env().end()) {
-    std::error_code ec;  // one directory per job, kept over its epochs
-    std::filesystem::create_directories(dir->second, ec);
-    if (ec) spdlog::warn("job {}: cannot create {}: {}", je.job.value(), dir->second, ec.message());
+  job.account = ResolveJobAccount(l.unix_user(), o_.accounts);
+  if (job.account) {
+    spdlog::info("job {} epoch {}: runs as {} (uid {})", je.job.value(), je.epoch,
+                 job.account->name, job.account->uid);
+    PrepareDirectories(job);
+  } else {
+    spdlog::error("job {} epoch {}: {}", je.job.value(), je.epoch, job.account.error().message());
   }
   job.output.set_filter([this, je](std::string_view line) { return FilterLine(je, line); });
   if (job.launcher) StartLauncher(job);
+}
+
+// The job's directories on this machine: the state dir's host directories and a scratch
+// directory per host, owned by the job's account; for file:// checkpoints the user's storage
+// prefix (Launch.checkpoint_root), so that its first job can create directories below it.
+// POD_CHECKPOINT_DIR itself is made by `podworker rank`, with the job's own rights.
+void JobRunner::PrepareDirectories(Job& job) {
+  const JobAccount& account = *job.account;
+  const int64_t id = job.je.job.value();
+  if (Status s = state_.CreateJobDirs(job.je, job.my_hosts, &account); !s.ok()) {
+    spdlog::warn("job {}: {}", id, s.ToString());
+  }
+  const std::string root = o_.scratch_dir.empty() ? state_.path() + "/scratch" : o_.scratch_dir;
+  for (int32_t h : job.my_hosts) {
+    auto dir = state_.CreateScratch(root, account, job.je, h);
+    if (dir) {
+      job.scratch[h] = *dir;
+    } else {
+      spdlog::warn("job {}: no scratch directory for host {}: {}", id, h,
+                   dir.error().ToString());
+    }
+  }
+  const std::string& ckpt = job.launch.checkpoint_root();
+  if (!ckpt.empty()) {
+    const std::filesystem::path prefix(ckpt);
+    if (Status s = state_.CreateOwnedBelow(prefix.parent_path().string(), prefix.string(),
+                                           &account);
+        !s.ok()) {
+      spdlog::warn("job {}: checkpoint directory: {}", id, s.ToString());
+    }
+  }
+}
+
+// At the end of the epoch here: the host directories go; scratch goes too, unless the epoch
+// failed (then it stays for keep_failed_scratch_seconds, stamped now, for a post-mortem).
+void JobRunner::RemoveDirectories(Job& job) {
+  const JobAccount* account = job.account ? &*job.account : nullptr;
+  state_.RemoveJobDirs(job.je, account);
+  // Preempted, cancelled or killed by the scheduler: not the job's failure.
+  const bool stopped = job.life.preempted() || job.life.killing();
+  const bool failed =
+      !stopped && (job.failed_here || (job.ended && job.ended->reason == ExitReason::kFailed));
+  for (const auto& [host, dir] : job.scratch) {
+    if (failed && o_.keep_failed_scratch_seconds > 0) {
+      utimensat(AT_FDCWD, dir.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+      spdlog::info("job {} epoch {}: failed; scratch {} kept for {} s", job.je.job.value(),
+                   job.je.epoch, dir, o_.keep_failed_scratch_seconds);
+    } else {
+      StateDir::RemoveAsOwner(dir, account);
+    }
+  }
+}
+
+void JobRunner::SweepScratch() {
+  next_sweep_ = clock_.Now() + kScratchSweepInterval;
+  const std::string root = o_.scratch_dir.empty() ? state_.path() + "/scratch" : o_.scratch_dir;
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          RealClock().Now().time_since_epoch())
+                          .count();
+  const int n = StateDir::SweepScratch(root, now - o_.keep_failed_scratch_seconds);
+  if (n > 0) spdlog::info("removed {} kept scratch directories of failed jobs", n);
 }
 
 // The launcher: mpirun (or `podworker launch`) in its own process group, output to pipes and
@@ -251,6 +320,10 @@ void JobRunner::StartLauncher(Job& job) {
   overrides.push_back("POD_RSH_ENDPOINTS=" + FormatRshEndpoints(eps));
   overrides.push_back("POD_RSH_TOKEN=" + l.rsh_token());
   overrides.push_back(std::string(kTagVariable) + "=" + TagValue(job.je, l.hosts(0)));
+  if (const std::string scratch = ScratchOf(job.je, l.hosts(0)); !scratch.empty()) {
+    overrides.push_back("TMPDIR=" + scratch);
+    overrides.push_back("POD_SCRATCH_DIR=" + scratch);
+  }
 
   std::vector<std::string> rank_command{o_.podworker_path, "rank", "--"};
   rank_command.insert(rank_command.end(), l.command().begin(), l.command().end());
@@ -270,14 +343,17 @@ void JobRunner::StartLauncher(Job& job) {
     plan.command = rank_command;
     plan.env_names = names;
     plan.subnet = o_.mpi_subnet;
-    plan.run_as_root = geteuid() == 0;
+    plan.run_as_root = job.account && job.account->uid == 0;
     plan.extra_args = o_.mpirun_args;
     argv = BuildMpirunArgv(plan);
   }
 
   spool_.Open(job.je);
+  if (!job.account) argv = std::unexpected(job.account.error());
   Result<ChildProcess> child =
-      argv ? SpawnChild(*argv, EnvironmentWith(overrides)) : std::unexpected(argv.error());
+      argv ? SpawnChild(*argv, EnvironmentFor(*job.account, overrides), &*job.account,
+                        job.account->home)
+           : std::unexpected(argv.error());
   if (!child) {
     spdlog::error("job {} epoch {}: cannot start its launcher: {}", job.je.job.value(),
                   job.je.epoch, child.error().ToString());
@@ -388,6 +464,7 @@ void JobRunner::KillHostProcesses(const JobEpoch& je, int32_t host) {
 
 void JobRunner::Tick() {
   if (clock_.Now() >= next_scan_ && !jobs_.empty()) Scan();
+  if (clock_.Now() >= next_sweep_) SweepScratch();
   CheckJobs();
 }
 
@@ -469,7 +546,7 @@ void JobRunner::Report(Job& job) {
                ExitReasonName(report.reason), report.message);
   book_.AddExit(report);
   book_.MarkEnded(job.je);
-  state_.RemoveJobDirs(job.je);
+  RemoveDirectories(job);
   bus::Envelope env;
   ToProto(report, *env.mutable_exited());
   send_(env);
@@ -545,6 +622,34 @@ std::optional<RshJob> JobRunner::RshJobOf(const JobEpoch& je) const {
 void JobRunner::SessionStarted(const JobEpoch& je, int32_t host) {
   if (Job* job = Find(je)) job->session_hosts.insert(host);
   ScanSoon();
+}
+
+void JobRunner::SessionEnded(const JobEpoch& je, int32_t host, int status) {
+  Job* job = Find(je);
+  if (job == nullptr || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) return;
+  if (job->life.preempted() || job->life.killing()) return;  // its end, not its failure
+  spdlog::info("job {} epoch {}: a command on host {} failed (status {:#x})", je.job.value(),
+               je.epoch, host, status);
+  job->failed_here = true;
+}
+
+Result<JobAccount> JobRunner::AccountOf(const JobEpoch& je) const {
+  const Job* job = Find(je);
+  if (job == nullptr) return NotFound("job " + std::to_string(je.job.value()) + " epoch " +
+                                      std::to_string(je.epoch) + " does not run here");
+  return job->account;
+}
+
+std::string JobRunner::ScratchOf(const JobEpoch& je, int32_t host) const {
+  const Job* job = Find(je);
+  if (job == nullptr) return "";
+  auto it = job->scratch.find(host);
+  return it == job->scratch.end() ? "" : it->second;
+}
+
+std::vector<std::string> JobRunner::EnvironmentFor(
+    const JobAccount& account, const std::vector<std::string>& overrides) const {
+  return JobEnvironment(account, agent_env_, o_.pass_env, overrides);
 }
 
 void JobRunner::KillAll() {

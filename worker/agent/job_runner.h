@@ -87,6 +87,15 @@ class JobRunner {
   std::optional<RshJob> RshJobOf(const JobEpoch& je) const;
   int64_t HighestEpoch(JobId job) const { return book_.HighestEpoch(job); }
   void SessionStarted(const JobEpoch& je, int32_t host);
+  // A session's command ended with `status` (waitpid): a failure keeps the host's scratch.
+  void SessionEnded(const JobEpoch& je, int32_t host, int status);
+  // The account (job, epoch)'s processes run as, or why there is none on this machine.
+  Result<JobAccount> AccountOf(const JobEpoch& je) const;
+  // TMPDIR / POD_SCRATCH_DIR of (job, epoch) on `host`; empty when it has none.
+  std::string ScratchOf(const JobEpoch& je, int32_t host) const;
+  // The whole environment of a job process: JobEnvironment with the agent's pass list.
+  std::vector<std::string> EnvironmentFor(const JobAccount& account,
+                                          const std::vector<std::string>& overrides) const;
   void KillHostProcesses(const JobEpoch& je, int32_t host);
 
   // The agent is asked to stop: every job is preempted as by a Preempt (POD_PREEMPT_FILE,
@@ -120,6 +129,9 @@ class JobRunner {
     int64_t last_checkpoint_step = 0;
     std::optional<ExitReport> ended;  // processes gone: the Exited waits for the spool
     std::optional<bus::Launch> next;  // newer epoch waiting for this one to be gone
+    Result<JobAccount> account = JobAccount{};  // resolved at Start
+    std::map<int32_t, std::string> scratch;      // host -> scratch directory
+    bool failed_here = false;  // a command of an rsh session here failed (keeps scratch)
   };
 
   Job* Find(const JobEpoch& je);
@@ -138,6 +150,9 @@ class JobRunner {
   void Report(Job& job);
   void ReadPipe(Job& job, int& fd, LogCutter::Stream stream);
   void FlushOutput(Job& job);
+  void PrepareDirectories(Job& job);
+  void RemoveDirectories(Job& job);
+  void SweepScratch();
 
   const AgentOptions& o_;
   const MonotonicClock& clock_;
@@ -152,6 +167,8 @@ class JobRunner {
   MonotonicTime next_scan_{};
   bool ranks_up_news_ = false;
   bool stopping_ = false;  // PreemptAll was called: no new Launch
+  MonotonicTime next_sweep_{};
+  const std::vector<std::string> agent_env_;  // the agent's environment at start
 };
 
 // The bus form of an exit report.

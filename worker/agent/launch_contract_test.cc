@@ -69,9 +69,10 @@ TEST(ExecLaunchTest, RanksAreHostMajorInSliceOrder) {
   EXPECT_EQ(plan[2].host, 4);
   EXPECT_EQ(plan[5].host, 5);
   EXPECT_EQ(plan[5].rank, 5);
-  EXPECT_EQ(RankRshArgv("/pw", plan[3], {"python3", "t.py"}),
-            (std::vector<std::string>{"/pw", "rsh", "h4", "/pw", "rank", "--rank", "3", "--",
-                                      "python3", "t.py"}));
+  EXPECT_EQ(RankRshArgv("/pw", plan[3], {"sh", "-c", "echo \"$X it's\""}),
+            (std::vector<std::string>{"/pw", "rsh", "h4", "'/pw'", "'rank'", "'--rank'", "'3'",
+                                      "'--'", "'sh'", "'-c'", "'echo \"$X it'\\''s\"'"}));
+  EXPECT_EQ(ShellQuote(""), "''");
   EXPECT_EQ(ExecLauncherArgv("/pw", std::vector<std::string>{"x"}).value(),
             (std::vector<std::string>{"/pw", "launch", "--", "x"}));
   EXPECT_FALSE(ExecLauncherArgv("/pw", std::vector<std::string>{}).has_value());

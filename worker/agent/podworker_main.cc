@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/env_contract.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/exec_launcher.h"
 #include "worker/agent/host_list.h"
@@ -146,6 +147,28 @@ int main(int argc, char** argv) {
                  "and gives them at most this long; a second signal stops at once")
       ->check(CLI::Range(0, 3600))
       ->capture_default_str();
+  app.add_flag("--jobs-as-agent-user", o.accounts.jobs_as_agent_user,
+               "Run every job as the account podworker runs as, whoever submitted it (one "
+               "user's machine; no isolation between users). Without it, podworker as root runs "
+               "each job as its user's Unix account, and without root only that account's jobs");
+  app.add_flag("--allow-root-jobs", o.accounts.allow_root,
+               "Allow jobs to run as root (uid 0); refused otherwise");
+  uint32_t min_uid = o.accounts.min_uid;
+  app.add_option("--min-job-uid", min_uid,
+                 "Jobs of accounts with a lower uid (system accounts) are refused")
+      ->capture_default_str();
+  app.add_option("--pass-env", o.pass_env,
+                 "Name of one of podworker's environment variables that every job gets "
+                 "(repeatable; e.g. cloud credentials). Jobs get only PATH, LANG, LC_*, TZ, MPI "
+                 "tuning (OMPI_MCA_*, PMIX_MCA_*, PRTE_MCA_*), these, and their own")
+      ->allow_extra_args(false);
+  app.add_option("--scratch-dir", o.scratch_dir,
+                 "Root of per-user scratch directories (TMPDIR of the ranks; default "
+                 "<state dir>/scratch)");
+  app.add_option("--keep-failed-scratch-seconds", o.keep_failed_scratch_seconds,
+                 "A failed job's scratch directories stay this long (0: removed at once)")
+      ->check(CLI::Range(int64_t{0}, int64_t{365} * 24 * 3600))
+      ->capture_default_str();
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   try {
@@ -191,10 +214,28 @@ int main(int argc, char** argv) {
                                  : error);
     }
   }
+  o.accounts.min_uid = min_uid;
+  for (const auto& name : o.pass_env) {
+    if (!podsched::IsEnvName(name)) return usage("--pass-env '" + name + "' is not a variable name");
+  }
+  if (podsched::Status s = CheckAgentPolicy(o.accounts, geteuid()); !s.ok()) {
+    return usage(s.message());
+  }
+  if (!o.scratch_dir.empty()) o.scratch_dir = std::filesystem::absolute(o.scratch_dir).string();
   o.podworker_path = SelfPath(argv[0]);
   o.version = "0.1.0";
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::flush_on(spdlog::level::trace);  // the log is often a file read by people and tests
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ podworker[%P] %v");
+  if (o.accounts.jobs_as_agent_user) {
+    spdlog::warn("every job runs as uid {}, the account podworker runs as (--jobs-as-agent-user)",
+                 geteuid());
+  } else if (geteuid() == 0) {
+    spdlog::info("jobs run as their users' Unix accounts (uid >= {}{})", o.accounts.min_uid,
+                 o.accounts.allow_root ? ", or root" : "");
+  } else {
+    spdlog::info("podworker runs without root (uid {}): it runs only that account's jobs",
+                 geteuid());
+  }
   return RunAgent(o);
 }

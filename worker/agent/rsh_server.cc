@@ -191,9 +191,10 @@ void RshServer::Run(Session& s, const bus::RshRequest& req) {
   // Each simulated host gets its own OpenMPI session directory: orteds of one job on one
   // machine otherwise share the files under /tmp/ompi.HOSTNAME.UID (hwloc topology, PMIx
   // store) and crash now and then (docs/podworker.md).
-  const std::string tmp = state_.path() + "/ompi-tmp/h" + std::to_string(req.host());
-  std::error_code ec;
-  std::filesystem::create_directories(tmp, ec);
+  // It lies in the host's directory of the epoch, which is the job account's.
+  const std::string tmp = state_.HostDir(je, req.host()) + "/ompi";
+  auto account = jobs_.AccountOf(je);
+  if (!account) return Refuse(s, DescribeRshRequest(req) + ": " + account.error().message());
   const std::vector<std::string> argv(req.argv().begin(), req.argv().end());
   // The request's variables (`podworker launch` sends the job's), then what only this agent
   // knows; names it reserves are never taken from a request.
@@ -205,7 +206,12 @@ void RshServer::Run(Session& s, const bus::RshRequest& req) {
   env.push_back("POD_PREEMPT_FILE=" + state_.PreemptFile(je, req.host()));
   env.push_back("OMPI_MCA_orte_tmpdir_base=" + tmp);
   env.push_back(std::string(kTagVariable) + "=" + TagValue(je, req.host()));
-  auto child = SpawnChild({"/bin/sh", "-c", JoinForShell(argv)}, EnvironmentWith(env));
+  if (const std::string scratch = jobs_.ScratchOf(je, req.host()); !scratch.empty()) {
+    env.push_back("TMPDIR=" + scratch);
+    env.push_back("POD_SCRATCH_DIR=" + scratch);
+  }
+  auto child = SpawnChild({"/bin/sh", "-c", JoinForShell(argv)},
+                          jobs_.EnvironmentFor(*account, env), &*account, account->home);
   if (!child) return Refuse(s, DescribeRshRequest(req) + ": " + child.error().message());
   s.started = true;
   s.je = je;
@@ -262,6 +268,7 @@ void RshServer::OnReaped(pid_t pid, int status) {
     if (s->pid == pid) {
       s->reaped = true;
       s->status = status;
+      jobs_.SessionEnded(s->je, s->host, status);
       MaybeFinish(*s);
       return;
     }

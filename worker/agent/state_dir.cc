@@ -1,22 +1,75 @@
 #include "worker/agent/state_dir.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "worker/agent/child.h"
 #include "worker/agent/process_tree.h"
 
 namespace podsched::agent {
 
+namespace {
+
+bool SwitchesUser(const JobAccount* owner) { return owner != nullptr && geteuid() == 0; }
+
+// mkdir -p whose new directories are root's and traversable (0711) when the agent is root: job
+// accounts reach their own directories below, and list nothing.
+// Directories that exist already keep their mode (the admin's choice).
+Status CreateTraversable(const std::string& dir) {
+  std::filesystem::path path;
+  for (const auto& part : std::filesystem::path(dir)) {
+    path /= part;
+    if (mkdir(path.c_str(), 0711) == 0) {
+      if (geteuid() == 0) chmod(path.c_str(), 0711);  // whatever the umask
+    } else if (errno != EEXIST) {
+      return Status(StatusCode::kInternal,
+                    "cannot create " + path.string() + ": " + std::strerror(errno));
+    }
+  }
+  return Status::Ok();
+}
+
+// `dir` (its parent exists and is not writable by the owner) as a 0700 directory of `owner`:
+// made when missing, else it must be a real directory already the owner's. The mode comes from
+// mkdir itself, never from a chmod that a swapped-in symlink could redirect.
+Status CreateOwned(const std::string& dir, const JobAccount* owner) {
+  const bool created = mkdir(dir.c_str(), 0700) == 0;
+  if (!created && errno != EEXIST) {
+    return Status(StatusCode::kInternal, "cannot create " + dir + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status(StatusCode::kPermissionDenied, dir + " is not a directory (a symlink?)");
+  }
+  if (!SwitchesUser(owner)) return Status::Ok();
+  if (created) {
+    if (lchown(dir.c_str(), owner->uid, owner->gid) != 0) {
+      return Status(StatusCode::kInternal, "cannot give " + dir + " to " + owner->name + ": " +
+                                               std::strerror(errno));
+    }
+  } else if (st.st_uid != owner->uid) {
+    return Status(StatusCode::kPermissionDenied,
+                  dir + " belongs to uid " + std::to_string(st.st_uid) + ", not to " +
+                      owner->name);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status StateDir::Open() {
-  std::error_code ec;
-  std::filesystem::create_directories(path_, ec);
-  if (ec) return Status(StatusCode::kInternal, "state dir " + path_ + ": " + ec.message());
+  if (Status s = CreateTraversable(path_); !s.ok()) {
+    return Status(StatusCode::kInternal, "state dir: " + s.message());
+  }
   return Status::Ok();
 }
 
@@ -85,19 +138,104 @@ std::string StateDir::PreemptFile(const JobEpoch& je, int32_t host) const {
   return JobDir(path_, je) + "/h" + std::to_string(host) + "/preempt";
 }
 
-Status StateDir::CreateJobDirs(const JobEpoch& je, const std::vector<int32_t>& hosts) {
+std::string StateDir::HostDir(const JobEpoch& je, int32_t host) const {
+  return JobDir(path_, je) + "/h" + std::to_string(host);
+}
+
+Status StateDir::CreateJobDirs(const JobEpoch& je, const std::vector<int32_t>& hosts,
+                               const JobAccount* owner) {
+  if (Status s = CreateTraversable(JobDir(path_, je)); !s.ok()) return s;
   for (int32_t h : hosts) {
-    std::error_code ec;
-    const std::string dir = JobDir(path_, je) + "/h" + std::to_string(h);
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return Status(StatusCode::kInternal, "cannot create " + dir + ": " + ec.message());
+    const std::string dir = HostDir(je, h);
+    if (Status s = CreateOwned(dir, owner); !s.ok()) return s;
+    // The preemption notice is written by the agent (root) in the account's directory: the
+    // account can read it, and being its own directory, remove or replace it, which only
+    // concerns its own job.
+    if (Status s = CreateOwned(dir + "/ompi", owner); !s.ok()) return s;
   }
   return Status::Ok();
 }
 
-void StateDir::RemoveJobDirs(const JobEpoch& je) {
+void StateDir::RemoveJobDirs(const JobEpoch& je, const JobAccount* owner) {
+  const std::string dir = JobDir(path_, je);
+  if (!SwitchesUser(owner)) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    return;
+  }
+  // The host directories are the account's: their content goes with its rights, the rest
+  // (root's) after.
   std::error_code ec;
-  std::filesystem::remove_all(JobDir(path_, je), ec);
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    RemoveAsOwner(entry.path().string(), owner);
+  }
+  // The removals run as child processes: this epoch's directory goes empty later, and a later
+  // call removes it with every other empty one (rmdir fails on the others).
+  for (const auto& entry : std::filesystem::directory_iterator(path_ + "/jobs", ec)) {
+    rmdir(entry.path().c_str());
+  }
+}
+
+std::string StateDir::ScratchDir(const std::string& scratch_root, const std::string& account,
+                                 const JobEpoch& je, int32_t host) {
+  return scratch_root + "/" + account + "/job-" + std::to_string(je.job.value()) + "." +
+         std::to_string(je.epoch) + "-h" + std::to_string(host);
+}
+
+Result<std::string> StateDir::CreateScratch(const std::string& scratch_root,
+                                            const JobAccount& owner, const JobEpoch& je,
+                                            int32_t host) {
+  if (Status s = CreateTraversable(scratch_root); !s.ok()) return std::unexpected(s);
+  if (Status s = CreateOwned(scratch_root + "/" + owner.name, &owner); !s.ok()) {
+    return std::unexpected(s);
+  }
+  const std::string dir = ScratchDir(scratch_root, owner.name, je, host);
+  if (Status s = CreateOwned(dir, &owner); !s.ok()) return std::unexpected(s);
+  return dir;
+}
+
+Status StateDir::CreateOwnedBelow(const std::string& parent, const std::string& dir,
+                                  const JobAccount* owner) {
+  if (Status s = CreateTraversable(parent); !s.ok()) return s;
+  return CreateOwned(dir, owner);
+}
+
+void StateDir::RemoveAsOwner(const std::string& dir, const JobAccount* owner) {
+  if (!SwitchesUser(owner)) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    return;
+  }
+  auto child = SpawnChild({"/bin/rm", "-rf", "--one-file-system", "--", dir},
+                          {"PATH=/usr/bin:/bin"}, owner, "/");
+  if (!child) return;
+  close(child->stdout_fd);
+  close(child->stderr_fd);
+}
+
+int StateDir::SweepScratch(const std::string& scratch_root, int64_t before_unix_seconds) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& account : std::filesystem::directory_iterator(scratch_root, ec)) {
+    struct stat owner_st {};
+    if (lstat(account.path().c_str(), &owner_st) != 0 || !S_ISDIR(owner_st.st_mode)) continue;
+    std::error_code ec2;
+    for (const auto& entry : std::filesystem::directory_iterator(account.path(), ec2)) {
+      struct stat st {};
+      if (!entry.path().filename().string().starts_with("job-") ||
+          lstat(entry.path().c_str(), &st) != 0 || st.st_mtime >= before_unix_seconds) {
+        continue;
+      }
+      JobAccount owner;
+      owner.name = account.path().filename().string();
+      owner.uid = owner_st.st_uid;
+      owner.gid = owner_st.st_gid;
+      owner.groups = {owner_st.st_gid};
+      RemoveAsOwner(entry.path().string(), &owner);
+      ++removed;
+    }
+  }
+  return removed;
 }
 
 }  // namespace podsched::agent

@@ -5,7 +5,14 @@
 // rewritten atomically (temp + rename) whenever the set changes.
 //
 // Directory `jobs/JOB.EPOCH/hHOST/`: what the agent keeps for a rank's host while the epoch runs,
-// e.g. the preemption notice POD_PREEMPT_FILE; removed when the epoch ends here.
+// e.g. the preemption notice POD_PREEMPT_FILE and OpenMPI's session directory (`ompi/`); owned
+// by the job's account (0700) when the agent runs as root, the directories above it 0711;
+// removed when the epoch ends here.
+//
+// Scratch: `<scratch>/<account>/job-JOB.EPOCH-hHOST/` (TMPDIR and POD_SCRATCH_DIR of the host's
+// ranks), the per-account directory 0700 and owned by the account. Removed with the account's
+// own rights when the epoch ends (a symlink the job left cannot make root delete elsewhere),
+// kept for a while when it failed (SweepScratch).
 //
 // Thread safety: one thread.
 #pragma once
@@ -20,6 +27,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "worker/agent/job_account.h"
 
 namespace podsched::agent {
 
@@ -41,12 +49,31 @@ class StateDir {
 
   // POD_PREEMPT_FILE of (job, epoch) on `host`: jobs/JOB.EPOCH/hHOST/preempt (not created).
   std::string PreemptFile(const JobEpoch& je, int32_t host) const;
-  // Creates jobs/JOB.EPOCH/hHOST/ for each host.
-  Status CreateJobDirs(const JobEpoch& je, const std::vector<int32_t>& hosts);
+  // jobs/JOB.EPOCH/hHOST (not created).
+  std::string HostDir(const JobEpoch& je, int32_t host) const;
+  // Creates jobs/JOB.EPOCH/hHOST/ and its ompi/ for each host, owned by `owner` (null: the
+  // agent's own account).
+  Status CreateJobDirs(const JobEpoch& je, const std::vector<int32_t>& hosts,
+                       const JobAccount* owner);
   // Writes `text` to the file atomically (temp + rename: a reader sees all of it or nothing).
   Status WriteAtomically(const std::string& file, const std::string& text);
-  // Removes jobs/JOB.EPOCH/ and everything in it.
-  void RemoveJobDirs(const JobEpoch& je);
+  // Removes jobs/JOB.EPOCH/ and everything in it (with the owner's rights when there is one).
+  void RemoveJobDirs(const JobEpoch& je, const JobAccount* owner);
+
+  // Scratch of (job, epoch) on `host` under `scratch_root`, created owned by `owner`.
+  static std::string ScratchDir(const std::string& scratch_root, const std::string& account,
+                                const JobEpoch& je, int32_t host);
+  Result<std::string> CreateScratch(const std::string& scratch_root, const JobAccount& owner,
+                                    const JobEpoch& je, int32_t host);
+  // `dir` as a 0700 directory of `owner` in `parent` (created root's and traversable if missing;
+  // it must not be writable by the owner). An existing `dir` must already be the owner's.
+  static Status CreateOwnedBelow(const std::string& parent, const std::string& dir,
+                                 const JobAccount* owner);
+  // Removes a scratch directory with the owner's rights (a child process, reaped by the agent).
+  static void RemoveAsOwner(const std::string& dir, const JobAccount* owner);
+  // Removes kept scratch directories (job-*) under `scratch_root` last changed before `before`
+  // (wall-clock seconds). Returns how many.
+  static int SweepScratch(const std::string& scratch_root, int64_t before_unix_seconds);
 
  private:
   std::string path_;

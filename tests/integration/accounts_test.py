@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+"""Jobs run as their users' Unix accounts, and checkpoints stay in each user's prefix
+(tests/integration/accounts.cmake): real podsched, two real podworkers running as root, real
+mpirun and `podworker launch`.
+
+  accounts_test.py PODSCHED PODCTL PODWORKER
+
+The machine's account database is not touched: the test re-runs itself in a private mount
+namespace (unshare) where /etc/passwd and /etc/group are bind-mounted copies with the test's
+accounts added: alice (uid 50001), bob (50002) and a system account svc (uid 500). Every wait
+polls a condition with a deadline.
+"""
+import hashlib
+import os
+import secrets
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bus_harness import Podsched, Worker, fail, wait_for  # noqa: E402
+from testlib import ok, print_logs  # noqa: E402
+
+PODSCHED, PODCTL, PODWORKER = sys.argv[1:4]
+ACCOUNTS = {"alice": 50001, "bob": 50002, "svc": 500}
+NS_FLAG = "PODSCHED_ACCOUNTS_TEST_NS"
+
+
+def enter_namespace():
+    if os.geteuid() != 0:
+        print("SKIP: needs root (the agents switch to the jobs' accounts)")
+        sys.exit(77)
+    if shutil.which("unshare") is None:
+        fail("unshare (util-linux) is missing")
+    env = dict(os.environ, **{NS_FLAG: "1"})
+    r = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable,
+                        os.path.abspath(__file__)] + sys.argv[1:], env=env)
+    sys.exit(r.returncode)
+
+
+def add_accounts(work):
+    """Copies of /etc/passwd and /etc/group with the test accounts, bound over the originals
+    (only in this mount namespace); each account gets a home of its own (0700)."""
+    passwd, group = open("/etc/passwd").read(), open("/etc/group").read()
+    for name, uid in ACCOUNTS.items():
+        home = os.path.join(work, "home", name)
+        os.makedirs(home)
+        os.chown(home, uid, uid)
+        os.chmod(home, 0o700)
+        passwd += "%s:x:%d:%d::%s:/bin/sh\n" % (name, uid, uid, home)
+        group += "%s:x:%d:\n" % (name, uid)
+    group += "research:x:50100:alice\n"
+    for path, text in (("/etc/passwd", passwd), ("/etc/group", group)):
+        copy = os.path.join(work, os.path.basename(path))
+        with open(copy, "w") as f:
+            f.write(text)
+        os.chmod(copy, 0o644)
+        subprocess.run(["mount", "--bind", copy, path], check=True)
+
+
+class User:
+    def __init__(self, ps, name, token):
+        self.ps, self.name, self.token = ps, name, token
+
+    def call(self, method, path, body=None):
+        saved = self.ps.token
+        self.ps.token = self.token
+        try:
+            return self.ps.call(method, path, body)
+        finally:
+            self.ps.token = saved
+
+    def submit(self, spec, expect=201):
+        status, body = self.call("POST", "/api/v1/jobs", spec)
+        if status != expect:
+            fail("%s's submit: HTTP %s (want %d) %s" % (self.name, status, expect, body))
+        return int(body["job"]["id"]) if expect == 201 else body
+
+
+def spec(name, script, accelerator="v2-8", launcher="mpi", **extra):
+    """Two ranks on one host: through the rsh side channel (mpirun's orted, or `podworker
+    launch`'s ranks), where the agent starts them as the job's account."""
+    s = {"name": name, "accelerator": accelerator, "command": "/bin/sh", "args": ["-c", script],
+         "launcher": launcher, "max_restarts": 0, "grace_period_seconds": 5,
+         "ranks_per_host": 2}
+    s.update(extra)
+    return s
+
+
+def ended(ps, job):
+    return wait_for(lambda: ps.job(job)["state"] in ("SUCCEEDED", "FAILED", "CANCELLED")
+                    and ps.job(job), "job %d to end" % job)
+
+
+def logs(ps, job):
+    r = subprocess.run([PODCTL, "--server", ps.url, "--token", ps.token, "logs", str(job)],
+                       capture_output=True, text=True, timeout=60)
+    return r.stdout + r.stderr
+
+
+def expect_state(ps, job, state, what):
+    j = ended(ps, job)
+    if j["state"] != state:
+        fail("%s: job %d ended %s, not %s (%s):\n%s" % (what, job, j["state"], state,
+                                                       j.get("reason"), logs(ps, job)))
+    return logs(ps, job)
+
+
+WHOAMI = ('echo "WHO rank=$RANK uid=$(id -u) gid=$(id -g) groups=$(id -G | tr " " ,) '
+          'home=$HOME user=$USER cwd=$(pwd) tmp=$TMPDIR secret=${AGENT_SECRET:-none}"; '
+          'touch "$TMPDIR/mine" && stat -c "TMPOWNER %u %a" "$TMPDIR"')
+
+
+def test_jobs_run_as_their_user(ps, alice, work):
+    for launcher in ("mpi", "exec"):
+        j = alice.submit(spec("whoami-" + launcher, WHOAMI, launcher=launcher))
+        text = expect_state(ps, j, "SUCCEEDED", "alice's %s job" % launcher)
+        who = [l for l in text.splitlines() if "WHO rank=" in l]
+        if len(who) != 2:
+            fail("want one WHO line per rank (2), got:\n" + text)
+        home = os.path.join(work, "home", "alice")
+        for line in who:
+            for want in ("uid=50001", "gid=50001", "home=%s" % home, "user=alice",
+                         "cwd=%s" % home, "secret=none"):
+                if want not in line:
+                    fail("%s job: '%s' missing in: %s" % (launcher, want, line))
+            if "50100" not in line.split("groups=")[1]:
+                fail("supplementary group research (50100) missing: " + line)
+        if text.count("TMPOWNER 50001 700") != 2:
+            fail("each rank's TMPDIR must be alice's 0700 scratch:\n" + text)
+    ok("mpi and exec jobs: every rank runs as alice (uid, gid, groups, home, cwd), sees none "
+       "of the agent's environment, and has her own 0700 TMPDIR")
+
+
+def test_checkpoints_are_the_users(ps, alice, bob, work):
+    store = os.path.join(work, "store")
+    j = alice.submit(spec("ckpt", 'echo secret-weights > "$POD_CHECKPOINT_DIR/w-$RANK" && '
+                          'echo DIR=$POD_CHECKPOINT_DIR'))
+    expect_state(ps, j, "SUCCEEDED", "alice's checkpointing job")
+    prefix = os.path.join(store, "users", "alice")
+    st = os.lstat(prefix)
+    if st.st_uid != 50001 or stat.S_IMODE(st.st_mode) != 0o700:
+        fail("alice's prefix %s: uid %d mode %o, want 50001 0700" % (
+            prefix, st.st_uid, stat.S_IMODE(st.st_mode)))
+    weights = os.path.join(prefix, "job-%d" % j, "w-0")
+    if os.stat(weights).st_uid != 50001:
+        fail("%s is not alice's" % weights)
+    # bob's job cannot read them, nor write into her prefix.
+    b = bob.submit(spec("peek", 'cat "%s"; echo x > "%s/stolen"' % (weights, prefix),
+                        accelerator="v2-8"))
+    text = expect_state(ps, b, "FAILED", "bob's job reading alice's checkpoint")
+    if "Permission denied" not in text or os.path.exists(os.path.join(prefix, "stolen")):
+        fail("bob's job was not denied alice's checkpoint:\n" + text)
+    ok("alice's prefix and checkpoints are hers (0700); bob's job gets Permission denied")
+
+    # A spec naming another prefix, a system path or a .. trick is refused at submit.
+    base = "file://" + store
+    for url, why in ((base + "/users/alice", "outside your prefix"),
+                     ("file:///etc", "outside your prefix"),
+                     (base + "/users/bob/../alice", "'..'"),
+                     (base + "/users/bob/%2e%2e/alice", "'%'")):
+        status, body = bob.call("POST", "/api/v1/jobs", dict(spec("bad", "true"),
+                                                             checkpoint_url=url))
+        if status not in (400, 403) or why not in str(body) or "users/bob" not in str(body):
+            fail("checkpoint_url %s: HTTP %s %s (want 400/403 naming %s and bob's prefix)" % (
+                url, status, body, why))
+        status, body = bob.call("POST", "/api/v1/jobs", dict(
+            spec("bad", "true"), env={"POD_CHECKPOINT_URL": url}))
+        if status not in (400, 403):
+            fail("env POD_CHECKPOINT_URL=%s: HTTP %s %s" % (url, status, body))
+    b = bob.submit(dict(spec("own", "true", accelerator="v2-8"),
+                        checkpoint_url=base + "/users/bob/exp1"))
+    expect_state(ps, b, "SUCCEEDED", "bob's job in his own prefix")
+    ok("checkpoint URLs outside the user's prefix (another user's, file:///etc, .., %2e) are "
+       "refused at submit with the prefix in the message; one below it runs")
+
+
+def test_scratch(ps, alice, workers):
+    def scratch(w, j):
+        return os.path.join(w.state, "scratch", "alice", "job-%d.1-h%s" % (j, w.hosts))
+    j = alice.submit(spec("scratch-ok", 'echo kept > "$TMPDIR/f"'))
+    expect_state(ps, j, "SUCCEEDED", "alice's scratch job")
+    wait_for(lambda: not any(os.path.exists(scratch(w, j)) for w in workers),
+             "the scratch of a job that succeeded to go", 30)
+    f = alice.submit(spec("scratch-fail", 'echo kept > "$TMPDIR/f"; exit 3'))
+    expect_state(ps, f, "FAILED", "alice's failing job")
+    kept = [scratch(w, f) for w in workers if os.path.exists(scratch(w, f))]
+    if not kept or any(os.lstat(d).st_uid != 50001 for d in kept):
+        fail("a failed job's scratch must stay, alice's: %s" % kept)
+    ok("scratch is removed after a job that succeeded, kept (alice's) after a failure")
+
+
+def test_refused_accounts(ps, svc, rooty):
+    for user, why in ((svc, "system account"), (rooty, "--allow-root-jobs")):
+        j = user.submit(spec("refused", "id", accelerator="v2-8"))
+        text = expect_state(ps, j, "FAILED", "%s's job" % user.name)
+        if why not in text:
+            fail("%s's job failed without saying why (%s):\n%s" % (user.name, why, text))
+    ok("jobs of a system account (uid 500) and of root fail with the reason in their log")
+
+
+def main():
+    if os.environ.get(NS_FLAG) != "1":
+        enter_namespace()
+    work = tempfile.mkdtemp(prefix="podsched-accounts-")
+    os.chmod(work, 0o755)  # the accounts reach their homes and podworker below it
+    workers = []
+    ps = None
+    try:
+        add_accounts(work)
+        # The agents' binary where every account can run it (`podworker rank` runs as the job).
+        os.makedirs(os.path.join(work, "bin"))
+        podworker = os.path.join(work, "bin", "podworker")
+        shutil.copy2(PODWORKER, podworker)
+        os.chmod(podworker, 0o755)
+        # API user -> Unix account (rooty's jobs would run as root).
+        names = {"alice": "alice", "bob": "bob", "svc": "svc", "rooty": "root"}
+        tokens = {api: secrets.token_hex(16) for api in names}
+        config = "users:\n" + "".join(
+            "  - {name: %s, token_sha256: %s, role: user, unix_user: %s}\n" % (
+                api, hashlib.sha256(tokens[api].encode()).hexdigest(), unix)
+            for api, unix in names.items())
+        # The checkpoint store outside podsched's private data dir, as a shared file system
+        # would be.
+        config += "default_checkpoint_url: file://%s/store\n" % work
+        ps = Podsched(PODSCHED, work, pod_rows=1, pod_cols=2, extra=config)
+        users = {api: User(ps, api, tokens[api]) for api in names}
+        os.environ["AGENT_SECRET"] = "agent-only"  # in the agents' environment, never a job's
+        for h in ("0", "1"):
+            workers.append(Worker(podworker, ps, work, "h" + h, h,
+                                  extra=["--keep-failed-scratch-seconds", "3600"],
+                                  user_flags=[]))
+        wait_for(lambda: all(h.get("healthy") for h in ps.pod()["hosts"]), "both hosts healthy")
+        test_jobs_run_as_their_user(ps, users["alice"], work)
+        test_checkpoints_are_the_users(ps, users["alice"], users["bob"], work)
+        test_scratch(ps, users["alice"], workers)
+        test_refused_accounts(ps, users["svc"], users["rooty"])
+    except SystemExit as e:
+        if e.code not in (0, None):
+            print_logs(work)
+        raise
+    finally:
+        for w in workers:
+            w.stop()
+        if ps:
+            ps.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
