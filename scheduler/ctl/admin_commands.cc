@@ -3,6 +3,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <csignal>
 #include <iomanip>
 #include <iostream>

@@ -1,6 +1,7 @@
 #include "scheduler/daemon/account_registry.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "common/hash.h"
 #include "common/user_names.h"

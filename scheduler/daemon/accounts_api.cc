@@ -1,5 +1,6 @@
 #include "scheduler/daemon/accounts_api.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
