@@ -86,7 +86,9 @@ std::expected<std::string, CallError> ApiClient::CallOk(const std::string& metho
   if (j.is_object() && j.contains("message") && j["message"].is_string()) {
     message = j["message"].get<std::string>();
   }
-  if (reply->status == 401) message += " (set --token, POD_TOKEN or ~/.config/podctl/config.yaml)";
+  if (reply->status == 401 && message.find("podctl") == std::string::npos) {
+    message += " (podctl login, or set --token or POD_TOKEN)";
+  }
   return std::unexpected(CallError{ExitCodeForStatus(reply->status), message});
 }
 

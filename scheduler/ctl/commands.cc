@@ -19,41 +19,10 @@
 #include "scheduler/ctl/terminal_text.h"
 #include "pod/render.h"
 #include "scheduler/ctl/jobspec.h"
+#include "scheduler/ctl/reply.h"
 
 namespace podsched::ctl {
 namespace {
-
-int Report(const CallError& e) {
-  std::cerr << "podctl: " << e.message << "\n";
-  return e.exit_code;
-}
-
-template <typename M>
-std::expected<M, CallError> Parse(const std::string& json) {
-  M m;
-  google::protobuf::util::JsonParseOptions o;
-  o.ignore_unknown_fields = true;  // a newer server may add fields
-  if (!google::protobuf::util::JsonStringToMessage(json, &m, o).ok()) {
-    return std::unexpected(CallError{kExitOther, "unexpected reply from the server"});
-  }
-  return m;
-}
-
-std::string ToJsonText(const google::protobuf::Message& m) {
-  google::protobuf::util::JsonPrintOptions o;
-  o.preserve_proto_field_names = true;
-  o.always_print_primitive_fields = true;
-  o.add_whitespace = true;
-  std::string out;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
-  return out;
-}
-
-void Print(const google::protobuf::Message& m, const std::string& output) {
-  std::string json = ToJsonText(m);
-  std::cout << (output == "yaml" ? JsonToYaml(json) : json);
-  if (output == "yaml") std::cout << "\n";
-}
 
 std::string JobPath(const std::string& job) {
   return "/api/v1/jobs/" + job;  // the server answers 404 for anything that is not an id

@@ -1,8 +1,8 @@
 // podctl: the command-line client of podsched (docs/podctl.md). One verb per subcommand; the
-// server and token come from flags, POD_SERVER / POD_TOKEN, ~/.config/podctl/config.yaml, or
-// var/admin.token in the working directory.
+// server and token come from flags, POD_SERVER / POD_TOKEN, the config file `podctl login`
+// writes ($XDG_CONFIG_HOME or ~/.config/podctl/config.yaml), or var/admin.token in the working
+// directory.
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -11,7 +11,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "scheduler/ctl/admin_commands.h"
 #include "scheduler/ctl/client.h"
+#include "scheduler/ctl/client_config.h"
 #include "scheduler/ctl/commands.h"
 
 namespace fs = std::filesystem;
@@ -25,26 +27,24 @@ struct Settings {
 };
 
 // Flags win over the environment, which wins over the config file, then var/admin.token.
-Settings Resolve(std::string server, std::string token) {
+// Without `want_token` only the server is resolved (the token stays as given).
+Settings Resolve(std::string server, std::string token, bool want_token = true) {
   if (server.empty()) {
     if (const char* e = std::getenv("POD_SERVER"); e && *e) server = e;
   }
   if (token.empty()) {
     if (const char* e = std::getenv("POD_TOKEN"); e && *e) token = e;
   }
-  if (const char* home = std::getenv("HOME"); home && (server.empty() || token.empty())) {
-    fs::path file = fs::path(home) / ".config/podctl/config.yaml";
-    if (fs::exists(file)) {
-      try {
-        YAML::Node c = YAML::LoadFile(file.string());
-        if (server.empty() && c["server"]) server = c["server"].as<std::string>();
-        if (token.empty() && c["token"]) token = c["token"].as<std::string>();
-      } catch (const YAML::Exception& e) {
-        std::cerr << "podctl: ignoring " << file.string() << ": " << e.what() << "\n";
-      }
+  if (server.empty() || (want_token && token.empty())) {
+    const std::string path = ClientConfigPath();
+    if (auto file = ReadClientConfig(path); !file) {
+      std::cerr << "podctl: ignoring " << file.error().message() << "\n";
+    } else {
+      if (server.empty()) server = file->server;
+      if (want_token && token.empty()) token = file->token;
     }
   }
-  if (token.empty()) {
+  if (want_token && token.empty()) {
     if (std::ifstream in("var/admin.token"); in) std::getline(in, token);
   }
   if (server.empty()) server = "http://127.0.0.1:8470";
@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
   app.add_option("--server", server,
                  "podsched URL (env POD_SERVER; default http://127.0.0.1:8470)");
   app.add_option("--token", token,
-                 "bearer token (env POD_TOKEN, ~/.config/podctl/config.yaml, "
-                 "or var/admin.token)");
+                 "bearer token (env POD_TOKEN, ~/.config/podctl/config.yaml from podctl "
+                 "login, or var/admin.token); visible to other users in ps: prefer login");
 
   SubmitOptions submit;
   auto* sub = app.add_subcommand("submit", "submit a job; prints its id");
@@ -135,6 +135,51 @@ int main(int argc, char** argv) {
   quota->add_option("-o,--output", quota_output, "table, json or yaml")
       ->check(CLI::IsMember({"table", "json", "yaml"}));
 
+  LoginOptions login_options;
+  auto* login = app.add_subcommand(
+      "login", "check a token with the server and save it (and the server) in podctl's config");
+  login->add_flag("--token-stdin", login_options.token_stdin,
+                  "read the token from stdin (else it is asked for on the terminal, unechoed)");
+
+  auto* admin = app.add_subcommand("admin", "users and tokens (docs/podctl.md)");
+  admin->require_subcommand(1);
+  auto* admin_user = admin->add_subcommand("user", "API users (admin)");
+  admin_user->require_subcommand(1);
+  UserAddOptions user_add;
+  auto* user_add_cmd =
+      admin_user->add_subcommand("add", "create a user; prints its first token once");
+  user_add_cmd->add_option("name", user_add.name, "1..64 of a-z 0-9 . _ -")->required();
+  user_add_cmd->add_flag("--admin", user_add.admin, "role admin (default: user)");
+  user_add_cmd->add_option("--unix-user", user_add.unix_user,
+                           "the Unix account the user's jobs run as (default: the name)");
+  std::string user_name, users_output = "table";
+  auto* user_list_cmd = admin_user->add_subcommand("list", "every user (configured and API)");
+  user_list_cmd->add_option("-o,--output", users_output, "table, json or yaml")
+      ->check(CLI::IsMember({"table", "json", "yaml"}));
+  auto* user_disable_cmd = admin_user->add_subcommand(
+      "disable", "disable a user: all its tokens fail at once; its jobs are left alone");
+  user_disable_cmd->add_option("name", user_name, "user")->required();
+  auto* user_enable_cmd = admin_user->add_subcommand("enable", "enable a disabled user");
+  user_enable_cmd->add_option("name", user_name, "user")->required();
+
+  auto* admin_token = admin->add_subcommand("token", "bearer tokens (admins: all; users: own)");
+  admin_token->require_subcommand(1);
+  TokenCreateOptions token_create;
+  auto* token_create_cmd =
+      admin_token->add_subcommand("create", "a new token, printed once on stdout");
+  token_create_cmd->add_option("user", token_create.user, "whose (default: yours)");
+  token_create_cmd->add_option("--expires", token_create.expires,
+                               "lifetime: 90m, 12h, 30d, 1w, or never (default)");
+  token_create_cmd->add_option("--name", token_create.label, "a label, e.g. laptop");
+  std::string token_user, tokens_output = "table", token_id;
+  auto* token_list_cmd = admin_token->add_subcommand("list", "tokens (never their secrets)");
+  token_list_cmd->add_option("user", token_user, "only this user's");
+  token_list_cmd->add_option("-o,--output", tokens_output, "table, json or yaml")
+      ->check(CLI::IsMember({"table", "json", "yaml"}));
+  auto* token_revoke_cmd = admin_token->add_subcommand(
+      "revoke", "revoke a token: it fails at once, with its sessions and streams");
+  token_revoke_cmd->add_option("id", token_id, "token id (podctl admin token list)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -153,8 +198,22 @@ int main(int argc, char** argv) {
       _exit(0);
     });
   }
+  if (login->parsed()) {
+    // The token comes from --token / POD_TOKEN or is asked for, never from the old config.
+    Settings given = Resolve(server, token, /*want_token=*/false);
+    login_options.server = given.server;
+    login_options.token = given.token;
+    return Login(login_options);
+  }
   Settings s = Resolve(server, token);
   ApiClient api(s.server, s.token);
+  if (user_add_cmd->parsed()) return UserAdd(api, user_add);
+  if (user_list_cmd->parsed()) return UserList(api, users_output);
+  if (user_disable_cmd->parsed()) return UserSetDisabled(api, user_name, true);
+  if (user_enable_cmd->parsed()) return UserSetDisabled(api, user_name, false);
+  if (token_create_cmd->parsed()) return TokenCreate(api, token_create);
+  if (token_list_cmd->parsed()) return TokenList(api, token_user, tokens_output);
+  if (token_revoke_cmd->parsed()) return TokenRevoke(api, token_id);
   if (sub->parsed()) return Submit(api, submit);
   if (jl->parsed()) return Jobs(api, jobs);
   if (describe->parsed()) return Describe(api, job, output);

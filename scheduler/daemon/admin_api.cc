@@ -10,26 +10,10 @@
 
 namespace podsched::daemon {
 
-HttpResponse ListUsers(const ApiView& view, ApiCalls&, const Principal& who, const ApiRequest&) {
-  if (!who.admin) return ErrorResponse(403, "permission_denied", "only an admin lists users");
-  std::map<std::string, int> active;
-  for (const auto& [id, job] : view.scheduler.jobs()) {
-    if (!core::IsTerminal(job.state)) ++active[job.spec.user.value()];
-  }
-  api::UserList out;
-  for (const auto& u : view.auth.users()) {
-    auto* user = out.add_users();
-    user->set_name(u.name);
-    user->set_role(u.admin ? "admin" : "user");
-    user->set_active_jobs(active[u.name]);
-  }
-  return JsonResponse(out);
-}
-
 HttpResponse ListQuotas(const ApiView& view, ApiCalls&, const Principal& who, const ApiRequest&) {
   std::set<std::string> names;
   if (who.admin) {
-    for (const auto& u : view.auth.users()) names.insert(u.name);
+    for (const auto& u : view.accounts.Users()) names.insert(u.account.name.value());
     for (const auto& [user, q] : view.config.quotas) names.insert(user);
     for (const auto& [id, job] : view.scheduler.jobs()) names.insert(job.spec.user.value());
   } else {

@@ -7,13 +7,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/daemon/account_registry.h"
 #include "scheduler/daemon/auth.h"
 #include "scheduler/daemon/bus_logic.h"
 #include "scheduler/daemon/config.h"
@@ -35,7 +38,7 @@ struct BusIoCounters {
 // The daemon's state as handlers may read it.
 struct ApiView {
   const Config& config;
-  const Authenticator& auth;  // the configured users
+  const AccountRegistry& accounts;  // users and tokens
   const core::Scheduler& scheduler;
   const BusLogic& bus;
   const UsageHistory& history;  // GET /api/v1/stats
@@ -66,6 +69,17 @@ class ApiCalls {
   virtual Result<std::vector<core::JobEvent>> EventsOf(JobId job) = 0;
   // The dashboard's cookie sessions (login, logout).
   virtual WebSessions& sessions() = 0;
+  // Users and tokens (AccountRegistry, same errors). A change takes effect at once: the sessions
+  // and event streams whose credential it invalidates are ended before the call returns.
+  virtual Result<IssuedToken> AddUser(std::string_view name, bool admin,
+                                      std::string_view unix_user, const std::string& by,
+                                      TimePoint now) = 0;
+  virtual Result<core::UserAccount> SetUserDisabled(std::string_view name, bool disabled,
+                                                    TimePoint now) = 0;
+  virtual Result<IssuedToken> CreateToken(std::string_view user, std::string_view label,
+                                          std::optional<Duration> lifetime,
+                                          const std::string& by, TimePoint now) = 0;
+  virtual Result<core::TokenRecord> RevokeToken(core::TokenId id, TimePoint now) = 0;
 };
 
 struct ApiRequest {

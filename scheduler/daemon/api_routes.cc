@@ -1,5 +1,6 @@
 #include "scheduler/daemon/api_routes.h"
 
+#include "scheduler/daemon/accounts_api.h"
 #include "scheduler/daemon/admin_api.h"
 #include "scheduler/daemon/agents_api.h"
 #include "scheduler/daemon/dashboard_api.h"
@@ -33,6 +34,12 @@ Router ApiRouter() {
           {"GET", "/api/v1/quotas", kUser, ListQuotas},
           {"PUT", "/api/v1/quotas", kUser, PutQuota},
           {"GET", "/api/v1/users", kUser, ListUsers},
+          {"POST", "/api/v1/users", kUser, AddUser},
+          {"POST", "/api/v1/users/{name}/disable", kUser, DisableUser},
+          {"POST", "/api/v1/users/{name}/enable", kUser, EnableUser},
+          {"GET", "/api/v1/tokens", kUser, ListTokens},
+          {"POST", "/api/v1/tokens", kUser, CreateToken},
+          {"POST", "/api/v1/tokens/{id}/revoke", kUser, RevokeToken},
           {"GET", "/api/v1/stats", kUser, ClusterStats},
       },
       DashboardFile);

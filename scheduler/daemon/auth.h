@@ -1,45 +1,56 @@
-// Bearer-token authentication and per-token rate limiting for the HTTP API.
+// Who an API caller is (Principal), why a credential was refused (Denied), fresh tokens, and
+// per-user rate limiting. Checking tokens is AccountRegistry's (account_registry.h).
 //
-// Tokens are never stored: the configuration holds the SHA-256 of each token (hex). A request's
-// token is hashed and compared with every user's hash in constant time (CRYPTO_memcmp, no early
-// exit), so timing reveals neither which user nor how many bytes matched.
-//
-// Pure apart from hashing; RateLimiter takes `now`. Authenticator is immutable after
-// construction (thread-safe); RateLimiter is not thread-safe (the API's owner thread calls it).
+// Pure apart from randomness (NewToken). RateLimiter takes `now` and is not thread-safe (the
+// API's owner thread calls it).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <vector>
 
 #include "common/clock.h"
 #include "common/hash.h"  // Sha256Hex, used with tokens
 #include "common/status.h"
-#include "scheduler/daemon/config.h"
+#include "scheduler/core/accounts.h"
 
 namespace podsched::daemon {
 
-// A fresh random token: 48 hex characters from OpenSSL's RAND_bytes.
+// A fresh random token: 48 hex characters (24 bytes) from OpenSSL's RAND_bytes.
 std::string NewToken();
 
 struct Principal {
+  Principal() = default;
+  Principal(std::string user_name, bool is_admin, core::TokenId token_id = {})
+      : user(std::move(user_name)), admin(is_admin), token(token_id) {}
+
   std::string user;
   bool admin = false;
+  // The stored token the caller presented (a dashboard session or a stream keeps it, so that a
+  // revocation ends them); 0: a configured token (podsched.yaml users, var/admin.token).
+  core::TokenId token;
 };
 
-class Authenticator {
- public:
-  explicit Authenticator(std::vector<UserConfig> users);
-  // `authorization` is the header value ("Bearer <token>"). Errors (kUnauthenticated): missing
-  // header, not a bearer token, unknown token.
-  Result<Principal> Authenticate(std::string_view authorization) const;
-  const std::vector<UserConfig>& users() const { return users_; }
+// Why a credential was refused; the name is the `reason` label of
+// podsched_auth_failures_total.
+enum class AuthFailure {
+  kMissing,    // no Authorization header (and no session cookie)
+  kMalformed,  // not "Bearer <token>"
+  kUnknown,    // no such token
+  kRevoked,
+  kExpired,
+  kDisabled,   // the token's user is disabled
+  kSession,    // the session cookie names no live session
+  kCsrf,       // a cookie request without X-Requested-With, or from another origin
+};
+std::string_view AuthFailureName(AuthFailure reason);
+inline constexpr AuthFailure kAuthFailures[] = {
+    AuthFailure::kMissing, AuthFailure::kMalformed, AuthFailure::kUnknown, AuthFailure::kRevoked,
+    AuthFailure::kExpired, AuthFailure::kDisabled,  AuthFailure::kSession, AuthFailure::kCsrf};
 
- private:
-  std::vector<UserConfig> users_;
-  std::vector<std::string> raw_hashes_;  // 32 bytes each, same order as users_
+struct Denied {
+  AuthFailure reason;
+  Status status;  // kUnauthenticated, or kPermissionDenied for kCsrf; the message says why
 };
 
 // Token bucket per key: `rate` tokens per second up to `burst`. Memory is bounded by the number

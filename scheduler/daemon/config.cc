@@ -342,7 +342,9 @@ pods:
     generation: v2      # v2 or v3
     host_rows: 8        # v2 full pod: 8x8 hosts (512 TensorCores)
     host_cols: 8
-# Users authenticate with bearer tokens; store only the SHA-256 of a token:
+# Users authenticate with bearer tokens. Usually: podctl admin user add NAME (stored in the job
+# database, revocable; docs/api.md "Users and tokens"). Users listed here are read-only bootstrap
+# users (the API cannot disable them); store only the SHA-256 of a token:
 #   token=$(openssl rand -hex 24); printf %s "$token" | sha256sum
 users: []
 #  - name: alice

@@ -12,19 +12,12 @@ HttpResponse DashboardFile(const ApiView& view, ApiCalls&, const Principal&,
 
 HttpResponse LoginRoute(const ApiView& view, ApiCalls& calls, const Principal&,
                         const ApiRequest& request) {
-  return Login(request.http, view.auth, calls.sessions(), request.now);
+  return Login(request.http, view.accounts, calls.sessions(), request.now);
 }
 
 HttpResponse LogoutRoute(const ApiView&, ApiCalls& calls, const Principal&,
                          const ApiRequest& request) {
   return Logout(request.http, calls.sessions());
-}
-
-HttpResponse WhoAmI(const ApiView&, ApiCalls&, const Principal& who, const ApiRequest&) {
-  api::User u;
-  u.set_name(who.user);
-  u.set_role(who.admin ? "admin" : "user");
-  return JsonResponse(u);
 }
 
 HttpResponse ClusterStats(const ApiView& view, ApiCalls&, const Principal&,

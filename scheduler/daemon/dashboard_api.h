@@ -14,9 +14,6 @@ HttpResponse LoginRoute(const ApiView& view, ApiCalls& calls, const Principal& w
                         const ApiRequest& request);
 HttpResponse LogoutRoute(const ApiView& view, ApiCalls& calls, const Principal& who,
                          const ApiRequest& request);
-// /api/v1/whoami: the caller as a `User`.
-HttpResponse WhoAmI(const ApiView& view, ApiCalls& calls, const Principal& who,
-                    const ApiRequest& request);
 // GET /api/v1/stats: utilization and preemptions over time (usage_history.h).
 HttpResponse ClusterStats(const ApiView& view, ApiCalls& calls, const Principal& who,
                           const ApiRequest& request);

@@ -39,6 +39,26 @@ class Engine::Calls final : public ApiCalls {
     return e_.repo_.EventsOf(job);
   }
   WebSessions& sessions() override { return e_.sessions_; }
+  Result<IssuedToken> AddUser(std::string_view name, bool admin, std::string_view unix_user,
+                              const std::string& by, TimePoint now) override {
+    return e_.accounts_.AddUser(name, admin, unix_user, by, now);
+  }
+  Result<core::UserAccount> SetUserDisabled(std::string_view name, bool disabled,
+                                            TimePoint now) override {
+    auto user = e_.accounts_.SetDisabled(name, disabled);
+    if (user) e_.EndInvalidCredentials(now, /*sessions=*/true);
+    return user;
+  }
+  Result<IssuedToken> CreateToken(std::string_view user, std::string_view label,
+                                  std::optional<Duration> lifetime, const std::string& by,
+                                  TimePoint now) override {
+    return e_.accounts_.CreateToken(user, label, lifetime, by, now);
+  }
+  Result<core::TokenRecord> RevokeToken(core::TokenId id, TimePoint now) override {
+    auto token = e_.accounts_.Revoke(id, now);
+    if (token) e_.EndInvalidCredentials(now, /*sessions=*/true);
+    return token;
+  }
 
  private:
   void MarkStoreFailure(const Status& s) {
@@ -58,9 +78,11 @@ class Engine::Calls final : public ApiCalls {
 };
 
 Engine::Engine(const Config& config, std::vector<UserConfig> users, core::JobRepository* repo,
-               BufferingRepository::CommitAll commit_all)
+               BufferingRepository::CommitAll commit_all, core::AccountRepository* accounts)
     : config_(config),
-      auth_(std::move(users)),
+      own_accounts_(accounts == nullptr ? std::make_unique<core::InMemoryAccountRepository>()
+                                        : nullptr),
+      accounts_(std::move(users), accounts != nullptr ? accounts : own_accounts_.get()),
       limiter_(config.limits.requests_per_second, config.limits.burst),
       web_(config.web_root),
       repo_(repo, std::move(commit_all)),
@@ -72,11 +94,16 @@ Engine::~Engine() = default;
 Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector<UserConfig> users,
                                                core::JobRepository* repo, TimePoint now,
                                                bool group_commit,
-                                               BufferingRepository::CommitAll commit_all) {
+                                               BufferingRepository::CommitAll commit_all,
+                                               core::AccountRepository* accounts) {
   const PodConfig& pc = config.pods.front();
   auto pod = pod::Pod::Create(pc.name, pc.generation, pc.host_rows, pc.host_cols);
   if (!pod) return std::unexpected(pod.error().WithContext("pods[0]"));
-  std::unique_ptr<Engine> engine(new Engine(config, std::move(users), repo, std::move(commit_all)));
+  std::unique_ptr<Engine> engine(
+      new Engine(config, std::move(users), repo, std::move(commit_all), accounts));
+  auto shadowed = engine->accounts_.Load();
+  if (!shadowed) return std::unexpected(shadowed.error());
+  engine->shadowed_users_ = std::move(*shadowed);
   auto scheduler = core::Scheduler::Create(std::move(*pod), config.scheduler, &engine->repo_, now);
   if (!scheduler) return std::unexpected(scheduler.error());
   engine->scheduler_ = std::move(*scheduler);
@@ -86,11 +113,11 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   bus.log_url = config.bus.log_url.empty() ? "file://" + config.data_dir + "/objects/logs"
                                            : config.bus.log_url;
   bus.scheduler_id = NewToken().substr(0, 16);
-  std::map<std::string, std::string> unix_users;
-  for (const auto& u : config.users) unix_users[u.name] = u.unix_user.empty() ? u.name : u.unix_user;
-  bus.unix_user_of = [unix_users = std::move(unix_users)](const UserName& user) {
-    auto it = unix_users.find(user.value());
-    return it == unix_users.end() ? user.value() : it->second;
+  // Configured users' unix_user and those of users made through the API (podctl admin user add
+  // --unix-user), as they are at launch time; the API name when none is set.
+  bus.unix_user_of = [accounts = &engine->accounts_](const UserName& user) {
+    const AccountView* u = accounts->FindUser(user.value());
+    return u != nullptr && !u->account.unix_user.empty() ? u->account.unix_user : user.value();
   };
   bus.tick_interval = std::chrono::milliseconds(config.tick_interval_ms);
   engine->bus_ = std::make_unique<BusLogic>(std::move(bus), engine->scheduler_.get());
@@ -142,7 +169,7 @@ void Engine::OnBusMessage(std::string_view agent_id, std::string_view bytes, Tim
 
 ApiView Engine::View() const {
   return ApiView{.config = config_,
-                 .auth = auth_,
+                 .accounts = accounts_,
                  .scheduler = *scheduler_,
                  .bus = *bus_,
                  .history = history_,
@@ -154,8 +181,11 @@ ApiView Engine::View() const {
 }
 
 std::expected<Principal, HttpResponse> Engine::Admit(const HttpRequest& request, TimePoint now) {
-  auto who = AuthenticateRequest(request, auth_, sessions_, now);
-  if (!who) return std::unexpected(StatusError(who.error()));
+  auto who = AuthenticateRequest(request, accounts_, sessions_, now);
+  if (!who) {
+    metrics_.CountAuthFailure(AuthFailureName(who.error().reason));
+    return std::unexpected(StatusError(who.error().status));
+  }
   if (!limiter_.Allow(who->who.user, now)) {
     HttpResponse r =
         ErrorResponse(429, "resource_exhausted",
@@ -215,7 +245,18 @@ std::variant<int64_t, HttpResponse> Engine::OpenStream(const HttpRequest& reques
   return streams_.Open(*who, std::move(send));
 }
 
+void Engine::EndInvalidCredentials(TimePoint now, bool sessions) {
+  auto invalid = [this, now](const Principal& who) -> std::optional<std::string> {
+    auto still = accounts_.Recheck(who, now);
+    if (still) return std::nullopt;
+    return still.error().status.message();
+  };
+  streams_.CloseWhere(invalid);
+  if (sessions) sessions_.RemoveWhere([&invalid](const Principal& who) { return !!invalid(who); });
+}
+
 void Engine::Tick(TimePoint now) {
+  EndInvalidCredentials(now, /*sessions=*/false);  // expiry (sessions re-check at each request)
   Check(bus_->OnTimer(now));
   if (bus_->reconciling() || fatal_) {  // no pass until the agents told us what runs
     if (!repo_.deferred()) DrainBus();

@@ -25,8 +25,10 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "scheduler/core/accounts.h"
 #include "scheduler/core/repository.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/daemon/account_registry.h"
 #include "scheduler/daemon/api_handler.h"
 #include "scheduler/daemon/api_response.h"
 #include "scheduler/daemon/auth.h"
@@ -49,13 +51,16 @@ class Engine {
   using SendBus = std::function<void(BusOutgoing message)>;
   using BusIoCounters = daemon::BusIoCounters;
 
-  // `users` must include the admin. `repo` must outlive the engine.
+  // `users` (the configured ones) must include the admin. `repo` must outlive the engine.
   // With `group_commit`, commits are deferred to Flush (see BufferingRepository); `commit_all`
-  // commits several batches in one transaction (empty: one by one).
+  // commits several batches in one transaction (empty: one by one). `accounts` holds the API's
+  // users and tokens (null: kept in memory only); it must outlive the engine. Account changes
+  // are committed at once, each in its own transaction, never deferred.
   static Result<std::unique_ptr<Engine>> Create(const Config& config, std::vector<UserConfig> users,
                                                 core::JobRepository* repo, TimePoint now,
                                                 bool group_commit = false,
-                                                BufferingRepository::CommitAll commit_all = {});
+                                                BufferingRepository::CommitAll commit_all = {},
+                                                core::AccountRepository* accounts = nullptr);
   ~Engine();
   // Group commit: makes every change since the last Flush durable, then (with `publish`)
   // publishes it to the streams. A failure sets fatal(). Without group commit there is nothing
@@ -77,7 +82,7 @@ class Engine {
   void CountRequest(int status) { metrics_.CountRequest(status); }
 
   // Timers and at most one scheduling pass (none while reconciling after a restart); publishes
-  // what changed.
+  // what changed; ends the event streams whose token expired.
   void Tick(TimePoint now);
   bool dirty() const { return scheduler_->dirty() && !bus_->reconciling(); }
 
@@ -93,12 +98,15 @@ class Engine {
   bool fatal() const { return fatal_; }
   const core::Scheduler& scheduler() const { return *scheduler_; }
   int64_t last_stream_id() const { return streams_.last_event_id(); }
+  const AccountRegistry& accounts() const { return accounts_; }
+  // Stored API users that a configured user of the same name shadows (main warns).
+  const std::vector<std::string>& shadowed_users() const { return shadowed_users_; }
 
  private:
   class Calls;  // the ApiCalls handlers get
 
   Engine(const Config& config, std::vector<UserConfig> users, core::JobRepository* repo,
-         BufferingRepository::CommitAll commit_all);
+         BufferingRepository::CommitAll commit_all, core::AccountRepository* accounts);
   // Authenticates `request` and takes a token from its user's rate limit.
   std::expected<Principal, HttpResponse> Admit(const HttpRequest& request, TimePoint now);
   HttpResponse Serve(const HttpRequest& request, TimePoint now);
@@ -109,9 +117,14 @@ class Engine {
   void DrainBus();
   // Records a fatal commit failure.
   void Check(const Status& s);
+  // Ends the event streams (and, with `sessions`, the dashboard sessions) whose credential no
+  // longer holds.
+  void EndInvalidCredentials(TimePoint now, bool sessions);
 
   Config config_;
-  Authenticator auth_;
+  std::unique_ptr<core::InMemoryAccountRepository> own_accounts_;  // when none was given
+  AccountRegistry accounts_;
+  std::vector<std::string> shadowed_users_;
   RateLimiter limiter_;
   WebAssets web_;
   WebSessions sessions_;

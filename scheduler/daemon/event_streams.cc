@@ -14,6 +14,23 @@ int64_t EventStreams::Open(Principal who, SendFrame send) {
 
 void EventStreams::Close(int64_t stream) { streams_.erase(stream); }
 
+size_t EventStreams::CloseWhere(
+    const std::function<std::optional<std::string>(const Principal&)>& why) {
+  size_t closed = 0;
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    std::optional<std::string> message = why(it->second.who);
+    if (!message) {
+      ++it;
+      continue;
+    }
+    it->second.send("event: end\ndata: " + ErrorJson("unauthenticated", *message) + "\n\n");
+    it->second.send("");
+    it = streams_.erase(it);
+    ++closed;
+  }
+  return closed;
+}
+
 void EventStreams::PublishTransition(const core::JobEvent& e, const core::JobRecord& job,
                                      const pod::Pod& pod, TimePoint now) {
   if (streams_.empty()) {

@@ -6,12 +6,17 @@
 // Every job transition takes an id, whether or not a stream is open; a progress report takes one
 // only when at least one stream is open. Nothing is converted to JSON while no stream is open.
 //
+// A stream whose credential no longer holds (token revoked or expired, user disabled) is ended by
+// CloseWhere: it gets a last frame `event: end` whose data is an Error {code, message}, then the
+// empty frame, which tells the HTTP server to close the connection (http_server.h).
+//
 // Not thread-safe: the scheduler thread owns it; `send` runs on that thread.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +36,9 @@ class EventStreams {
   // A new stream for `who`; returns its id (1, 2, ...).
   int64_t Open(Principal who, SendFrame send);
   void Close(int64_t stream);
+  // Ends every stream for which `why(principal)` returns a message: sends it as the `end` frame,
+  // then the end of the stream. Returns how many ended.
+  size_t CloseWhere(const std::function<std::optional<std::string>(const Principal&)>& why);
   size_t size() const { return streams_.size(); }
   bool empty() const { return streams_.empty(); }
 

@@ -251,12 +251,20 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void QueueFrame(std::string frame) {
     if (closed_) return;
+    if (frame.empty()) {  // the backend ended the stream: close once the frames are written
+      ending_ = true;
+      return WriteFrames();
+    }
     if (frames_.size() >= kMaxQueuedFrames) return Close();  // a client that does not read
     frames_.push_back(std::move(frame));
     WriteFrames();
   }
 
   void WriteFrames() {
+    if (ending_ && !writing_ && frames_.empty() && !closed_) {
+      stream_id_ = -1;  // the backend has forgotten it already
+      return Close();
+    }
     if (writing_ || frames_.empty() || closed_) return;
     writing_ = true;
     asio::async_write(stream_.socket(), asio::buffer(frames_.front()),
@@ -298,6 +306,7 @@ class Session : public std::enable_shared_from_this<Session> {
   int64_t stream_id_ = -1;
   std::deque<std::string> frames_;
   bool writing_ = false;
+  bool ending_ = false;
   std::vector<char> drain_buf_;
   size_t drained_ = 0;
 };

@@ -35,7 +35,8 @@ class HttpBackend {
   // Answers a request by calling `respond` once, from any thread.
   virtual void Handle(HttpRequest request, Respond respond) = 0;
   // Opens an event stream: `opened` gets the stream id or an error response; then `frame` is
-  // called for each SSE frame until CloseStream(id).
+  // called for each SSE frame until CloseStream(id). An empty frame ends the stream from the
+  // backend's side: the server writes what is queued and closes the connection (no CloseStream).
   virtual void OpenStream(HttpRequest request, OnFrame frame, OnOpen opened) = 0;
   virtual void CloseStream(int64_t id) = 0;
   // A request the server answered itself (413, 431, 400 on malformed HTTP), for the metrics.

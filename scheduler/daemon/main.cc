@@ -162,9 +162,18 @@ int main(int argc, char** argv) {
 #endif
 
   RealClock clock;
-  auto engine =
-      Engine::Create(config, users, repo.get(), clock.Now(), /*group_commit=*/true, commit_all);
+#ifdef PODSCHED_HAVE_JOBDB
+  core::AccountRepository* accounts = sqlite;  // users and tokens in the same database
+#else
+  core::AccountRepository* accounts = nullptr;  // in memory
+#endif
+  auto engine = Engine::Create(config, users, repo.get(), clock.Now(), /*group_commit=*/true,
+                               commit_all, accounts);
   if (!engine) return Fail(engine.error());
+  for (const std::string& name : (*engine)->shadowed_users()) {
+    spdlog::warn("user {} is configured in the configuration file and also stored (made with "
+                 "podctl admin user add): the configured one is used", name);
+  }
   spdlog::info("loaded {} jobs from {}", (*engine)->scheduler().jobs().size(), db_path);
 
   auto bus = BusServer::Bind(config.bus_address, config.bus);

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "scheduler/daemon/auth.h"
+
 namespace podsched::daemon {
 
 std::string_view PreemptionCause(std::string_view reason) {
@@ -94,6 +96,14 @@ std::string Metrics::Format(const MetricGauges& g) const {
   out << "podsched_scheduling_pass_seconds_bucket{le=\"+Inf\"} " << pass_count_ << '\n';
   out << "podsched_scheduling_pass_seconds_sum " << pass_sum_ << '\n';
   out << "podsched_scheduling_pass_seconds_count " << pass_count_ << '\n';
+  family("podsched_auth_failures_total", "counter",
+         "Refused API credentials, by reason (missing, malformed, unknown, revoked, expired, "
+         "disabled, session, csrf).");
+  for (AuthFailure reason : kAuthFailures) {
+    auto it = auth_failures_.find(std::string(AuthFailureName(reason)));
+    out << "podsched_auth_failures_total{reason=\"" << AuthFailureName(reason) << "\"} "
+        << (it == auth_failures_.end() ? 0 : it->second) << '\n';
+  }
   family("podsched_api_requests_total", "counter", "API requests by HTTP status code.");
   for (const auto& [code, n] : requests_by_code_) {
     out << "podsched_api_requests_total{code=\"" << code << "\"} " << n << '\n';

@@ -45,6 +45,8 @@ class Metrics {
 
   void CountRequest(int status) { ++requests_by_code_[status]; }
   void CountPreemption(std::string_view cause) { ++preemptions_[std::string(cause)]; }
+  // A refused credential, by AuthFailureName (auth.h).
+  void CountAuthFailure(std::string_view reason) { ++auth_failures_[std::string(reason)]; }
   void ObservePass(double seconds);
 
   std::string Format(const MetricGauges& gauges) const;
@@ -52,6 +54,7 @@ class Metrics {
  private:
   std::map<int, int64_t> requests_by_code_;
   std::map<std::string, int64_t> preemptions_;
+  std::map<std::string, int64_t> auth_failures_;
   std::array<int64_t, kPassBuckets.size()> pass_buckets_{};  // not cumulative here
   int64_t pass_count_ = 0;
   double pass_sum_ = 0;

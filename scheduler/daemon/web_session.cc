@@ -101,6 +101,10 @@ std::optional<Principal> WebSessions::Find(std::string_view id, TimePoint now) {
 
 void WebSessions::Remove(std::string_view id) { sessions_.erase(Sha256(id)); }
 
+size_t WebSessions::RemoveWhere(const std::function<bool(const Principal&)>& end) {
+  return std::erase_if(sessions_, [&end](const auto& kv) { return end(kv.second.who); });
+}
+
 std::string WebSessions::SetCookie(const std::string& id, bool secure) const {
   auto seconds = std::chrono::duration_cast<std::chrono::seconds>(lifetime_).count();
   return std::string(kSessionCookie) + "=" + id + "; Path=/; Max-Age=" + std::to_string(seconds) +
@@ -116,29 +120,44 @@ bool RequestIsHttps(const HttpRequest& request) {
   return request.origin.starts_with("https://") || request.forwarded_proto == "https";
 }
 
-Result<WebAuth> AuthenticateRequest(const HttpRequest& request, const Authenticator& auth,
-                                    WebSessions& sessions, TimePoint now) {
+std::expected<WebAuth, Denied> AuthenticateRequest(const HttpRequest& request,
+                                                   const AccountRegistry& accounts,
+                                                   WebSessions& sessions, TimePoint now) {
   if (!request.authorization.empty()) {
-    auto who = auth.Authenticate(request.authorization);
+    auto who = accounts.AuthenticateHeader(request.authorization, now);
     if (!who) return std::unexpected(who.error());
     return WebAuth{*who, false};
   }
   auto id = CookieValue(request.cookie, kSessionCookie);
   if (!id || id->empty()) {
-    return std::unexpected(auth.Authenticate("").error());  // "missing Authorization header"
+    return std::unexpected(accounts.AuthenticateHeader("", now).error());  // "missing ..."
   }
-  auto who = sessions.Find(*id, now);
+  auto session = sessions.Find(*id, now);
+  if (!session) {
+    return std::unexpected(
+        Denied{AuthFailure::kSession,
+               Status(StatusCode::kUnauthenticated,
+                      "the session expired, was logged out, or its token was revoked or its "
+                      "user disabled; log in again")});
+  }
+  auto who = accounts.Recheck(*session, now);
   if (!who) {
-    return Error(StatusCode::kUnauthenticated, "the session expired or ended; log in again");
+    sessions.Remove(*id);
+    Denied denied = who.error();
+    denied.status = Status(StatusCode::kUnauthenticated,
+                           "the session ended: " + denied.status.message());
+    return std::unexpected(std::move(denied));
   }
   if (!IsSafeMethod(request.method)) {
-    if (Status s = CheckSameOrigin(request); !s.ok()) return std::unexpected(s);
+    if (Status s = CheckSameOrigin(request); !s.ok()) {
+      return std::unexpected(Denied{AuthFailure::kCsrf, s});
+    }
   }
   return WebAuth{*who, true};
 }
 
-HttpResponse Login(const HttpRequest& request, const Authenticator& auth, WebSessions& sessions,
-                   TimePoint now) {
+HttpResponse Login(const HttpRequest& request, const AccountRegistry& accounts,
+                   WebSessions& sessions, TimePoint now) {
   if (request.method != "POST") return ErrorReply(405, "method_not_allowed", "use POST");
   if (Status s = CheckSameOrigin(request); !s.ok()) {
     return ErrorReply(403, "permission_denied", s.message());
@@ -154,8 +173,13 @@ HttpResponse Login(const HttpRequest& request, const Authenticator& auth, WebSes
   if (token.empty() || HasControlCharacters(token)) {
     return ErrorReply(400, "invalid_argument", R"(send {"token": "<your API token>"})");
   }
-  auto who = auth.Authenticate("Bearer " + token);
-  if (!who) return ErrorReply(401, "unauthenticated", "wrong token");
+  auto who = accounts.AuthenticateToken(token, now);
+  if (!who) {
+    // An unknown token is just "wrong"; a revoked or expired one says so (its holder knows it).
+    return ErrorReply(401, "unauthenticated",
+                      who.error().reason == AuthFailure::kUnknown ? "wrong token"
+                                                                  : who.error().status.message());
+  }
   api::User user;
   user.set_name(who->user);
   user.set_role(who->admin ? "admin" : "user");

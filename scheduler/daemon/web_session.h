@@ -11,6 +11,9 @@
 //   Requests with an Authorization header are not cookie-authenticated and need neither.
 // - Sessions live in memory: a restart logs everyone out. At most `max_sessions`; the oldest is
 //   dropped beyond that.
+// - A session keeps the principal with the token it was made from: every request through it
+//   re-checks that token (AccountRegistry::Recheck), so a revoked or expired token, or a disabled
+//   user, ends the session at the next request; the engine also drops such sessions at once.
 //
 // Not thread-safe (the engine's thread owns it). Takes `now`; randomness from OpenSSL.
 #pragma once
@@ -23,6 +26,9 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include <functional>
+
+#include "scheduler/daemon/account_registry.h"
 #include "scheduler/daemon/auth.h"
 #include "scheduler/daemon/http_types.h"
 
@@ -43,6 +49,8 @@ class WebSessions {
   // The principal of a live session id; nullopt if unknown or expired.
   std::optional<Principal> Find(std::string_view id, TimePoint now);
   void Remove(std::string_view id);
+  // Ends every session whose principal `end` selects; returns how many.
+  size_t RemoveWhere(const std::function<bool(const Principal&)>& end);
   size_t size() const { return sessions_.size(); }
 
   // Set-Cookie values that store / clear the session id.
@@ -66,12 +74,14 @@ struct WebAuth {
   bool by_cookie = false;
 };
 
-// Authenticates by the Authorization header if present, else by the session cookie (checking
-// CSRF rules for state-changing methods). Errors: kUnauthenticated (no/invalid credentials,
-// expired session), kPermissionDenied (cookie request without X-Requested-With or from another
+// Authenticates by the Authorization header if present, else by the session cookie (re-checking
+// the session's token, and the CSRF rules for state-changing methods). Refusals: kUnauthenticated
+// (no/invalid credentials, a session that expired or whose token no longer holds: that session
+// is removed), kPermissionDenied (cookie request without X-Requested-With or from another
 // origin).
-Result<WebAuth> AuthenticateRequest(const HttpRequest& request, const Authenticator& auth,
-                                    WebSessions& sessions, TimePoint now);
+std::expected<WebAuth, Denied> AuthenticateRequest(const HttpRequest& request,
+                                                   const AccountRegistry& accounts,
+                                                   WebSessions& sessions, TimePoint now);
 
 // Whether the client talks to us over https (for the cookie's Secure flag).
 bool RequestIsHttps(const HttpRequest& request);
@@ -81,10 +91,10 @@ bool RequestIsHttps(const HttpRequest& request);
 namespace podsched::daemon {
 
 // POST /api/v1/login with {"token": "..."} and X-Requested-With: 200 `User` and a Set-Cookie with
-// a new session; 401 for a wrong token, 400 for a malformed body, 403 without X-Requested-With
-// or from another origin (login CSRF).
-HttpResponse Login(const HttpRequest& request, const Authenticator& auth, WebSessions& sessions,
-                   TimePoint now);
+// a new session; 401 for a wrong (or revoked, expired, disabled) token, 400 for a malformed body,
+// 403 without X-Requested-With or from another origin (login CSRF).
+HttpResponse Login(const HttpRequest& request, const AccountRegistry& accounts,
+                   WebSessions& sessions, TimePoint now);
 // POST /api/v1/logout: ends the cookie's session (if any) and clears the cookie. Always 200.
 HttpResponse Logout(const HttpRequest& request, WebSessions& sessions);
 

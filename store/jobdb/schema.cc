@@ -108,10 +108,35 @@ INSERT INTO job_specs (id, spec) SELECT id, spec FROM jobs;
 ALTER TABLE jobs DROP COLUMN spec;
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations = {{
+// Version 4: API accounts (users created through the API) and bearer tokens, stored as their
+// SHA-256 only (scheduler/core/accounts.h). `users` stays the scheduler's fair-share table.
+constexpr std::string_view kV4 = R"sql(
+CREATE TABLE accounts (
+  name TEXT PRIMARY KEY,
+  admin INTEGER NOT NULL,
+  disabled INTEGER NOT NULL,
+  unix_user TEXT NOT NULL,
+  created_us INTEGER NOT NULL,
+  created_by TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE api_tokens (
+  id INTEGER PRIMARY KEY,
+  user TEXT NOT NULL,
+  label TEXT NOT NULL,
+  sha256 TEXT NOT NULL UNIQUE,
+  created_us INTEGER NOT NULL,
+  created_by TEXT NOT NULL,
+  expires_us INTEGER,
+  revoked_us INTEGER
+);
+CREATE INDEX api_tokens_by_user ON api_tokens(user, id);
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations = {{
     {1, "jobs, events, users", kV1},
     {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
     {3, "job specs in their own table (written once)", kV3},
+    {4, "accounts and api_tokens (API users and hashed bearer tokens)", kV4},
 }};
 
 Status ApplyStep(Connection& db, const Migration& step) {

@@ -12,6 +12,9 @@
 //
 // Load() rebuilds exactly what was committed: JobRecord, UserRecord and every id compare equal.
 //
+// It is also the AccountRepository (API users and token hashes, schema version 3): CommitAccounts
+// is its own transaction, independent of job batches (no job row refers to an account row).
+//
 // Thread safety: not thread-safe (one owner, as JobRepository says). For concurrent committers
 // use GroupCommitter (group_committer.h). Several processes or connections may open the same
 // file: writers serialize on SQLite's lock, waiting up to the busy timeout.
@@ -25,6 +28,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "scheduler/core/accounts.h"
 #include "scheduler/core/repository.h"
 #include "store/jobdb/sqlite.h"
 
@@ -35,7 +39,7 @@ struct JobDbOptions {
   Duration busy_timeout = std::chrono::seconds(10);
 };
 
-class SqliteJobRepository final : public core::JobRepository {
+class SqliteJobRepository final : public core::JobRepository, public core::AccountRepository {
  public:
   static Result<std::unique_ptr<SqliteJobRepository>> Open(const std::string& path,
                                                            JobDbOptions options = {});
@@ -43,6 +47,9 @@ class SqliteJobRepository final : public core::JobRepository {
   Result<core::StoredState> Load() override;
   Status Commit(const core::StoreBatch& batch) override;
   Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
+
+  Result<core::StoredAccounts> LoadAccounts() override;
+  Status CommitAccounts(const core::AccountChange& change) override;
 
   // Commits several batches in ONE transaction (group commit): all of them or none.
   Status CommitAll(std::span<const core::StoreBatch* const> batches);
@@ -59,6 +66,8 @@ class SqliteJobRepository final : public core::JobRepository {
   Status WriteJob(const core::JobRecord& job);
   Status WriteEvent(const core::JobEvent& event);
   Status WriteUser(const core::UserRecord& user);
+  Status WriteAccount(const core::UserAccount& account);
+  Status WriteToken(const core::TokenRecord& token);
 
   std::unique_ptr<Connection> db_;
   // Jobs whose spec row is committed (Load, then each commit): a later row update skips the

@@ -326,7 +326,8 @@ limits: {requests_per_second: 100000, burst: 100000}
             keys = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs]
         else:
             r = subprocess.run(["aws", "--endpoint-url", self.s3_endpoint, "s3", "ls", "--recursive",
-                                "s3://podsched-cluster/ckpt/%d/" % jid], capture_output=True,
+                                "%s/%d/" % (self.checkpoint_url.split("?")[0], jid)],
+                               capture_output=True,
                                text=True, env=dict(os.environ, **self.agent_env,
                                                    AWS_DEFAULT_REGION="us-east-1"))
             keys = r.stdout.split("\n")

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "scheduler/daemon/auth.h"
+#include "scheduler/daemon/account_registry.h"
 #include "scheduler/daemon/config.h"
 
 using namespace podsched;
@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto config = daemon::ParseConfig(std::string_view(reinterpret_cast<const char*>(data), size));
   if (!config) return 0;
   (void)daemon::DefaultCheckpointUrl(*config);
-  daemon::Authenticator auth(config->users);
-  (void)auth.Authenticate("Bearer t");
+  core::InMemoryAccountRepository store;
+  daemon::AccountRegistry accounts(config->users, &store);
+  (void)accounts.AuthenticateHeader("Bearer t", TimePoint{});
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "scheduler/daemon/account_registry.h"
 #include "scheduler/daemon/api_response.h"
 #include "scheduler/daemon/api_routes.h"
 #include "scheduler/daemon/auth.h"
@@ -32,8 +33,9 @@ std::string_view NextLine(std::string_view& rest) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const daemon::Router* const kRouter = new daemon::Router(daemon::ApiRouter());
-  static const daemon::Authenticator* const kAuth = new daemon::Authenticator(
-      {daemon::UserConfig{.name = "alice", .token_sha256 = Sha256Hex("t-alice")}});
+  static core::InMemoryAccountRepository* const kStore = new core::InMemoryAccountRepository();
+  static const daemon::AccountRegistry* const kAccounts = new daemon::AccountRegistry(
+      {daemon::UserConfig{.name = "alice", .token_sha256 = Sha256Hex("t-alice")}}, kStore);
   std::string_view rest(reinterpret_cast<const char*>(data), size);
 
   daemon::HttpRequest request;
@@ -64,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)kRouter->Match(request.method, target.path);
   (void)daemon::CookieValue(request.cookie, daemon::kSessionCookie);
   daemon::WebSessions sessions;
-  (void)daemon::AuthenticateRequest(request, *kAuth, sessions, TimePoint{});
+  (void)daemon::AuthenticateRequest(request, *kAccounts, sessions, TimePoint{});
   (void)daemon::RequestIsHttps(request);
   return 0;
 }

@@ -141,7 +141,8 @@ async function reconnect() {
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
       banner('');
-      showLogin('Your session ended (podsched restarted or the session expired). Log in again.');
+      showLogin('Your session ended (podsched restarted, the session expired, or its token was ' +
+                'revoked or its user disabled). Log in again.');
       return;
     }
     state.retry += 1;
