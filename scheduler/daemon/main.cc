@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
   (*engine)->SetBusSender(
       [bus_server](BusOutgoing m) { bus_server->Send(m.agent_id, m.bytes); });
   (*engine)->SetBusIoCounters([bus_server] {
-    return Engine::BusIoCounters{bus_server->unroutable(), bus_server->rejected_keys()};
+    return Engine::BusIoCounters{bus_server->unroutable(), bus_server->rejected_keys(),
+                                 bus_server->rejected_agent_ids()};
   });
 
   boost::asio::io_context io(1);
