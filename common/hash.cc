@@ -1,6 +1,8 @@
 #include "common/hash.h"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <openssl/sha.h>
 
 #include "common/check.h"
@@ -34,6 +36,28 @@ std::string HexDecode(std::string_view hex) {
     out[i] = static_cast<char>(hi * 16 + lo);
   }
   return out;
+}
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  PODSCHED_CHECK(HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+                      reinterpret_cast<const unsigned char*>(data.data()), data.size(), out,
+                      &len) != nullptr);
+  return std::string(reinterpret_cast<const char*>(out), len);
+}
+
+std::string RandomBytes(size_t n) {
+  std::string out(n, '\0');
+  PODSCHED_CHECK(RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) == 1);
+  return out;
+}
+
+bool ConstantTimeEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
 }
 
 std::string Sha256(std::string_view bytes) {

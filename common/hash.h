@@ -1,4 +1,4 @@
-// Hex encoding and SHA-256 (OpenSSL), shared by the API's token hashes, the S3 signer and
+// Hex encoding, SHA-256, HMAC-SHA256 and random bytes (OpenSSL), shared by the API's token hashes, the S3 signer and
 // podtrain's checkpoint checksums.
 //
 // Thread safety: free functions are thread-safe; a Sha256 object is used by one thread.
@@ -18,6 +18,13 @@ std::string HexDecode(std::string_view hex);
 // Raw 32-byte digest, and its lower-case hex.
 std::string Sha256(std::string_view bytes);
 std::string Sha256Hex(std::string_view bytes);
+
+// Raw 32-byte HMAC-SHA256 of `data` under `key`.
+std::string HmacSha256(std::string_view key, std::string_view data);
+// `n` bytes from OpenSSL's CSPRNG (aborts if it fails: no key may come from a weak source).
+std::string RandomBytes(size_t n);
+// a == b, in time that depends only on the sizes (for secrets and MACs).
+bool ConstantTimeEqual(std::string_view a, std::string_view b);
 
 // Incremental SHA-256, for data that arrives in pieces (streamed shards).
 class Sha256Hasher {

@@ -29,5 +29,20 @@ TEST(HashTest, HexRoundTripsAndRejectsGarbage) {
   EXPECT_EQ(HexDecode("zz"), "");    // not hex
 }
 
+TEST(HashTest, HmacSha256MatchesRfc4231) {
+  // RFC 4231 test case 2.
+  EXPECT_EQ(HexEncode(HmacSha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(HashTest, RandomBytesAndConstantTimeEqual) {
+  const std::string a = RandomBytes(16), b = RandomBytes(16);
+  EXPECT_EQ(a.size(), 16u);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(ConstantTimeEqual(a, a));
+  EXPECT_FALSE(ConstantTimeEqual(a, b));
+  EXPECT_FALSE(ConstantTimeEqual("abc", "ab"));
+}
+
 }  // namespace
 }  // namespace podsched

@@ -225,13 +225,23 @@ token=$(cat "$var/admin.token")
 run_as=$(id -un); agent_user_flags=(--jobs-as-agent-user)
 [[ $(id -u) -eq 0 ]] && agent_user_flags+=(--allow-root-jobs)
 per=$((64 / agents))
+# The bus uses CURVE (the default): each agent is enrolled once (podsched agent enroll), its
+# key file (mode 0600) in $var/keys; a later start reuses them.
+keys=$var/keys
+missing=()
+for ((i = 0; i < agents; i++)); do [[ -f $keys/local-$i.key ]] || missing+=(--agent-id "local-$i"); done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  mkdir -p "$keys"
+  "$podsched" --config "$config" agent enroll --out-dir "$keys" "${missing[@]}" 2>>"$var/log/podsched.log" ||
+    die "podsched agent enroll failed: $(tail -3 "$var/log/podsched.log")"
+fi
 step "starting $agents podworkers ($per host$([[ $per -gt 1 ]] && echo s) each)"
 for ((i = 0; i < agents; i++)); do
   first=$((i * per)); last=$((first + per - 1))
   # Its own TMPDIR: the MPI session directories of its hosts stay apart from other agents'.
   mkdir -p "$var/tmp/local-$i"
   "${mark[@]}" TMPDIR="$var/tmp/local-$i" setsid "$podworker" --bus "tcp://127.0.0.1:$bus_port" --pod pod0 --hosts "$first-$last" \
-    --agent-id "local-$i" --advertise 127.0.0.1 --state-dir "$var/worker/local-$i" \
+    --agent-id "local-$i" --bus-key-file "$keys/local-$i.key" --advertise 127.0.0.1 --state-dir "$var/worker/local-$i" \
     "${agent_user_flags[@]}" --pass-env PODSCHED_UP_RUN \
     </dev/null >>"$var/log/worker-$i.log" 2>&1 &
   echo "worker-$i $!" >>"$pids_file"
@@ -290,6 +300,7 @@ cat <<MSG
 ==> ready: podsched + $agents podworkers serving 64 hosts of pod0 (v2, 8x8)
     dashboard:    $url/
     admin token:  $token   (also in $var/admin.token)
+    worker bus:   CURVE, agents enrolled with podsched agent enroll (keys in $var/keys/)
     provider reclaim: $reclaim per preemptible allocation-hour (preemptions within minutes)
     jobs run as:  $run_as (uid $(id -u)), the account that started up.sh, for every user
   From another terminal, in $root:

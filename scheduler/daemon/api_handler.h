@@ -32,6 +32,8 @@ namespace podsched::daemon {
 struct BusIoCounters {
   int64_t unroutable = 0;     // messages to an agent the ROUTER does not know (any more)
   int64_t rejected_keys = 0;  // CURVE handshakes refused by the ZAP handler
+  // Messages dropped: an enrolled key used under another agent id, or a key since revoked.
+  int64_t rejected_agent_ids = 0;
   int64_t overloaded = 0;     // dropped: the scheduler thread's backlog was full (Daemon)
 };
 

@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <sys/stat.h>
+
+#include "scheduler/daemon/agent_keys.h"
 
 namespace podsched::daemon {
 namespace {
@@ -26,13 +29,19 @@ Result<std::unique_ptr<BusServer>> BusServer::Bind(const std::string& address,
                                                    const BusConfig& bus) {
   std::unique_ptr<BusServer> s(new BusServer());
   try {
-    if (!bus.curve_secret_key.empty()) {
+    if (bus.curve) {
       auto secret = DecodeZ85(bus.curve_secret_key, "bus.curve_secret_key");
       if (!secret) return std::unexpected(secret.error());
       for (const auto& k : bus.curve_agent_keys) {
         auto key = DecodeZ85(k, "bus.curve_agent_keys");
         if (!key) return std::unexpected(key.error());
-        s->agent_keys_.push_back(*key);
+        s->config_keys_[*key] = k;
+      }
+      s->agent_keys_file_ = bus.agent_keys_file;
+      if (!s->agent_keys_file_.empty()) {
+        auto agents = ReadAgentKeys(s->agent_keys_file_);
+        if (!agents) return std::unexpected(agents.error());
+        s->ReloadAgentKeys(true);
       }
       // The ZAP handler must be bound before the ROUTER accepts anyone.
       s->zap_ = zmq::socket_t(s->context_, zmq::socket_type::rep);
@@ -113,6 +122,7 @@ void BusServer::Loop() {
         }
         if (!got) break;
         bool ok = frames.size() == 2;
+        if (curve_ && !frames.empty() && !BoundTo(frames.back(), frames[0].to_string())) continue;
         on_message_(frames[0].to_string(), ok ? frames[1].to_string() : std::string(), ok);
       }
     }
@@ -139,18 +149,87 @@ void BusServer::ServeZap() {
   std::vector<zmq::message_t> req;
   if (!zmq::recv_multipart(zap_, std::back_inserter(req), zmq::recv_flags::dontwait)) return;
   if (req.size() < 6) return;
-  bool allowed = false;
+  // User-Id "ID KEY": the agent id the key is bound to ("*" for a configured key: any id) and
+  // the key itself, so that a later revocation is seen per message (BoundTo).
+  std::string user_id;
   if (req[5].to_string_view() == "CURVE" && req.size() >= 7 && req[6].size() == 32) {
-    std::string key = req[6].to_string();
-    for (const auto& k : agent_keys_) allowed = allowed || k == key;
+    const std::string key = req[6].to_string();
+    ReloadAgentKeys(false);
+    if (auto it = config_keys_.find(key); it != config_keys_.end()) {
+      user_id = "* " + it->second;
+    } else if (auto e = enrolled_.find(key); e != enrolled_.end()) {
+      char z85[41] = {};
+      zmq_z85_encode(z85, reinterpret_cast<const uint8_t*>(key.data()), 32);
+      user_id = e->second + " " + z85;
+    }
   }
-  if (!allowed) ++rejected_keys_;
+  const bool allowed = !user_id.empty();
+  if (!allowed) {
+    if (++rejected_keys_ % 100 == 1) {
+      spdlog::warn("bus: refused a CURVE handshake from {}: key not enrolled ({} so far; "
+                   "podsched agent enroll)", req.size() > 3 ? req[3].to_string() : "?",
+                   rejected_keys_.load());
+    }
+  }
   std::array<std::string, 6> reply = {"1.0", req[1].to_string(), allowed ? "200" : "400",
-                                      allowed ? "OK" : "agent key not allowed", "", ""};
+                                      allowed ? "OK" : "agent key not enrolled", user_id, ""};
   for (size_t i = 0; i < reply.size(); ++i) {
     zap_.send(zmq::buffer(reply[i]), i + 1 < reply.size() ? zmq::send_flags::sndmore
                                                           : zmq::send_flags::none);
   }
+}
+
+void BusServer::ReloadAgentKeys(bool force) {
+  if (agent_keys_file_.empty()) return;
+  struct stat st{};
+  std::pair<int64_t, int64_t> stamp{0, 0};
+  if (stat(agent_keys_file_.c_str(), &st) == 0) {
+    stamp = {st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, st.st_size};
+  }
+  agent_keys_checked_ = std::chrono::steady_clock::now();
+  if (!force && stamp == agent_keys_stamp_) return;
+  auto agents = ReadAgentKeys(agent_keys_file_);
+  if (!agents) {
+    spdlog::error("bus: {}; keeping the enrolled agents read before", agents.error().message());
+    return;
+  }
+  agent_keys_stamp_ = stamp;
+  enrolled_.clear();
+  enrolled_z85_.clear();
+  for (const auto& a : *agents) {
+    std::string raw(32, '\0');
+    if (zmq_z85_decode(reinterpret_cast<uint8_t*>(raw.data()), a.public_key.c_str()) == nullptr) {
+      continue;
+    }
+    enrolled_[raw] = a.agent_id;
+    enrolled_z85_[a.public_key] = a.agent_id;
+  }
+  spdlog::info("bus: {} enrolled agents (from {})", enrolled_.size(), agent_keys_file_);
+}
+
+bool BusServer::BoundTo(const zmq::message_t& msg, const std::string& agent_id) {
+  const char* user = zmq_msg_gets(const_cast<zmq_msg_t*>(msg.handle()), "User-Id");
+  const std::string_view uid = user == nullptr ? "" : user;
+  const size_t space = uid.find(' ');
+  if (space != std::string_view::npos && uid.substr(0, space) == "*") return true;
+  if (std::chrono::steady_clock::now() - agent_keys_checked_ > std::chrono::seconds(1)) {
+    ReloadAgentKeys(false);
+  }
+  bool ok = false;
+  if (space != std::string_view::npos && uid.substr(0, space) == agent_id) {
+    auto it = enrolled_z85_.find(std::string(uid.substr(space + 1)));
+    ok = it != enrolled_z85_.end() && it->second == agent_id;
+  }
+  if (!ok && ++rejected_agent_ids_ % 100 == 1) {
+    spdlog::warn("bus: dropped a message from agent id '{}': its CURVE key is {} ({} so far)",
+                 agent_id,
+                 space == std::string_view::npos ? "unknown"
+                 : uid.substr(0, space) == agent_id
+                     ? "no longer enrolled (revoked)"
+                     : "enrolled for agent id '" + std::string(uid.substr(0, space)) + "'",
+                 rejected_agent_ids_.load());
+  }
+  return ok;
 }
 
 }  // namespace podsched::daemon

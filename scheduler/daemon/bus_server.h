@@ -2,11 +2,17 @@
 // ROUTER (HANDOVER, MANDATORY, MAXMSGSIZE 1 MiB) and an inproc PULL socket; Send (called from
 // ONE other thread, the scheduler thread) pushes [agent_id][bytes] through a PUSH socket to it.
 // Each incoming message is handed to `on_message` ON THE BUS THREAD (the daemon posts it to the
-// scheduler thread). With a CURVE secret key the ROUTER is a CURVE server and a ZAP handler on
-// the bus thread admits only the listed agent public keys.
+// scheduler thread). With bus.curve the ROUTER is a CURVE server and a ZAP handler on the bus
+// thread admits only enrolled keys (bus.agent_keys_file, re-read when it changes) and those of
+// bus.curve_agent_keys; any other is refused and counted (rejected_keys). An enrolled key is
+// bound to one agent id: the handler gives the connection the User-Id "ID KEY", and a message
+// whose routing id (the agent id) is not ID, or whose key has been revoked since, is dropped
+// and counted (rejected_agent_ids) before anything reads it.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,11 +42,16 @@ class BusServer {
   // Messages the ROUTER could not route (agent not connected). Thread-safe.
   int64_t unroutable() const { return unroutable_.load(); }
   int64_t rejected_keys() const { return rejected_keys_.load(); }
+  int64_t rejected_agent_ids() const { return rejected_agent_ids_.load(); }
 
  private:
   BusServer() = default;
   void Loop();
   void ServeZap();
+  // Re-reads agent_keys_file when its modification time or size changed (or `force`).
+  void ReloadAgentKeys(bool force);
+  // false: the message's connection is not (any more) allowed to speak as `agent_id`.
+  bool BoundTo(const zmq::message_t& msg, const std::string& agent_id);
 
   zmq::context_t context_;
   zmq::socket_t router_;
@@ -48,11 +59,17 @@ class BusServer {
   zmq::socket_t push_;
   zmq::socket_t zap_;
   bool curve_ = false;
-  std::vector<std::string> agent_keys_;  // 32-byte binary public keys
+  std::map<std::string, std::string> config_keys_;    // 32-byte binary key -> Z85 (any id)
+  std::map<std::string, std::string> enrolled_;       // 32-byte binary key -> agent id
+  std::map<std::string, std::string> enrolled_z85_;   // Z85 key -> agent id
+  std::string agent_keys_file_;
+  std::pair<int64_t, int64_t> agent_keys_stamp_{-1, -1};  // mtime ns, size
+  std::chrono::steady_clock::time_point agent_keys_checked_{};
   std::string endpoint_;
   OnMessage on_message_;
   std::atomic<int64_t> unroutable_{0};
   std::atomic<int64_t> rejected_keys_{0};
+  std::atomic<int64_t> rejected_agent_ids_{0};
   std::thread thread_;
 };
 

@@ -202,13 +202,14 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   if (const auto& b = root["bus"]) {
     PODSCHED_TRY(CheckKeys(b, "bus",
                            {"address", "heartbeat_interval_ms", "heartbeat_timeout_ms",
-                            "reconcile_timeout_ms", "require_agents", "curve_secret_key",
+                            "reconcile_timeout_ms", "require_agents", "curve", "curve_secret_key",
                             "curve_agent_keys", "log_url", "job_ports"}));
     PODSCHED_TRY(Read(b, "address", "bus", c.bus_address));
     PODSCHED_TRY(Read(b, "heartbeat_interval_ms", "bus", c.bus.heartbeat_interval_ms));
     PODSCHED_TRY(Read(b, "heartbeat_timeout_ms", "bus", c.bus.heartbeat_timeout_ms));
     PODSCHED_TRY(Read(b, "reconcile_timeout_ms", "bus", c.bus.reconcile_timeout_ms));
     PODSCHED_TRY(Read(b, "require_agents", "bus", c.bus.require_agents));
+    PODSCHED_TRY(Read(b, "curve", "bus", c.bus.curve));
     PODSCHED_TRY(Read(b, "curve_secret_key", "bus", c.bus.curve_secret_key));
     PODSCHED_TRY(Read(b, "curve_agent_keys", "bus", c.bus.curve_agent_keys));
     PODSCHED_TRY(Read(b, "log_url", "bus", c.bus.log_url));
@@ -236,10 +237,11 @@ Result<Config> ParseRoot(const YAML::Node& root) {
           "bus: heartbeat_interval_ms must be 10..600000, heartbeat_timeout_ms at least twice "
           "the interval (and at most 3600000), reconcile_timeout_ms >= 0");
     }
-    if (c.bus.curve_secret_key.empty() != c.bus.curve_agent_keys.empty()) {
+    if (!c.bus.curve && (!c.bus.curve_secret_key.empty() || !c.bus.curve_agent_keys.empty())) {
       return InvalidArgument(
-          "bus: curve_secret_key and curve_agent_keys go together (a CURVE server without "
-          "allowed agent keys admits nobody)");
+          "bus: curve is off (plain TCP: any process that reaches the bus may act as an agent, "
+          "and agents obey whatever answers at the address) but curve_secret_key or "
+          "curve_agent_keys are set; remove them, or remove `curve: off`");
     }
     for (const std::string& key : c.bus.curve_agent_keys) {
       if (key.size() != 40) return InvalidArgument("bus.curve_agent_keys: expected 40-character Z85 keys");
@@ -333,8 +335,10 @@ bus:
   require_agents: true            # hosts without an agent are unhealthy ("no agent")
   log_url: ""                     # empty: file://<data_dir>/objects/logs
   job_ports: 20000-32767          # MASTER_PORT etc.: a share per host (at most 66, at least 10)
-# curve_secret_key: <Z85>         # CurveZMQ: only agents with a listed public key may join
-# curve_agent_keys: [<Z85>, ...]  # (podworker keygen prints key pairs)
+  curve: on                       # CurveZMQ: encrypted, only enrolled agents join (off: plain TCP)
+# curve_secret_key: <Z85>         # default: the key pair in <data_dir>/bus.key, made on first start
+# curve_agent_keys: [<Z85>, ...]  # extra keys not bound to an agent id (enrol instead:
+#                                 # podsched agent enroll --agent-id ID --out ID.key)
 data_dir: var           # SQLite job store var/podsched.db, admin token var/admin.token
 default_checkpoint_url: ""        # empty: file://<data_dir>/objects/checkpoints
 pods:

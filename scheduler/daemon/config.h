@@ -55,8 +55,13 @@ struct BusConfig {
   int reconcile_timeout_ms = 0;  // 0: the heartbeat timeout
   // Hosts no agent serves are unhealthy ("no agent"); false only for tests of the API alone.
   bool require_agents = true;
-  std::string curve_secret_key;                // Z85; set: the ROUTER is a CURVE server
-  std::vector<std::string> curve_agent_keys;   // Z85 public keys allowed to connect
+  // CurveZMQ on the bus (docs/deploy.md, "Keys and enrolment"): the ROUTER is a CURVE server;
+  // agents enrolled in <data_dir>/agents.keys (each key bound to one agent id) or listed in
+  // curve_agent_keys (not bound) may join. false (`curve: off`): plain TCP, no authentication.
+  bool curve = true;
+  std::string curve_secret_key;                // Z85; empty: <data_dir>/bus.key (made if missing)
+  std::vector<std::string> curve_agent_keys;   // Z85 public keys allowed under any agent id
+  std::string agent_keys_file;                 // set by podsched: <data_dir>/agents.keys
   std::string log_url;                         // empty: file://<data_dir>/objects/logs
   // Ports handed to jobs (MASTER_PORT, the JAX coordinator, each rank's own port): a block of
   // the same share of it per host of the pod (launch_composer.h PortsPerHost), so no two live

@@ -88,3 +88,24 @@ TEST(Config, RejectsAHostGridLargerThanThePodBeforeUsingIt) {
 
 }  // namespace
 }  // namespace podsched::daemon
+
+namespace podsched::daemon {
+namespace {
+
+TEST(ConfigCurveTest, OnByDefaultOffOnlyExplicitlyAndNeverWithKeys) {
+  auto defaults = ParseConfig("");
+  ASSERT_TRUE(defaults);
+  EXPECT_TRUE(defaults->bus.curve);
+  auto off = ParseConfig("bus: {curve: off}");
+  ASSERT_TRUE(off) << off.error().message();
+  EXPECT_FALSE(off->bus.curve);
+  auto enrolled_only = ParseConfig("bus: {curve: on}");
+  ASSERT_TRUE(enrolled_only);  // no configured agent keys: enrolment (agents.keys) admits them
+  auto contradiction = ParseConfig(
+      "bus: {curve: off, curve_agent_keys: [\"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7\"]}");
+  ASSERT_FALSE(contradiction);
+  EXPECT_NE(contradiction.error().message().find("curve is off"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace podsched::daemon

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <zmq.h>
+
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "scheduler/daemon/agent_keys.h"
 #include "scheduler/daemon/auth.h"
 #include "scheduler/daemon/bus_server.h"
 #include "scheduler/daemon/config.h"
@@ -78,6 +81,69 @@ std::string FindWebRoot(const std::string& configured) {
   return "";
 }
 
+Result<KeyFile> ZmqKeyPair() {
+  char pub[41] = {}, sec[41] = {};
+  if (zmq_curve_keypair(pub, sec) != 0) {
+    return Error(StatusCode::kUnavailable, "libzmq was built without CURVE support");
+  }
+  KeyFile k;
+  k.public_key = pub;
+  k.secret_key = sec;
+  return k;
+}
+
+int Fail(const Status& s);
+
+// `podsched agent enroll|revoke|list` (docs/deploy.md, "Keys and enrolment"): edits
+// <data_dir>/agents.keys, which the running daemon re-reads; no restart needed.
+int AgentCommand(const Config& config, const std::string& verb, const std::vector<std::string>& ids,
+                 const std::string& out, const std::string& out_dir, std::string bus) {
+  if (!config.bus.curve) {
+    return Fail(Status(StatusCode::kFailedPrecondition,
+                       "bus.curve is off in this configuration: agents need no enrolment"));
+  }
+  if (verb == "list") {
+    auto agents = ReadAgentKeys(AgentKeysPath(config.data_dir));
+    if (!agents) return Fail(agents.error());
+    for (const auto& a : *agents) std::cout << a.agent_id << " " << a.public_key << "\n";
+    return 0;
+  }
+  if (ids.empty()) return Fail(Status(StatusCode::kInvalidArgument, "give --agent-id"));
+  if (verb == "revoke") {
+    for (const auto& id : ids) {
+      if (Status s = RevokeAgent(config.data_dir, id); !s.ok()) return Fail(s);
+      std::cout << "podsched: revoked agent " << id
+                << " (a running podsched drops its messages within a second)\n";
+    }
+    return 0;
+  }
+  if (ids.size() > 1 && out_dir.empty()) {
+    return Fail(Status(StatusCode::kInvalidArgument, "several --agent-id need --out-dir"));
+  }
+  if (bus.empty()) bus = config.bus_address;
+  for (const auto& id : ids) {
+    auto k = EnrollAgent(config.data_dir, id, bus, ZmqKeyPair);
+    if (!k) return Fail(k.error());
+    const std::string text = FormatKeyFile(
+        *k, "podworker key file for agent " + id + " (podsched agent enroll). Secret: keep it\n"
+            "owned by the account that runs podworker, mode 0600; start podworker --bus-key-file "
+            "FILE.");
+    const std::string path = !out.empty() ? out
+                             : !out_dir.empty() ? (fs::path(out_dir) / (id + ".key")).string()
+                                                : "";
+    if (path.empty()) {
+      std::cout << text;
+      continue;
+    }
+    if (Status s = WritePrivateFile(path, text, /*replace=*/false); !s.ok()) {
+      (void)RevokeAgent(config.data_dir, id);  // nobody holds the key: undo the enrolment
+      return Fail(s);
+    }
+    std::cerr << "podsched: enrolled agent " << id << "; key file " << path << " (mode 0600)\n";
+  }
+  return 0;
+}
+
 int Fail(const Status& s) {
   std::cerr << "podsched: " << s.message() << std::endl;
   return 1;
@@ -104,6 +170,23 @@ int main(int argc, char** argv) {
                  "worker bus address (default tcp://127.0.0.1:8471; tcp://127.0.0.1:* ephemeral)");
   app.add_flag("--init", init, "write a starter configuration file and exit");
   app.add_option("--init-file", init_path, "where --init writes (default podsched.yaml)");
+  app.fallthrough();
+  CLI::App* agent_cmd = app.add_subcommand("agent", "enrol, revoke and list worker agents (CURVE)");
+  agent_cmd->require_subcommand(1);
+  agent_cmd->fallthrough();
+  std::vector<std::string> agent_ids;
+  std::string key_out, key_out_dir, key_bus;
+  CLI::App* enroll = agent_cmd->add_subcommand(
+      "enroll", "new key pair for an agent, bound to its id; writes its key file");
+  enroll->add_option("--agent-id", agent_ids, "agent id (repeatable with --out-dir)")->required();
+  enroll->add_option("--out", key_out, "key file to write (mode 0600; default: stdout)");
+  enroll->add_option("--out-dir", key_out_dir, "directory for ID.key files");
+  enroll->add_option("--bus-address", key_bus,
+                     "bus address the agent connects to (default: bus.address)");
+  CLI::App* revoke = agent_cmd->add_subcommand("revoke", "remove an agent's key");
+  revoke->add_option("agent-id", agent_ids, "agent id")->required();
+  CLI::App* list = agent_cmd->add_subcommand("list", "enrolled agents and their public keys");
+  for (CLI::App* sub : {enroll, revoke, list}) sub->fallthrough();
   CLI11_PARSE(app, argc, argv);
 
   if (init) {
@@ -134,6 +217,24 @@ int main(int argc, char** argv) {
     return Fail(
         Status(StatusCode::kUnavailable, "cannot create " + config.data_dir + ": " + ec.message()));
   config.data_dir = fs::absolute(config.data_dir).lexically_normal().string();
+  if (agent_cmd->parsed()) {
+    const std::string verb = enroll->parsed() ? "enroll" : revoke->parsed() ? "revoke" : "list";
+    return AgentCommand(config, verb, agent_ids, key_out, key_out_dir, key_bus);
+  }
+  if (config.bus.curve) {
+    // CURVE by default: the key pair is made on first start; agents pin its public key.
+    if (config.bus.curve_secret_key.empty()) {
+      bool created = false;
+      auto key = LoadOrCreateServerKey(config.data_dir, ZmqKeyPair, &created);
+      if (!key) return Fail(key.error());
+      config.bus.curve_secret_key = key->secret_key;
+      if (created) {
+        std::cout << "podsched: generated the bus key pair (" << ServerKeyPath(config.data_dir)
+                  << "); public key " << key->public_key << std::endl;
+      }
+    }
+    config.bus.agent_keys_file = AgentKeysPath(config.data_dir);
+  }
   const std::string web_root_setting = config.web_root;
   config.web_root = FindWebRoot(config.web_root);
   auto token = AdminToken(config.data_dir);
@@ -183,8 +284,10 @@ int main(int argc, char** argv) {
       [bus_server](BusOutgoing m) { bus_server->Send(m.agent_id, m.bytes); });
   const Daemon* daemon_for_metrics = nullptr;  // set below, before anything is served
   (*engine)->SetBusIoCounters([bus_server, &daemon_for_metrics] {
-    return Engine::BusIoCounters{bus_server->unroutable(), bus_server->rejected_keys(),
-                                 daemon_for_metrics ? daemon_for_metrics->bus_overloaded() : 0};
+    Engine::BusIoCounters io{bus_server->unroutable(), bus_server->rejected_keys(),
+                             bus_server->rejected_agent_ids()};
+    io.overloaded = daemon_for_metrics ? daemon_for_metrics->bus_overloaded() : 0;
+    return io;
   });
 
   boost::asio::io_context io(1);
@@ -223,7 +326,8 @@ int main(int argc, char** argv) {
   std::cout << "podsched listening on http://" << config.listen_address << ":" << server->port()
             << std::endl;
   spdlog::info("worker bus on {}{}; data in {}", bus_server->endpoint(),
-               config.bus.curve_secret_key.empty() ? "" : " (CURVE)", config.data_dir);
+               config.bus.curve ? " (CURVE: enrolled agents only)" : " (plain TCP: bus.curve is off)",
+               config.data_dir);
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& e, int sig) {

@@ -41,8 +41,13 @@ std::string FormatBusMetrics(const BusGauges& g) {
     out << "podsched_bus_dropped_total{reason=\"" << r << "\"} " << n << '\n';
   }
   family("podsched_bus_rejected_keys_total", "counter",
-         "CURVE handshakes refused: the agent's key is not in bus.curve_agent_keys.");
+         "CURVE handshakes refused: the agent's key is neither enrolled nor in "
+         "bus.curve_agent_keys.");
   out << "podsched_bus_rejected_keys_total " << g.rejected_keys << '\n';
+  family("podsched_bus_rejected_agent_ids_total", "counter",
+         "Bus messages dropped: sent under an agent id the CURVE key is not bound to, or with a "
+         "key revoked since the connection was made.");
+  out << "podsched_bus_rejected_agent_ids_total " << g.rejected_agent_ids << '\n';
   family("podsched_agents_connected", "gauge", "Agents heard from within the heartbeat timeout.");
   out << "podsched_agents_connected " << g.agents_connected << '\n';
   family("podsched_hosts_unhealthy", "gauge", "Hosts marked unhealthy.");

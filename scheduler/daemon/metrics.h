@@ -29,7 +29,8 @@ struct BusGauges {
   int64_t agents_connected = 0;
   int64_t hosts_unhealthy = 0;
   int64_t unroutable = 0;  // sends to an agent the ROUTER no longer knows
-  int64_t rejected_keys = 0;  // CURVE clients refused (key not in bus.curve_agent_keys)
+  int64_t rejected_keys = 0;  // CURVE clients refused (key not enrolled nor configured)
+  int64_t rejected_agent_ids = 0;  // messages under an agent id the key is not bound to
   int64_t overloaded = 0;  // dropped before the scheduler thread: its backlog was full
 };
 std::string FormatBusMetrics(const BusGauges& gauges);

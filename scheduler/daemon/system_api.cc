@@ -36,6 +36,7 @@ HttpResponse MetricsText(const ApiView& view, ApiCalls&, const Principal&, const
     BusIoCounters io = view.bus_io();
     b.unroutable = io.unroutable;
     b.rejected_keys = io.rejected_keys;
+    b.rejected_agent_ids = io.rejected_agent_ids;
     b.overloaded = io.overloaded;
   }
   HttpResponse r;

@@ -24,7 +24,7 @@ from bus_harness import Podsched, Worker, fail, wait_for  # noqa: E402
 
 
 def heartbeat_load(args, work):
-    ps = Podsched(args.podsched, work, 16, 16, generation="v3",
+    ps = Podsched(args.podsched, work, 16, 16, generation="v3", curve=False,  # bench_bus: no keys
                   bus_extra="  heartbeat_timeout_ms: 60000\n")
     try:
         agents, seconds = (8, 0.5) if args.smoke else (128, 10)

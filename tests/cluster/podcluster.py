@@ -231,8 +231,10 @@ limits: {requests_per_second: 100000, burst: 100000}
             # served by one agent hit this; separate agents with separate TMPDIRs do not.
             tmp = os.path.join(self.work, "tmp", "h%d" % h)
             os.makedirs(tmp, exist_ok=True)
+            agent_id = "agent-%d-h%d" % (k, h)
             argv = [self.bins.podworker, "--bus", self.bus, "--pod", "pod0", "--hosts", str(h),
-                    "--agent-id", "agent-%d-h%d" % (k, h), "--advertise", node.ip,
+                    "--agent-id", agent_id, "--bus-key-file", self.key_files[agent_id],
+                    "--advertise", node.ip,
                     "--state-dir", os.path.join(self.work, "worker-%d-h%d" % (k, h)),
                     "--mpi-subnet", self.subnet, "--jobs-as-agent-user"]
             if os.geteuid() == 0:
@@ -248,7 +250,22 @@ limits: {requests_per_second: 100000, burst: 100000}
                 argv, log=os.path.join(self.work, "worker-%d-h%d.log" % (k, h)), env=env))
         return self.agents[k]
 
+    def enroll_agents(self):
+        """CURVE is on (the default): every agent is enrolled once, in one podsched call."""
+        ids = ["agent-%d-h%d" % (k, h) for k in range(1, self.workers + 1)
+               for h in self.hosts_of_worker(k)]
+        key_dir = os.path.join(self.work, "keys")
+        self.key_files = {i: os.path.join(key_dir, i + ".key") for i in ids}
+        if all(os.path.exists(f) for f in self.key_files.values()):
+            return
+        os.makedirs(key_dir, exist_ok=True)
+        args = [self.bins.podsched, "--config", self.config, "agent", "enroll", "--out-dir", key_dir]
+        for i in ids:
+            args += ["--agent-id", i]
+        subprocess.run(args, check=True, capture_output=True)
+
     def start(self):
+        self.enroll_agents()
         self.start_scheduler()
         for k in range(1, self.workers + 1):
             self.start_worker(k)

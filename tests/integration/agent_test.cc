@@ -421,7 +421,7 @@ TEST_F(AgentTest, KillEndsTheJobAtOnce) {
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
-TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsChecked) {
+TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsCheckedAndSingleUse) {
   SendBoth(MakeLaunch(11, 2, {"--run-seconds", "120"}));
   ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
   const auto first = RankPids();
@@ -462,11 +462,12 @@ TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsChecked) {
   std::tie(code, err) = rsh(kToken, "2", "h3");  // host 3 is a1's, endpoint points at a0
   EXPECT_EQ(code, 255);
   EXPECT_NE(err.find("not served"), std::string::npos) << err;
-  EXPECT_FALSE(fs::exists(dir_ / "rsh-ran"));
-  // The right token runs the command and returns its status the ssh way.
+  // The right secret, but host 2's token has served its one session (mpirun's orted): a replay
+  // is refused, nothing runs.
   std::tie(code, err) = rsh(kToken, "2", "h2");
-  EXPECT_EQ(code, 0) << err;
-  EXPECT_TRUE(fs::exists(dir_ / "rsh-ran"));
+  EXPECT_EQ(code, 255);
+  EXPECT_NE(err.find("session(s) already"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "rsh-ran"));
 
   SendBoth(MakeControl(11, 2, false));
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 11, 2) && FindExited("a1", 11, 2); }, seconds(20)));

@@ -22,7 +22,7 @@ def dropped(m, reason):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="bus-fuzz-") as work:
-        ps = Podsched(PODSCHED, work)
+        ps = Podsched(PODSCHED, work, curve=False)  # bench_bus speaks plain ZeroMQ
         try:
             job = ps.submit({"name": "victim", "accelerator": "v2-32", "command": "/bin/true"})
             before = ps.metrics()

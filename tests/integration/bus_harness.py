@@ -41,11 +41,15 @@ class Process:
 
 class Podsched(Process):
     """podsched --port 0 with the bus on an ephemeral port; `config` is YAML text appended to a
-    one-pod configuration."""
+    one-pod configuration. CURVE is on, as by default (Worker enrols each agent); curve=False
+    for test clients that speak plain ZeroMQ (bench_bus)."""
 
     def __init__(self, binary, work, pod_rows=2, pod_cols=4, bus_extra="", extra="",
-                 generation="v2"):
-        self.binary, self.work = binary, work
+                 generation="v2", curve=True):
+        self.binary, self.work, self.curve = binary, work, curve
+        self.data_dir = os.path.join(work, "var")
+        if not curve:
+            bus_extra = "  curve: off\n" + bus_extra
         self.config = os.path.join(work, "podsched.yaml")
         with open(self.config, "w") as f:
             f.write("pods: [{name: pod0, generation: %s, host_rows: %d, host_cols: %d}]\n"
@@ -77,6 +81,15 @@ class Podsched(Process):
         self.url, self.bus = wait_for(ready, "podsched to listen", 30)
         self.token = open(os.path.join(self.work, "var", "admin.token")).read().strip()
 
+
+    def enroll(self, agent_id):
+        """`podsched agent enroll`: the agent's key file (work/ID.key, kept across restarts)."""
+        path = os.path.join(self.work, agent_id + ".key")
+        if not os.path.exists(path):
+            subprocess.run([self.binary, "--config", self.config, "--data-dir", self.data_dir,
+                            "agent", "enroll", "--agent-id", agent_id, "--out", path],
+                           check=True, capture_output=True)
+        return path
 
     def call(self, method, path, body=None):
         data = json.dumps(body).encode() if body is not None else None
@@ -136,9 +149,12 @@ class Worker(Process):
 
     def start(self):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        keys = []
+        if self.podsched.curve and "--bus-key-file" not in self.extra:
+            keys = ["--bus-key-file", self.podsched.enroll(self.agent_id)]
         self.proc = subprocess.Popen(
             [self.binary, "--bus", self.podsched.bus, "--pod", "pod0", "--hosts", self.hosts,
-             "--agent-id", self.agent_id, "--state-dir", self.state] + self.user_flags +
+             "--agent-id", self.agent_id, "--state-dir", self.state] + keys + self.user_flags +
             self.extra,
             stdout=open(self.log, "a"), stderr=subprocess.STDOUT, env=env,
             start_new_session=True)

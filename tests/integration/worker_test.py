@@ -257,30 +257,53 @@ def test_restart(ps, workers):
 
 
 def test_curve(work):
-    """CurveZMQ: only agents whose public key is listed may join."""
-    def keygen():
-        out = subprocess.run([PODWORKER, "keygen"], capture_output=True, text=True,
-                             check=True).stdout
-        return dict(line.split(": ", 1) for line in out.strip().splitlines())
-    server, good, bad = keygen(), keygen(), keygen()
-    for name, k in (("good", good), ("bad", bad)):
-        with open(os.path.join(work, name + ".key"), "w") as f:
-            f.write("public-key: %s\nsecret-key: %s\n" % (k["public-key"], k["secret-key"]))
-    ps = Podsched(PODSCHED, work, 2, 4, bus_extra=BUS % 10000 + "  curve_secret_key: \"%s\"\n"
-                  "  curve_agent_keys: [\"%s\"]\n" % (server["secret-key"], good["public-key"]))
+    """CurveZMQ, on by default: an enrolled agent joins and runs a job; a key podsched does not
+    know is refused and counted; an agent presenting another agent's key is refused and counted;
+    an agent without a key file says why it is not welcomed; a revoked agent is cut off."""
+    ps = Podsched(PODSCHED, work, 2, 4, bus_extra=BUS % 10000)
     workers = {}
     try:
-        for name, host in (("good", 0), ("bad", 1)):
-            workers[name] = Worker(PODWORKER, ps, work, name, str(host),
-                                   ["--bus-server-key", server["public-key"], "--bus-key-file",
-                                    os.path.join(work, name + ".key")])
-        wait_for(lambda: ps.metrics().get("podsched_bus_rejected_keys_total", 0) >= 1,
-                 "the unlisted key refused", 60)
-        wait_for(lambda: ps.metrics().get("podsched_agents_connected") == 1, "the good agent", 60)
-        agents = [a["agent_id"] for a in ps.get("/api/v1/agents").get("agents", [])]
-        if agents != ["good"]:
+        h0_key = ps.enroll("h0")
+        h0 = dict(l.split(": ", 1) for l in open(h0_key).read().splitlines() if ": " in l)
+        out = subprocess.run([PODWORKER, "keygen"], capture_output=True, text=True, check=True)
+        # h1 presents h0's key pair (a keygen-style file: no agent-id line); h2 an unknown key.
+        for name, text in (("stolen", "public-key: %s\nsecret-key: %s\n" % (
+                h0["public-key"], h0["secret-key"])), ("unknown", out.stdout)):
+            path = os.path.join(work, name + ".key")
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o600)
+        server = ["--bus-server-key", h0["server-key"], "--bus-key-file"]
+        workers["h0"] = Worker(PODWORKER, ps, work, "h0", "0")
+        workers["h1"] = Worker(PODWORKER, ps, work, "h1", "1",
+                               server + [os.path.join(work, "stolen.key")])
+        workers["h2"] = Worker(PODWORKER, ps, work, "h2", "2",
+                               server + [os.path.join(work, "unknown.key")])
+        ps.curve = False  # h3: no key file against the CURVE bus
+        workers["h3"] = Worker(PODWORKER, ps, work, "h3", "3")
+        ps.curve = True
+        job = ps.submit({"name": "curve", "accelerator": "v2-8", "command": "/bin/true"})
+        j = wait_state(ps, job, ("SUCCEEDED", "FAILED"), 60)
+        if j["state"] != "SUCCEEDED":
+            fail("job over CURVE: %s" % j)
+        ok("CURVE: the enrolled agent joined and ran a job")
+        m = wait_for(lambda: (lambda m: m if m.get("podsched_bus_rejected_keys_total", 0) >= 1 and
+                              m.get("podsched_bus_rejected_agent_ids_total", 0) >= 1 else None)(
+                                  ps.metrics()), "the two refusals counted", 30)
+        agents = sorted(a["agent_id"] for a in ps.get("/api/v1/agents").get("agents", []))
+        if agents != ["h0"]:
             fail("agents: %s" % agents)
-        ok("CURVE: the listed agent joined, the unlisted key was refused")
+        ok("CURVE: unknown key refused (%d), h0's key under agent id h1 refused (%d)" % (
+            m["podsched_bus_rejected_keys_total"], m["podsched_bus_rejected_agent_ids_total"]))
+        wait_for(lambda: "podsched agent enroll" in open(workers["h3"].log).read(),
+                 "the keyless agent to say how to enrol", 30)
+        ok("an agent without a key file logs how to enrol")
+        before = ps.metrics()["podsched_bus_rejected_agent_ids_total"]
+        subprocess.run([PODSCHED, "--config", ps.config, "--data-dir", ps.data_dir, "agent",
+                        "revoke", "h0"], check=True, capture_output=True)
+        wait_for(lambda: ps.metrics()["podsched_bus_rejected_agent_ids_total"] > before,
+                 "the revoked agent's messages dropped", 10)
+        ok("a revoked agent's messages are dropped without a restart")
     finally:
         for w in workers.values():
             w.stop()

@@ -507,11 +507,15 @@ limits: {requests_per_second: 10000, burst: 10000}
   if (!check('live: podsched with the bus starts', started)) return;
   const token = fs.readFileSync(path.join(dir, 'var', 'admin.token'), 'utf8').trim();
   const env = {...process.env, OMPI_ALLOW_RUN_AS_ROOT: '1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: '1'};
+  // The bus uses CURVE by default: the agent is enrolled first.
+  const keyFile = path.join(dir, 'agent-a.key');
+  execFileSync(PODSCHED, ['--config', path.join(dir, 'podsched.yaml'), '--data-dir',
+    path.join(dir, 'var'), 'agent', 'enroll', '--agent-id', 'agent-a', '--out', keyFile]);
   // Jobs run as the agent's own account (as in deploy/up.sh); as root that must be allowed.
   const asAgent = ['--jobs-as-agent-user', ...(process.getuid() === 0 ? ['--allow-root-jobs'] : [])];
   const worker = spawn(path.resolve(args.podworker), ['--bus', started.bus, '--pod', 'pod0',
     '--hosts', '0-3', '--agent-id', 'agent-a', '--state-dir', path.join(dir, 'worker'),
-    ...asAgent],
+    '--bus-key-file', keyFile, ...asAgent],
   {stdio: ['ignore', fs.openSync(path.join(dir, 'worker.log'), 'a'),
     fs.openSync(path.join(dir, 'worker.log'), 'a')], env});
   live.push(worker);

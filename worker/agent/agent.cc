@@ -162,6 +162,8 @@ int Agent::Run() {
   spdlog::info("podworker {} serving pod {} hosts {} on bus {}; rsh {}; progress {}", o_.agent_id,
                o_.pod, FormatHostList(o_.hosts), o_.bus, rsh_.endpoint(), progress_endpoint_);
   SendRegister();
+  const MonotonicTime started = clock_.Now();
+  bool warned_unwelcome = false;
 
   while (!stop_) {
     PollSet poll;
@@ -175,6 +177,20 @@ int Agent::Run() {
 
     const MonotonicTime now = clock_.Now();
     if (pacer_.RegisterDue(now)) SendRegister();
+    // A CURVE handshake that fails (no key file against a CURVE bus, a key not enrolled or
+    // revoked, a wrong pinned server key) looks like silence on a DEALER: say what it means.
+    if (!warned_unwelcome && !pacer_.welcomed() && now - started > std::chrono::seconds(5)) {
+      warned_unwelcome = true;
+      spdlog::warn(
+          "no Welcome from podsched at {} after 5 s. {}", o_.bus,
+          o_.bus_server_key.empty()
+              ? "podsched's bus uses CURVE by default: enrol this agent on the controller "
+                "(podsched agent enroll --agent-id " + o_.agent_id +
+                    " --out FILE), then start podworker --bus-key-file FILE"
+              : "The handshake is not completing: is this key still enrolled for agent id " +
+                    o_.agent_id + " (podsched agent list), and is the server key pinned in the "
+                    "key file podsched's (<data_dir>/bus.key)?");
+    }
     runner_.Tick();
     if (draining_ && ((runner_.idle() && runner_.unacked().empty()) || now >= drain_deadline_)) {
       stop_ = true;

@@ -618,11 +618,17 @@ std::optional<RshJob> JobRunner::RshJobOf(const JobEpoch& je) const {
   if (job == nullptr) return std::nullopt;
   // A job whose processes are gone (its log being stored) takes no new session.
   return RshJob{job->launch.rsh_token(), job->my_hosts,
-                job->life.killing() || job->ended.has_value()};
+                job->life.killing() || job->ended.has_value(),
+                RshSessionsPerHost(job->launch.launcher() == bus::Launch::EXEC,
+                                   job->launch.ranks_per_host()),
+                job->sessions_started};
 }
 
 void JobRunner::SessionStarted(const JobEpoch& je, int32_t host) {
-  if (Job* job = Find(je)) job->session_hosts.insert(host);
+  if (Job* job = Find(je)) {
+    job->session_hosts.insert(host);
+    ++job->sessions_started[host];
+  }
   ScanSoon();
 }
 

@@ -124,6 +124,7 @@ class JobRunner {
     int out_fd = -1, err_fd = -1;
     LogCutter output;
     std::set<int32_t> session_hosts;  // hosts an rsh session was started for
+    std::map<int32_t, int> sessions_started;  // by host: the rsh token's use count
     std::vector<pid_t> pids;          // live processes of the job (last scan)
     std::set<int32_t> ranks_up_hosts;  // hosts whose ranks_per_host ranks were all seen alive
     int64_t last_checkpoint_step = 0;

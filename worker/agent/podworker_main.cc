@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -13,10 +14,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/env_contract.h"
+#include "common/key_file.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/exec_launcher.h"
 #include "worker/agent/host_list.h"
@@ -37,22 +40,28 @@ int Keygen() {
   return 0;
 }
 
-// A key file as `podworker keygen` prints it.
-bool ReadKeyFile(const std::string& path, std::string& pub, std::string& sec, std::string& error) {
+// A key file (common/key_file.h): from `podsched agent enroll`, or `podworker keygen`'s output.
+// It must be this account's alone: a key others can read lets them act as this agent.
+bool ReadKeyFile(const std::string& path, podsched::KeyFile& keys, std::string& error) {
+  struct stat st{};
   std::ifstream in(path);
-  if (!in) {
+  if (!in || stat(path.c_str(), &st) != 0) {
     error = "cannot read --bus-key-file " + path;
     return false;
   }
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with("public-key: ")) pub = line.substr(12);
-    if (line.starts_with("secret-key: ")) sec = line.substr(12);
-  }
-  if (pub.size() != 40 || sec.size() != 40) {
-    error = path + " must hold 'public-key: Z85' and 'secret-key: Z85' lines (podworker keygen)";
+  if ((st.st_mode & 077) != 0 || st.st_uid != geteuid()) {
+    error = "--bus-key-file " + path + " must be owned by this account (uid " +
+            std::to_string(geteuid()) + ") with mode 0600 (chmod 600 " + path + ")";
     return false;
   }
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto parsed = podsched::ParseKeyFile(text.str());
+  if (!parsed) {
+    error = path + ": " + parsed.error().message();
+    return false;
+  }
+  keys = *parsed;
   return true;
 }
 
@@ -134,8 +143,11 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--mpi-subnet", o.mpi_subnet,
                  "CIDR for MPI traffic (default: /8 of a loopback, else /24 of --advertise)");
-  app.add_option("--bus-server-key", o.bus_server_key, "podsched's CURVE public key (Z85)");
-  app.add_option("--bus-key-file", key_file, "This agent's CURVE key pair (podworker keygen)");
+  app.add_option("--bus-server-key", o.bus_server_key,
+                 "podsched's CURVE public key (Z85; default: the key file's server-key)");
+  app.add_option("--bus-key-file", key_file,
+                 "This agent's key file (podsched agent enroll: its id, the bus, the server key "
+                 "and its key pair; mode 0600). Without it the bus is plain TCP");
   app.add_option("--rsh-port", o.rsh_port, "TCP port of the rsh server (0: any free port)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--start-timeout-ms", o.start_timeout_ms,
@@ -180,6 +192,38 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "podworker: %s\n(run podworker --help)\n", message.c_str());
     return 2;
   };
+  // An enrolled key file says who this agent is and where (and whom) it connects to; the
+  // command line may repeat it, never contradict it.
+  podsched::KeyFile keys;
+  if (!key_file.empty()) {
+    std::string error;
+    if (!ReadKeyFile(key_file, keys, error)) return usage(error);
+    if (!keys.agent_id.empty()) {
+      if (!o.agent_id.empty() && o.agent_id != keys.agent_id) {
+        return usage("--agent-id " + o.agent_id + " but " + key_file + " is enrolled for " +
+                     keys.agent_id + " (podsched refuses a key under another id)");
+      }
+      o.agent_id = keys.agent_id;
+    }
+    if (!keys.bus.empty() && app.count("--bus") == 0) {
+      if (keys.bus.find('*') != std::string::npos) {
+        return usage(key_file + " names the bus " + keys.bus + " (an ephemeral port): give --bus");
+      }
+      o.bus = keys.bus;
+    }
+    if (o.bus_server_key.empty()) o.bus_server_key = keys.server_key;
+    if (!keys.server_key.empty() && o.bus_server_key != keys.server_key) {
+      return usage("--bus-server-key differs from the server-key pinned in " + key_file);
+    }
+    if (o.bus_server_key.empty()) {
+      return usage(key_file + " has no server-key line: give --bus-server-key (or enrol with "
+                   "podsched agent enroll)");
+    }
+    o.bus_public_key = keys.public_key;
+    o.bus_secret_key = keys.secret_key;
+  } else if (!o.bus_server_key.empty()) {
+    return usage("--bus-server-key needs --bus-key-file (this agent's key pair)");
+  }
   auto parsed = ParseHostList(hosts);
   if (!parsed) return usage(parsed.error().message());
   o.hosts = *parsed;
@@ -188,11 +232,7 @@ int main(int argc, char** argv) {
     gethostname(name, sizeof name - 1);
     o.agent_id = std::string(name) + "-" + std::to_string(o.hosts.front());
   }
-  const bool id_ok = !o.agent_id.empty() && o.agent_id.size() <= 64 &&
-                     o.agent_id.find_first_not_of(
-                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
-                         std::string::npos;
-  if (!id_ok) return usage("--agent-id '" + o.agent_id + "' must be 1..64 of [A-Za-z0-9._-]");
+  if (!podsched::IsValidAgentId(o.agent_id)) return usage("--agent-id '" + o.agent_id + "' must be 1..64 of [A-Za-z0-9._-]");
   if (o.state_dir.empty()) o.state_dir = "var/worker/" + o.agent_id;
   if (o.advertise.empty()) {
     std::string error;
@@ -205,14 +245,8 @@ int main(int argc, char** argv) {
     if (!subnet) return usage(subnet.error().message());
     o.mpi_subnet = *subnet;
   }
-  if (!o.bus_server_key.empty() || !key_file.empty()) {
-    std::string error;
-    if (o.bus_server_key.size() != 40 || key_file.empty() ||
-        !ReadKeyFile(key_file, o.bus_public_key, o.bus_secret_key, error)) {
-      return usage(error.empty() ? "CURVE needs --bus-server-key (40 Z85 characters) and "
-                                   "--bus-key-file"
-                                 : error);
-    }
+  if (!o.bus_server_key.empty() && !podsched::IsZ85Key(o.bus_server_key)) {
+    return usage("--bus-server-key must be 40 Z85 characters");
   }
   o.accounts.min_uid = min_uid;
   for (const auto& name : o.pass_env) {

@@ -2,20 +2,27 @@
 
 #include <algorithm>
 
+#include "common/hash.h"
+
 namespace podsched::agent {
 namespace {
-
-// Compares in time independent of where the first difference is.
-bool SameToken(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i];
-  return diff == 0;
-}
 
 RshDecision Refuse(std::string reason) { return {RshDecision::kRefuse, std::move(reason), {}}; }
 
 }  // namespace
+
+std::string RshHostToken(std::string_view secret, int64_t job, int64_t epoch, int32_t host) {
+  return HexEncode(HmacSha256(secret, "podsched-rsh-v1|" + std::to_string(job) + "|" +
+                                          std::to_string(epoch) + "|" + std::to_string(host)));
+}
+
+std::string RshProof(std::string_view host_token, std::string_view challenge) {
+  return HmacSha256(host_token, challenge);
+}
+
+int RshSessionsPerHost(bool exec_launcher, int ranks_per_host) {
+  return exec_launcher ? std::max(1, ranks_per_host) : 1;
+}
 
 std::string DescribeRshRequest(const bus::RshRequest& r) {
   return "job " + std::to_string(r.job().job_id()) + " epoch " + std::to_string(r.job().epoch()) +
@@ -45,9 +52,19 @@ RshDecision AdmitRshRequest(const bus::RshRequest& req, const RshContext& ctx,
   if (!ctx.job || ctx.job->killing) {
     return Refuse(what + ": no running launch of that job and epoch here");
   }
-  if (!SameToken(ctx.job->token, req.token())) return Refuse(what + ": bad rsh token");
   if (!std::binary_search(ctx.job->hosts.begin(), ctx.job->hosts.end(), req.host())) {
     return Refuse(what + ": host not in the job's slice");
+  }
+  const std::string want = RshProof(
+      RshHostToken(ctx.job->secret, req.job().job_id(), req.job().epoch(), req.host()),
+      ctx.challenge);
+  if (ctx.challenge.empty() || !ConstantTimeEqual(want, req.proof())) {
+    return Refuse(what + ": bad rsh token (not this host's and epoch's)");
+  }
+  const auto used = ctx.job->sessions.find(req.host());
+  if (used != ctx.job->sessions.end() && used->second >= ctx.job->max_sessions_per_host) {
+    return Refuse(what + ": the token was used for its " +
+                  std::to_string(ctx.job->max_sessions_per_host) + " session(s) already");
   }
   if (req.argv().empty()) return Refuse(what + ": empty command");
   return {RshDecision::kRun, "", {}};

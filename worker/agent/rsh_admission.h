@@ -1,14 +1,23 @@
 // Whether the agent's rsh server runs a `podworker rsh` request (docs/bus.md, "podworker rsh"):
 // only for a host it serves, for a job and epoch it has a Launch for (not killed, grace not run
-// out), with that Launch's token, for a host of the job's slice. A request for an epoch newer
+// out), for a host of the job's slice, with a proof of that host's token, at most
+// max_sessions_per_host times per host (1 orted under mpirun, ranks_per_host under exec).
+//
+// Tokens: the Launch carries a per-launch secret; host H's token is
+// RshHostToken(secret, job, epoch, H), so a token is bound to one host and one epoch. It is
+// never sent: the server opens each connection with a fresh random challenge, the client
+// answers RshProof(token, challenge) — a proof seen on the wire is worthless on another
+// connection, and the session count makes the token single use per session the launch needs. A request for an epoch newer
 // than any seen waits up to 10 s for its Launch, at most 256 at once.
 //
 // Pure: the caller passes `now` (a MonotonicClock reading). Thread safety: pure functions.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -26,10 +35,20 @@ inline constexpr size_t kMaxPendingRshConnections = 128;
 
 // What the agent knows of the request's (job, epoch) when it runs here.
 struct RshJob {
-  std::string token;            // the Launch's rsh_token
+  std::string secret;           // the Launch's rsh_token
   std::vector<int32_t> hosts;   // this agent's hosts of the slice, sorted
   bool killing = false;         // killed or out of grace
+  int max_sessions_per_host = 1;
+  std::map<int32_t, int> sessions;  // sessions started so far, by host
 };
+
+// Hex of HMAC-SHA256(secret, "podsched-rsh-v1|JOB|EPOCH|HOST").
+std::string RshHostToken(std::string_view secret, int64_t job, int64_t epoch, int32_t host);
+// Raw HMAC-SHA256(host_token, challenge).
+std::string RshProof(std::string_view host_token, std::string_view challenge);
+// Sessions a launch needs on each host: mpirun starts one orted per host; the exec launcher one
+// `podworker rank` per rank.
+int RshSessionsPerHost(bool exec_launcher, int ranks_per_host);
 
 struct RshContext {
   std::vector<int32_t> agent_hosts;  // sorted
@@ -37,6 +56,7 @@ struct RshContext {
   std::optional<RshJob> job;         // the running launch of the request's (job, epoch)
   int64_t highest_epoch = 0;         // of the request's job, on this agent
   size_t parked = 0;                 // requests waiting for their Launch now
+  std::string challenge;             // the one this connection was sent
 };
 
 struct RshDecision {

@@ -7,14 +7,19 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr const char* kToken = "00112233445566778899aabbccddeeff";
+constexpr const char* kSecret = "00112233445566778899aabbccddeeff";
+constexpr const char* kChallenge = "0123456789abcdef0123456789abcdef";
 
-bus::RshRequest Request(int64_t epoch = 2, int32_t host = 4, std::string token = kToken) {
+// A request proving the token of (job 7, `epoch`, `token_host`) against kChallenge.
+bus::RshRequest Request(int64_t epoch = 2, int32_t host = 4, std::string secret = kSecret,
+                        int32_t token_host = -1, int64_t token_epoch = -1) {
   bus::RshRequest r;
   r.mutable_job()->set_job_id(7);
   r.mutable_job()->set_epoch(epoch);
   r.set_host(host);
-  r.set_token(std::move(token));
+  r.set_proof(RshProof(RshHostToken(secret, 7, token_epoch < 0 ? epoch : token_epoch,
+                                    token_host < 0 ? host : token_host),
+                       kChallenge));
   r.add_argv("orted");
   return r;
 }
@@ -23,9 +28,45 @@ RshContext Running() {
   RshContext c;
   c.agent_hosts = {4, 5, 6};
   c.agent_id = "a0";
-  c.job = RshJob{kToken, {4, 5}, false};
+  c.job = RshJob{kSecret, {4, 5}, false, 1, {}};
   c.highest_epoch = 2;
+  c.challenge = kChallenge;
   return c;
+}
+
+TEST(RshAdmissionTest, HostTokensDifferByHostEpochAndSecret) {
+  const std::string t = RshHostToken(kSecret, 7, 2, 4);
+  EXPECT_EQ(t.size(), 64u);
+  EXPECT_EQ(t, RshHostToken(kSecret, 7, 2, 4));
+  EXPECT_NE(t, RshHostToken(kSecret, 7, 2, 5));
+  EXPECT_NE(t, RshHostToken(kSecret, 7, 3, 4));
+  EXPECT_NE(t, RshHostToken(kSecret, 8, 2, 4));
+  EXPECT_NE(t, RshHostToken("ffeeddccbbaa99887766554433221100", 7, 2, 4));
+  EXPECT_NE(RshProof(t, kChallenge), RshProof(t, "another challenge"));
+  EXPECT_EQ(RshSessionsPerHost(false, 8), 1);  // mpirun: one orted per host
+  EXPECT_EQ(RshSessionsPerHost(true, 8), 8);   // exec: one per rank
+}
+
+TEST(RshAdmissionTest, ATokenServesOnlyTheSessionsTheLaunchNeeds) {
+  RshContext c = Running();
+  c.job->max_sessions_per_host = 2;
+  EXPECT_EQ(AdmitRshRequest(Request(), c, std::nullopt, {}).kind, RshDecision::kRun);
+  c.job->sessions[4] = 1;
+  EXPECT_EQ(AdmitRshRequest(Request(), c, std::nullopt, {}).kind, RshDecision::kRun);
+  c.job->sessions[4] = 2;
+  const RshDecision d = AdmitRshRequest(Request(), c, std::nullopt, {});
+  EXPECT_EQ(d.kind, RshDecision::kRefuse);
+  EXPECT_NE(d.reason.find("used for its 2 session(s) already"), std::string::npos) << d.reason;
+  EXPECT_EQ(AdmitRshRequest(Request(2, 5), c, std::nullopt, {}).kind, RshDecision::kRun);
+}
+
+TEST(RshAdmissionTest, AProofIsBoundToItsConnectionsChallenge) {
+  RshContext other = Running();
+  other.challenge = "a different challenge, another connection";
+  EXPECT_EQ(AdmitRshRequest(Request(), other, std::nullopt, {}).kind, RshDecision::kRefuse);
+  RshContext none = Running();
+  none.challenge.clear();
+  EXPECT_EQ(AdmitRshRequest(Request(), none, std::nullopt, {}).kind, RshDecision::kRefuse);
 }
 
 TEST(RshAdmissionTest, RefusalsNameTheReason) {
@@ -45,7 +86,8 @@ TEST(RshAdmissionTest, RefusalsNameTheReason) {
   const Case cases[] = {
       {Request(2, 9), Running(), "job 7 epoch 2 host 9: host 9 is not served by agent a0"},
       {Request(2, 4, "ffffffffffffffffffffffffffffffff"), Running(), "bad rsh token"},
-      {Request(2, 4, "0011"), Running(), "bad rsh token"},
+      {Request(2, 4, kSecret, /*token_host=*/5), Running(), "bad rsh token"},  // host 5's token
+      {Request(2, 4, kSecret, 4, /*token_epoch=*/1), Running(), "bad rsh token"},
       {Request(2, 6), Running(), "host not in the job's slice"},
       {Request(), killed, "no running launch of that job and epoch here"},
       {Request(1), old_epoch, "no running launch of that job and epoch here"},

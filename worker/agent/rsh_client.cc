@@ -13,6 +13,7 @@
 
 #include "common/strings.h"
 #include "proto/bus.pb.h"
+#include "worker/agent/rsh_admission.h"
 #include "worker/agent/rsh_wire.h"
 
 namespace podsched::agent {
@@ -71,10 +72,33 @@ int RshMain(const std::vector<std::string>& args) {
     return Fail("cannot connect to " + FormatTcpEndpoint(ep->second) + " (agent of host " +
                 std::to_string(cmd->host) + "): " + std::strerror(errno));
   }
+  // The agent speaks first: a challenge, answered with a proof of this host's token (the token
+  // itself never goes over the wire).
+  FrameReader reader;
+  char buf[65536];
+  std::string challenge;
+  while (challenge.empty()) {
+    std::string payload;
+    auto next = reader.Next(payload);
+    if (!next) return Fail(next.error().message());
+    if (*next) {
+      bus::RshFrame f;
+      if (!f.ParseFromString(payload) || f.body_case() != bus::RshFrame::kChallenge ||
+          f.challenge().size() != 32) {
+        return Fail("the agent of host " + std::to_string(cmd->host) + " sent no challenge");
+      }
+      challenge = f.challenge();
+      break;
+    }
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Fail("connection to the agent of host " + std::to_string(cmd->host) + " lost");
+    reader.Append(std::string_view(buf, static_cast<size_t>(n)));
+  }
   bus::RshRequest req;
   req.mutable_job()->set_job_id(job);
   req.mutable_job()->set_epoch(epoch);
-  req.set_token(token);
+  req.set_proof(RshProof(RshHostToken(token, job, epoch, cmd->host), challenge));
   req.set_host(cmd->host);
   for (const auto& a : cmd->argv) req.add_argv(a);
   if (const char* send = std::getenv("POD_RSH_SEND_ENV")) {  // ssh's SendEnv
@@ -88,8 +112,6 @@ int RshMain(const std::vector<std::string>& args) {
   if (request.size() > kMaxRshFrame) return Fail("command line too long");
   if (!WriteAll(fd, EncodeFrame(request))) return Fail("sending the request failed");
 
-  FrameReader reader;
-  char buf[65536];
   while (true) {
     std::string payload;
     auto next = reader.Next(payload);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/hash.h"
 #include "worker/agent/bus_validate.h"
 #include "worker/agent/child.h"
 #include "worker/agent/process_tree.h"
@@ -113,7 +114,13 @@ void RshServer::OnAccept() {
     auto s = std::make_unique<Session>();
     s->fd = fd;
     s->accepted_at = clock_.Now();
+    s->challenge = RandomBytes(32);
+    bus::RshFrame challenge;
+    challenge.set_challenge(s->challenge);
+    Session& added = *s;
     sessions_[fd] = std::move(s);
+    QueueFrame(added, challenge);
+    OnWritable(added);
   }
 }
 
@@ -122,7 +129,7 @@ void RshServer::QueueFrame(Session& s, const bus::RshFrame& f) {
 }
 
 void RshServer::Refuse(Session& s, const std::string& why) {
-  spdlog::warn("rsh request refused: {}", why);
+  spdlog::warn("rsh request refused ({} so far): {}", ++refused_requests_, why);
   bus::RshFrame f;
   f.set_error(why);
   QueueFrame(s, f);
@@ -165,6 +172,7 @@ void RshServer::Admit(Session& s, const bus::RshRequest& req) {
   ctx.agent_id = o_.agent_id;
   ctx.job = jobs_.RshJobOf(je);
   ctx.highest_epoch = jobs_.HighestEpoch(je.job);
+  ctx.challenge = s.challenge;
   ctx.parked = static_cast<size_t>(std::count_if(
       sessions_.begin(), sessions_.end(), [](const auto& e) { return e.second->parked.has_value(); }));
   const std::optional<MonotonicTime> parked_until =

@@ -66,6 +66,7 @@ class RshServer final : public JobSessions {
     int out = -1, err = -1;
     std::optional<bus::RshRequest> parked;  // came before its Launch: asked again each Tick
     MonotonicTime parked_until{};
+    std::string challenge;  // sent first; the request must prove the host token against it
     MonotonicTime accepted_at{};  // a request not complete by accepted_at + kRshRequestTimeout
   };
   // Connected, no complete request yet.
@@ -73,6 +74,7 @@ class RshServer final : public JobSessions {
 
   void OnAccept();
   int64_t refused_connections_ = 0;  // closed at accept (too many pending) or timed out
+  int64_t refused_requests_ = 0;     // requests refused (bad token, used up, unknown job...)
   void OnReadable(Session& s);
   void OnWritable(Session& s);
   void Admit(Session& s, const bus::RshRequest& req);

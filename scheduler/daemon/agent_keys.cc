@@ -1,0 +1,165 @@
+#include "scheduler/daemon/agent_keys.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/strings.h"
+
+namespace podsched::daemon {
+namespace {
+
+Result<std::string> ReadWhole(const std::string& path, bool* missing) {
+  std::ifstream in(path);
+  if (!in) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      *missing = true;
+      return std::string();
+    }
+    return Unavailable("cannot read " + path);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Holds an exclusive flock on <data_dir>/agents.keys.lock for its lifetime.
+class KeysLock {
+ public:
+  explicit KeysLock(const std::string& data_dir)
+      : fd_(open((AgentKeysPath(data_dir) + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    if (fd_ >= 0) flock(fd_, LOCK_EX);
+  }
+  ~KeysLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+Status WriteAgents(const std::string& data_dir, const std::vector<EnrolledAgent>& agents) {
+  return WritePrivateFile(AgentKeysPath(data_dir), FormatAgentKeys(agents), /*replace=*/true);
+}
+
+}  // namespace
+
+std::string ServerKeyPath(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "bus.key").string();
+}
+std::string AgentKeysPath(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "agents.keys").string();
+}
+
+Result<std::vector<EnrolledAgent>> ParseAgentKeys(std::string_view text) {
+  std::vector<EnrolledAgent> out;
+  int n = 0;
+  for (std::string_view line : SplitOn(text, '\n')) {
+    ++n;
+    if (line.empty() || line.front() == '#') continue;
+    const size_t space = line.find(' ');
+    const std::string where = "agents.keys line " + std::to_string(n);
+    if (space == std::string_view::npos) return InvalidArgument(where + ": expected 'AGENT_ID KEY'");
+    EnrolledAgent a{std::string(line.substr(0, space)), std::string(line.substr(space + 1))};
+    if (!IsValidAgentId(a.agent_id)) return InvalidArgument(where + ": bad agent id");
+    if (!IsZ85Key(a.public_key)) return InvalidArgument(where + ": not a 40-character Z85 key");
+    for (const auto& e : out) {
+      if (e.agent_id == a.agent_id || e.public_key == a.public_key) {
+        return InvalidArgument(where + ": agent id or key given twice");
+      }
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::string FormatAgentKeys(const std::vector<EnrolledAgent>& agents) {
+  std::string out =
+      "# Agents enrolled on this podsched's worker bus: AGENT_ID CURVE_PUBLIC_KEY.\n"
+      "# Written by `podsched agent enroll|revoke`; podsched re-reads it when it changes.\n";
+  for (const auto& a : agents) out += a.agent_id + " " + a.public_key + "\n";
+  return out;
+}
+
+Result<std::vector<EnrolledAgent>> ReadAgentKeys(const std::string& path) {
+  bool missing = false;
+  auto text = ReadWhole(path, &missing);
+  if (!text) return std::unexpected(text.error());
+  auto parsed = ParseAgentKeys(*text);
+  if (!parsed) return std::unexpected(parsed.error().WithContext(path));
+  return parsed;
+}
+
+Result<KeyFile> LoadOrCreateServerKey(const std::string& data_dir, const KeyGenerator& keygen,
+                                      bool* created) {
+  const std::string path = ServerKeyPath(data_dir);
+  *created = false;
+  bool missing = false;
+  auto text = ReadWhole(path, &missing);
+  if (!text) return std::unexpected(text.error());
+  if (!missing) {
+    auto k = ParseKeyFile(*text);
+    if (!k) return std::unexpected(k.error().WithContext(path));
+    return k;
+  }
+  auto k = keygen();
+  if (!k) return k;
+  Status s = WritePrivateFile(
+      path, FormatKeyFile(*k, "podsched's CURVE key pair for the worker bus; agents pin the "
+                              "public key (podsched agent enroll)."),
+      /*replace=*/false);
+  if (s.code() == StatusCode::kAlreadyExists) return LoadOrCreateServerKey(data_dir, keygen, created);
+  if (!s.ok()) return std::unexpected(s);
+  *created = true;
+  return k;
+}
+
+Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agent_id,
+                            const std::string& bus, const KeyGenerator& keygen) {
+  if (!IsValidAgentId(agent_id)) {
+    return InvalidArgument("agent id '" + agent_id + "' must be 1..64 of [A-Za-z0-9._-]");
+  }
+  bool created = false;
+  auto server = LoadOrCreateServerKey(data_dir, keygen, &created);
+  if (!server) return server;
+  KeysLock lock(data_dir);
+  if (!lock.ok()) return Unavailable("cannot lock " + AgentKeysPath(data_dir) + ".lock");
+  auto agents = ReadAgentKeys(AgentKeysPath(data_dir));
+  if (!agents) return std::unexpected(agents.error());
+  if (std::any_of(agents->begin(), agents->end(), [&](auto& a) { return a.agent_id == agent_id; })) {
+    return Error(StatusCode::kAlreadyExists, "agent " + agent_id +
+                                                 " is already enrolled; `podsched agent revoke " +
+                                                 agent_id + "` first to give it a new key");
+  }
+  auto k = keygen();
+  if (!k) return k;
+  k->agent_id = agent_id;
+  k->bus = bus;
+  k->server_key = server->public_key;
+  agents->push_back({agent_id, k->public_key});
+  if (Status s = WriteAgents(data_dir, *agents); !s.ok()) return std::unexpected(s);
+  return k;
+}
+
+Status RevokeAgent(const std::string& data_dir, const std::string& agent_id) {
+  KeysLock lock(data_dir);
+  if (!lock.ok()) return Status(StatusCode::kUnavailable, "cannot lock agents.keys");
+  auto agents = ReadAgentKeys(AgentKeysPath(data_dir));
+  if (!agents) return agents.error();
+  const auto gone = std::remove_if(agents->begin(), agents->end(),
+                                   [&](auto& a) { return a.agent_id == agent_id; });
+  if (gone == agents->end()) {
+    return Status(StatusCode::kNotFound, "agent " + agent_id + " is not enrolled");
+  }
+  agents->erase(gone, agents->end());
+  return WriteAgents(data_dir, *agents);
+}
+
+}  // namespace podsched::daemon

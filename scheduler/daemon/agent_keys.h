@@ -1,0 +1,55 @@
+// The worker bus's CURVE keys in podsched's data dir (docs/deploy.md, "Keys and enrolment"):
+//
+//   <data_dir>/bus.key      podsched's key pair (public-key/secret-key lines, common/key_file.h),
+//                           created on first start unless `bus.curve: off`; mode 0600
+//   <data_dir>/agents.keys  enrolled agents, one `AGENT_ID PUBLIC_KEY` a line; mode 0600.
+//                           Written only by `podsched agent enroll|revoke` (under a lock file,
+//                           atomically); the running daemon re-reads it when it changes
+//                           (bus_server.h), so an enrolment or a revocation needs no restart.
+//
+// Parse/Format are pure; the rest does file I/O. Thread-safe (no shared state; concurrent
+// enrol/revoke calls serialize on <data_dir>/agents.keys.lock).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/key_file.h"
+#include "common/status.h"
+
+namespace podsched::daemon {
+
+struct EnrolledAgent {
+  std::string agent_id;
+  std::string public_key;  // Z85
+};
+
+std::string ServerKeyPath(const std::string& data_dir);
+std::string AgentKeysPath(const std::string& data_dir);
+
+// Errors name the line. Each agent id and each key at most once.
+Result<std::vector<EnrolledAgent>> ParseAgentKeys(std::string_view text);
+std::string FormatAgentKeys(const std::vector<EnrolledAgent>& agents);
+// A missing file is no agent.
+Result<std::vector<EnrolledAgent>> ReadAgentKeys(const std::string& path);
+
+// Makes a new CURVE key pair (public_key and secret_key set): zmq_curve_keypair in podsched,
+// a fake in tests.
+using KeyGenerator = std::function<Result<KeyFile>()>;
+
+// <data_dir>/bus.key, created (mode 0600, atomic) when missing; `created` tells which.
+Result<KeyFile> LoadOrCreateServerKey(const std::string& data_dir, const KeyGenerator& keygen,
+                                      bool* created);
+
+// Enrols `agent_id`: a new key pair, its public key bound to the id in agents.keys, and the
+// agent's key file (its id, `bus`, the server's public key, its key pair) returned for the
+// caller to hand over. An id already enrolled is kAlreadyExists (revoke it first).
+Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agent_id,
+                            const std::string& bus, const KeyGenerator& keygen);
+// Removes `agent_id` from agents.keys (kNotFound when it is not there). A connected agent's
+// messages are dropped from the next re-read on (within a second); it cannot reconnect.
+Status RevokeAgent(const std::string& data_dir, const std::string& agent_id);
+
+}  // namespace podsched::daemon
