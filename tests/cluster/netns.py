@@ -283,7 +283,10 @@ if __name__ == "__main__":
             assert time.time() < end, "restored link does not pass"
             time.sleep(0.1)
         a.popen(["sleep", "600"])
-        assert a.pids(), "process not in namespace"
+        end = time.time() + 10  # `ip netns exec` needs a moment before sleep runs inside
+        while not a.pids():
+            assert time.time() < end, "process not in namespace"
+            time.sleep(0.05)
         print("netns: %d namespaces on %s ok" % (n, c.subnet))
     assert not any(l.startswith("%s-%d-" % (PREFIX, os.getpid()))
                    for l in sh("ip", "netns", "list").split("\n")), "namespace left"

@@ -192,6 +192,47 @@ def test_scratch(ps, alice, workers):
     ok("scratch is removed after a job that succeeded, kept (alice's) after a failure")
 
 
+def uid_processes(uid):
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat("/proc/" + name).st_uid == uid:
+                    out.append(int(name))
+            except FileNotFoundError:
+                pass
+    return out
+
+
+def test_signals_and_leftovers(ps, alice, bob):
+    b = bob.submit(spec("sleeper", 'echo "BOBPID $$"; exec sleep 120', accelerator="v2-8",
+                        ranks_per_host=1))
+    line = wait_for(lambda: next((l for l in logs(ps, b).splitlines() if "BOBPID" in l), None),
+                    "bob's job to print its pid")
+    pid = int(line.split("BOBPID")[1])
+    a = alice.submit(spec("killer", 'kill -TERM %d; echo "rc=$?"' % pid, accelerator="v2-8",
+                          ranks_per_host=1))
+    text = expect_state(ps, a, "SUCCEEDED", "alice's job signalling bob's")
+    if "Operation not permitted" not in text or "rc=1" not in text:
+        fail("alice's job could signal bob's process %d:\n%s" % (pid, text))
+    os.kill(pid, 0)  # still alive
+    r = subprocess.run([PODCTL, "--server", ps.url, "--token", ps.token, "cancel", str(b)],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("cancel %d: %s" % (b, r.stderr))
+    ended(ps, b)
+    ok("alice's job cannot signal bob's process (EPERM); it lives until his job is cancelled")
+
+    # A process that leaves its session and drops its tag escapes the job's tracking; the
+    # account's last job ending on the agent takes it along (--kill-account-leftovers).
+    s = alice.submit(spec("escape", "setsid sh -c 'exec env -u PODWORKER_TAG sleep 300' "
+                          "</dev/null >/dev/null 2>&1 & echo escaped", accelerator="v2-8",
+                          ranks_per_host=1))
+    expect_state(ps, s, "SUCCEEDED", "alice's escaping job")
+    wait_for(lambda: not uid_processes(50001), "no process of alice left after her last job", 30)
+    ok("a process that escaped its job (setsid, no tag) is killed when alice's last job ends")
+
+
 def test_refused_accounts(ps, svc, rooty):
     for user, why in ((svc, "system account"), (rooty, "--allow-root-jobs")):
         j = user.submit(spec("refused", "id", accelerator="v2-8"))
@@ -230,12 +271,14 @@ def main():
         os.environ["AGENT_SECRET"] = "agent-only"  # in the agents' environment, never a job's
         for h in ("0", "1"):
             workers.append(Worker(podworker, ps, work, "h" + h, h,
-                                  extra=["--keep-failed-scratch-seconds", "3600"],
+                                  extra=["--keep-failed-scratch-seconds", "3600",
+                                         "--kill-account-leftovers"],
                                   user_flags=[]))
         wait_for(lambda: all(h.get("healthy") for h in ps.pod()["hosts"]), "both hosts healthy")
         test_jobs_run_as_their_user(ps, users["alice"], work)
         test_checkpoints_are_the_users(ps, users["alice"], users["bob"], work)
         test_scratch(ps, users["alice"], workers)
+        test_signals_and_leftovers(ps, users["alice"], users["bob"])
         test_refused_accounts(ps, users["svc"], users["rooty"])
     except SystemExit as e:
         if e.code not in (0, None):

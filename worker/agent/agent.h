@@ -31,6 +31,7 @@ struct AgentOptions {
   int32_t rsh_port = 0;              // 0: any free port
   int32_t start_timeout_ms = 120000; // a non-launcher with no rsh session by then releases
   JobAccountPolicy accounts;          // whose account runs each job (job_account.h)
+  bool kill_account_leftovers = false;  // JobRunner::KillStrays (one agent on the machine)
   std::vector<std::string> pass_env;  // agent variables jobs get (JobEnvironment)
   std::string scratch_dir;            // per-account scratch root; empty: <state_dir>/scratch
   int64_t keep_failed_scratch_seconds = 24 * 3600;

@@ -287,6 +287,31 @@ void JobRunner::RemoveDirectories(Job& job) {
   }
 }
 
+// A rank that left its process group and dropped its tag (setsid, a changed environment) is
+// not found by the scan. When the agent runs jobs as their users' accounts, the last job of an
+// account ending here means no process of that account has any business on this machine: all
+// are killed, so none outlives its job onto hosts later given to someone else (what Slurm's
+// cgroups do). Never with --jobs-as-agent-user, for root or system accounts.
+void JobRunner::KillStrays(const Job& job) {
+  if (!o_.kill_account_leftovers || !job.account || geteuid() != 0 ||
+      o_.accounts.jobs_as_agent_user) {
+    return;
+  }
+  const uid_t uid = job.account->uid;
+  if (uid == 0 || uid < o_.accounts.min_uid) return;
+  for (const auto& [id, other] : jobs_) {
+    if (&other != &job && other.account && other.account->uid == uid) return;
+  }
+  int killed = 0;
+  for (pid_t p : ProcessesOfUid(uid)) {
+    if (kill(p, SIGKILL) == 0) ++killed;
+  }
+  if (killed > 0) {
+    spdlog::warn("job {} epoch {}: killed {} leftover processes of {} (uid {}), its last job here",
+                 job.je.job.value(), job.je.epoch, killed, job.account->name, uid);
+  }
+}
+
 void JobRunner::SweepScratch() {
   next_sweep_ = clock_.Now() + kScratchSweepInterval;
   const std::string root = o_.scratch_dir.empty() ? state_.path() + "/scratch" : o_.scratch_dir;
@@ -547,6 +572,7 @@ void JobRunner::Report(Job& job) {
                ExitReasonName(report.reason), report.message);
   book_.AddExit(report);
   book_.MarkEnded(job.je);
+  KillStrays(job);
   RemoveDirectories(job);
   bus::Envelope env;
   ToProto(report, *env.mutable_exited());

@@ -154,6 +154,7 @@ class JobRunner {
   void PrepareDirectories(Job& job);
   void RemoveDirectories(Job& job);
   void SweepScratch();
+  void KillStrays(const Job& job);
 
   const AgentOptions& o_;
   const MonotonicClock& clock_;

@@ -174,6 +174,11 @@ int main(int argc, char** argv) {
                  "(repeatable; e.g. cloud credentials). Jobs get only PATH, LANG, LC_*, TZ, MPI "
                  "tuning (OMPI_MCA_*, PMIX_MCA_*, PRTE_MCA_*), these, and their own")
       ->allow_extra_args(false);
+  app.add_flag("--kill-account-leftovers", o.kill_account_leftovers,
+               "When the last job of an account on this agent ends, SIGKILL every process of "
+               "that account on the machine (what escaped the job's tracking). Only where this "
+               "is the one agent running jobs on the machine and users do not log in to it; "
+               "never with --jobs-as-agent-user, for root or system accounts");
   app.add_option("--scratch-dir", o.scratch_dir,
                  "Root of per-user scratch directories (TMPDIR of the ranks; default "
                  "<state dir>/scratch)");

@@ -1,5 +1,9 @@
 #include "worker/agent/process_tree.h"
 
+#include <sys/stat.h>
+
+#include <filesystem>
+
 #include <dirent.h>
 #include <unistd.h>
 
@@ -154,6 +158,20 @@ std::vector<std::pair<pid_t, uint64_t>> ProcessTable::Live() const {
   std::vector<std::pair<pid_t, uint64_t>> out;
   for (const auto& [pid, p] : processes_) {
     if (!p.info.zombie) out.emplace_back(pid, p.info.start_time);
+  }
+  return out;
+}
+
+std::vector<pid_t> ProcessesOfUid(uid_t uid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    struct stat st {};
+    if (stat(entry.path().c_str(), &st) == 0 && st.st_uid == uid) {
+      out.push_back(static_cast<pid_t>(std::stol(name)));
+    }
   }
   return out;
 }

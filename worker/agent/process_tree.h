@@ -36,6 +36,8 @@ struct ProcInfo {
 std::vector<pid_t> Descendants(pid_t root);
 // std::nullopt when the process is gone.
 std::optional<ProcInfo> ReadProc(pid_t pid);
+// Every live process whose effective uid is `uid` (the owner of /proc/PID).
+std::vector<pid_t> ProcessesOfUid(uid_t uid);
 // Whether the process has a handler for `sig` or ignores it (/proc/PID/status SigCgt, SigIgn):
 // a process that has not got that far yet (still loading its libraries) dies of the signal.
 bool HandlesSignal(pid_t pid, int sig);
