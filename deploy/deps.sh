@@ -37,6 +37,8 @@ packages=(
   nodejs chromium
   # tests: users' own jobs (PyTorch DDP with gloo, mpi4py) run through podsched
   python3-torch python3-mpi4py python3-numpy
+  # the peer of tests/bench/slurm_bench.py (Slurm side by side; its daemons run from the bench)
+  slurm-wlm munge
 )
 # Debian's nodejs ships npm separately; NodeSource's nodejs bundles it (and conflicts with the
 # Debian package), so ask for npm only when there is none.
