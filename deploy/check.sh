@@ -18,8 +18,16 @@ step() { printf '\n==> %s\n' "$*"; }
 step "dependencies"
 deploy/deps.sh || exit 1
 
+# ccache for all three builds, keyed by paths relative to the checkout (and not by the build
+# directory's path), so that a fresh clone anywhere reuses what an earlier one compiled.
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+
 step "configure + build (build/)"
-cmake -S "$root" -B "$root/build" -G Ninja >/dev/null || exit 1
+cmake -S "$root" -B "$root/build" -G Ninja "${launcher[@]}" >/dev/null || exit 1
 cmake --build "$root/build" -j"$jobs" || exit 1
 
 step "tests (ctest in build/)"
@@ -29,7 +37,7 @@ status=$?
 if [[ -z "${PODSCHED_SKIP_ASAN:-}" ]]; then
   step "unit tests under ASan + UBSan (build-asan/)"
   cmake -S "$root" -B "$root/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DPODSCHED_SANITIZE=ON -DPODSCHED_UNIT_ONLY=ON >/dev/null || exit 1
+    -DPODSCHED_SANITIZE=ON -DPODSCHED_UNIT_ONLY=ON "${launcher[@]}" >/dev/null || exit 1
   cmake --build "$root/build-asan" -j"$jobs" || exit 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$root/build-asan" -L unit --output-on-failure -j"$jobs"
@@ -40,10 +48,6 @@ fi
 if [[ -z "${PODSCHED_SKIP_FUZZ:-}" ]]; then
   fuzz_seconds=${PODSCHED_FUZZ_SECONDS:-10}
   step "fuzz targets, ${fuzz_seconds} s each, under ASan + UBSan (build-fuzz/)"
-  launcher=()
-  if command -v ccache >/dev/null; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  fi
   CC=clang-19 CXX=clang++-19 cmake -S "$root" -B "$root/build-fuzz" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPODSCHED_FUZZ=ON "${launcher[@]}" >/dev/null || exit 1
   cmake --build "$root/build-fuzz" -j"$jobs" || exit 1

@@ -28,6 +28,7 @@ packages=(
   # well-kept helpers
   nlohmann-json3-dev libcli11-dev libspdlog-dev libyaml-cpp-dev
   libssl-dev libcurl4-openssl-dev libbenchmark-dev
+  ccache                                      # check.sh's builds reuse earlier compiles
   # tests: network namespaces, process tools, HTTP tests of the daemon
   iproute2 procps curl jq python3
   # tests: a real S3 server on 127.0.0.1 (OpenStack Swift + s3api, deploy/s3-server.sh) and a
