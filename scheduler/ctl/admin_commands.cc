@@ -207,13 +207,9 @@ int Login(const LoginOptions& o) {
   auto reply = api.Call("GET", "/api/v1/whoami");
   if (!reply) return Report(CallError{kExitUnreachable, reply.error().message()});
   if (reply->status != 200) {
-    std::string message = "HTTP " + std::to_string(reply->status);
-    auto j = nlohmann::json::parse(reply->body, nullptr, false);
-    if (j.is_object() && j.contains("message") && j["message"].is_string()) {
-      message = j["message"].get<std::string>();
-    }
     return Report(CallError{ExitCodeForStatus(reply->status),
-                            "login failed, nothing written: " + TerminalSafe(message)});
+                            "login failed, nothing written: " +
+                                TerminalSafe(ReplyErrorMessage(*reply))});
   }
   auto who = Parse<api::User>(reply->body);
   if (!who) return Report(who.error());

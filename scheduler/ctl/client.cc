@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_reader.h"
+
 #include "scheduler/ctl/http_connection.h"
 
 namespace podsched::ctl {
@@ -45,6 +47,16 @@ bool OnStreamBytes(StreamState& state, std::string_view bytes) {
 
 }  // namespace
 
+std::string ReplyErrorMessage(const ApiReply& reply) {
+  auto j = ParseJsonDocument(reply.body, "reply");
+  if (j) {
+    JsonReader r(*j, "reply");
+    std::string message = r.StringOr("message", "");
+    if (r.ok() && !message.empty()) return message;
+  }
+  return "HTTP " + std::to_string(reply.status);
+}
+
 int ExitCodeForStatus(long status) {
   if (status >= 200 && status < 300) return kExitOk;
   if (status == 401 || status == 403) return kExitAuth;
@@ -81,11 +93,7 @@ std::expected<std::string, CallError> ApiClient::CallOk(const std::string& metho
   auto reply = Call(method, path, body);
   if (!reply) return std::unexpected(CallError{kExitUnreachable, reply.error().message()});
   if (reply->status >= 200 && reply->status < 300) return std::move(reply->body);
-  std::string message = "HTTP " + std::to_string(reply->status);
-  auto j = nlohmann::json::parse(reply->body, nullptr, false);
-  if (j.is_object() && j.contains("message") && j["message"].is_string()) {
-    message = j["message"].get<std::string>();
-  }
+  std::string message = ReplyErrorMessage(*reply);
   if (reply->status == 401 && message.find("podctl") == std::string::npos) {
     message += " (podctl login, or set --token or POD_TOKEN)";
   }

@@ -64,4 +64,8 @@ class ApiClient {
 // Maps an HTTP status to podctl's exit code.
 int ExitCodeForStatus(long status);
 
+// The server's explanation of a failed call: the "message" of its JSON error body, or
+// "HTTP <status>" when the body has none (a proxy's page, an empty reply).
+std::string ReplyErrorMessage(const ApiReply& reply);
+
 }  // namespace podsched::ctl

@@ -7,6 +7,7 @@
 #include "api.pb.h"
 #include "common/check.h"
 #include "common/hash.h"
+#include "common/json_reader.h"
 #include "scheduler/daemon/json_util.h"
 #include "scheduler/daemon/web_assets.h"
 
@@ -164,10 +165,11 @@ HttpResponse Login(const HttpRequest& request, const AccountRegistry& accounts,
   }
   std::string token;
   if (CheckJsonBounds(request.body, {4, 4096}).ok()) {
-    auto body = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-    if (body.is_object() && body.size() == 1 && body.contains("token") &&
-        body["token"].is_string()) {
-      token = body["token"].get<std::string>();
+    auto body = ParseJsonDocument(request.body, "login request");
+    if (body && body->is_object() && body->size() == 1) {
+      JsonReader r(*body, "login request");
+      token = r.String("token");
+      if (!r.ok()) token.clear();
     }
   }
   if (token.empty() || HasControlCharacters(token)) {

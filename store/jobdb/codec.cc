@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_reader.h"
+
 namespace podsched::jobdb {
 namespace {
 
@@ -45,46 +47,53 @@ json SpecToJson(const core::JobSpec& s) {
   return j;
 }
 
-core::JobSpec SpecFromJson(const json& j) {
+// Stored bytes are read through JsonReader: a damaged or foreign record comes back as DataLoss
+// naming the field, and numbers are checked against their C++ types (no silent truncation).
+Result<core::JobSpec> SpecFromJson(const json& j) {
+  JsonReader r(j, "stored job spec", StatusCode::kDataLoss);
   core::JobSpec s;
-  s.name = j.at("name").get<std::string>();
-  s.user = UserName(j.at("user").get<std::string>());
-  s.accelerator = j.at("accelerator").get<std::string>();
-  s.preemptible = j.at("preemptible").get<bool>();
-  s.priority = j.at("priority").get<int>();
-  s.command = j.at("command").get<std::string>();
-  s.args = j.at("args").get<std::vector<std::string>>();
-  s.env = j.at("env").get<std::map<std::string, std::string>>();
-  s.ranks_per_host = j.at("ranks_per_host").get<int>();
-  s.checkpoint_interval = Duration(j.at("checkpoint_interval_us").get<int64_t>());
-  s.grace_period = Duration(j.at("grace_period_us").get<int64_t>());
-  s.max_runtime = Duration(j.at("max_runtime_us").get<int64_t>());
-  s.max_restarts = j.at("max_restarts").get<int>();
-  if (auto it = j.find("launcher"); it != j.end()) {
-    auto launcher = core::ParseLauncher(it->get<std::string>());
-    if (!launcher) throw std::invalid_argument(launcher.error().message());
-    s.launcher = *launcher;
+  s.name = r.String("name");
+  s.user = UserName(r.String("user"));
+  s.accelerator = r.String("accelerator");
+  s.preemptible = r.Bool("preemptible");
+  s.priority = r.Integer<int>("priority");
+  s.command = r.String("command");
+  s.args = r.Strings("args");
+  s.env = r.StringMap("env");
+  s.ranks_per_host = r.Integer<int>("ranks_per_host");
+  s.checkpoint_interval = Duration(r.Integer<int64_t>("checkpoint_interval_us"));
+  s.grace_period = Duration(r.Integer<int64_t>("grace_period_us"));
+  s.max_runtime = Duration(r.Integer<int64_t>("max_runtime_us"));
+  s.max_restarts = r.Integer<int>("max_restarts");
+  if (r.Has("launcher")) {
+    auto launcher = core::ParseLauncher(r.String("launcher"));
+    if (launcher) {
+      s.launcher = *launcher;
+    } else if (r.ok()) {
+      r.Fail("launcher", launcher.error().message());
+    }
   }
-  if (auto it = j.find("expected_runtime_us"); it != j.end()) {
-    s.expected_runtime = Duration(it->get<int64_t>());
+  if (r.Has("expected_runtime_us")) {
+    s.expected_runtime = Duration(r.Integer<int64_t>("expected_runtime_us"));
   }
-  if (auto it = j.find("array"); it != j.end()) {
-    s.array = core::ArrayTask{JobId(it->at("id").get<int64_t>()), it->at("index").get<int>(),
-                              it->at("throttle").get<int>(),
-                              it->at("expression").get<std::string>()};
+  if (r.Has("array")) {
+    JsonReader a = r.Object("array");
+    s.array = core::ArrayTask{JobId(a.Integer<int64_t>("id")), a.Integer<int>("index"),
+                              a.Integer<int>("throttle"), a.String("expression")};
   }
-  if (auto it = j.find("dependencies"); it != j.end()) {
-    for (const json& d : *it) {
-      const int kind = d.at("kind").get<int>();
+  if (r.Has("dependencies")) {
+    for (JsonReader& d : r.Objects("dependencies")) {
+      const int kind = d.Integer<int>("kind");
       if (kind < 0 || kind > static_cast<int>(core::DependencyKind::kAfterNotOk)) {
-        throw json::out_of_range::create(401, "unknown dependency kind", &d);
+        d.Fail("kind", "is not a dependency kind");
       }
-      core::Dependency dep{static_cast<core::DependencyKind>(kind), JobId(d.at("job").get<int64_t>()),
-                           std::nullopt};
-      if (auto index = d.find("index"); index != d.end()) dep.array_index = index->get<int>();
+      core::Dependency dep{static_cast<core::DependencyKind>(d.ok() ? kind : 0),
+                           JobId(d.Integer<int64_t>("job")), std::nullopt};
+      if (d.Has("index")) dep.array_index = d.Integer<int>("index");
       s.dependencies.push_back(dep);
     }
   }
+  if (!r.ok()) return std::unexpected(r.status());
   return s;
 }
 
@@ -96,12 +105,9 @@ std::string EncodeSpec(const core::JobSpec& spec) {
 }
 
 Result<core::JobSpec> DecodeSpec(std::string_view bytes) {
-  // nlohmann-json reports malformed input by exceptions; they stop here.
-  try {
-    return SpecFromJson(json::from_cbor(bytes));
-  } catch (const std::exception& e) {  // json::exception, or an unknown launcher name
-    return DataLoss(std::string("stored job spec is unreadable: ") + e.what());
-  }
+  const json j = json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return DataLoss("stored job spec is not valid CBOR");
+  return SpecFromJson(j);
 }
 
 std::string EncodeHosts(const std::vector<HostId>& hosts) {
@@ -111,13 +117,16 @@ std::string EncodeHosts(const std::vector<HostId>& hosts) {
 }
 
 Result<std::vector<HostId>> DecodeHosts(std::string_view text) {
-  try {
-    std::vector<HostId> hosts;
-    for (const json& h : json::parse(text)) hosts.emplace_back(h.get<int32_t>());
-    return hosts;
-  } catch (const json::exception& e) {
-    return DataLoss(std::string("stored host list is unreadable: ") + e.what());
+  auto j = ParseJsonDocument(text, "stored host list", StatusCode::kDataLoss);
+  if (!j) return std::unexpected(j.error());
+  if (!j->is_array()) return DataLoss("stored host list is not an array");
+  std::vector<HostId> hosts;
+  for (const json& h : *j) {
+    auto id = JsonInteger<int32_t>(h);
+    if (!id) return DataLoss("stored host list holds " + h.dump() + ", not a host id");
+    hosts.emplace_back(*id);
   }
+  return hosts;
 }
 
 }  // namespace podsched::jobdb

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "common/json_integer.h"
+#include "common/json_reader.h"
 
 namespace podsched::progress {
 namespace {

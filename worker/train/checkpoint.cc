@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/check.h"
-#include "common/json_integer.h"
+#include "common/json_reader.h"
 
 namespace podsched::train {
 namespace {
@@ -65,39 +65,46 @@ Json ToJson(const Manifest& m) {
       {"shards", shards}};
 }
 
-Manifest FromJson(const Json& j) {  // throws nlohmann exceptions on a malformed document
-  Manifest m;
-  m.job = j.at("job").get<std::string>();
-  m.id.epoch = JsonIntegerAt<int64_t>(j, "epoch");
-  m.id.step = JsonIntegerAt<int64_t>(j, "step");
-  m.world_size = JsonIntegerAt<int>(j, "world_size");
-  const Json& mc = j.at("model");
-  m.model = ModelConfig{JsonIntegerAt<int>(mc, "input_dim"), JsonIntegerAt<int>(mc, "hidden"),
-                        JsonIntegerAt<int>(mc, "depth"), JsonIntegerAt<int>(mc, "classes"),
-                        mc.at("batchnorm").get<bool>()};
-  const Json& oc = j.at("optimizer");
-  auto kind = ParseOptimizer(oc.at("kind").get<std::string>());
-  if (!kind) throw std::invalid_argument(kind.error().message());
-  m.optimizer = OptimizerConfig{*kind,
-                                oc.at("lr").get<float>(),
-                                oc.at("momentum").get<float>(),
-                                oc.at("beta1").get<float>(),
-                                oc.at("beta2").get<float>(),
-                                oc.at("eps").get<float>()};
-  m.allreduce = j.at("allreduce").get<std::string>();
-  m.global_batch = JsonIntegerAt<int>(j, "global_batch");
-  m.data_source = j.at("data").at("source").get<std::string>();
-  m.data_cursor = JsonIntegerAt<uint64_t>(j.at("data"), "cursor");
-  m.seed = JsonIntegerAt<uint64_t>(j.at("rng"), "seed");
-  m.num_params = JsonIntegerAt<uint64_t>(j, "num_params");
-  m.tensors = j.at("tensors").get<std::vector<std::string>>();
-  for (const Json& s : j.at("shards")) {
-    m.shards.push_back(ShardEntry{s.at("name").get<std::string>(),
-                                  JsonIntegerAt<uint64_t>(s, "param_begin"),
-                                  JsonIntegerAt<uint64_t>(s, "param_end"),
-                                  JsonIntegerAt<uint64_t>(s, "size"),
-                                  s.at("sha256").get<std::string>()});
+// Every field checked (JsonReader): a manifest is bytes from the object store, and a torn or
+// foreign one must come back as DataLoss naming the field, never as an exception.
+Result<Manifest> FromJson(const Json& j) {
+  JsonReader r(j, "manifest", StatusCode::kDataLoss);
+  if (const std::string format = r.String("format"); r.ok() && format != kFormat) {
+    r.Fail("format", "is '" + format + "', not " + std::string(kFormat));
   }
+  Manifest m;
+  m.job = r.String("job");
+  m.id.epoch = r.Integer<int64_t>("epoch");
+  m.id.step = r.Integer<int64_t>("step");
+  m.world_size = r.Integer<int>("world_size");
+  JsonReader mc = r.Object("model");
+  m.model = ModelConfig{mc.Integer<int>("input_dim"), mc.Integer<int>("hidden"),
+                        mc.Integer<int>("depth"), mc.Integer<int>("classes"),
+                        mc.Bool("batchnorm")};
+  JsonReader oc = r.Object("optimizer");
+  const std::string kind_name = oc.String("kind");
+  auto kind = ParseOptimizer(kind_name);
+  if (!kind && oc.ok()) oc.Fail("kind", kind.error().message());
+  m.optimizer = OptimizerConfig{kind.value_or(OptimizerKind::kSgd),
+                                oc.Float("lr"),
+                                oc.Float("momentum"),
+                                oc.Float("beta1"),
+                                oc.Float("beta2"),
+                                oc.Float("eps")};
+  m.allreduce = r.String("allreduce");
+  m.global_batch = r.Integer<int>("global_batch");
+  JsonReader data = r.Object("data");
+  m.data_source = data.String("source");
+  m.data_cursor = data.Integer<uint64_t>("cursor");
+  m.seed = r.Object("rng").Integer<uint64_t>("seed");
+  m.num_params = r.Integer<uint64_t>("num_params");
+  m.tensors = r.Strings("tensors");
+  for (JsonReader& s : r.Objects("shards")) {
+    m.shards.push_back(ShardEntry{s.String("name"), s.Integer<uint64_t>("param_begin"),
+                                  s.Integer<uint64_t>("param_end"), s.Integer<uint64_t>("size"),
+                                  s.String("sha256")});
+  }
+  if (!r.ok()) return std::unexpected(r.status());
   return m;
 }
 
@@ -176,23 +183,17 @@ std::string EncodeManifest(const Manifest& m) {
 }
 
 Result<Manifest> DecodeManifest(std::string_view bytes) {
-  Json j = Json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return DataLoss("manifest is not valid JSON");
-  if (!j.contains("manifest_sha256") || !j["manifest_sha256"].is_string()) {
-    return DataLoss("manifest has no manifest_sha256");
-  }
-  const std::string recorded = j["manifest_sha256"].get<std::string>();
+  auto parsed = ParseJsonDocument(bytes, "manifest", StatusCode::kDataLoss);
+  if (!parsed) return std::unexpected(parsed.error());
+  Json& j = *parsed;
+  JsonReader seal(j, "manifest", StatusCode::kDataLoss);
+  const std::string recorded = seal.String("manifest_sha256");
+  if (!seal.ok()) return std::unexpected(seal.status());
   j.erase("manifest_sha256");
   if (Sha256Hex(j.dump()) != recorded) return DataLoss("manifest checksum does not match");
-  if (j.value("format", "") != kFormat)
-    return DataLoss("manifest format is not " + std::string(kFormat));
-  Manifest m;
-  try {
-    m = FromJson(j);
-  } catch (const std::exception& e) {
-    return DataLoss(std::string("manifest is malformed: ") + e.what());
-  }
-  if (Status s = CheckTiling(m); !s.ok()) return std::unexpected(s);
+  auto m = FromJson(j);
+  if (!m) return m;
+  if (Status s = CheckTiling(*m); !s.ok()) return std::unexpected(s);
   return m;
 }
 

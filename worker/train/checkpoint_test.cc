@@ -116,6 +116,50 @@ TEST(CheckpointTest, ManifestNumbersMustBeIntegersInRange) {
   }
 }
 
+// Found by the test command's fuzz step ({"format": 40, ...}): nlohmann's value("format", "")
+// threw type_error.302 out of DecodeManifest. Now every field of every type is replaced by a
+// value of each other JSON type, and each must come back as DataLoss naming the field.
+TEST(CheckpointTest, AFieldOfAnyOtherTypeIsDataLossNamingIt) {
+  MemoryStore store;
+  const std::string bytes = EncodeManifest(Save(store, {2, 40}, 2));
+  const nlohmann::json original = nlohmann::json::parse(bytes);
+  const std::vector<nlohmann::json> others = {40, "x", true, nullptr, 2.5,
+                                              nlohmann::json::array({1}),
+                                              nlohmann::json::object({{"a", 1}})};
+  int cases = 0;
+  // Every leaf and container, by JSON pointer ("/optimizer/lr", "/shards/1/size").
+  const nlohmann::json leaves = original.flatten();
+  for (const auto& [pointer, leaf] : leaves.items()) {
+    (void)leaf;
+    if (pointer == "/manifest_sha256" || pointer == "/rng/algorithm" ||
+        pointer == "/rng/position") {
+      continue;  // not read
+    }
+    for (const nlohmann::json& other : others) {
+      nlohmann::json::json_pointer at(pointer);
+      const nlohmann::json& was = original.at(at);
+      if (was.type() == other.type()) continue;
+      // A number for a number is well-typed, except a fraction where an integer belongs.
+      if (was.is_number() && other.is_number() && !(other.is_number_float() && !was.is_number_float())) {
+        continue;
+      }
+      const std::string field = pointer.substr(1);
+      auto bad = DecodeManifest(Resealed(bytes, [&](nlohmann::json& j) { j[at] = other; }));
+      ++cases;
+      ASSERT_FALSE(bad) << pointer << " = " << other.dump();
+      EXPECT_EQ(bad.error().code(), StatusCode::kDataLoss) << pointer;
+      // "/shards/1/size" is named "shards[1].size"; "/tensors/0" "tensors[0]".
+      std::string name = field.substr(0, field.find('/'));
+      EXPECT_NE(bad.error().message().find(name), std::string::npos)
+          << pointer << " = " << other.dump() << " gave: " << bad.error().message();
+    }
+  }
+  EXPECT_GT(cases, 100);
+  auto format = DecodeManifest(Resealed(bytes, [](nlohmann::json& j) { j["format"] = 40; }));
+  ASSERT_FALSE(format);
+  EXPECT_EQ(format.error().message(), "manifest: format must be a string, not an integer");
+}
+
 // Seen beside that finding: a shard size compared after wrapping, so 2^62 parameters passed as
 // a 0-byte shard.
 TEST(CheckpointTest, ManifestShardSizesDoNotWrap) {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "common/json_integer.h"
+#include "common/json_reader.h"
 #include "store/formats/tfrecord.h"
 
 namespace podsched::train {
@@ -77,19 +77,20 @@ Status WriteDataset(store::ObjectStore& store, const StoredData& data, int shard
 Result<StoredData> ReadDataset(store::ObjectStore& store) {
   auto meta_bytes = store.Get("dataset.json");
   if (!meta_bytes) return std::unexpected(meta_bytes.error().WithContext("dataset.json"));
-  const Json meta = Json::parse(*meta_bytes, nullptr, false);
-  StoredData out;
-  int shards = 0;
-  try {
-    if (meta.at("format") != "podtrain-data-v1") return DataLoss("dataset.json: unknown format");
-    // Integers that fit (JsonIntegerAt): nlohmann's get<int>() on 1e300 is undefined behaviour.
-    out.train.input_dim = out.eval.input_dim = JsonIntegerAt<int>(meta, "input_dim");
-    out.train.classes = out.eval.classes = JsonIntegerAt<int>(meta, "classes");
-    shards = JsonIntegerAt<int>(meta, "train_shards");
-    out.seed = JsonIntegerAt<uint64_t>(meta, "seed");
-  } catch (const std::exception& e) {
-    return DataLoss(std::string("dataset.json is malformed: ") + e.what());
+  auto parsed = ParseJsonDocument(*meta_bytes, "dataset.json", StatusCode::kDataLoss);
+  if (!parsed) return std::unexpected(parsed.error());
+  JsonReader meta(*parsed, "dataset.json", StatusCode::kDataLoss);
+  if (meta.String("format") != "podtrain-data-v1" && meta.ok()) {
+    meta.Fail("format", "is not podtrain-data-v1");
   }
+  StoredData out;
+  out.train.input_dim = out.eval.input_dim = meta.Integer<int>("input_dim");
+  out.train.classes = out.eval.classes = meta.Integer<int>("classes");
+  const int shards = meta.Integer<int>("train_shards");
+  out.seed = meta.Integer<uint64_t>("seed");
+  const uint64_t train_examples = meta.IntegerOr<uint64_t>("train_examples", 0);
+  const uint64_t eval_examples = meta.IntegerOr<uint64_t>("eval_examples", 0);
+  if (!meta.ok()) return std::unexpected(meta.status());
   for (int k = 0; k < shards; ++k) {
     const std::string name = PartName("train", k, shards);
     auto bytes = store.Get(name);
@@ -100,8 +101,7 @@ Result<StoredData> ReadDataset(store::ObjectStore& store) {
   auto eval = store.Get(eval_name);
   if (!eval) return std::unexpected(eval.error().WithContext(eval_name));
   if (Status s = DecodeInto(*eval, eval_name, out.eval); !s.ok()) return std::unexpected(s);
-  if (out.train.size() != meta.value("train_examples", uint64_t{0}) ||
-      out.eval.size() != meta.value("eval_examples", uint64_t{0})) {
+  if (out.train.size() != train_examples || out.eval.size() != eval_examples) {
     return DataLoss("data set shards hold another number of examples than dataset.json says");
   }
   return out;

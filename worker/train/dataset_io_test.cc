@@ -49,6 +49,29 @@ TEST(DatasetIoTest, MetadataNumbersMustBeIntegersInRange) {
   }
 }
 
+// value("train_examples", 0) was read outside the try block: a string there, or a document
+// that is not an object, threw type_error out of ReadDataset.
+TEST(DatasetIoTest, MetadataOfAnotherShapeIsDataLossNamingTheField) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[1, 2]", "dataset.json must be a JSON object"},
+      {R"({"format":"podtrain-data-v1","input_dim":2,"classes":3,"train_shards":0,"seed":1,
+          "train_examples":"many"})",
+       "dataset.json: train_examples must be an integer"},
+      {R"({"format":7,"input_dim":2,"classes":3,"train_shards":0,"seed":1})",
+       "dataset.json: format must be a string"},
+      {R"({"format":"v0","input_dim":2,"classes":3,"train_shards":0,"seed":1})",
+       "dataset.json: format is not podtrain-data-v1"},
+  };
+  for (const auto& [text, message] : cases) {
+    MemoryStore store;
+    (void)store.Put("dataset.json", text);
+    auto back = ReadDataset(store);
+    ASSERT_FALSE(back) << text;
+    EXPECT_EQ(back.error().code(), StatusCode::kDataLoss);
+    EXPECT_NE(back.error().message().find(message), std::string::npos) << back.error().message();
+  }
+}
+
 TEST(DatasetIoTest, MissingDatasetIsNotFound) {
   MemoryStore store;
   auto back = ReadDataset(store);
