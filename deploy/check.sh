@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, builds, and runs every test with ctest.
 # Then builds the unit tests once more under AddressSanitizer + UndefinedBehaviorSanitizer and
-# runs them, and runs every libFuzzer target for a bounded time. Exits non-zero if any test failed.
+# runs them, and runs every libFuzzer target deterministically: its committed corpus replayed, then a
+# fixed number of mutations from a fixed seed (the same inputs on every run; exploring campaigns
+# are tests/fuzz/run.sh --campaign, outside this command). Exits non-zero if any test failed.
 #
 #   deploy/check.sh                 everything
 #   deploy/check.sh -L unit         only tests with this ctest label (any ctest arguments)
 #   PODSCHED_SKIP_ASAN=1 deploy/check.sh   skip the sanitizer pass (quicker local runs)
 #   PODSCHED_SKIP_FUZZ=1 deploy/check.sh   skip the fuzz targets (tests/fuzz, docs/fuzzing.md)
-#   PODSCHED_FUZZ_SECONDS=60 deploy/check.sh   fuzz each target longer (default 10 s)
+#   PODSCHED_FUZZ_RUNS=100000 deploy/check.sh  more fixed-seed mutations per target (default 20000)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -46,12 +48,11 @@ if [[ -z "${PODSCHED_SKIP_ASAN:-}" ]]; then
 fi
 
 if [[ -z "${PODSCHED_SKIP_FUZZ:-}" ]]; then
-  fuzz_seconds=${PODSCHED_FUZZ_SECONDS:-10}
-  step "fuzz targets, ${fuzz_seconds} s each, under ASan + UBSan (build-fuzz/)"
+  step "fuzz targets: corpus replay + fixed-seed runs, under ASan + UBSan (build-fuzz/)"
   CC=clang-19 CXX=clang++-19 cmake -S "$root" -B "$root/build-fuzz" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPODSCHED_FUZZ=ON "${launcher[@]}" >/dev/null || exit 1
   cmake --build "$root/build-fuzz" -j"$jobs" || exit 1
-  PODSCHED_FUZZ_JOBS=$jobs tests/fuzz/run.sh "$root/build-fuzz" "$fuzz_seconds"
+  PODSCHED_FUZZ_JOBS=$jobs tests/fuzz/run.sh "$root/build-fuzz" --gate
   fuzz_status=$?
   [[ $status -eq 0 ]] && status=$fuzz_status
 fi

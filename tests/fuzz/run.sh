@@ -1,26 +1,54 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target of a PODSCHED_FUZZ build on its seed corpus (docs/fuzzing.md).
+# Runs the libFuzzer targets of a PODSCHED_FUZZ build (docs/fuzzing.md), in one of two modes.
 #
-#   tests/fuzz/run.sh BUILD_DIR SECONDS [NAME...]   e.g. tests/fuzz/run.sh build-fuzz 10
+#   tests/fuzz/run.sh BUILD_DIR --gate [NAME...]
+#       What deploy/check.sh runs: deterministic. Each target replays every input of its
+#       committed corpus (tests/fuzz/corpus/<name>/), then explores a fixed number of mutations
+#       (PODSCHED_FUZZ_RUNS, default 20000) from a fixed seed (PODSCHED_FUZZ_SEED, default 1).
+#       The same build sees the same inputs on every run and every machine, so the verdict
+#       changes only when the code does.
 #
-# Each target fuzzes for SECONDS (-max_total_time) starting from tests/fuzz/corpus/<name>/; the
-# new inputs it finds go to a temporary directory, never into the repository. One line per
-# target: runs, corpus size (seeds + new inputs), result. Exits 1 if any target crashed, leaked,
-# timed out, ran out of memory or hit a UBSan report; its line names the input that did it (kept
-# in the temporary directory, with the target's log). NAME... limits the run to those targets.
+#   tests/fuzz/run.sh BUILD_DIR --campaign SECONDS [NAME...]
+#       Exploration, never part of the test command: each target fuzzes for SECONDS from a random
+#       seed. Every crashing input is copied into the target's corpus directory in the checkout
+#       (corpus/<name>/crash-<sha1>), so the gate replays it from then on: fix the parser, add a
+#       unit test, commit both. After a crash the target starts again for the time left (at most
+#       5 starts per target). New inputs that are not crashes stay in the output directory;
+#       merge them with -merge=1 (docs/fuzzing.md).
+#
+# One line per target: runs, corpus size, result. Exits 1 if any target crashed, leaked, timed
+# out (10 s per input), ran out of memory (2 GiB) or hit a UBSan report; the line names the input
+# and the log. NAME... limits the run to those targets.
 #
 # Environment: PODSCHED_FUZZ_JOBS targets at once (default 1); PODSCHED_FUZZ_FLAGS extra
-# libFuzzer flags (e.g. "-max_len=65536 -dict=..."); PODSCHED_FUZZ_OUT the directory for new
-# inputs, logs and crashes (default: a new one under /tmp, removed when everything passed).
+# libFuzzer flags; PODSCHED_FUZZ_OUT the directory for new inputs, logs and crashes (default: a
+# new one under /tmp, removed when everything passed).
 set -uo pipefail
 
-if [[ $# -lt 2 || ! "$2" =~ ^[0-9]+$ ]]; then
-  echo "usage: $0 BUILD_DIR SECONDS [NAME...]" >&2
+usage() {
+  echo "usage: $0 BUILD_DIR --gate [NAME...]" >&2
+  echo "       $0 BUILD_DIR --campaign SECONDS [NAME...]" >&2
   exit 2
-fi
+}
+[[ $# -ge 2 ]] || usage
 build_dir=$(cd "$1" && pwd) || exit 2
-seconds=$2
+mode=$2
 shift 2
+case $mode in
+  --gate) seconds=0 ;;
+  --campaign)
+    [[ $# -ge 1 && "$1" =~ ^[1-9][0-9]*$ ]] || usage
+    seconds=$1
+    shift
+    ;;
+  *) usage ;;
+esac
+runs=${PODSCHED_FUZZ_RUNS:-20000}
+seed=${PODSCHED_FUZZ_SEED:-1}
+[[ "$runs" =~ ^[1-9][0-9]*$ && "$seed" =~ ^[1-9][0-9]*$ ]] || {
+  echo "PODSCHED_FUZZ_RUNS and PODSCHED_FUZZ_SEED must be positive integers" >&2
+  exit 2
+}
 corpus_root=$(cd "$(dirname "$0")" && pwd)/corpus
 jobs=${PODSCHED_FUZZ_JOBS:-1}
 out_given=${PODSCHED_FUZZ_OUT:-}
@@ -36,7 +64,20 @@ if [[ ${#names[@]} -eq 0 ]]; then
   for corpus in "$corpus_root"/*/; do names+=("$(basename "$corpus")"); done
 fi
 
-# One target: fuzz, then print its line and leave "ok" or "fail" in $out/<name>.result.
+# One libFuzzer process; its log in $log. -timeout: one input running this long is a hang.
+# -rss_limit_mb: a parser allocating this much on a small input is a bug. UBSan reports abort
+# (-fno-sanitize-recover), so libFuzzer saves the input like a crash. -reload=0: the corpus is
+# read once, never re-read on a timer.
+fuzz_once() {
+  local bin=$1 new=$2 seeds=$3 log=$4 artifacts=$5
+  shift 5
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$bin" "$@" -timeout=10 -rss_limit_mb=2048 -reload=0 -print_final_stats=1 \
+      -artifact_prefix="$artifacts" ${PODSCHED_FUZZ_FLAGS:-} "$new" "$seeds" >"$log" 2>&1
+}
+
+# One target: prints its line and leaves "ok" or "fail" in $out/<name>.result.
 run_one() {
   local name=$1 bin="$build_dir/tests/fuzz/$1_fuzz" seeds="$corpus_root/$1"
   local new="$out/$name/new" log="$out/$name/log"
@@ -46,32 +87,58 @@ run_one() {
     echo fail >"$out/$name.result"
     return
   fi
-  # -timeout: one input running this long is a hang. -rss_limit_mb: a parser allocating this
-  # much on a small input is a bug. UBSan reports abort (-fno-sanitize-recover), so libFuzzer
-  # saves the input like a crash.
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$out/$name/" ${PODSCHED_FUZZ_FLAGS:-} "$new" "$seeds" >"$log" 2>&1
-  local rc=$?
-  local runs corpus
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  local rc total_runs=0 crashes=0 kind="" input=""
+  if [[ $mode == --gate ]]; then
+    fuzz_once "$bin" "$new" "$seeds" "$log" "$out/$name/" -seed="$seed" -runs="$runs"
+    rc=$?
+    total_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  else
+    local deadline=$((SECONDS + seconds)) start=0
+    rc=0
+    while ((SECONDS < deadline && start < 5)); do
+      start=$((start + 1))
+      local this_log="$log.$start"
+      fuzz_once "$bin" "$new" "$seeds" "$this_log" "$out/$name/" \
+        -max_total_time=$((deadline - SECONDS))
+      local this_rc=$?
+      local this_runs
+      this_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$this_log" | tail -1)
+      total_runs=$((total_runs + ${this_runs:-0}))
+      cat "$this_log" >>"$log"
+      [[ $this_rc -eq 0 ]] && break
+      rc=$this_rc
+      local found
+      found=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$this_log" | tail -1)
+      if [[ -n "$found" && -f "$found" ]]; then
+        crashes=$((crashes + 1))
+        cp "$found" "$seeds/$(basename "$found")"
+        input="$seeds/$(basename "$found")"
+        kind=$(grep -m1 -oE 'ERROR: libFuzzer: [a-z -]+|ERROR: (AddressSanitizer|LeakSanitizer): [a-z -]+|runtime error: .*' "$this_log" | head -1)
+      else
+        break  # no input to keep (a crash outside an input): starting again would repeat it
+      fi
+    done
+  fi
+  local corpus
   corpus=$(($(find "$seeds" -type f | wc -l) + $(find "$new" -type f | wc -l)))
   if [[ $rc -eq 0 ]]; then
-    printf '%-22s runs %-9s corpus %-5s ok\n' "$name" "${runs:-?}" "$corpus"
+    printf '%-22s runs %-9s corpus %-5s ok\n' "$name" "${total_runs:-?}" "$corpus"
     echo ok >"$out/$name.result"
     return
   fi
-  local kind input
-  kind=$(grep -m1 -oE 'ERROR: libFuzzer: [a-z -]+|ERROR: (AddressSanitizer|LeakSanitizer): [a-z -]+|runtime error: .*' "$log" |
-    head -1)
-  input=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
-  printf '%-22s runs %-9s corpus %-5s FAIL (%s) input: %s log: %s\n' "$name" "${runs:-?}" \
-    "$corpus" "${kind:-exit $rc}" "${input:-none}" "$log"
+  if [[ $mode == --gate ]]; then
+    kind=$(grep -m1 -oE 'ERROR: libFuzzer: [a-z -]+|ERROR: (AddressSanitizer|LeakSanitizer): [a-z -]+|runtime error: .*' "$log" | head -1)
+    input=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+    printf '%-22s runs %-9s corpus %-5s FAIL (%s) input: %s log: %s\n' "$name" "${total_runs:-?}" \
+      "$corpus" "${kind:-exit $rc}" "${input:-none}" "$log"
+  else
+    printf '%-22s runs %-9s corpus %-5s FAIL: %s crash(es), last (%s) kept as %s; log: %s\n' \
+      "$name" "${total_runs:-?}" "$corpus" "$crashes" "${kind:-exit $rc}" "${input:-none}" "$log"
+  fi
   echo fail >"$out/$name.result"
 }
-export -f run_one
-export build_dir seconds corpus_root out
+export -f run_one fuzz_once
+export build_dir mode seconds runs seed corpus_root out
 
 printf '%s\n' "${names[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$1"' _ {}
 
@@ -81,8 +148,15 @@ for name in "${names[@]}"; do
 done
 if [[ $failed -gt 0 ]]; then
   echo "fuzz: $failed of ${#names[@]} targets failed; inputs and logs in $out"
+  [[ $mode == --campaign ]] &&
+    echo "fuzz: crashing inputs were added to tests/fuzz/corpus/; fix each, add a unit test, commit both"
   exit 1
 fi
-echo "fuzz: all ${#names[@]} targets ran ${seconds} s without a finding"
+if [[ $mode == --gate ]]; then
+  echo "fuzz: all ${#names[@]} targets replayed their corpus and ran $runs runs from seed $seed without a finding"
+else
+  echo "fuzz: all ${#names[@]} targets ran ${seconds} s without a finding; new inputs in $out"
+  exit 0
+fi
 [[ -z "$out_given" ]] && rm -rf "$out"
 exit 0
