@@ -40,6 +40,10 @@ void RunGen(const GenFlags& flags) {
       throw CLI::RuntimeError(2);
     }
   }
+  if (*mix == Mix::kBursts && (flags.arrays > 0 || flags.chains > 0 || flags.fails > 0)) {
+    std::cerr << "podsim gen: --arrays, --chains and --fails do not apply to --mix bursts\n";
+    throw CLI::RuntimeError(2);
+  }
   const auto jobs = Generate({flags.jobs, flags.seed, *mix, flags.load, flags.users, flags.arrays,
                               flags.chains, flags.fails});
   if (flags.out.empty() || flags.out == "-") {
@@ -61,10 +65,11 @@ void RegisterGenCommand(CLI::App& app) {
   auto flags = std::make_shared<GenFlags>();
   CLI::App* sub = app.add_subcommand(
       "gen", "Write a synthetic trace in the podsim CSV format (grant: research-grant users "
-             "with v2-8s; slices: a mix of pod slices; gangs: small jobs and a few users' large gangs)");
+             "with v2-8s; slices: a mix of pod slices; gangs: small jobs and a few users' large gangs; bursts: sweeps submitted in bursts, gangs "
+             "and jobs of up to 14 days)");
   sub->add_option("--jobs", flags->jobs, "number of jobs")->capture_default_str();
   sub->add_option("--seed", flags->seed, "random seed")->capture_default_str();
-  sub->add_option("--mix", flags->mix, "grant, slices or gangs")->capture_default_str();
+  sub->add_option("--mix", flags->mix, "grant, slices, gangs or bursts")->capture_default_str();
   sub->add_option("--load", flags->load, "offered load as a fraction of one v2 pod's 512 cores")
       ->capture_default_str();
   sub->add_option("--users", flags->users, "number of users")->capture_default_str();

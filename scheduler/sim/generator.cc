@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "pod/accelerator.h"
+
 namespace podsched::sim {
 namespace {
 
@@ -49,10 +51,58 @@ Result<Mix> ParseMix(std::string_view name) {
   if (name == "grant") return Mix::kGrant;
   if (name == "slices") return Mix::kSlices;
   if (name == "gangs") return Mix::kGangs;
-  return InvalidArgument(std::string(name) + " is not a trace mix; valid: grant, slices, gangs");
+  if (name == "bursts") return Mix::kBursts;
+  return InvalidArgument(std::string(name) +
+                         " is not a trace mix; valid: grant, slices, gangs, bursts");
 }
 
+namespace {
+
+// bursts: see generator.h. Submissions come in groups (one user's sweep within a minute) or
+// alone; a group of gangs is small, a group of small jobs large.
+std::vector<TraceJob> GenerateBursts(const GenOptions& options) {
+  constexpr double kBurstMedian = 2 * 3600, kBurstSigma = 1.5, kBurstMax = 14 * 86400.0;
+  constexpr double kGangShare = 0.2;  // of groups and single submissions
+  std::mt19937_64 rng(options.seed);
+  std::lognormal_distribution<double> duration(std::log(kBurstMedian), kBurstSigma);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::uniform_int_distribution<int> user(0, std::max(1, options.users) - 1);
+  std::uniform_int_distribution<int> small_group(10, 100), gang_group(2, 8);
+  const double mean_duration = kBurstMedian * std::exp(kBurstSigma * kBurstSigma / 2);
+  std::exponential_distribution<double> gap(1.0);
+  std::vector<TraceJob> jobs;
+  double t = 0;
+  while (static_cast<int64_t>(jobs.size()) < options.jobs) {
+    const bool gang = unit(rng) < kGangShare;
+    const bool group = unit(rng) < 0.6;
+    const std::string who = "user" + std::to_string(user(rng));
+    const char* type = gang ? Pick(kGangs, unit(rng)) : Pick(kSmall, unit(rng));
+    const bool preemptible = unit(rng) < 0.5;
+    int64_t n = group ? (gang ? gang_group(rng) : small_group(rng)) : 1;
+    n = std::min<int64_t>(n, options.jobs - static_cast<int64_t>(jobs.size()));
+    for (int64_t k = 0; k < n; ++k) {
+      TraceJob job;
+      job.submit_s = std::round(t + (k == 0 ? 0 : unit(rng) * 60));
+      job.user = who;
+      job.accelerator = type;
+      job.preemptible = preemptible;
+      job.duration_s = std::round(std::clamp(duration(rng), 60.0, kBurstMax));
+      job.checkpoint_interval_s = 1800;
+      jobs.push_back(std::move(job));
+    }
+    // The next submission comes when this one's expected core-seconds are offered at `load`.
+    const double cores = pod::AcceleratorType::Parse(type)->tensor_cores();
+    t += gap(rng) * static_cast<double>(n) * cores * mean_duration / (options.load * 512.0);
+  }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
+  return jobs;
+}
+
+}  // namespace
+
 std::vector<TraceJob> Generate(const GenOptions& options) {
+  if (options.mix == Mix::kBursts) return GenerateBursts(options);
   std::mt19937_64 rng(options.seed);
   std::lognormal_distribution<double> duration(std::log(kMedianSeconds), kSigma);
   std::uniform_real_distribution<double> unit(0, 1);

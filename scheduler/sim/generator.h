@@ -7,6 +7,11 @@
 //   gangs:  a Philly-like cluster with large gangs: 85% small jobs (v2-8 80%, v2-32 20%) from
 //           every user, 15% gangs (v2-128 60%, v2-256 30%, v2-512 10%: 64- to 512-GPU jobs) from
 //           the first fifth of the users; 30% preemptible
+//   bursts: the shape of larger clusters than the 2017 Philly file (Philly's later months,
+//           SenseTime's Helios): 60% of submissions are one user's burst within a minute (10-100
+//           small jobs, or 2-8 gangs), the rest single; 20% gangs (v2-128..v2-512); durations
+//           heavy-tailed (log-normal, median 2 h, capped at 14 days); half preemptible. The
+//           sweep options below do not apply to it.
 // Arrivals are Poisson with a rate that offers about `load` x one v2 pod's 512 cores. Every job
 // checkpoints every 30 minutes. Deterministic for a seed.
 //
@@ -28,8 +33,8 @@
 
 namespace podsched::sim {
 
-enum class Mix { kGrant, kSlices, kGangs };
-Result<Mix> ParseMix(std::string_view name);  // "grant", "slices", "gangs"
+enum class Mix { kGrant, kSlices, kGangs, kBursts };
+Result<Mix> ParseMix(std::string_view name);  // "grant", "slices", "gangs", "bursts"
 
 struct GenOptions {
   int64_t jobs = 1000;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <optional>
 #include <chrono>
@@ -10,8 +12,11 @@
 #include <map>
 #include <sstream>
 
+#include <queue>
 #include <set>
+#include <tuple>
 
+#include "common/hash.h"
 #include "pod/accelerator.h"
 #include "pod/cost.h"
 #include "scheduler/core/dependency.h"
@@ -92,13 +97,14 @@ Status CheckSweep(const std::vector<TraceJob>& rows, int line, TraceIds& ids) {
     if (auto a = ids.arrays.find(dep.job.value()); a != ids.arrays.end()) {
       if (dep.array_index && !a->second.indices.contains(*dep.array_index)) {
         return Bad(line, name + ": array " + std::to_string(dep.job.value()) +
-                             " has no earlier task " + std::to_string(*dep.array_index));
+                             " has no task " + std::to_string(*dep.array_index));
       }
       submitted = rows[a->second.first].submit_s;
     } else if (auto j = ids.jobs.find(dep.job.value()); j != ids.jobs.end() && !dep.array_index) {
       submitted = j->second;
     } else {
-      return Bad(line, name + " names no earlier row (job_id or array_id)");
+      return Bad(line, name + " names no row (job_id or array_id) submitted no later than it,"
+                              " or the dependencies form a cycle");
     }
     if (submitted > job.submit_s) {
       return Bad(line, name + " is submitted after the row that depends on it");
@@ -132,9 +138,93 @@ Status CheckSweep(const std::vector<TraceJob>& rows, int line, TraceIds& ids) {
   return Status::Ok();
 }
 
-void SortBySubmit(Trace& trace) {
-  std::stable_sort(trace.jobs.begin(), trace.jobs.end(),
-                   [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
+// The order of rows in a file carries no meaning: the public Philly trace is distributed
+// unsorted, and a replay must not depend on it. Rows are ordered by submit time, then by their
+// content, so that any permutation of a file gives the same list (rows equal in every field are
+// interchangeable). Within one submit time a dependency's target comes before the rows that
+// depend on it; a cycle keeps the content order (CheckSweep then names the row).
+// Times a replay can represent: the simulated clock counts microseconds in an int64, and a
+// century is far beyond any real trace.
+constexpr double kMaxTraceSeconds = 100 * 365 * 86400.0;
+
+Status CheckTimes(const TraceJob& job, int line) {
+  for (auto [name, value] : {std::pair{"submit time", job.submit_s},
+                             std::pair{"duration", job.duration_s},
+                             std::pair{"checkpoint interval", job.checkpoint_interval_s}}) {
+    if (value > kMaxTraceSeconds) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.6g", value);
+      return Bad(line, std::string(name) + " " + text +
+                           " s is beyond what a replay can represent (100 years)");
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<size_t> CanonicalOrder(const std::vector<TraceJob>& rows) {
+  auto key = [&](size_t i) {
+    const TraceJob& j = rows[i];
+    return std::tie(j.submit_s, j.job_id, j.array_id, j.array_index, j.user, j.accelerator,
+                    j.preemptible, j.duration_s, j.priority, j.checkpoint_interval_s,
+                    j.array_throttle, j.fails);
+  };
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (key(a) != key(b)) return key(a) < key(b);
+    return core::FormatDependencies(rows[a].dependencies) <
+           core::FormatDependencies(rows[b].dependencies);
+  });
+  std::vector<size_t> out;
+  out.reserve(order.size());
+  for (size_t begin = 0; begin < order.size();) {
+    size_t end = begin;
+    while (end < order.size() && rows[order[end]].submit_s == rows[order[begin]].submit_s) ++end;
+    // Kahn's algorithm over the group [begin, end), always taking the ready row first in content
+    // order. A row waits for every row of the group that carries an id it depends on (all the
+    // tasks of an array).
+    const size_t n = end - begin;
+    auto row = [&](size_t k) -> const TraceJob& { return rows[order[begin + k]]; };
+    std::map<int64_t, std::vector<size_t>> carrying;  // id -> group positions
+    for (size_t k = 0; k < n; ++k) {
+      const int64_t own = row(k).job_id > 0 ? row(k).job_id : row(k).array_id;
+      if (own > 0) carrying[own].push_back(k);
+    }
+    std::vector<std::vector<size_t>> dependents(n);
+    std::vector<size_t> waiting(n, 0);
+    for (size_t k = 0; k < n; ++k) {
+      std::set<int64_t> targets;
+      for (const core::Dependency& d : row(k).dependencies) targets.insert(d.job.value());
+      for (int64_t target : targets) {
+        auto it = carrying.find(target);
+        if (it == carrying.end()) continue;
+        for (size_t t : it->second) {
+          if (t == k) continue;  // the row's own id: CheckSweep reports it
+          dependents[t].push_back(k);
+          ++waiting[k];
+        }
+      }
+    }
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+    for (size_t k = 0; k < n; ++k) {
+      if (waiting[k] == 0) ready.push(k);
+    }
+    std::vector<bool> placed(n, false);
+    while (!ready.empty()) {
+      const size_t k = ready.top();
+      ready.pop();
+      placed[k] = true;
+      out.push_back(order[begin + k]);
+      for (size_t d : dependents[k]) {
+        if (--waiting[d] == 0) ready.push(d);
+      }
+    }
+    for (size_t k = 0; k < n; ++k) {  // a cycle: the rest in content order
+      if (!placed[k]) out.push_back(order[begin + k]);
+    }
+    begin = end;
+  }
+  return out;
 }
 
 }  // namespace
@@ -161,6 +251,8 @@ Result<Trace> ParsePodsimCsv(std::istream& in) {
   }
   Trace trace;
   TraceIds ids;
+  std::vector<TraceJob> rows;
+  std::vector<int> lines;  // the file line of each row, for errors
   int number = 1;
   while (std::getline(in, line)) {
     ++number;
@@ -215,6 +307,7 @@ Result<Trace> ParsePodsimCsv(std::istream& in) {
                              ": needs submit_time_s >= 0, a user, an accelerator, and "
                              "duration_s > 0 (or steps and workload)");
     }
+    if (Status s = CheckTimes(job, number); !s.ok()) return std::unexpected(s);
     auto job_id = number_of("job_id", 0);
     auto array_id = number_of("array_id", 0);
     auto array_index = number_of("array_index", 0);
@@ -244,10 +337,15 @@ Result<Trace> ParsePodsimCsv(std::istream& in) {
                              "'; use 0 or 1");
     }
     job.fails = fails == "1";
-    trace.jobs.push_back(std::move(job));
-    if (Status s = CheckSweep(trace.jobs, number, ids); !s.ok()) return std::unexpected(s);
+    rows.push_back(std::move(job));
+    lines.push_back(number);
   }
-  SortBySubmit(trace);
+  // Sweep columns refer to other rows: checked in the canonical order, where every target a row
+  // may name comes before it, whatever the order of the file.
+  for (size_t i : CanonicalOrder(rows)) {
+    trace.jobs.push_back(std::move(rows[i]));
+    if (Status s = CheckSweep(trace.jobs, lines[i], ids); !s.ok()) return std::unexpected(s);
+  }
   return trace;
 }
 
@@ -282,8 +380,16 @@ Result<Trace> ParsePhilly(std::istream& in, const PhillyOptions& options) {
     return InvalidArgument("not a Philly trace: expected the header "
                            "timestamp,duration,num_gpus,gpu_time,cluster");
   }
-  Trace trace;
-  std::optional<int64_t> first;
+  // First every row, then times relative to the earliest one: the public trace is distributed
+  // unsorted, so the first row is not the earliest.
+  struct Row {
+    int64_t when;
+    double duration;
+    double gpus;
+    std::string cluster;
+    int line;
+  };
+  std::vector<Row> rows;
   int number = 1;
   while (std::getline(in, line)) {
     ++number;
@@ -299,26 +405,48 @@ Result<Trace> ParsePhilly(std::istream& in, const PhillyOptions& options) {
     if (!when) return std::unexpected(when.error());
     if (!duration) return std::unexpected(duration.error());
     if (!gpus) return std::unexpected(gpus.error());
-    if (!first) first = *when;
+    if (*duration < 0 || *gpus < 0) {
+      return InvalidArgument("line " + std::to_string(number) + ": duration and num_gpus must be "
+                             ">= 0, not " + f[1] + " and " + f[2]);
+    }
+    rows.push_back(Row{*when, *duration, *gpus, f[4], number});
+  }
+  Trace trace;
+  if (rows.empty()) return trace;
+  const int64_t first =
+      std::min_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.when < b.when; })
+          ->when;
+  // Which rows are preemptible: a seeded hash of the row's content and of how many equal rows
+  // came before it (equal rows are interchangeable), never of its position in the file.
+  std::map<std::string, uint64_t> seen;
+  std::vector<TraceJob> jobs;
+  for (const Row& r : rows) {
     // Clamped before the conversion to int (a larger double does not convert); any count above
     // a pod's 512 cores is rejected below like every row larger than a pod.
-    const double cores = std::clamp(std::ceil(*gpus), 1.0, 1e6);
+    const double cores = std::clamp(std::ceil(r.gpus), 1.0, 1e6);
     auto slice = SmallestV2SliceFor(static_cast<int>(cores));
-    if (!slice || *duration <= 0) {
+    if (!slice || r.duration <= 0) {
       ++trace.rejected;
       continue;
     }
     TraceJob job;
-    job.submit_s = static_cast<double>(*when - *first);
-    job.user = f[4];
+    job.submit_s = static_cast<double>(r.when - first);
+    job.user = r.cluster;
     job.accelerator = *slice;
-    job.duration_s = *duration;
+    job.duration_s = r.duration;
     job.checkpoint_interval_s = options.checkpoint_interval_s;
-    const uint64_t h = Mix(options.seed ^ Mix(static_cast<uint64_t>(number)));
+    if (Status s = CheckTimes(job, r.line); !s.ok()) return std::unexpected(s);
+    const std::string content = std::to_string(r.when) + "," + std::to_string(r.duration) + "," +
+                                std::to_string(r.gpus) + "," + r.cluster;
+    const uint64_t occurrence = seen[content]++;
+    const std::string digest = Sha256(content);  // the same on every machine (std::hash is not)
+    uint64_t content_hash = 0;
+    std::memcpy(&content_hash, digest.data(), sizeof content_hash);
+    const uint64_t h = Mix(options.seed ^ Mix(content_hash ^ Mix(occurrence)));
     job.preemptible = static_cast<double>(h >> 11) * 0x1.0p-53 < options.preemptible_fraction;
-    trace.jobs.push_back(std::move(job));
+    jobs.push_back(std::move(job));
   }
-  SortBySubmit(trace);
+  for (size_t i : CanonicalOrder(jobs)) trace.jobs.push_back(std::move(jobs[i]));
   return trace;
 }
 

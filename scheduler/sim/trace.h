@@ -3,7 +3,8 @@
 // podsim CSV (header required; columns in any order; unknown columns are ignored):
 //   submit_time_s,user,accelerator,preemptible,duration_s,priority,checkpoint_interval_s,
 //   steps,workload
-// - submit_time_s: seconds from the start of the trace (>= 0, non-decreasing not required)
+// - submit_time_s: seconds from the start of the trace (>= 0, at most 100 years; rows may come
+//   in any order: the list is the same for every permutation of a file)
 // - user: any non-empty text; accelerator: "v2-8", "v2-32", ...; preemptible: 0/1 or true/false
 // - duration_s: seconds of work, or empty when steps and workload are given: the duration is
 //   then steps x the pod cost model's step time of that workload on that slice (pod/cost.h)
@@ -17,17 +18,20 @@
 //   job_id.
 // - dependency: Slurm's --dependency with trace ids and ';' in place of ',' (CSV):
 //   "afterok:3:5_2;afterany:7" (5 an array id: "5" is every task, "5_2" task 2). A target must
-//   be a row submitted no later than this one (earlier in the file at an equal time).
+//   be a row submitted no later than this one; at an equal time targets are ordered first, and
+//   a cycle is an error naming a row of it.
 // - fails: 1 makes every run of the job exit with an error at the end of its duration; the
 //   job gets max_restarts 0, so it ends FAILED at once (a failing parent for dependencies).
 //
 // Philly (public Microsoft trace, `timestamp,duration,num_gpus,gpu_time,cluster`):
-// - submit time: timestamp minus the first row's timestamp
+// - submit time: timestamp minus the earliest row's timestamp (the public trace is unsorted)
 // - one GPU = one v2 TensorCore (a P100's 21 TFLOPS is close to a v2 core's 22.5), rounded up to
 //   the smallest v2 slice that holds it: 1-8 GPUs -> v2-8, 9-32 -> v2-32, ... up to v2-512.
 //   Jobs needing more than 512 cores are rejected and counted (none in the 2017-09-10 file).
 // - user = cluster; duration = duration (seconds)
-// - preemptible: a seeded hash of the row number puts `preemptible_fraction` of jobs there
+// - preemptible: a seeded hash of the row's content (and of how many equal rows came before it)
+//   puts `preemptible_fraction` of jobs there, so the choice does not depend on row order
+// - a negative duration or num_gpus is an error naming the line; a zero duration is rejected
 // - checkpoint interval: `checkpoint_interval_s` for every job (the trace has none)
 //
 // Pure parsing of an in-memory stream; thread-safe.
@@ -61,7 +65,8 @@ struct TraceJob {
 };
 
 struct Trace {
-  std::vector<TraceJob> jobs;  // sorted by submit time (stable)
+  // By submit time, then by content: every row order of a file gives the same list.
+  std::vector<TraceJob> jobs;
   int64_t rejected = 0;        // rows that could not be mapped (Philly: larger than a pod)
 };
 

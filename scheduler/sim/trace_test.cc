@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <sstream>
 
 #include "scheduler/sim/generator.h"
@@ -113,6 +115,108 @@ TEST(TraceTest, PhillyPreemptibleFractionIsSeeded) {
   EXPECT_NE(count(1), count(2));
 }
 
+// The lines of a CSV text after its header, shuffled with a fixed seed; the header first.
+std::string Shuffled(const std::string& csv, uint64_t seed) {
+  std::istringstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  std::vector<std::string> rows;
+  while (std::getline(in, line)) rows.push_back(line);
+  std::mt19937_64 rng(seed);
+  std::shuffle(rows.begin(), rows.end(), rng);
+  std::string out = header + "\n";
+  for (const std::string& r : rows) out += r + "\n";
+  return out;
+}
+
+std::string AsCsv(const Trace& trace) {
+  std::ostringstream out;
+  WritePodsimCsv(trace.jobs, out);
+  return out.str();
+}
+
+// Philly rows with equal timestamps, equal rows, and rows too large for a pod, in file order and
+// shuffled: the same trace. The public trace is distributed unsorted; its first row used to be
+// taken as time zero, which made earlier rows arrive before the epoch.
+TEST(TraceTest, PhillyGivesTheSameTraceForEveryRowOrder) {
+  std::ostringstream text;
+  text << "timestamp,duration,num_gpus,gpu_time,cluster\n";
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 400; ++i) {
+    const int minute = static_cast<int>(rng() % 40);
+    const int gpus[] = {1, 2, 4, 8, 16, 64, 600};
+    text << "2017-10-0" << 1 + rng() % 3 << " 1" << minute % 10 << ":" << 10 + minute << ":0"
+         << rng() % 3 << "," << 60 + rng() % 5 << ".0," << gpus[rng() % 7] << ",1.0,c"
+         << rng() % 4 << "\n";
+  }
+  std::istringstream sorted_in(text.str());
+  auto reference = ParsePhilly(sorted_in, PhillyOptions{});
+  ASSERT_TRUE(reference) << reference.error().ToString();
+  EXPECT_GT(reference->rejected, 0);
+  EXPECT_EQ(reference->jobs.front().submit_s, 0);  // the earliest row, wherever it stands
+  for (uint64_t seed : {1, 2, 3}) {
+    std::istringstream in(Shuffled(text.str(), seed));
+    auto trace = ParsePhilly(in, PhillyOptions{});
+    ASSERT_TRUE(trace) << trace.error().ToString();
+    EXPECT_EQ(trace->rejected, reference->rejected);
+    EXPECT_EQ(AsCsv(*trace), AsCsv(*reference)) << "seed " << seed;
+  }
+}
+
+// Arrays, chains of dependencies (some at equal submit times) and failing jobs, shuffled: the
+// same trace, and every dependency still finds its target.
+TEST(TraceTest, PodsimCsvGivesTheSameTraceForEveryRowOrder) {
+  GenOptions options{600, 4, Mix::kSlices, 0.9, 6, 0.2, 0.5, 0.05};
+  std::ostringstream csv;
+  WritePodsimCsv(Generate(options), csv);
+  // Two more rows at one time, the dependent one first in the file.
+  std::string text = csv.str() + "0,zed,v2-8,0,60,0,0,900002,,,,afterok:900001,0\n" +
+                     "0,zed,v2-8,0,60,0,0,900001,,,,,0\n";
+  std::istringstream in(text);
+  auto reference = ParsePodsimCsv(in);
+  ASSERT_TRUE(reference) << reference.error().ToString();
+  for (uint64_t seed : {1, 2, 3}) {
+    std::istringstream shuffled(Shuffled(text, seed));
+    auto trace = ParsePodsimCsv(shuffled);
+    ASSERT_TRUE(trace) << trace.error().ToString();
+    EXPECT_EQ(AsCsv(*trace), AsCsv(*reference)) << "seed " << seed;
+  }
+}
+
+TEST(TraceTest, TracesPodsimCannotMakeSenseOfAreErrorsNamingTheLine) {
+  const std::pair<std::string, const char*> podsim[] = {
+      {"0,ada,v2-8,0,1e12\n", "line 2: duration 1e+12 s is beyond"},
+      {"0,ada,v2-8,0,10\n4e9,ada,v2-8,0,10\n", "line 3: submit time"},
+      {"0,ada,v2-8,0,-5\n", "line 2: needs submit_time_s >= 0"},
+  };
+  for (const auto& [rows, message] : podsim) {
+    std::istringstream in("submit_time_s,user,accelerator,preemptible,duration_s\n" + rows);
+    auto trace = ParsePodsimCsv(in);
+    ASSERT_FALSE(trace) << rows;
+    EXPECT_NE(trace.error().message().find(message), std::string::npos) << trace.error().message();
+  }
+  const std::pair<std::string, const char*> philly[] = {
+      {"2017-09-04 10:30:41,-100.0,8,1,c\n", "line 2: duration and num_gpus must be >= 0"},
+      {"2017-09-04 10:30:41,100.0,8,1,c\n2017-09-04 10:30:41,100.0,-8,1,c\n", "line 3:"},
+      {"2017-09-04 10:30:41,1e300,8,1,c\n", "line 2: duration"},
+      {"2017-09-04 10:30:41,100.0,8,1,c\n1017-09-04 10:30:41,100.0,8,1,c\n",
+       "submit time"},
+  };
+  for (const auto& [rows, message] : philly) {
+    std::istringstream in("timestamp,duration,num_gpus,gpu_time,cluster\n" + rows);
+    auto trace = ParsePhilly(in, PhillyOptions{});
+    ASSERT_FALSE(trace) << rows;
+    EXPECT_NE(trace.error().message().find(message), std::string::npos) << trace.error().message();
+  }
+  // A dependency cycle at one submit time: no order can submit it.
+  std::istringstream cycle(
+      "submit_time_s,user,accelerator,preemptible,duration_s,job_id,dependency\n"
+      "0,ada,v2-8,0,10,1,afterok:2\n0,ada,v2-8,0,10,2,afterok:1\n");
+  auto trace = ParsePodsimCsv(cycle);
+  ASSERT_FALSE(trace);
+  EXPECT_NE(trace.error().message().find("cycle"), std::string::npos) << trace.error().message();
+}
+
 TEST(TraceTest, SmallestSlice) {
   EXPECT_EQ(*SmallestV2SliceFor(1), "v2-8");
   EXPECT_EQ(*SmallestV2SliceFor(9), "v2-32");
@@ -177,12 +281,12 @@ TEST(TraceTest, SweepErrorsNameTheLine) {
       "submit_time_s,user,accelerator,preemptible,duration_s,job_id,array_id,array_index,"
       "dependency\n";
   const std::pair<const char*, const char*> cases[] = {
-      {"0,ada,v2-8,0,10,1,,,afterok:2\n", "names no earlier row"},
+      {"0,ada,v2-8,0,10,1,,,afterok:2\n", "names no row"},
       {"0,ada,v2-8,0,10,1,,,\n0,ada,v2-8,0,10,1,,,\n", "used twice"},
       {"0,ada,v2-8,0,10,1,2,0,\n", "leave job_id empty"},
       {"0,ada,v2-8,0,10,,2,0,\n0,bob,v2-8,0,10,,2,1,\n", "must share"},
       {"0,ada,v2-8,0,10,,2,0,\n0,ada,v2-8,0,10,,2,0,\n", "twice"},
-      {"0,ada,v2-8,0,10,,2,0,\n0,ada,v2-8,0,10,3,,,afterok:2_5\n", "no earlier task 5"},
+      {"0,ada,v2-8,0,10,,2,0,\n0,ada,v2-8,0,10,3,,,afterok:2_5\n", "has no task 5"},
       {"0,ada,v2-8,0,10,1,,,afterok:1\n", "own job"},
       {"0,ada,v2-8,0,10,1,,,afterwards:1\n", "not a dependency type"},
       {"0,ada,v2-8,0,10,1.5,,,\n", "integers"},

@@ -3,7 +3,7 @@ set(_podsim_check ${CMAKE_CURRENT_LIST_DIR}/podsim_check.cmake.script)
 set(_podsim_dir ${CMAKE_BINARY_DIR}/tests/podsim)
 file(MAKE_DIRECTORY ${_podsim_dir})
 
-foreach(mix grant slices)
+foreach(mix grant slices bursts)
   add_test(NAME podsim_gen_${mix}
     COMMAND podsim gen --jobs 1500 --seed 7 --mix ${mix} --out ${_podsim_dir}/${mix}.csv)
   set_tests_properties(podsim_gen_${mix} PROPERTIES LABELS integration
@@ -33,3 +33,8 @@ add_test(NAME podsim_replay_rejects_bad_format
   COMMAND podsim replay --trace ${CMAKE_CURRENT_LIST_DIR}/podsim_check.cmake.script --format nope)
 set_tests_properties(podsim_replay_rejects_bad_format PROPERTIES LABELS integration
                      WILL_FAIL TRUE)
+
+# Any row order of a trace gives the same replay (Philly format and podsim CSV with sweeps).
+add_test(NAME podsim_row_order
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/podsim_order_test.py $<TARGET_FILE:podsim>)
+set_tests_properties(podsim_row_order PROPERTIES LABELS integration TIMEOUT 300)
