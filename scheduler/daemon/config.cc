@@ -378,4 +378,9 @@ std::string DefaultCheckpointUrl(const Config& config) {
              : config.default_checkpoint_url;
 }
 
+std::string DefaultLogUrl(const Config& config) {
+  return config.bus.log_url.empty() ? "file://" + config.data_dir + "/objects/logs"
+                                    : config.bus.log_url;
+}
+
 }  // namespace podsched::daemon

@@ -91,6 +91,8 @@ struct Config {
 // Where a job's checkpoints go unless its spec names a place: default_checkpoint_url, or
 // file://<data_dir>/objects/checkpoints when that is empty.
 std::string DefaultCheckpointUrl(const Config& config);
+// bus.log_url, or file://<data_dir>/objects/logs when that is empty.
+std::string DefaultLogUrl(const Config& config);
 
 // Parses YAML text over the defaults. Errors name the key and what is expected.
 Result<Config> ParseConfig(std::string_view yaml);

@@ -110,8 +110,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   BusLogic::Options bus;
   bus.bus = config.bus;
   bus.default_checkpoint_url = DefaultCheckpointUrl(config);
-  bus.log_url = config.bus.log_url.empty() ? "file://" + config.data_dir + "/objects/logs"
-                                           : config.bus.log_url;
+  bus.log_url = DefaultLogUrl(config);
   bus.scheduler_id = NewToken().substr(0, 16);
   // Configured users' unix_user and those of users made through the API (podctl admin user add
   // --unix-user), as they are at launch time; the API name when none is set.

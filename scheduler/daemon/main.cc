@@ -17,6 +17,7 @@
 #include "scheduler/daemon/auth.h"
 #include "scheduler/daemon/bus_server.h"
 #include "scheduler/daemon/config.h"
+#include "scheduler/daemon/data_layout.h"
 #include "scheduler/daemon/daemon.h"
 #include "scheduler/daemon/engine.h"
 #include "scheduler/daemon/http_server.h"
@@ -211,12 +212,15 @@ int main(int argc, char** argv) {
   if (port >= 0) config.port = port;
   if (!bus_address.empty()) config.bus_address = bus_address;
 
-  std::error_code ec;
-  fs::create_directories(config.data_dir, ec);
-  if (ec)
-    return Fail(
-        Status(StatusCode::kUnavailable, "cannot create " + config.data_dir + ": " + ec.message()));
   config.data_dir = fs::absolute(config.data_dir).lexically_normal().string();
+  // Private state stays private, while each user's job reaches its own prefix of the default
+  // file:// store inside the data dir (data_layout.h).
+  auto layout = PrepareDataLayout(config.data_dir, DefaultCheckpointUrl(config), DefaultLogUrl(config));
+  if (!layout) return Fail(layout.error());
+  for (const std::string& line : layout->changed) std::cerr << "podsched: " << line << "\n";
+  for (const std::string& line : layout->warnings) {
+    std::cerr << "podsched: warning: " << line << "\n";
+  }
   if (agent_cmd->parsed()) {
     const std::string verb = enroll->parsed() ? "enroll" : revoke->parsed() ? "revoke" : "list";
     return AgentCommand(config, verb, agent_ids, key_out, key_out_dir, key_bus);
@@ -312,6 +316,7 @@ int main(int argc, char** argv) {
                             static_cast<size_t>(config.limits.max_connections)};
   auto started = HttpServer::Start(io, options, &daemon);
   if (!started) return Fail(started.error());
+  std::error_code ec;
   if (config.web_root.empty()) {
     if (web_root_setting != "off") {
       spdlog::warn("no dashboard: web/ not found (set web_root in the configuration)");

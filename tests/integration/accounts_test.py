@@ -21,43 +21,11 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bus_harness import Podsched, Worker, fail, wait_for  # noqa: E402
+from testaccounts import add_accounts, enter_namespace, in_namespace, install_podworker  # noqa: E402
 from testlib import ok, print_logs  # noqa: E402
 
 PODSCHED, PODCTL, PODWORKER = sys.argv[1:4]
 ACCOUNTS = {"alice": 50001, "bob": 50002, "svc": 500}
-NS_FLAG = "PODSCHED_ACCOUNTS_TEST_NS"
-
-
-def enter_namespace():
-    if os.geteuid() != 0:
-        print("SKIP: needs root (the agents switch to the jobs' accounts)")
-        sys.exit(77)
-    if shutil.which("unshare") is None:
-        fail("unshare (util-linux) is missing")
-    env = dict(os.environ, **{NS_FLAG: "1"})
-    r = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable,
-                        os.path.abspath(__file__)] + sys.argv[1:], env=env)
-    sys.exit(r.returncode)
-
-
-def add_accounts(work):
-    """Copies of /etc/passwd and /etc/group with the test accounts, bound over the originals
-    (only in this mount namespace); each account gets a home of its own (0700)."""
-    passwd, group = open("/etc/passwd").read(), open("/etc/group").read()
-    for name, uid in ACCOUNTS.items():
-        home = os.path.join(work, "home", name)
-        os.makedirs(home)
-        os.chown(home, uid, uid)
-        os.chmod(home, 0o700)
-        passwd += "%s:x:%d:%d::%s:/bin/sh\n" % (name, uid, uid, home)
-        group += "%s:x:%d:\n" % (name, uid)
-    group += "research:x:50100:alice\n"
-    for path, text in (("/etc/passwd", passwd), ("/etc/group", group)):
-        copy = os.path.join(work, os.path.basename(path))
-        with open(copy, "w") as f:
-            f.write(text)
-        os.chmod(copy, 0o644)
-        subprocess.run(["mount", "--bind", copy, path], check=True)
 
 
 class User:
@@ -65,12 +33,7 @@ class User:
         self.ps, self.name, self.token = ps, name, token
 
     def call(self, method, path, body=None):
-        saved = self.ps.token
-        self.ps.token = self.token
-        try:
-            return self.ps.call(method, path, body)
-        finally:
-            self.ps.token = saved
+        return self.ps.call(method, path, body, token=self.token)
 
     def submit(self, spec, expect=201):
         status, body = self.call("POST", "/api/v1/jobs", spec)
@@ -243,19 +206,15 @@ def test_refused_accounts(ps, svc, rooty):
 
 
 def main():
-    if os.environ.get(NS_FLAG) != "1":
-        enter_namespace()
+    if not in_namespace():
+        enter_namespace(__file__)
     work = tempfile.mkdtemp(prefix="podsched-accounts-")
     os.chmod(work, 0o755)  # the accounts reach their homes and podworker below it
     workers = []
     ps = None
     try:
-        add_accounts(work)
-        # The agents' binary where every account can run it (`podworker rank` runs as the job).
-        os.makedirs(os.path.join(work, "bin"))
-        podworker = os.path.join(work, "bin", "podworker")
-        shutil.copy2(PODWORKER, podworker)
-        os.chmod(podworker, 0o755)
+        add_accounts(work, ACCOUNTS, groups=["research:x:50100:alice"])
+        podworker = install_podworker(work, PODWORKER)
         # API user -> Unix account (rooty's jobs would run as root).
         names = {"alice": "alice", "bob": "bob", "svc": "svc", "rooty": "root"}
         tokens = {api: secrets.token_hex(16) for api in names}

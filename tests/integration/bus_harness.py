@@ -91,10 +91,11 @@ class Podsched(Process):
                            check=True, capture_output=True)
         return path
 
-    def call(self, method, path, body=None):
+    def call(self, method, path, body=None, token=None):
+        """One API call with the admin token, or with `token` (a user's)."""
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Authorization": "Bearer " + self.token,
+                                     headers={"Authorization": "Bearer " + (token or self.token),
                                               "Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=30) as r:

@@ -83,7 +83,7 @@ PY
 }
 check "max_connections: 503 when full, serving again after" conn_limit
 check "admin token file is mode 0600" test "$(stat -c %a "$WORK/var/admin.token")" = 600
-check "job database is private (0600, the data dir 0700)" bash -c "test \$(stat -c %a '$WORK/var/podsched.db') = 600 && test \$(stat -c %a '$WORK/var') = 700"
+check "job database is private (0600; the data dir 0711: traversable to the users' checkpoint prefixes, not listable)" bash -c "test \$(stat -c %a '$WORK/var/podsched.db') = 600 && test \$(stat -c %a '$WORK/var') = 711"
 check "healthz" test "$(status_of GET /healthz '')" = 200
 
 # --- podctl: submit / jobs / describe / events / cancel / preempt / quota / pod -----------------

@@ -28,10 +28,10 @@ def ok(what):
     print("ok - " + what, flush=True)
 
 
-def run_podctl(podctl, ps, *args, expect=0):
-    """podctl against podsched `ps` with its admin token; fails unless it exits `expect`
-    (None: any exit)."""
-    r = subprocess.run([podctl, "--server", ps.url, "--token", ps.token] + list(args),
+def run_podctl(podctl, ps, *args, expect=0, token=None):
+    """podctl against podsched `ps` with its admin token (or `token`, a user's); fails unless it
+    exits `expect` (None: any exit)."""
+    r = subprocess.run([podctl, "--server", ps.url, "--token", token or ps.token] + list(args),
                        capture_output=True, text=True, timeout=120)
     if expect is not None and r.returncode != expect:
         fail("podctl %s: exit %d (want %d) %s %s" % (" ".join(args), r.returncode, expect,

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -499,8 +500,13 @@ void JobRunner::OnReaped(pid_t pid, int status) {
       job.mpirun_reaped = true;
       job.mpirun_status = status;
       ScanSoon();  // the job may be over: find out now, not at the next periodic scan
-      spdlog::info("job {} epoch {}: mpirun exited (status {:#x})", id.value(), job.je.epoch,
-                   status);
+      // Name what ran: mpirun, or `podworker launch` (launcher: exec).
+      const bool exec = job.launch.launcher() == bus::Launch::EXEC;
+      spdlog::info("job {} epoch {}: {} exited ({})", id.value(), job.je.epoch,
+                   exec ? "the launcher (podworker launch)" : "mpirun",
+                   WIFEXITED(status)     ? "exit code " + std::to_string(WEXITSTATUS(status))
+                   : WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                         : "status " + std::to_string(status));
     }
   }
 }
