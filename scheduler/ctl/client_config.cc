@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include "common/yaml_reader.h"
+
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -32,9 +34,14 @@ Result<ClientConfig> ReadClientConfig(const std::string& path) {
   if (path.empty() || !fs::exists(path, ec)) return out;
   try {
     YAML::Node c = YAML::LoadFile(path);
-    if (c["server"]) out.server = c["server"].as<std::string>();
-    if (c["token"]) out.token = c["token"].as<std::string>();
-  } catch (const YAML::Exception& e) {
+    if (!c.IsMap() && !c.IsNull()) return InvalidArgument(path + ": expected server: and token: keys");
+    for (auto [key, field] : {std::pair{"server", &out.server}, std::pair{"token", &out.token}}) {
+      if (!c[key]) continue;
+      auto value = YamlAs<std::string>(c[key], path + ": " + key);
+      if (!value) return std::unexpected(value.error());
+      *field = *value;
+    }
+  } catch (const YAML::Exception& e) {  // the text is not YAML
     return InvalidArgument(path + ": " + e.what());
   }
   return out;

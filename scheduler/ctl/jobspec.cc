@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/yaml_reader.h"
+
 #include <set>
 
 namespace podsched::ctl {
@@ -9,11 +11,7 @@ namespace {
 
 template <typename T>
 Result<T> As(const YAML::Node& n, const std::string& key, std::string_view expected) {
-  try {
-    return n.as<T>();
-  } catch (const YAML::Exception&) {
-    return InvalidArgument("job spec: '" + key + "' must be " + std::string(expected));
-  }
+  return YamlAs<T>(n, "job spec: '" + key + "'", expected);
 }
 
 }  // namespace
@@ -46,8 +44,9 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
   api::JobSpec spec;
   for (const auto& kv : root) {
     // A key may be any YAML node ("? [a, b]: x"); only a scalar converts to a string.
-    if (!kv.first.IsScalar()) return InvalidArgument("job spec: every key must be a plain name");
-    std::string key = kv.first.as<std::string>();
+    auto name = YamlKey(kv.first, "job spec");
+    if (!name) return std::unexpected(name.error());
+    const std::string& key = *name;
     const YAML::Node& v = kv.second;
     if (!kKeys.contains(key)) {
       std::string valid;

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/user_names.h"
+#include "common/yaml_reader.h"
 #include "pod/pod.h"
 #include "scheduler/daemon/launch_composer.h"
 
@@ -19,7 +20,9 @@ Status CheckKeys(const YAML::Node& node, std::string_view section,
   if (!node.IsMap())
     return Status(StatusCode::kInvalidArgument, std::string(section) + ": expected a mapping");
   for (const auto& kv : node) {
-    std::string key = kv.first.as<std::string>();
+    auto name = YamlKey(kv.first, section);
+    if (!name) return name.error();
+    const std::string& key = *name;
     if (!allowed.contains(key)) {
       std::string valid;
       for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
@@ -30,14 +33,13 @@ Status CheckKeys(const YAML::Node& node, std::string_view section,
   return Status::Ok();
 }
 
+// An optional key: `out` keeps its default when the key is absent.
 template <typename T>
 Status Read(const YAML::Node& node, const char* key, std::string_view section, T& out) {
   if (!node[key]) return Status::Ok();
-  try {
-    out = node[key].as<T>();
-  } catch (const YAML::Exception&) {
-    return Status(StatusCode::kInvalidArgument, std::string(section) + "." + key + ": wrong type");
-  }
+  auto value = YamlAs<T>(node[key], std::string(section) + "." + key);
+  if (!value) return value.error();
+  out = std::move(*value);
   return Status::Ok();
 }
 
@@ -289,7 +291,9 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   if (const auto& quotas = root["quotas"]) {
     if (!quotas.IsMap()) return InvalidArgument("quotas: expected a mapping user -> quota");
     for (const auto& kv : quotas) {
-      std::string user = kv.first.as<std::string>();
+      auto name = YamlKey(kv.first, "quotas");
+      if (!name) return std::unexpected(name.error());
+      const std::string& user = *name;
       auto q = ParseQuota(kv.second, "quotas." + user);
       if (!q) return std::unexpected(q.error());
       c.quotas[user] = *q;

@@ -63,6 +63,24 @@ TEST(Config, RejectsMistakesNamingTheKey) {
   EXPECT_FALSE(ParseConfig("listen: [").has_value());
 }
 
+// Through common/yaml_reader.h: the field's path and the expected type, never yaml-cpp's "bad
+// conversion" for the whole file.
+TEST(Config, AValueOrKeyOfAnotherShapeIsNamed) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"listen: {port: eighty}", "listen.port must be an integer"},
+      {"bus: {heartbeat_interval_ms: [1]}", "bus.heartbeat_interval_ms must be an integer"},
+      {"bus: {curve: maybe}", "bus.curve must be true or false"},
+      {"listen: {? [a, b]: 1}", "listen: every key must be a plain name"},
+      {"quotas: {? {x: 1}: {on_demand_cores: 8}}", "quotas: every key must be a plain name"},
+  };
+  for (const auto& [yaml, message] : cases) {
+    auto c = ParseConfig(yaml);
+    ASSERT_FALSE(c.has_value()) << yaml;
+    EXPECT_NE(c.error().message().find(message), std::string::npos)
+        << yaml << " gave: " << c.error().message();
+  }
+}
+
 // Found by tests/fuzz (config_yaml): a huge host grid overflowed the job-port arithmetic (signed
 // overflow, undefined behaviour) before the pod itself was checked.
 // A whole v3 pod (256 hosts) works with the default job port range; a range too small for ten

@@ -301,6 +301,28 @@ TEST(TraceTest, SweepErrorsNameTheLine) {
   }
 }
 
+// bursts: one user's submissions close together, gangs, and jobs far longer than a day.
+TEST(GeneratorTest, BurstsHaveBurstsGangsAndLongJobs) {
+  const auto jobs = Generate({3000, 5, Mix::kBursts, 0.9, 10});
+  ASSERT_EQ(jobs.size(), 3000u);
+  int gangs = 0, in_burst = 0;
+  double longest = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    gangs += jobs[i].accelerator == "v2-128" || jobs[i].accelerator == "v2-256" ||
+             jobs[i].accelerator == "v2-512";
+    longest = std::max(longest, jobs[i].duration_s);
+    // Within a minute of the previous submission, by the same user.
+    in_burst += i > 0 && jobs[i].user == jobs[i - 1].user &&
+                jobs[i].submit_s - jobs[i - 1].submit_s <= 60;
+    EXPECT_LE(jobs[i].duration_s, 14 * 86400.0);
+    if (i > 0) EXPECT_GE(jobs[i].submit_s, jobs[i - 1].submit_s);
+  }
+  EXPECT_GT(gangs, 20);
+  EXPECT_GT(in_burst, 1500);
+  EXPECT_GT(longest, 3 * 86400.0);
+  EXPECT_EQ(Generate({3000, 5, Mix::kBursts, 0.9, 10})[1234].duration_s, jobs[1234].duration_s);
+}
+
 TEST(GeneratorTest, SweepsMakeArraysChainsAndFailuresThatParseBack) {
   GenOptions options;
   options.jobs = 400;

@@ -9,12 +9,13 @@
 #       changes only when the code does.
 #
 #   tests/fuzz/run.sh BUILD_DIR --campaign SECONDS [NAME...]
-#       Exploration, never part of the test command: each target fuzzes for SECONDS from a random
-#       seed. Every crashing input is copied into the target's corpus directory in the checkout
-#       (corpus/<name>/crash-<sha1>), so the gate replays it from then on: fix the parser, add a
-#       unit test, commit both. After a crash the target starts again for the time left (at most
-#       5 starts per target). New inputs that are not crashes stay in the output directory;
-#       merge them with -merge=1 (docs/fuzzing.md).
+#       Exploration, never part of the test command: each target fuzzes for SECONDS of CPU time
+#       from a random seed (run it under `nice` beside other work). Every crashing input is
+#       copied into the target's corpus directory in the checkout (corpus/<name>/crash-<sha1>),
+#       so the gate replays it from then on: fix the parser, add a unit test, commit both. After
+#       a crash the target starts again for the time left (at most 5 crashes per target). New
+#       inputs that are not crashes stay in the output directory; merge them with -merge=1
+#       (docs/fuzzing.md).
 #
 # One line per target: runs, corpus size, result. Exits 1 if any target crashed, leaked, timed
 # out (10 s per input), ran out of memory (2 GiB) or hit a UBSan report; the line names the input
@@ -68,12 +69,22 @@ fi
 # -rss_limit_mb: a parser allocating this much on a small input is a bug. UBSan reports abort
 # (-fno-sanitize-recover), so libFuzzer saves the input like a crash. -reload=0: the corpus is
 # read once, never re-read on a timer.
+#
+# The gate must explore the same inputs every time. Coverage feedback includes the values of
+# compared operands, so pointers must be the same from run to run: no address-space
+# randomization (setarch -R). The fuzz build also takes the randomness out of the code under
+# test (CMakeLists.txt: GOOGLE_PROTOBUF_NO_RDTSC, a fixed RandomBytes). Checked: two gate runs
+# add the same new inputs, byte for byte, for every target (docs/fuzzing.md).
 fuzz_once() {
   local bin=$1 new=$2 seeds=$3 log=$4 artifacts=$5
   shift 5
+  local wrap=()
+  if [[ $mode == --gate ]] && setarch "$(uname -m)" -R true 2>/dev/null; then
+    wrap=(setarch "$(uname -m)" -R)
+  fi
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$bin" "$@" -timeout=10 -rss_limit_mb=2048 -reload=0 -print_final_stats=1 \
+    "${wrap[@]}" "$bin" "$@" -timeout=10 -rss_limit_mb=2048 -reload=0 -print_final_stats=1 \
       -artifact_prefix="$artifacts" ${PODSCHED_FUZZ_FLAGS:-} "$new" "$seeds" >"$log" 2>&1
 }
 
@@ -87,25 +98,31 @@ run_one() {
     echo fail >"$out/$name.result"
     return
   fi
-  local rc total_runs=0 crashes=0 kind="" input=""
+  local rc total_runs=0 crashes=0 kind="" input="" cpu_s=0
   if [[ $mode == --gate ]]; then
     fuzz_once "$bin" "$new" "$seeds" "$log" "$out/$name/" -seed="$seed" -runs="$runs"
     rc=$?
     total_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   else
-    local deadline=$((SECONDS + seconds)) start=0
+    # SECONDS of CPU time, not of wall time: a campaign run beside other work (nice) still
+    # fuzzes each target that long. libFuzzer's bound is wall time, so the target runs again
+    # for what is left until its CPU time is reached.
+    local start=0
+    printf '%-22s fuzzing for %s CPU-s from a random seed (started %s)\n' "$name" "$seconds" "$(date +%H:%M:%S)"
     rc=0
-    while ((SECONDS < deadline && start < 5)); do
+    while ((cpu_s < seconds && start < 50 && crashes < 5)); do
       start=$((start + 1))
       local this_log="$log.$start"
-      fuzz_once "$bin" "$new" "$seeds" "$this_log" "$out/$name/" \
-        -max_total_time=$((deadline - SECONDS))
+      local TIMEFORMAT='%3U %3S'  # the CPU time of the run, for the campaign's report
+      { time fuzz_once "$bin" "$new" "$seeds" "$this_log" "$out/$name/" \
+        -max_total_time=$((seconds - cpu_s)); } 2>"$this_log.cpu"
       local this_rc=$?
+      cpu_s=$(awk -v sum="$cpu_s" '{ printf "%.0f", sum + $1 + $2 }' "$this_log.cpu")
       local this_runs
       this_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$this_log" | tail -1)
       total_runs=$((total_runs + ${this_runs:-0}))
       cat "$this_log" >>"$log"
-      [[ $this_rc -eq 0 ]] && break
+      [[ $this_rc -eq 0 ]] && continue
       rc=$this_rc
       local found
       found=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$this_log" | tail -1)
@@ -121,8 +138,10 @@ run_one() {
   fi
   local corpus
   corpus=$(($(find "$seeds" -type f | wc -l) + $(find "$new" -type f | wc -l)))
+  local cpu=""
+  [[ $mode == --campaign ]] && cpu=" cpu ${cpu_s} s,"
   if [[ $rc -eq 0 ]]; then
-    printf '%-22s runs %-9s corpus %-5s ok\n' "$name" "${total_runs:-?}" "$corpus"
+    printf '%-22s runs %-9s corpus %-5s%s ok\n' "$name" "${total_runs:-?}" "$corpus" "$cpu"
     echo ok >"$out/$name.result"
     return
   fi
@@ -132,8 +151,8 @@ run_one() {
     printf '%-22s runs %-9s corpus %-5s FAIL (%s) input: %s log: %s\n' "$name" "${total_runs:-?}" \
       "$corpus" "${kind:-exit $rc}" "${input:-none}" "$log"
   else
-    printf '%-22s runs %-9s corpus %-5s FAIL: %s crash(es), last (%s) kept as %s; log: %s\n' \
-      "$name" "${total_runs:-?}" "$corpus" "$crashes" "${kind:-exit $rc}" "${input:-none}" "$log"
+    printf '%-22s runs %-9s corpus %-5s%s FAIL: %s crash(es), last (%s) kept as %s; log: %s\n' \
+      "$name" "${total_runs:-?}" "$corpus" "$cpu" "$crashes" "${kind:-exit $rc}" "${input:-none}" "$log"
   fi
   echo fail >"$out/$name.result"
 }
