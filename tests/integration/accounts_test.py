@@ -140,6 +140,40 @@ def test_checkpoints_are_the_users(ps, alice, bob, work):
        "refused at submit with the prefix in the message; one below it runs")
 
 
+# The audit's C1: the root agent wrote POD_PREEMPT_FILE through a path in the job's own
+# directory, following a link the job planted (root overwrote any file) or blocking on a FIFO.
+def test_preempt_notice_cannot_be_redirected(ps, alice, work):
+    victim = os.path.join(work, "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    script = (
+        'ln -s %s "$POD_PREEMPT_FILE.tmp" 2>/dev/null && echo PLANTED-LINK; '
+        'mkfifo "$POD_PREEMPT_FILE.x" 2>/dev/null && echo PLANTED-FIFO; '
+        # the old place of the notice, in the job's own host directory
+        'for h in "$(dirname "$POD_PREEMPT_FILE")"/h*/; do ln -s %s "$h/preempt.tmp"; '
+        'mkfifo "$h/preempt"; done 2>/dev/null; '
+        'trap \'echo "NOTICE $(cat "$POD_PREEMPT_FILE")"; exit 75\' TERM; echo READY; '
+        'while :; do sleep 0.1; done') % (victim, victim)
+    j = alice.submit(spec("plant", script, launcher="exec", ranks_per_host=1))
+    wait_for(lambda: "READY" in logs(ps, j), "alice's job to plant its links")
+    r = subprocess.run([PODCTL, "--server", ps.url, "--token", ps.token, "cancel", str(j)],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail("cancel %d: %s" % (j, r.stderr))
+    state = ended(ps, j)["state"]
+    text = wait_for(lambda: (lambda t: "NOTICE" in t and t)(logs(ps, j)),
+                    "the job's output with the notice", 30)
+    if state != "CANCELLED" or "PLANTED" in text:
+        fail("job %d: %s, output:\n%s" % (j, state, text))
+    if open(victim).read() != "precious\n":
+        fail("the root agent wrote through the job's link: %s now holds %r" % (
+            victim, open(victim).read()))
+    if not any(w.isdigit() for w in text.split("NOTICE")[1].split()[:1]):
+        fail("the job could not read its preemption notice:\n" + text)
+    ok("the preemption notice is root's, beside the job's directory: the job can plant no link "
+       "or FIFO there; links planted where it used to be are not followed; cancel works")
+
+
 def test_scratch(ps, alice, workers):
     def scratch(w, j):
         return os.path.join(w.state, "scratch", "alice", "job-%d.1-h%s" % (j, w.hosts))
@@ -236,6 +270,7 @@ def main():
         wait_for(lambda: all(h.get("healthy") for h in ps.pod()["hosts"]), "both hosts healthy")
         test_jobs_run_as_their_user(ps, users["alice"], work)
         test_checkpoints_are_the_users(ps, users["alice"], users["bob"], work)
+        test_preempt_notice_cannot_be_redirected(ps, users["alice"], work)
         test_scratch(ps, users["alice"], workers)
         test_signals_and_leftovers(ps, users["alice"], users["bob"])
         test_refused_accounts(ps, users["svc"], users["rooty"])

@@ -1,5 +1,6 @@
 #include "worker/agent/state_dir.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,20 +47,33 @@ Status CreateOwned(const std::string& dir, const JobAccount* owner) {
   if (!created && errno != EEXIST) {
     return Status(StatusCode::kInternal, "cannot create " + dir + ": " + std::strerror(errno));
   }
+  // Through a descriptor of the directory itself, opened without following a link: between
+  // the mkdir and the chown the owner may swap what is there (in its own directory), and a
+  // chown by name could then give it another file (a hard link to one of root's).
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno != ELOOP && errno != ENOTDIR) {
+    return Status(StatusCode::kInternal, "cannot open " + dir + ": " + std::strerror(errno));
+  }
   struct stat st {};
-  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (fd >= 0) ::close(fd);
     return Status(StatusCode::kPermissionDenied, dir + " is not a directory (a symlink?)");
   }
-  if (!SwitchesUser(owner)) return Status::Ok();
-  if (created) {
-    if (lchown(dir.c_str(), owner->uid, owner->gid) != 0) {
-      return Status(StatusCode::kInternal, "cannot give " + dir + " to " + owner->name + ": " +
-                                               std::strerror(errno));
+  if (!SwitchesUser(owner) || !created) {
+    ::close(fd);
+    if (SwitchesUser(owner) && st.st_uid != owner->uid) {
+      return Status(StatusCode::kPermissionDenied,
+                    dir + " belongs to uid " + std::to_string(st.st_uid) + ", not to " +
+                        owner->name);
     }
-  } else if (st.st_uid != owner->uid) {
-    return Status(StatusCode::kPermissionDenied,
-                  dir + " belongs to uid " + std::to_string(st.st_uid) + ", not to " +
-                      owner->name);
+    return Status::Ok();
+  }
+  const int chowned = ::fchown(fd, owner->uid, owner->gid);
+  const int err = errno;
+  ::close(fd);
+  if (chowned != 0) {
+    return Status(StatusCode::kInternal,
+                  "cannot give " + dir + " to " + owner->name + ": " + std::strerror(err));
   }
   return Status::Ok();
 }
@@ -116,15 +130,30 @@ Status StateDir::Record(std::vector<std::pair<pid_t, uint64_t>> processes) {
 
 Status StateDir::WriteAtomically(const std::string& file, const std::string& text) {
   const std::string tmp = file + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return Status(StatusCode::kInternal, "cannot write " + tmp);
+  // Never through a link or into a FIFO, whoever could write the directory: no following a
+  // symlink (O_NOFOLLOW), no blocking open (O_NONBLOCK), a regular file only (fstat).
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Status(StatusCode::kInternal, "cannot create " + tmp + ": " + std::strerror(errno));
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) return Status(StatusCode::kInternal, "rename " + tmp + ": " + ec.message());
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  for (std::string_view rest = text; ok && !rest.empty();) {
+    const ssize_t n = ::write(fd, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) rest.remove_prefix(static_cast<size_t>(n));
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return Status(StatusCode::kInternal, "cannot write " + tmp);
+  }
+  if (::rename(tmp.c_str(), file.c_str()) != 0) {
+    return Status(StatusCode::kInternal, "rename " + tmp + ": " + std::strerror(errno));
+  }
   return Status::Ok();
 }
 
@@ -135,7 +164,7 @@ std::string JobDir(const std::string& root, const JobEpoch& je) {
 }  // namespace
 
 std::string StateDir::PreemptFile(const JobEpoch& je, int32_t host) const {
-  return JobDir(path_, je) + "/h" + std::to_string(host) + "/preempt";
+  return JobDir(path_, je) + "/h" + std::to_string(host) + ".preempt";
 }
 
 std::string StateDir::HostDir(const JobEpoch& je, int32_t host) const {
@@ -148,9 +177,8 @@ Status StateDir::CreateJobDirs(const JobEpoch& je, const std::vector<int32_t>& h
   for (int32_t h : hosts) {
     const std::string dir = HostDir(je, h);
     if (Status s = CreateOwned(dir, owner); !s.ok()) return s;
-    // The preemption notice is written by the agent (root) in the account's directory: the
-    // account can read it, and being its own directory, remove or replace it, which only
-    // concerns its own job.
+    // The preemption notice is not in here: the agent (root) writes it beside, in the epoch's
+    // root-owned directory (PreemptFile), where the job can plant no link and no FIFO.
     if (Status s = CreateOwned(dir + "/ompi", owner); !s.ok()) return s;
   }
   return Status::Ok();
@@ -163,11 +191,17 @@ void StateDir::RemoveJobDirs(const JobEpoch& je, const JobAccount* owner) {
     std::filesystem::remove_all(dir, ec);
     return;
   }
-  // The host directories are the account's: their content goes with its rights, the rest
-  // (root's) after.
+  // The host directories are the account's: their content goes with its rights. The rest is
+  // the agent's own files (the preemption notices) in this root-owned directory, where the
+  // account cannot plant anything: unlinked directly.
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    RemoveAsOwner(entry.path().string(), owner);
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      RemoveAsOwner(entry.path().string(), owner);
+    } else {
+      ::unlink(entry.path().c_str());
+    }
   }
   // The removals run as child processes: this epoch's directory goes empty later, and a later
   // call removes it with every other empty one (rmdir fails on the others).

@@ -4,10 +4,11 @@
 // File `processes`: one "PID STARTTIME" line per process (start time guards against pid reuse),
 // rewritten atomically (temp + rename) whenever the set changes.
 //
-// Directory `jobs/JOB.EPOCH/hHOST/`: what the agent keeps for a rank's host while the epoch runs,
-// e.g. the preemption notice POD_PREEMPT_FILE and OpenMPI's session directory (`ompi/`); owned
-// by the job's account (0700) when the agent runs as root, the directories above it 0711;
-// removed when the epoch ends here.
+// Directory `jobs/JOB.EPOCH/hHOST/`: what the job keeps for a rank's host while the epoch runs,
+// OpenMPI's session directory (`ompi/`); owned by the job's account (0700) when the agent runs
+// as root, the directories above it root's and 0711; removed when the epoch ends here. The
+// preemption notice POD_PREEMPT_FILE is `jobs/JOB.EPOCH/hHOST.preempt`, root's (0644) in the
+// root-owned epoch directory: the agent never writes a file in a directory the job can change.
 //
 // Scratch: `<scratch>/<account>/job-JOB.EPOCH-hHOST/` (TMPDIR and POD_SCRATCH_DIR of the host's
 // ranks), the per-account directory 0700 and owned by the account. Removed with the account's
@@ -47,7 +48,7 @@ class StateDir {
   // KillLeftovers means no file).
   Status Record(std::vector<std::pair<pid_t, uint64_t>> processes);
 
-  // POD_PREEMPT_FILE of (job, epoch) on `host`: jobs/JOB.EPOCH/hHOST/preempt (not created).
+  // POD_PREEMPT_FILE of (job, epoch) on `host`: jobs/JOB.EPOCH/hHOST.preempt (not created).
   std::string PreemptFile(const JobEpoch& je, int32_t host) const;
   // jobs/JOB.EPOCH/hHOST (not created).
   std::string HostDir(const JobEpoch& je, int32_t host) const;
@@ -55,7 +56,8 @@ class StateDir {
   // agent's own account).
   Status CreateJobDirs(const JobEpoch& je, const std::vector<int32_t>& hosts,
                        const JobAccount* owner);
-  // Writes `text` to the file atomically (temp + rename: a reader sees all of it or nothing).
+  // Writes `text` to the file atomically (temp + rename: a reader sees all of it or nothing),
+  // mode 0644; never through a symlink or into a FIFO at the temp file's name.
   Status WriteAtomically(const std::string& file, const std::string& text);
   // Removes jobs/JOB.EPOCH/ and everything in it (with the owner's rights when there is one).
   void RemoveJobDirs(const JobEpoch& je, const JobAccount* owner);

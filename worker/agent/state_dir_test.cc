@@ -1,0 +1,79 @@
+#include "worker/agent/state_dir.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace podsched::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class StateDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/podsched-state-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path root_;
+};
+
+// The audit's C1: the root agent wrote the preemption notice through `<file>.tmp` in the job's
+// own directory, following a symlink the job planted (root overwrote any file) or blocking on a
+// FIFO. Whatever sits at the temp name now, the write neither follows nor blocks.
+TEST_F(StateDirTest, WriteAtomicallyNeverFollowsALinkOrOpensAFifo) {
+  StateDir state((root_ / "state").string());
+  ASSERT_TRUE(state.Open().ok());
+  const fs::path victim = root_ / "victim";
+  std::ofstream(victim) << "precious\n";
+  const fs::path file = root_ / "notice";
+  fs::create_symlink(victim, root_ / "notice.tmp");
+  ASSERT_TRUE(state.WriteAtomically(file.string(), "123\n").ok());
+  EXPECT_EQ(Read(victim), "precious\n");
+  EXPECT_EQ(Read(file), "123\n");
+  EXPECT_FALSE(fs::is_symlink(file));
+
+  ASSERT_EQ(::mkfifo((root_ / "notice.tmp").c_str(), 0600), 0);
+  ASSERT_TRUE(state.WriteAtomically(file.string(), "456\n").ok());  // returns: no reader needed
+  EXPECT_EQ(Read(file), "456\n");
+}
+
+// The notice lives beside the job's host directory, in the epoch directory the job cannot
+// write, not inside a directory of the job's.
+TEST_F(StateDirTest, ThePreemptionNoticeIsOutsideTheJobsDirectories) {
+  StateDir state((root_ / "state").string());
+  const JobEpoch je{JobId(7), 2};
+  const fs::path notice = state.PreemptFile(je, 3);
+  const fs::path host = state.HostDir(je, 3);
+  EXPECT_EQ(notice.parent_path(), host.parent_path());
+  EXPECT_EQ(notice.filename(), "h3.preempt");
+  ASSERT_TRUE(state.CreateJobDirs(je, {3}, nullptr).ok());
+  ASSERT_TRUE(state.WriteAtomically(notice.string(), "1\n").ok());
+  state.RemoveJobDirs(je, nullptr);
+  EXPECT_FALSE(fs::exists(notice.parent_path()));
+}
+
+TEST_F(StateDirTest, AnOwnedDirectoryIsNeverASymlink) {
+  fs::create_directories(root_ / "elsewhere");
+  fs::create_symlink(root_ / "elsewhere", root_ / "link");
+  Status s = StateDir::CreateOwnedBelow(root_.string(), (root_ / "link").string(), nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("is not a directory"), std::string::npos) << s.message();
+  EXPECT_TRUE(StateDir::CreateOwnedBelow(root_.string(), (root_ / "mine").string(), nullptr).ok());
+}
+
+}  // namespace
+}  // namespace podsched::agent
