@@ -319,7 +319,15 @@ void JobRunner::SweepScratch() {
   const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                           RealClock().Now().time_since_epoch())
                           .count();
-  const int n = StateDir::SweepScratch(root, now - o_.keep_failed_scratch_seconds);
+  // Only what no job here still uses (the audit's H5: a running job's TMPDIR was removed once
+  // its top-level entries were older than the keep period).
+  std::set<std::string> live;
+  for (const auto& [id, job] : jobs_) {
+    for (const auto& [host, dir] : job.scratch) {
+      live.insert(std::filesystem::path(dir).lexically_normal().string());
+    }
+  }
+  const int n = StateDir::SweepScratch(root, now - o_.keep_failed_scratch_seconds, live);
   if (n > 0) spdlog::info("removed {} kept scratch directories of failed jobs", n);
 }
 

@@ -247,7 +247,8 @@ void StateDir::RemoveAsOwner(const std::string& dir, const JobAccount* owner) {
   close(child->stderr_fd);
 }
 
-int StateDir::SweepScratch(const std::string& scratch_root, int64_t before_unix_seconds) {
+int StateDir::SweepScratch(const std::string& scratch_root, int64_t before_unix_seconds,
+                           const std::set<std::string>& live) {
   int removed = 0;
   std::error_code ec;
   for (const auto& account : std::filesystem::directory_iterator(scratch_root, ec)) {
@@ -257,7 +258,9 @@ int StateDir::SweepScratch(const std::string& scratch_root, int64_t before_unix_
     for (const auto& entry : std::filesystem::directory_iterator(account.path(), ec2)) {
       struct stat st {};
       if (!entry.path().filename().string().starts_with("job-") ||
-          lstat(entry.path().c_str(), &st) != 0 || st.st_mtime >= before_unix_seconds) {
+          live.contains(entry.path().lexically_normal().string()) ||
+          lstat(entry.path().c_str(), &st) != 0 ||
+          st.st_mtime >= before_unix_seconds) {
         continue;
       }
       JobAccount owner;

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,7 +76,11 @@ class StateDir {
   static void RemoveAsOwner(const std::string& dir, const JobAccount* owner);
   // Removes kept scratch directories (job-*) under `scratch_root` last changed before `before`
   // (wall-clock seconds). Returns how many.
-  static int SweepScratch(const std::string& scratch_root, int64_t before_unix_seconds);
+  // A directory in `live` (the scratch of a job this agent runs; paths lexically normal) is
+  // never removed, however old:
+  // a long job's TMPDIR keeps its mtime while it fills subdirectories.
+  static int SweepScratch(const std::string& scratch_root, int64_t before_unix_seconds,
+                          const std::set<std::string>& live);
 
  private:
   std::string path_;

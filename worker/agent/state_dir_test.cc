@@ -75,5 +75,21 @@ TEST_F(StateDirTest, AnOwnedDirectoryIsNeverASymlink) {
   EXPECT_TRUE(StateDir::CreateOwnedBelow(root_.string(), (root_ / "mine").string(), nullptr).ok());
 }
 
+// The audit's H5: a running job's TMPDIR keeps its mtime while the job fills subdirectories,
+// and the sweep removed it once that mtime was older than the keep period.
+TEST_F(StateDirTest, TheSweepSparesTheScratchOfLiveJobs) {
+  const fs::path scratch = root_ / "scratch";
+  const fs::path live = scratch / "alice" / "job-1.1-h0";
+  const fs::path kept = scratch / "alice" / "job-2.1-h0";
+  fs::create_directories(live / "cache");
+  fs::create_directories(kept);
+  const int64_t later = ::time(nullptr) + 3600;  // both older than the threshold
+  EXPECT_EQ(StateDir::SweepScratch(scratch.string() + "/", later, {live.string()}), 1);
+  EXPECT_TRUE(fs::exists(live / "cache"));
+  // The removal runs as a child process (rm as the owner); wait for it with a deadline.
+  for (int i = 0; i < 200 && fs::exists(kept); ++i) ::usleep(10000);
+  EXPECT_FALSE(fs::exists(kept));
+}
+
 }  // namespace
 }  // namespace podsched::agent
