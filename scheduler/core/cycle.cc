@@ -130,10 +130,11 @@ std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
   }
   if (auto throttled = s_.ThrottleReason(job)) return throttled;
   if (job.not_before > now_) {
-    // not_before is set only by a retry's backoff; a job that never ran sees it only when the
-    // clock reads before the epoch (a replay whose times start below zero): not a failure.
-    if (job.restarts == 0) return "waiting for its start time";
-    return job.reason.starts_with("retry") ? job.reason : "backoff after a failure";
+    // not_before is set by a retry's backoff and by repeated exits 75 without a preemption
+    // (both say so in the reason); a job that never ran sees it only when the clock reads
+    // before the epoch (a replay whose times start below zero): not a failure.
+    if (job.reason.starts_with("retry") || job.reason.starts_with("preempted")) return job.reason;
+    return job.restarts == 0 ? "waiting for its start time" : "backoff after a failure";
   }
   const int cores = entry.ref->type->tensor_cores();
   const bool preemptible = job.spec.preemptible;

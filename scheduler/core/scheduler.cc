@@ -252,6 +252,7 @@ void Scheduler::Impl::FailOrRetry(JobRecord& job, const std::string& why, TimePo
 
 void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string& reason,
                                 TimePoint now) {
+  if (kind != ExitKind::kPreempted) unasked_exits.erase(job.id);
   if (kind == ExitKind::kSucceeded) {
     PODSCHED_CHECK(Transition(job, JobState::kSucceeded, "exited 0", now).ok());
     return;
@@ -277,11 +278,26 @@ void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string
   }
   if (kind == ExitKind::kPreempted) {
     // Exit 75 without a Preempt of ours: the job saved and stopped because its host is going
-    // away (podworker stopping, the provider's notice). A preemption, not a failure.
+    // away (podworker stopping, the provider's notice). A preemption, not a failure. But a
+    // program that exits 75 on its own again and again would loop place, launch, requeue
+    // forever (the audit's M3): past kFreeUnaskedExits within an hour it waits, doubling.
     ++job.preemptions;
-    PODSCHED_CHECK(
-        Transition(job, JobState::kQueued, reason.empty() ? "preempted (exit 75)" : reason, now)
-            .ok());
+    std::string why = reason.empty() ? "preempted (exit 75)" : reason;
+    std::deque<TimePoint>& recent = unasked_exits[job.id];
+    while (!recent.empty() && recent.front() <= now - std::chrono::hours(1)) recent.pop_front();
+    recent.push_back(now);
+    const int excess = static_cast<int>(recent.size()) - kFreeUnaskedExits;
+    if (excess > 0) {
+      Duration backoff = config.retry_backoff_base;
+      for (int i = 1; i < excess && backoff < config.retry_backoff_max; ++i) backoff *= 2;
+      backoff = std::min(backoff, config.retry_backoff_max);
+      job.not_before = now + backoff;
+      AddWakeup(job.not_before);
+      why = "preempted: " + std::to_string(recent.size()) +
+            " exits 75 without a preemption within an hour, waits " +
+            std::to_string(static_cast<int64_t>(ToSeconds(backoff))) + " s (" + why + ")";
+    }
+    PODSCHED_CHECK(Transition(job, JobState::kQueued, why, now).ok());
     return;
   }
   FailOrRetry(job, reason.empty() ? "exited with an error" : reason, now);

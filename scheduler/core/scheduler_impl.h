@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +41,10 @@ struct QueuedRef {
   UserRecord* user;
   QuotaUsage* use;
 };
+
+// Exits 75 without a Preempt that a job may make within an hour before it backs off (an agent
+// stopped, a provider's notice: each is a real preemption; a program looping on exit 75 is not).
+constexpr int kFreeUnaskedExits = 3;
 
 enum class TimerKind { kKill, kReclaim, kLifetime, kMaxRuntime, kWakeup };
 struct Timer {
@@ -87,6 +92,9 @@ class Scheduler::Impl {
   std::set<JobId> dependencies_stale;
   std::map<JobId, std::string> waiting_on_dependencies;  // QUEUED jobs not yet free to start
   std::multimap<TimePoint, Timer> timers;
+  // Exits 75 of a job without a Preempt of ours, within the last hour (ApplyExit): the first
+  // few are requeued at once, later ones back off. In memory only: a restart forgets them.
+  std::map<JobId, std::deque<TimePoint>> unasked_exits;
   std::mt19937_64 rng;
   int64_t next_job_id = 1;
   int64_t next_event_seq = 1;

@@ -365,6 +365,36 @@ TEST_F(SchedulerTest, ExitSeventyFiveWithoutAPreemptIsAPreemption) {
   EXPECT_EQ(Only<LaunchPlan>(Tick(6)).size(), 1u);  // placed again at once
 }
 
+// The audit's M3: a program that exits 75 on its own again and again looped place, launch,
+// requeue forever. Past three such exits within an hour it waits, doubling from the retry
+// backoff base (30 s), and says why; no restart is counted (it is no failure).
+TEST_F(SchedulerTest, RepeatedExitsSeventyFiveWithoutAPreemptBackOff) {
+  Start(1, 1);
+  JobId id = Submit(Spec("ada", "v2-8", true), 0);
+  double t = 0;
+  Tick(t);
+  for (int i = 0; i < 3; ++i) {
+    Exited(id, ExitKind::kPreempted, t += 1);
+    ASSERT_EQ(Only<LaunchPlan>(Tick(t += 1)).size(), 1u) << "exit " << i + 1;
+  }
+  Exited(id, ExitKind::kPreempted, t += 1);  // the fourth within the hour
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  EXPECT_NE(Job(id).reason.find("4 exits 75 without a preemption within an hour, waits 30 s"),
+            std::string::npos)
+      << Job(id).reason;
+  EXPECT_TRUE(Only<LaunchPlan>(Tick(t + 10)).empty());
+  EXPECT_EQ(Job(id).reason.substr(0, 9), "preempted");  // the pending reason says why it waits
+  ASSERT_EQ(Only<LaunchPlan>(Tick(t += 31)).size(), 1u);
+  Exited(id, ExitKind::kPreempted, t += 1);  // the fifth: twice as long
+  EXPECT_NE(Job(id).reason.find("waits 60 s"), std::string::npos) << Job(id).reason;
+  EXPECT_EQ(Job(id).restarts, 0);
+  EXPECT_EQ(Job(id).preemptions, 5);
+  // An hour later the count starts again.
+  ASSERT_EQ(Only<LaunchPlan>(Tick(t += 3700)).size(), 1u);
+  Exited(id, ExitKind::kPreempted, t += 1);
+  EXPECT_EQ(Job(id).reason, "preempted (exit 75)");
+}
+
 // One user cannot make podsched keep (and sort) an unbounded number of jobs; the count comes
 // back as jobs end and is rebuilt from the store after a restart.
 TEST_F(SchedulerTest, ActiveJobsPerUserAreBounded) {
