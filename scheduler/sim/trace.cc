@@ -138,11 +138,6 @@ Status CheckSweep(const std::vector<TraceJob>& rows, int line, TraceIds& ids) {
   return Status::Ok();
 }
 
-// The order of rows in a file carries no meaning: the public Philly trace is distributed
-// unsorted, and a replay must not depend on it. Rows are ordered by submit time, then by their
-// content, so that any permutation of a file gives the same list (rows equal in every field are
-// interchangeable). Within one submit time a dependency's target comes before the rows that
-// depend on it; a cycle keeps the content order (CheckSweep then names the row).
 // Times a replay can represent: the simulated clock counts microseconds in an int64, and a
 // century is far beyond any real trace.
 constexpr double kMaxTraceSeconds = 100 * 365 * 86400.0;
@@ -161,6 +156,11 @@ Status CheckTimes(const TraceJob& job, int line) {
   return Status::Ok();
 }
 
+// The order of rows in a file carries no meaning: the public Philly trace is distributed
+// unsorted, and a replay must not depend on it. Rows are ordered by submit time, then by their
+// content, so that any permutation of a file gives the same list (rows equal in every field are
+// interchangeable). Within one submit time a dependency's target comes before the rows that
+// depend on it; a cycle keeps the content order (CheckSweep then names the row).
 std::vector<size_t> CanonicalOrder(const std::vector<TraceJob>& rows) {
   auto key = [&](size_t i) {
     const TraceJob& j = rows[i];
