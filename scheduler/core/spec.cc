@@ -66,6 +66,19 @@ std::string Join(std::span<const std::string_view> names, std::string_view suffi
   return out;
 }
 
+// What the agents could not pass to execve: a NUL ends a C string, so the agent drops such a
+// Launch, and the job would hold its hosts PLACED for ever (the audit's M9). Checked at
+// submission only: a job stored before the rule still loads.
+Status CheckSubmittedBytes(const JobSpec& spec) {
+  if (spec.command.find('\0') != std::string::npos) return Bad("command contains a NUL byte");
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    if (spec.args[i].find('\0') != std::string::npos) {
+      return Bad("args[" + std::to_string(i) + "] contains a NUL byte");
+    }
+  }
+  return Status::Ok();
+}
+
 Status CheckEnvNames(const JobSpec& spec) {
   for (const auto& [name, value] : spec.env) {
     // A name the agent could not export (mpirun -x, execve) would fail every launch instead.
@@ -87,6 +100,7 @@ Status CheckEnvNames(const JobSpec& spec) {
 Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& pod,
                                           SpecOrigin origin) {
   Status fields = CheckFields(spec);
+  if (fields.ok() && origin == SpecOrigin::kSubmission) fields = CheckSubmittedBytes(spec);
   if (fields.ok() && origin == SpecOrigin::kSubmission) fields = CheckEnvNames(spec);
   if (!fields.ok()) return std::unexpected(fields);
   return pod.ParseType(spec.accelerator);

@@ -71,6 +71,18 @@ TEST(ValidateSpecTest, RefusesEnvNamesOfTheJobContract) {
   JobSpec nul = testing::Spec("ada", "v2-8", false);
   nul.env["X"] = std::string("a\0b", 3);
   EXPECT_FALSE(ValidateSpec(nul, pod).has_value());
+  // The audit's M9: a NUL in command or args was accepted, the agent dropped the Launch and the
+  // job held its hosts PLACED for ever. Refused at submit; a stored one still loads.
+  JobSpec nul_arg = testing::Spec("ada", "v2-8", false);
+  nul_arg.args = {"ok", std::string("a\0b", 3)};
+  auto r = ValidateSpec(nul_arg, pod);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message().find("args[1] contains a NUL byte") != std::string::npos, true)
+      << r.error().message();
+  EXPECT_TRUE(ValidateSpec(nul_arg, pod, SpecOrigin::kStored).has_value());
+  JobSpec nul_command = testing::Spec("ada", "v2-8", false);
+  nul_command.command = std::string("sh\0x", 4);
+  EXPECT_FALSE(ValidateSpec(nul_command, pod).has_value());
   JobSpec allowed = testing::Spec("ada", "v2-8", false);
   allowed.env = {{"POD_CHECKPOINT_URL", "s3://b/c"}, {"POD_TOTAL_STEPS", "100"},
                  {"RANKING", "x"}, {"MY_POD_VAR", "y"}, {"JAX_PLATFORMS", "cpu"}};
