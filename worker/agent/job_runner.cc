@@ -530,7 +530,7 @@ void JobRunner::CheckJobs() {
     if (sessions_open || !job.pids.empty() || job.out_fd >= 0 || job.err_fd >= 0) continue;
     if (job.launcher) {
       if (!job.mpirun_reaped) continue;
-    } else if (!job.life.MayRelease(now, job.session_hosts.size() == job.my_hosts.size(),
+    } else if (!job.life.MayRelease(now, EverySessionStarted(job),
                                     std::chrono::milliseconds(o_.start_timeout_ms))) {
       continue;
     }
@@ -662,6 +662,18 @@ std::optional<RshJob> JobRunner::RshJobOf(const JobEpoch& je) const {
                 RshSessionsPerHost(job->launch.launcher() == bus::Launch::EXEC,
                                    job->launch.ranks_per_host()),
                 job->sessions_started};
+}
+
+// Every session the launch will open on this agent's hosts has started: one orted per host
+// under mpirun, one per rank under `podworker launch`. Before that, a host whose first rank
+// already ended is not done: its next rank's session may still be on its way.
+bool JobRunner::EverySessionStarted(const Job& job) const {
+  const int expected = RshSessionsPerHost(job.launch.launcher() == bus::Launch::EXEC,
+                                          job.launch.ranks_per_host());
+  return std::all_of(job.my_hosts.begin(), job.my_hosts.end(), [&](int32_t h) {
+    auto it = job.sessions_started.find(h);
+    return it != job.sessions_started.end() && it->second >= expected;
+  });
 }
 
 void JobRunner::SessionStarted(const JobEpoch& je, int32_t host) {

@@ -147,6 +147,7 @@ class JobRunner {
   void Scan();
   void NoteRanksUp();
   void CheckJobs();
+  bool EverySessionStarted(const Job& job) const;
   void EndJob(Job& job);
   void Report(Job& job);
   void ReadPipe(Job& job, int& fd, LogCutter::Stream stream);
