@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "api.pb.h"
+#include "common/steady_wall_clock.h"
 #include "scheduler/daemon/engine_test_util.h"
 #include "scheduler/daemon/json_util.h"
 
@@ -181,6 +182,136 @@ TEST(EngineBus, AgentsHealthLogsAndProgressThroughTheApi) {
   EXPECT_NE(metrics.find("podsched_bus_messages_total{type=\"progress\"} 1"), std::string::npos);
   EXPECT_NE(metrics.find("podsched_agents_connected 1"), std::string::npos);
 }
+
+// A step of the system clock (an admin, or chrony) with one agent heartbeating every second, a
+// running job and a preempted one within its 30 s grace. The engine reads either the raw wall
+// clock, as podsched did before (audit H4), or the SteadyWallClock that podsched reads now.
+class EngineClockStep : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    Config config;
+    config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2}};
+    auto created =
+        Engine::Create(config, {{"alice", Sha256Hex("t"), false}}, &repo_, Now());
+    ASSERT_TRUE(created.has_value()) << created.error().message();
+    engine_ = std::move(*created);
+    engine_->SetBusSender([this](BusOutgoing m) {
+      bus::Envelope e;
+      ASSERT_TRUE(e.ParseFromString(m.bytes));
+      if (e.has_launch()) epochs_[e.launch().job().job_id()] = e.launch().job().epoch();
+      kills_ += e.has_kill();
+    });
+    bus::Envelope reg;
+    reg.mutable_register_()->set_agent_id("w1");
+    reg.mutable_register_()->set_pod("pod0");
+    for (int h = 0; h < 4; ++h) reg.mutable_register_()->add_hosts(h);
+    engine_->OnBusMessage("w1", reg.SerializeAsString(), Now());
+    for (const char* preemptible : {"false", "true"}) {
+      auto r = engine_->Handle(
+          {"POST", "/api/v1/jobs", "Bearer t",
+           std::string(R"({"name":"j","accelerator":"v2-8","command":"c","preemptible":)") +
+               preemptible + "}",
+           ""},
+          Now());
+      ASSERT_EQ(r.status, 201) << r.body;
+    }
+    Run(std::chrono::seconds(2));
+    ASSERT_EQ(epochs_.size(), 2u);
+    ASSERT_EQ(engine_->Handle({"POST", "/api/v1/jobs/2/preempt", "Bearer t", "", ""}, Now()).status,
+              200);
+    Run(std::chrono::seconds(2));
+    ASSERT_EQ(State(1), core::JobState::kRunning);
+    ASSERT_EQ(State(2), core::JobState::kPreempting);
+    ASSERT_EQ(kills_, 0);
+  }
+
+  // What the engine reads: the parameter says which clock.
+  TimePoint Now() const { return GetParam() ? steady_.Now() : wall_.Now(); }
+
+  // `d` of real time in 200 ms ticks; the agent heartbeats (reporting both jobs up) every second
+  // unless silent.
+  void Run(Duration d, bool silent = false) {
+    for (Duration t{}; t < d; t += std::chrono::milliseconds(200)) {
+      wall_.Advance(std::chrono::milliseconds(200));
+      mono_.Advance(std::chrono::milliseconds(200));
+      since_beat_ += std::chrono::milliseconds(200);
+      if (!silent && since_beat_ >= std::chrono::seconds(1)) {
+        since_beat_ = Duration::zero();
+        Heartbeat();
+      }
+      engine_->Tick(Now());
+      ASSERT_TRUE(engine_->Flush(Now()).ok());
+    }
+  }
+  void Heartbeat() {
+    bus::Envelope e;
+    e.mutable_heartbeat()->set_agent_id("w1");
+    for (const auto& [job, epoch] : epochs_) {
+      if (const core::JobRecord* j = engine_->scheduler().Find(JobId(job));
+          j == nullptr || !j->placement) {
+        continue;
+      }
+      auto* running = e.mutable_heartbeat()->add_running();
+      running->mutable_job()->set_job_id(job);
+      running->mutable_job()->set_epoch(epoch);
+      for (HostId h : engine_->scheduler().pod().HostsIn(
+               *engine_->scheduler().Find(JobId(job))->placement)) {
+        running->add_hosts(h.value());
+        running->add_ranks_up_hosts(h.value());
+      }
+    }
+    engine_->OnBusMessage("w1", e.SerializeAsString(), Now());
+  }
+  core::JobState State(int64_t job) const { return engine_->scheduler().Find(JobId(job))->state; }
+  int UnhealthyHosts() const {
+    int n = 0;
+    const pod::Pod& pod = engine_->scheduler().pod();
+    for (int h = 0; h < pod.num_hosts(); ++h) n += !pod.host(HostId(h)).healthy;
+    return n;
+  }
+
+  FakeClock wall_{TimePoint(std::chrono::seconds(1'700'000'000))};
+  FakeMonotonicClock mono_;
+  SteadyWallClock steady_{wall_, mono_};
+  core::InMemoryJobRepository repo_;
+  std::unique_ptr<Engine> engine_;
+  std::map<int64_t, int64_t> epochs_;  // job -> epoch of its last Launch
+  int kills_ = 0;
+  Duration since_beat_{};
+};
+
+TEST_P(EngineClockStep, AForwardStepExpiresNoAgentAndEndsNoGrace) {
+  wall_.Advance(std::chrono::seconds(60));
+  Run(std::chrono::seconds(3));
+  const bool steady = GetParam();
+  if (steady) {
+    EXPECT_EQ(UnhealthyHosts(), 0);
+    EXPECT_EQ(kills_, 0);
+    EXPECT_EQ(State(1), core::JobState::kRunning);
+    EXPECT_EQ(State(2), core::JobState::kPreempting);
+  } else {  // the audit's scenario, as it was: every host down, both jobs killed
+    EXPECT_EQ(UnhealthyHosts(), 4);
+    EXPECT_GE(kills_, 1);
+    EXPECT_NE(State(1), core::JobState::kRunning);
+  }
+}
+
+TEST_P(EngineClockStep, ABackwardStepStillExpiresASilentAgentOnTime) {
+  wall_.Set(wall_.Now() - std::chrono::seconds(60));
+  Run(std::chrono::seconds(12), /*silent=*/true);  // the heartbeat timeout is 10 s
+  if (GetParam()) {
+    EXPECT_EQ(UnhealthyHosts(), 4);
+    EXPECT_EQ(State(1), core::JobState::kQueued);  // requeued: its hosts are gone
+  } else {  // as it was: the dead machine's jobs kept "running" for the 60 s of the step
+    EXPECT_EQ(UnhealthyHosts(), 0);
+    EXPECT_EQ(State(1), core::JobState::kRunning);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Clocks, EngineClockStep, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "SteadyWallClock" : "RawWallClockAsBefore";
+                         });
 
 }  // namespace
 }  // namespace podsched::daemon

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/steady_wall_clock.h"
 #include "scheduler/daemon/agent_keys.h"
 #include "scheduler/daemon/auth.h"
 #include "scheduler/daemon/bus_server.h"
@@ -266,7 +267,11 @@ int main(int argc, char** argv) {
   BufferingRepository::CommitAll commit_all;
 #endif
 
-  RealClock clock;
+  // Timers and stored times on one clock that a step of the system clock does not move (H4 of
+  // the 2026-12 audit: a 30 s step forward expired every agent and requeued their jobs).
+  const RealClock wall_clock;
+  const RealMonotonicClock monotonic_clock;
+  const SteadyWallClock clock(wall_clock, monotonic_clock);
 #ifdef PODSCHED_HAVE_JOBDB
   core::AccountRepository* accounts = sqlite;  // users and tokens in the same database
 #else
