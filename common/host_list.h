@@ -2,8 +2,8 @@
 //
 // Two forms:
 //   a sequence, in the given order ("4,5,12,13"): POD_HOSTS, where the order is the rank order;
-//   ranges, sorted and merged ("0-3,12"): host sets shown to people (podctl, podworker's logs,
-//   podworker's --hosts).
+//   ranges, sorted and merged ("0-3,12"): host sets shown to people and written by them
+//   (podctl, podworker's --hosts and logs, `podsched agent enroll --hosts`).
 #pragma once
 
 #include <cstdint>
@@ -24,5 +24,11 @@ std::string FormatHostSequence(std::span<const HostId> hosts);
 Result<std::vector<int32_t>> ParseHostSequence(std::string_view text);
 // {12, 0, 1, 2, 3, 3} -> "0-3,12" (sorted, duplicates dropped); {} -> "".
 std::string FormatHostRanges(std::vector<int32_t> hosts);
+
+// Largest host index accepted in ranges (a v3 pod has 256 hosts; room for bigger simulated pods).
+inline constexpr int32_t kMaxHostIndex = 4095;
+// Inverse of FormatHostRanges: "0-7,12" -> {0..7, 12}, sorted, without duplicates.
+// kInvalidArgument names the bad part ("'7-3' in host list '7-3' is not ... LOW <= HIGH").
+Result<std::vector<int32_t>> ParseHostRanges(std::string_view text);
 
 }  // namespace podsched

@@ -31,5 +31,20 @@ TEST(HostListFormatTest, RangesAreSortedAndMerged) {
   EXPECT_EQ(FormatHostRanges({}), "");
 }
 
+TEST(HostListRangesTest, RangesAndSinglesParse) {
+  auto h = ParseHostRanges("0-3,12,2,7-7");
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(*h, (std::vector<int32_t>{0, 1, 2, 3, 7, 12}));
+  EXPECT_EQ(FormatHostRanges(*h), "0-3,7,12");
+}
+
+TEST(HostListRangesTest, RejectsBadInputWithTheBadPart) {
+  for (const char* bad : {"", ",", "7-3", "a", "1-", "-1", "1,,2", "5000", "0-99999"}) {
+    auto h = ParseHostRanges(bad);
+    ASSERT_FALSE(h.has_value()) << bad;
+    EXPECT_NE(h.error().message().find("host list"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace podsched

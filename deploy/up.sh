@@ -225,16 +225,16 @@ token=$(cat "$var/admin.token")
 run_as=$(id -un); agent_user_flags=(--jobs-as-agent-user)
 [[ $(id -u) -eq 0 ]] && agent_user_flags+=(--allow-root-jobs)
 per=$((64 / agents))
-# The bus uses CURVE (the default): each agent is enrolled once (podsched agent enroll), its
-# key file (mode 0600) in $var/keys; a later start reuses them.
+# The bus uses CURVE (the default): each agent is enrolled once (podsched agent enroll) for the
+# hosts it serves, its key file (mode 0600) in $var/keys; a later start reuses them.
 keys=$var/keys
-missing=()
-for ((i = 0; i < agents; i++)); do [[ -f $keys/local-$i.key ]] || missing+=(--agent-id "local-$i"); done
-if [[ ${#missing[@]} -gt 0 ]]; then
-  mkdir -p "$keys"
-  "$podsched" --config "$config" agent enroll --out-dir "$keys" "${missing[@]}" 2>>"$var/log/podsched.log" ||
+mkdir -p "$keys"
+for ((i = 0; i < agents; i++)); do
+  [[ -f $keys/local-$i.key ]] && continue
+  "$podsched" --config "$config" agent enroll --out-dir "$keys" --agent-id "local-$i" \
+    --hosts "$((i * per))-$((i * per + per - 1))" 2>>"$var/log/podsched.log" ||
     die "podsched agent enroll failed: $(tail -3 "$var/log/podsched.log")"
-fi
+done
 step "starting $agents podworkers ($per host$([[ $per -gt 1 ]] && echo s) each)"
 for ((i = 0; i < agents; i++)); do
   first=$((i * per)); last=$((first + per - 1))

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/host_list.h"
 #include "common/strings.h"
 
 namespace podsched::daemon {
@@ -64,12 +65,19 @@ Result<std::vector<EnrolledAgent>> ParseAgentKeys(std::string_view text) {
   for (std::string_view line : SplitOn(text, '\n')) {
     ++n;
     if (line.empty() || line.front() == '#') continue;
-    const size_t space = line.find(' ');
+    const std::vector<std::string_view> fields = SplitOn(line, ' ');
     const std::string where = "agents.keys line " + std::to_string(n);
-    if (space == std::string_view::npos) return InvalidArgument(where + ": expected 'AGENT_ID KEY'");
-    EnrolledAgent a{std::string(line.substr(0, space)), std::string(line.substr(space + 1))};
+    if (fields.size() < 2 || fields.size() > 3) {
+      return InvalidArgument(where + ": expected 'AGENT_ID KEY' or 'AGENT_ID KEY HOSTS'");
+    }
+    EnrolledAgent a{std::string(fields[0]), std::string(fields[1]), std::nullopt};
     if (!IsValidAgentId(a.agent_id)) return InvalidArgument(where + ": bad agent id");
     if (!IsZ85Key(a.public_key)) return InvalidArgument(where + ": not a 40-character Z85 key");
+    if (fields.size() == 3) {
+      auto hosts = ParseHostRanges(fields[2]);
+      if (!hosts) return std::unexpected(hosts.error().WithContext(where));
+      a.hosts = std::move(*hosts);
+    }
     for (const auto& e : out) {
       if (e.agent_id == a.agent_id || e.public_key == a.public_key) {
         return InvalidArgument(where + ": agent id or key given twice");
@@ -82,9 +90,14 @@ Result<std::vector<EnrolledAgent>> ParseAgentKeys(std::string_view text) {
 
 std::string FormatAgentKeys(const std::vector<EnrolledAgent>& agents) {
   std::string out =
-      "# Agents enrolled on this podsched's worker bus: AGENT_ID CURVE_PUBLIC_KEY.\n"
+      "# Agents enrolled on this podsched's worker bus: AGENT_ID CURVE_PUBLIC_KEY [HOSTS].\n"
+      "# HOSTS: the hosts the agent may register (absent: any host).\n"
       "# Written by `podsched agent enroll|revoke`; podsched re-reads it when it changes.\n";
-  for (const auto& a : agents) out += a.agent_id + " " + a.public_key + "\n";
+  for (const auto& a : agents) {
+    out += a.agent_id + " " + a.public_key;
+    if (a.hosts) out += " " + FormatHostRanges(*a.hosts);
+    out += "\n";
+  }
   return out;
 }
 
@@ -122,10 +135,12 @@ Result<KeyFile> LoadOrCreateServerKey(const std::string& data_dir, const KeyGene
 }
 
 Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agent_id,
-                            const std::string& bus, const KeyGenerator& keygen) {
+                            const std::string& bus, const KeyGenerator& keygen,
+                            std::optional<std::vector<int32_t>> hosts) {
   if (!IsValidAgentId(agent_id)) {
     return InvalidArgument("agent id '" + agent_id + "' must be 1..64 of [A-Za-z0-9._-]");
   }
+  if (hosts && hosts->empty()) return InvalidArgument("agent " + agent_id + ": no host given");
   bool created = false;
   auto server = LoadOrCreateServerKey(data_dir, keygen, &created);
   if (!server) return server;
@@ -143,7 +158,7 @@ Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agen
   k->agent_id = agent_id;
   k->bus = bus;
   k->server_key = server->public_key;
-  agents->push_back({agent_id, k->public_key});
+  agents->push_back({agent_id, k->public_key, std::move(hosts)});
   if (Status s = WriteAgents(data_dir, *agents); !s.ok()) return std::unexpected(s);
   return k;
 }

@@ -2,7 +2,9 @@
 //
 //   <data_dir>/bus.key      podsched's key pair (public-key/secret-key lines, common/key_file.h),
 //                           created on first start unless `bus.curve: off`; mode 0600
-//   <data_dir>/agents.keys  enrolled agents, one `AGENT_ID PUBLIC_KEY` a line; mode 0600.
+//   <data_dir>/agents.keys  enrolled agents, one `AGENT_ID PUBLIC_KEY [HOSTS]` a line, HOSTS
+//                           the hosts it may register ("0-15", common/host_list.h; absent:
+//                           any host); mode 0600.
 //                           Written only by `podsched agent enroll|revoke` (under a lock file,
 //                           atomically); the running daemon re-reads it when it changes
 //                           (bus_server.h), so an enrolment or a revocation needs no restart.
@@ -11,7 +13,9 @@
 // enrol/revoke calls serialize on <data_dir>/agents.keys.lock).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +28,10 @@ namespace podsched::daemon {
 struct EnrolledAgent {
   std::string agent_id;
   std::string public_key;  // Z85
+  // The hosts it may register, sorted (audit H6: a key bound only to an id let any enrolled
+  // agent claim every unheld host, and receive every tenant's launches). nullopt: any host
+  // (enrolled without --hosts).
+  std::optional<std::vector<int32_t>> hosts;
 };
 
 std::string ServerKeyPath(const std::string& data_dir);
@@ -43,11 +51,13 @@ using KeyGenerator = std::function<Result<KeyFile>()>;
 Result<KeyFile> LoadOrCreateServerKey(const std::string& data_dir, const KeyGenerator& keygen,
                                       bool* created);
 
-// Enrols `agent_id`: a new key pair, its public key bound to the id in agents.keys, and the
-// agent's key file (its id, `bus`, the server's public key, its key pair) returned for the
-// caller to hand over. An id already enrolled is kAlreadyExists (revoke it first).
+// Enrols `agent_id`: a new key pair, its public key bound to the id (and to `hosts`, nullopt:
+// any host) in agents.keys, and the agent's key file (its id, `bus`, the server's public key,
+// its key pair) returned for the caller to hand over. An id already enrolled is kAlreadyExists
+// (revoke it first).
 Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agent_id,
-                            const std::string& bus, const KeyGenerator& keygen);
+                            const std::string& bus, const KeyGenerator& keygen,
+                            std::optional<std::vector<int32_t>> hosts = std::nullopt);
 // Removes `agent_id` from agents.keys (kNotFound when it is not there). A connected agent's
 // messages are dropped from the next re-read on (within a second); it cannot reconnect.
 Status RevokeAgent(const std::string& data_dir, const std::string& agent_id);

@@ -83,7 +83,7 @@ TEST_F(AgentKeysTest, EnrolBindsOneKeyToOneIdAndRevokeRemovesIt) {
 
 TEST(AgentKeysParseTest, RoundTripsAndRejectsDuplicates) {
   const std::string k1(40, 'a'), k2(40, 'b');
-  auto parsed = ParseAgentKeys(FormatAgentKeys({{"m1", k1}, {"m2", k2}}));
+  auto parsed = ParseAgentKeys(FormatAgentKeys({{"m1", k1, {}}, {"m2", k2, {}}}));
   ASSERT_TRUE(parsed) << parsed.error().message();
   ASSERT_EQ(parsed->size(), 2u);
   EXPECT_EQ((*parsed)[1].public_key, k2);
@@ -91,6 +91,36 @@ TEST(AgentKeysParseTest, RoundTripsAndRejectsDuplicates) {
   for (const std::string& bad : {"m1 " + k1 + "\nm1 " + k2, "m1 " + k1 + "\nm2 " + k1,
                                  std::string("m1"), std::string("m1 short"), "a/b " + k1}) {
     EXPECT_FALSE(ParseAgentKeys(bad)) << bad;
+  }
+}
+
+// Audit H6: the hosts an agent may register are recorded at enrolment, read back sorted, and a
+// line from before (no HOSTS) means any host.
+TEST_F(AgentKeysTest, EnrolmentRecordsTheAgentsHosts) {
+  ASSERT_TRUE(EnrollAgent(dir_, "m1", "tcp://x:1", keygen_, std::vector<int32_t>{3, 0, 1, 2}));
+  ASSERT_TRUE(EnrollAgent(dir_, "m2", "tcp://x:1", keygen_));
+  EXPECT_FALSE(EnrollAgent(dir_, "m3", "tcp://x:1", keygen_, std::vector<int32_t>{}));
+  auto agents = ReadAgentKeys(AgentKeysPath(dir_));
+  ASSERT_TRUE(agents) << agents.error().message();
+  ASSERT_EQ(agents->size(), 2u);
+  EXPECT_EQ((*agents)[0].hosts, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ((*agents)[1].hosts, std::nullopt);
+}
+
+TEST(AgentKeysParseTest, HostsRoundTripAndABadHostsFieldNamesTheLine) {
+  const std::string k1(40, 'a'), k2(40, 'b');
+  const std::string text = FormatAgentKeys({{"m1", k1, std::vector<int32_t>{0, 1, 2, 3, 12}},
+                                            {"m2", k2, std::nullopt}});
+  EXPECT_NE(text.find("m1 " + k1 + " 0-3,12\n"), std::string::npos) << text;
+  auto parsed = ParseAgentKeys(text);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ((*parsed)[0].hosts, (std::vector<int32_t>{0, 1, 2, 3, 12}));
+  EXPECT_EQ((*parsed)[1].hosts, std::nullopt);
+  for (const std::string& bad : {"m1 " + k1 + " 7-3", "m1 " + k1 + " 0-3 extra", "m1 " + k1 + " "}) {
+    auto r = ParseAgentKeys(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message().find("agents.keys line 1"), std::string::npos)
+        << r.error().message();
   }
 }
 

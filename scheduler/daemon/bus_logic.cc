@@ -151,10 +151,18 @@ Status BusLogic::OnRegister(const std::string& id, const bus::Register& m, TimeP
     Drop("invalid");
     return Status::Ok();
   }
+  // An agent enrolled for some hosts registers only those: otherwise one stolen key (or a root
+  // on one worker) could claim every unheld host after a restart and receive every launch.
+  std::optional<std::vector<int32_t>> enrolled;
+  if (enrolled_hosts_) enrolled = enrolled_hosts_(id);
   std::set<HostId> hosts;
   for (int32_t h : m.hosts()) {
     if (!pod.Contains(HostId(h))) {
       Drop("unknown_host");
+      return Status::Ok();
+    }
+    if (enrolled && !std::binary_search(enrolled->begin(), enrolled->end(), h)) {
+      Drop("host_not_enrolled");
       return Status::Ok();
     }
     if (registry_.ClaimedByOther(id, HostId(h))) {

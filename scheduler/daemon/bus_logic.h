@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -46,10 +47,6 @@ struct BusOutgoing {
   std::string bytes;  // a serialized bus::Envelope
 };
 
-// Drop reasons of podsched_bus_dropped_total (docs/bus.md).
-inline constexpr std::string_view kDropReasons[] = {
-    "malformed", "oversized", "unknown_agent", "unknown_host", "stale_epoch", "unknown_job",
-    "invalid"};
 
 class BusLogic {
  public:
@@ -67,6 +64,12 @@ class BusLogic {
 
   // `scheduler` must outlive this.
   BusLogic(Options options, core::Scheduler* scheduler, TokenSource tokens = {});
+
+  // The hosts an agent id was enrolled for (BusServer::EnrolledHostsOf); nullopt: any host.
+  // A Register naming any other host is refused whole and counted as "host_not_enrolled"
+  // (audit H6). Unset: every agent may register any host.
+  using EnrolledHosts = std::function<std::optional<std::vector<int32_t>>(const std::string&)>;
+  void SetEnrolledHosts(EnrolledHosts lookup) { enrolled_hosts_ = std::move(lookup); }
 
   // Once after the scheduler loaded: hosts without an agent become unhealthy, and a reconcile
   // window opens if jobs hold hosts.
@@ -124,9 +127,11 @@ class BusLogic {
                    TimePoint now);
   void Send(const std::string& agent_id, const bus::Envelope& e);
   void SendToHosts(const std::vector<HostId>& hosts, const bus::Envelope& e);
+  // `reason`: one of kBusDropReasons (metrics.h).
   void Drop(std::string_view reason) { ++dropped_[std::string(reason)]; }
 
   Options options_;
+  EnrolledHosts enrolled_hosts_;
   core::Scheduler* scheduler_;
   TokenSource tokens_;
   AgentRegistry registry_;

@@ -547,5 +547,34 @@ TEST_F(BusLogicTest, ReconcileTimeoutFailsHostsWhoseAgentNeverCame) {
   EXPECT_EQ(bus_->hosts()[SliceHosts(je.job).empty() ? 0 : 0].reason, "no agent");
 }
 
+// Audit H6: a0 is enrolled for its row (hosts 0-3). Right after a restart it registers the
+// whole pod, as an impostor with its key would: refused and counted, no Welcome, no host taken
+// and so no launch for any of them; the real agents then register theirs.
+TEST_F(BusLogicTest, AnAgentRegistersOnlyTheHostsItWasEnrolledFor) {
+  bus_->SetEnrolledHosts([](const std::string& id) -> std::optional<std::vector<int32_t>> {
+    if (id == "a0") return std::vector<int32_t>{0, 1, 2, 3};
+    return std::nullopt;  // enrolled without --hosts (or a configured key): any host
+  });
+  bus::Envelope greedy = RegisterMsg(0);
+  for (int h = 4; h < 16; ++h) greedy.mutable_register_()->add_hosts(h);
+  ASSERT_TRUE(bus_->OnMessage("a0", Bytes(greedy), now_).ok());
+  EXPECT_EQ(Dropped("host_not_enrolled"), 1);
+  EXPECT_TRUE(Out().empty());  // no Welcome
+  EXPECT_EQ(bus_->connected_agents(), 0);
+  EXPECT_EQ(bus_->unhealthy_hosts(), 16);
+  // A job placed now has no host to go to: nothing is launched anywhere.
+  ASSERT_TRUE(sched_->Submit(Spec("alice", "v2-8", false), now_).has_value());
+  Tick();
+  EXPECT_EQ(Count(Out(), bus::Envelope::kLaunch), 0);
+
+  Register(0);  // its own row
+  RegisterAll();
+  EXPECT_EQ(Dropped("host_not_enrolled"), 1);
+  EXPECT_EQ(bus_->connected_agents(), 4);
+  EXPECT_EQ(bus_->unhealthy_hosts(), 0);
+  EXPECT_EQ(bus_->agents().at("a0").hosts,
+            (std::vector<HostId>{HostId(0), HostId(1), HostId(2), HostId(3)}));
+}
+
 }  // namespace
 }  // namespace podsched::daemon

@@ -196,6 +196,13 @@ void BusServer::ReloadAgentKeys(bool force) {
   agent_keys_stamp_ = stamp;
   enrolled_.clear();
   enrolled_z85_.clear();
+  {
+    std::lock_guard lock(enrolled_hosts_mu_);
+    enrolled_hosts_.clear();
+    for (const auto& a : *agents) {
+      if (a.hosts) enrolled_hosts_[a.agent_id] = *a.hosts;
+    }
+  }
   for (const auto& a : *agents) {
     std::string raw(32, '\0');
     if (zmq_z85_decode(reinterpret_cast<uint8_t*>(raw.data()), a.public_key.c_str()) == nullptr) {
@@ -205,6 +212,13 @@ void BusServer::ReloadAgentKeys(bool force) {
     enrolled_z85_[a.public_key] = a.agent_id;
   }
   spdlog::info("bus: {} enrolled agents (from {})", enrolled_.size(), agent_keys_file_);
+}
+
+std::optional<std::vector<int32_t>> BusServer::EnrolledHostsOf(const std::string& agent_id) const {
+  std::lock_guard lock(enrolled_hosts_mu_);
+  auto it = enrolled_hosts_.find(agent_id);
+  if (it == enrolled_hosts_.end()) return std::nullopt;
+  return it->second;
 }
 
 bool BusServer::BoundTo(const zmq::message_t& msg, const std::string& agent_id) {

@@ -7,15 +7,20 @@
 // bus.curve_agent_keys; any other is refused and counted (rejected_keys). An enrolled key is
 // bound to one agent id: the handler gives the connection the User-Id "ID KEY", and a message
 // whose routing id (the agent id) is not ID, or whose key has been revoked since, is dropped
-// and counted (rejected_agent_ids) before anything reads it.
+// and counted (rejected_agent_ids) before anything reads it. The hosts each id was enrolled for
+// are kept for the scheduler thread (EnrolledHostsOf), which refuses a Register for any other.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <map>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 #include <thread>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
@@ -43,6 +48,10 @@ class BusServer {
   int64_t unroutable() const { return unroutable_.load(); }
   int64_t rejected_keys() const { return rejected_keys_.load(); }
   int64_t rejected_agent_ids() const { return rejected_agent_ids_.load(); }
+  // The hosts `agent_id` was enrolled for (podsched agent enroll --hosts); nullopt when it may
+  // register any host: enrolled without --hosts, a configured key, or no CURVE. Thread-safe; as
+  // of the agents.keys read that admitted the agent's connection or later.
+  std::optional<std::vector<int32_t>> EnrolledHostsOf(const std::string& agent_id) const;
 
  private:
   BusServer() = default;
@@ -62,6 +71,8 @@ class BusServer {
   std::map<std::string, std::string> config_keys_;    // 32-byte binary key -> Z85 (any id)
   std::map<std::string, std::string> enrolled_;       // 32-byte binary key -> agent id
   std::map<std::string, std::string> enrolled_z85_;   // Z85 key -> agent id
+  mutable std::mutex enrolled_hosts_mu_;
+  std::map<std::string, std::vector<int32_t>> enrolled_hosts_;  // agent id -> hosts (GUARDED)
   std::string agent_keys_file_;
   std::pair<int64_t, int64_t> agent_keys_stamp_{-1, -1};  // mtime ns, size
   std::chrono::steady_clock::time_point agent_keys_checked_{};

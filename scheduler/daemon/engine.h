@@ -89,6 +89,8 @@ class Engine {
   // The worker bus. Messages to agents go to `send` only after the changes that caused them are
   // durable (in Flush, or at once without group commit).
   void SetBusSender(SendBus send) { send_bus_ = std::move(send); }
+  // The hosts each agent was enrolled for (BusLogic::SetEnrolledHosts).
+  void SetEnrolledHosts(BusLogic::EnrolledHosts lookup) { bus_->SetEnrolledHosts(std::move(lookup)); }
   void OnBusMessage(std::string_view agent_id, std::string_view bytes, TimePoint now);
   void OnBusMalformed() { bus_->CountMalformed(); }
   // Counters kept by the bus thread (read at scrape time).

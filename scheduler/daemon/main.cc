@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/host_list.h"
 #include "common/steady_wall_clock.h"
 #include "scheduler/daemon/agent_keys.h"
 #include "scheduler/daemon/auth.h"
@@ -99,7 +100,8 @@ int Fail(const Status& s);
 // `podsched agent enroll|revoke|list` (docs/deploy.md, "Keys and enrolment"): edits
 // <data_dir>/agents.keys, which the running daemon re-reads; no restart needed.
 int AgentCommand(const Config& config, const std::string& verb, const std::vector<std::string>& ids,
-                 const std::string& out, const std::string& out_dir, std::string bus) {
+                 const std::string& out, const std::string& out_dir, std::string bus,
+                 const std::string& hosts_text) {
   if (!config.bus.curve) {
     return Fail(Status(StatusCode::kFailedPrecondition,
                        "bus.curve is off in this configuration: agents need no enrolment"));
@@ -107,7 +109,10 @@ int AgentCommand(const Config& config, const std::string& verb, const std::vecto
   if (verb == "list") {
     auto agents = ReadAgentKeys(AgentKeysPath(config.data_dir));
     if (!agents) return Fail(agents.error());
-    for (const auto& a : *agents) std::cout << a.agent_id << " " << a.public_key << "\n";
+    for (const auto& a : *agents) {
+      std::cout << a.agent_id << " " << a.public_key << " hosts "
+                << (a.hosts ? FormatHostRanges(*a.hosts) : "any") << "\n";
+    }
     return 0;
   }
   if (ids.empty()) return Fail(Status(StatusCode::kInvalidArgument, "give --agent-id"));
@@ -123,8 +128,18 @@ int AgentCommand(const Config& config, const std::string& verb, const std::vecto
     return Fail(Status(StatusCode::kInvalidArgument, "several --agent-id need --out-dir"));
   }
   if (bus.empty()) bus = config.bus_address;
+  std::optional<std::vector<int32_t>> hosts;
+  if (!hosts_text.empty()) {
+    auto parsed = ParseHostRanges(hosts_text);
+    if (!parsed) return Fail(parsed.error().WithContext("--hosts"));
+    hosts = std::move(*parsed);
+  } else {
+    std::cerr << "podsched: warning: enrolling without --hosts: the agent may register any host "
+                 "of the pod (and so receive any job's launch); give the hosts it serves, e.g. "
+                 "--hosts 0-15\n";
+  }
   for (const auto& id : ids) {
-    auto k = EnrollAgent(config.data_dir, id, bus, ZmqKeyPair);
+    auto k = EnrollAgent(config.data_dir, id, bus, ZmqKeyPair, hosts);
     if (!k) return Fail(k.error());
     const std::string text = FormatKeyFile(
         *k, "podworker key file for agent " + id + " (podsched agent enroll). Secret: keep it\n"
@@ -141,7 +156,9 @@ int AgentCommand(const Config& config, const std::string& verb, const std::vecto
       (void)RevokeAgent(config.data_dir, id);  // nobody holds the key: undo the enrolment
       return Fail(s);
     }
-    std::cerr << "podsched: enrolled agent " << id << "; key file " << path << " (mode 0600)\n";
+    std::cerr << "podsched: enrolled agent " << id << " for hosts "
+              << (hosts ? FormatHostRanges(*hosts) : "any") << "; key file " << path
+              << " (mode 0600)\n";
   }
   return 0;
 }
@@ -177,12 +194,15 @@ int main(int argc, char** argv) {
   agent_cmd->require_subcommand(1);
   agent_cmd->fallthrough();
   std::vector<std::string> agent_ids;
-  std::string key_out, key_out_dir, key_bus;
+  std::string key_out, key_out_dir, key_bus, key_hosts;
   CLI::App* enroll = agent_cmd->add_subcommand(
       "enroll", "new key pair for an agent, bound to its id; writes its key file");
   enroll->add_option("--agent-id", agent_ids, "agent id (repeatable with --out-dir)")->required();
   enroll->add_option("--out", key_out, "key file to write (mode 0600; default: stdout)");
   enroll->add_option("--out-dir", key_out_dir, "directory for ID.key files");
+  enroll->add_option("--hosts", key_hosts,
+                     "the only hosts the agent may register, e.g. 0-15 (as its podworker --hosts; "
+                     "default: any host, with a warning)");
   enroll->add_option("--bus-address", key_bus,
                      "bus address the agent connects to (default: bus.address)");
   CLI::App* revoke = agent_cmd->add_subcommand("revoke", "remove an agent's key");
@@ -224,7 +244,7 @@ int main(int argc, char** argv) {
   }
   if (agent_cmd->parsed()) {
     const std::string verb = enroll->parsed() ? "enroll" : revoke->parsed() ? "revoke" : "list";
-    return AgentCommand(config, verb, agent_ids, key_out, key_out_dir, key_bus);
+    return AgentCommand(config, verb, agent_ids, key_out, key_out_dir, key_bus, key_hosts);
   }
   if (config.bus.curve) {
     // CURVE by default: the key pair is made on first start; agents pin its public key.
@@ -291,6 +311,8 @@ int main(int argc, char** argv) {
   BusServer* bus_server = bus->get();
   (*engine)->SetBusSender(
       [bus_server](BusOutgoing m) { bus_server->Send(m.agent_id, m.bytes); });
+  (*engine)->SetEnrolledHosts(
+      [bus_server](const std::string& agent_id) { return bus_server->EnrolledHostsOf(agent_id); });
   const Daemon* daemon_for_metrics = nullptr;  // set below, before anything is served
   (*engine)->SetBusIoCounters([bus_server, &daemon_for_metrics] {
     Engine::BusIoCounters io{bus_server->unroutable(), bus_server->rejected_keys(),

@@ -33,13 +33,11 @@ std::string FormatBusMetrics(const BusGauges& g) {
     out << "podsched_bus_sent_total{type=\"" << t << "\"} " << count(g.sent, t) << '\n';
   }
   family("podsched_bus_dropped_total", "counter", "Bus messages dropped, by reason.");
-  for (std::string_view r : {"malformed", "oversized", "unknown_agent", "unknown_host",
-                             "stale_epoch", "unknown_job", "invalid", "unroutable", "overloaded"}) {
-    int64_t n = r == "unroutable"   ? g.unroutable
-                : r == "overloaded" ? g.overloaded
-                                    : count(g.dropped, r);
-    out << "podsched_bus_dropped_total{reason=\"" << r << "\"} " << n << '\n';
+  for (std::string_view r : kBusDropReasons) {
+    out << "podsched_bus_dropped_total{reason=\"" << r << "\"} " << count(g.dropped, r) << '\n';
   }
+  out << "podsched_bus_dropped_total{reason=\"unroutable\"} " << g.unroutable << '\n';
+  out << "podsched_bus_dropped_total{reason=\"overloaded\"} " << g.overloaded << '\n';
   family("podsched_bus_rejected_keys_total", "counter",
          "CURVE handshakes refused: the agent's key is neither enrolled nor in "
          "bus.curve_agent_keys.");

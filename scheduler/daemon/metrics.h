@@ -23,6 +23,12 @@ struct MetricGauges {
   int64_t scheduler_passes = 0;
 };
 
+// The reasons BusLogic drops a bus message for (podsched_bus_dropped_total, docs/bus.md); the
+// bus thread's "unroutable" and "overloaded" are counted apart (BusGauges).
+inline constexpr std::string_view kBusDropReasons[] = {
+    "malformed",   "oversized", "unknown_agent", "unknown_host",
+    "stale_epoch", "unknown_job", "invalid",     "host_not_enrolled"};
+
 // The worker bus's counters and gauges (BusLogic), read at scrape time.
 struct BusGauges {
   std::map<std::string, int64_t> received, sent, dropped;  // by message type / drop reason

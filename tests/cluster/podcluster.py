@@ -251,18 +251,17 @@ limits: {requests_per_second: 100000, burst: 100000}
         return self.agents[k]
 
     def enroll_agents(self):
-        """CURVE is on (the default): every agent is enrolled once, in one podsched call."""
-        ids = ["agent-%d-h%d" % (k, h) for k in range(1, self.workers + 1)
-               for h in self.hosts_of_worker(k)]
+        """CURVE is on (the default): every agent is enrolled once, for its one host."""
+        hosts = {"agent-%d-h%d" % (k, h): h for k in range(1, self.workers + 1)
+                 for h in self.hosts_of_worker(k)}
         key_dir = os.path.join(self.work, "keys")
-        self.key_files = {i: os.path.join(key_dir, i + ".key") for i in ids}
-        if all(os.path.exists(f) for f in self.key_files.values()):
-            return
+        self.key_files = {i: os.path.join(key_dir, i + ".key") for i in hosts}
         os.makedirs(key_dir, exist_ok=True)
-        args = [self.bins.podsched, "--config", self.config, "agent", "enroll", "--out-dir", key_dir]
-        for i in ids:
-            args += ["--agent-id", i]
-        subprocess.run(args, check=True, capture_output=True)
+        for i, h in hosts.items():
+            if not os.path.exists(self.key_files[i]):
+                subprocess.run([self.bins.podsched, "--config", self.config, "agent", "enroll",
+                                "--out-dir", key_dir, "--agent-id", i, "--hosts", str(h)],
+                               check=True, capture_output=True)
 
     def start(self):
         self.enroll_agents()

@@ -82,12 +82,14 @@ class Podsched(Process):
         self.token = open(os.path.join(self.work, "var", "admin.token")).read().strip()
 
 
-    def enroll(self, agent_id):
-        """`podsched agent enroll`: the agent's key file (work/ID.key, kept across restarts)."""
+    def enroll(self, agent_id, hosts=None):
+        """`podsched agent enroll` (for `hosts`, e.g. "0-1", when given): the agent's key file
+        (work/ID.key, kept across restarts)."""
         path = os.path.join(self.work, agent_id + ".key")
         if not os.path.exists(path):
             subprocess.run([self.binary, "--config", self.config, "--data-dir", self.data_dir,
-                            "agent", "enroll", "--agent-id", agent_id, "--out", path],
+                            "agent", "enroll", "--agent-id", agent_id, "--out", path] +
+                           (["--hosts", hosts] if hosts else []),
                            check=True, capture_output=True)
         return path
 
@@ -152,7 +154,7 @@ class Worker(Process):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         keys = []
         if self.podsched.curve and "--bus-key-file" not in self.extra:
-            keys = ["--bus-key-file", self.podsched.enroll(self.agent_id)]
+            keys = ["--bus-key-file", self.podsched.enroll(self.agent_id, self.hosts)]
         self.proc = subprocess.Popen(
             [self.binary, "--bus", self.podsched.bus, "--pod", "pod0", "--hosts", self.hosts,
              "--agent-id", self.agent_id, "--state-dir", self.state] + keys + self.user_flags +

@@ -298,6 +298,26 @@ def test_curve(work):
         wait_for(lambda: "podsched agent enroll" in open(workers["h3"].log).read(),
                  "the keyless agent to say how to enrol", 30)
         ok("an agent without a key file logs how to enrol")
+        # Audit H6: h4 is enrolled for host 4 only; started for hosts 4-7 (as a stolen key or a
+        # root on that machine would) its Register is refused whole and counted, and no host of
+        # 4-7 gets an agent. Restarted for host 4 alone, it is welcomed.
+        ps.enroll("h4", "4")
+        workers["h4"] = Worker(PODWORKER, ps, work, "h4", "4-7")
+        wait_for(lambda: ps.metrics().get('podsched_bus_dropped_total{reason="host_not_enrolled"}',
+                                          0) >= 1, "h4's Register for 4-7 refused", 30)
+        pod = ps.pod()
+        held = [h.get("id", 0) for h in pod["hosts"] if h.get("agent_id") == "h4"]
+        if held:
+            fail("h4 holds hosts %s it was not enrolled for" % held)
+        wait_for(lambda: "is this key still enrolled" in open(workers["h4"].log).read(),
+                 "h4 to log that it is not welcomed", 30)
+        ok("an agent enrolled for host 4 that registers 4-7 is refused and counted, holds nothing")
+        workers["h4"].stop()
+        workers["h4"].hosts = "4"
+        workers["h4"].start()
+        wait_for(lambda: [h.get("id", 0) for h in ps.pod()["hosts"] if h.get("agent_id") == "h4"] ==
+                 [4], "h4 to serve host 4", 30)
+        ok("restarted for host 4 alone, h4 is welcomed and serves it")
         before = ps.metrics()["podsched_bus_rejected_agent_ids_total"]
         subprocess.run([PODSCHED, "--config", ps.config, "--data-dir", ps.data_dir, "agent",
                         "revoke", "h0"], check=True, capture_output=True)

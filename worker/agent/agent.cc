@@ -20,7 +20,7 @@
 #include "proto/bus.pb.h"
 #include "worker/agent/bus_pacer.h"
 #include "worker/agent/bus_validate.h"
-#include "worker/agent/host_list.h"
+#include "common/host_list.h"
 #include "worker/agent/job_runner.h"
 #include "worker/agent/output_spool.h"
 #include "worker/agent/poll_set.h"
@@ -160,7 +160,7 @@ int Agent::Run() {
     }
   }
   spdlog::info("podworker {} serving pod {} hosts {} on bus {}; rsh {}; progress {}", o_.agent_id,
-               o_.pod, FormatHostList(o_.hosts), o_.bus, rsh_.endpoint(), progress_endpoint_);
+               o_.pod, FormatHostRanges(o_.hosts), o_.bus, rsh_.endpoint(), progress_endpoint_);
   SendRegister();
   const MonotonicTime started = clock_.Now();
   bool warned_unwelcome = false;
@@ -187,9 +187,11 @@ int Agent::Run() {
               ? "podsched's bus uses CURVE by default: enrol this agent on the controller "
                 "(podsched agent enroll --agent-id " + o_.agent_id +
                     " --out FILE), then start podworker --bus-key-file FILE"
-              : "The handshake is not completing: is this key still enrolled for agent id " +
-                    o_.agent_id + " (podsched agent list), and is the server key pinned in the "
-                    "key file podsched's (<data_dir>/bus.key)?");
+              : "The handshake or the Register is refused: is this key still enrolled for "
+                "agent id " + o_.agent_id + ", and for every host of --hosts " +
+                    FormatHostRanges(o_.hosts) + " (podsched agent list; refusals are counted in "
+                    "podsched_bus_dropped_total{reason=\"host_not_enrolled\"}), and is the "
+                    "server key pinned in the key file podsched's (<data_dir>/bus.key)?");
     }
     runner_.Tick();
     if (draining_ && ((runner_.idle() && runner_.unacked().empty()) || now >= drain_deadline_)) {

@@ -6,7 +6,7 @@
 
 #include "worker/agent/bus_validate.h"
 #include "worker/agent/exit_verdict.h"
-#include "worker/agent/host_list.h"
+#include "common/host_list.h"
 #include "worker/agent/launch_book.h"
 #include "worker/agent/mpirun_argv.h"
 #include "worker/agent/rsh_wire.h"
@@ -17,22 +17,6 @@ namespace {
 // waitpid statuses as the kernel encodes them.
 int Exited(int code) { return (code & 0xff) << 8; }
 int Signaled(int sig) { return sig & 0x7f; }
-
-TEST(HostListTest, RangesAndSingles) {
-  auto h = ParseHostList("0-3,12,2,7-7");
-  ASSERT_TRUE(h.has_value());
-  EXPECT_EQ(*h, (std::vector<int32_t>{0, 1, 2, 3, 7, 12}));
-  EXPECT_EQ(FormatHostList(*h), "0-3,7,12");
-  EXPECT_EQ(FormatHostList({}), "");
-}
-
-TEST(HostListTest, RejectsBadInputWithTheBadPart) {
-  for (const char* bad : {"", ",", "7-3", "a", "1-", "-1", "1,,2", "5000", "0-99999"}) {
-    auto h = ParseHostList(bad);
-    ASSERT_FALSE(h.has_value()) << bad;
-    EXPECT_NE(h.error().message().find("host list"), std::string::npos);
-  }
-}
 
 MpirunPlan Plan() {
   MpirunPlan p;
@@ -323,7 +307,7 @@ TEST(ParsersTest, RandomInputIsRejectedOrParsedNeverACrash) {
       auto next = r.Next(payload);
       if (!next || !*next) break;
     }
-    (void)ParseHostList(bytes);
+    (void)ParseHostRanges(bytes);
     (void)ParseRshEndpoints(bytes);
     (void)ParseRshCommandLine({bytes, "x"});
     (void)ParseMpiHostName(bytes);

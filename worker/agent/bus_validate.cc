@@ -4,7 +4,7 @@
 #include <cctype>
 #include <set>
 
-#include "worker/agent/host_list.h"
+#include "common/host_list.h"
 #include "worker/agent/rsh_wire.h"
 
 namespace podsched::agent {

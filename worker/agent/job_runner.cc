@@ -15,7 +15,7 @@
 #include "worker/agent/exec_launch.h"
 
 #include "worker/agent/child.h"
-#include "worker/agent/host_list.h"
+#include "common/host_list.h"
 #include "worker/agent/mpirun_argv.h"
 #include "worker/agent/rsh_wire.h"
 
@@ -223,7 +223,7 @@ void JobRunner::Start(const bus::Launch& l) {
   job.launcher = std::binary_search(o_.hosts.begin(), o_.hosts.end(), l.hosts(0));
   book_.MarkRunning(je);
   spdlog::info("job {} epoch {}: launch on {} hosts, here {} ({})", je.job.value(), je.epoch,
-               l.hosts_size(), FormatHostList(job.my_hosts),
+               l.hosts_size(), FormatHostRanges(job.my_hosts),
                job.launcher ? "launcher" : "remote hosts only");
   job.account = ResolveJobAccount(l.unix_user(), o_.accounts);
   if (job.account) {

@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-#include "worker/agent/host_list.h"
+#include "common/host_list.h"
 
 namespace podsched::agent {
 

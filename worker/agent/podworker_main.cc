@@ -22,7 +22,7 @@
 #include "common/key_file.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/exec_launcher.h"
-#include "worker/agent/host_list.h"
+#include "common/host_list.h"
 #include "worker/agent/mpirun_argv.h"
 #include "worker/agent/rsh_client.h"
 
@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   } else if (!o.bus_server_key.empty()) {
     return usage("--bus-server-key needs --bus-key-file (this agent's key pair)");
   }
-  auto parsed = ParseHostList(hosts);
+  auto parsed = podsched::ParseHostRanges(hosts);
   if (!parsed) return usage(parsed.error().message());
   o.hosts = *parsed;
   if (o.agent_id.empty()) {
