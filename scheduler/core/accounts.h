@@ -51,6 +51,10 @@ struct TokenRecord {
   UserName created_by;
   std::optional<TimePoint> expires;  // none: never
   std::optional<TimePoint> revoked;  // set once, never cleared
+  // The token it was created with: it expires no later than that one and is revoked with it.
+  // 0: created with a configured token (podsched.yaml, var/admin.token), as a user's first
+  // token, or before parents were recorded.
+  TokenId parent{};
   friend bool operator==(const TokenRecord&, const TokenRecord&) = default;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "common/hash.h"
 #include "common/user_names.h"
@@ -205,7 +206,8 @@ Result<UserAccount> AccountRegistry::SetDisabled(std::string_view name, bool dis
 
 Result<IssuedToken> AccountRegistry::CreateToken(std::string_view user, std::string_view label,
                                                  std::optional<Duration> lifetime,
-                                                 const std::string& by, TimePoint now) {
+                                                 const std::string& by, TimePoint now,
+                                                 TokenId parent) {
   auto it = users_.find(user);
   if (it == users_.end()) return NotFound("no user " + std::string(user));
   if (it->second.account.disabled) {
@@ -217,6 +219,17 @@ Result<IssuedToken> AccountRegistry::CreateToken(std::string_view user, std::str
   }
   if (lifetime && (*lifetime < kMinTokenLifetime || *lifetime > kMaxTokenLifetime)) {
     return InvalidArgument("a token's lifetime must be between 1 minute and 3650 days");
+  }
+  if (parent != TokenId()) {
+    auto p = tokens_.find(parent);
+    if (p == tokens_.end()) return NotFound("no token " + std::to_string(parent.value()));
+    if (p->second.expires && (!lifetime || now + *lifetime > *p->second.expires)) {
+      const auto left = std::chrono::duration_cast<std::chrono::seconds>(*p->second.expires - now);
+      return InvalidArgument(
+          "the token you are using expires at " + Rfc3339(*p->second.expires) +
+          ": it can create only tokens that expire no later (expires_in_seconds at most " +
+          std::to_string(std::max<int64_t>(left.count(), 0)) + ")");
+    }
   }
   const auto active = std::count_if(tokens_.begin(), tokens_.end(), [&](const auto& kv) {
     return kv.second.user.value() == user && TokenState(kv.second, now) == "active";
@@ -230,7 +243,7 @@ Result<IssuedToken> AccountRegistry::CreateToken(std::string_view user, std::str
   issued.secret = NewToken();
   issued.record = TokenRecord{TokenId(next_token_id_), UserName(std::string(user)),
                               std::string(label), Sha256Hex(issued.secret), now, UserName(by),
-                              std::nullopt, std::nullopt};
+                              std::nullopt, std::nullopt, parent};
   if (lifetime) issued.record.expires = now + *lifetime;
   if (Status s = Commit({{}, {issued.record}}); !s.ok()) return std::unexpected(s);
   ++next_token_id_;
@@ -246,11 +259,20 @@ Result<TokenRecord> AccountRegistry::Revoke(TokenId id, TimePoint now) {
     return FailedPrecondition(Describe(it->second) + " was already revoked at " +
                               Rfc3339(*it->second.revoked));
   }
-  TokenRecord changed = it->second;
-  changed.revoked = now;
-  if (Status s = Commit({{}, {changed}}); !s.ok()) return std::unexpected(s);
-  it->second = changed;
-  return changed;
+  // The token and its descendants; ids grow, so a child comes after its parent in tokens_.
+  std::set<TokenId> gone = {id};
+  core::AccountChange change;
+  for (auto t = it; t != tokens_.end(); ++t) {
+    if (t != it && !gone.contains(t->second.parent)) continue;
+    gone.insert(t->first);
+    if (t->second.revoked) continue;
+    TokenRecord changed = t->second;
+    changed.revoked = now;
+    change.tokens.push_back(std::move(changed));
+  }
+  if (Status s = Commit(change); !s.ok()) return std::unexpected(s);
+  for (TokenRecord& t : change.tokens) tokens_[t.id] = std::move(t);
+  return tokens_.at(id);
 }
 
 std::vector<AccountView> AccountRegistry::Users() const {

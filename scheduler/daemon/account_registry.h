@@ -90,13 +90,18 @@ class AccountRegistry {
   // Errors: kNotFound, kFailedPrecondition (a configured user; the last enabled admin), a store
   // failure.
   Result<core::UserAccount> SetDisabled(std::string_view name, bool disabled);
-  // A new token for `user` (configured or API), expiring after `lifetime` if given. Errors:
-  // kNotFound, kFailedPrecondition (user disabled), kInvalidArgument (label, lifetime),
-  // kResourceExhausted (kMaxActiveTokensPerUser), a store failure.
+  // A new token for `user` (configured or API), expiring after `lifetime` if given, made with
+  // the stored token `parent` (0: a configured token). A token made with a stored token expires
+  // no later than it (audit M5: a leaked 1-day token minted a never-expiring one, and revoking
+  // the leaked one left it). Errors: kNotFound, kFailedPrecondition (user disabled),
+  // kInvalidArgument (label, lifetime, a lifetime past the parent's), kResourceExhausted
+  // (kMaxActiveTokensPerUser), a store failure.
   Result<IssuedToken> CreateToken(std::string_view user, std::string_view label,
                                   std::optional<Duration> lifetime, const std::string& by,
-                                  TimePoint now);
-  // Errors: kNotFound, kFailedPrecondition (already revoked), a store failure.
+                                  TimePoint now, core::TokenId parent = {});
+  // Revokes the token and, in the same commit, every token made with it, transitively (those
+  // already revoked keep their time). Returns the token `id`. Errors: kNotFound,
+  // kFailedPrecondition (already revoked), a store failure.
   Result<core::TokenRecord> Revoke(core::TokenId id, TimePoint now);
 
   // Configured users first, then API users, each by name.

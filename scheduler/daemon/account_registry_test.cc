@@ -100,6 +100,44 @@ TEST_F(AccountRegistryTest, AddedUserAuthenticatesWithItsFirstTokenOnly) {
   EXPECT_EQ(accounts_.Users().size(), 3u);  // admin, alice (configured), bob
 }
 
+// Audit M5: with a leaked token A (1 h) an attacker made a never-expiring B, and revoking A
+// left B working. A token now makes only tokens that expire no later than itself, and revoking
+// it revokes every token made with it, transitively, in one commit (and in the store).
+TEST_F(AccountRegistryTest, ATokenMakesOnlyShorterLivedTokensAndTakesThemWithItWhenRevoked) {
+  auto bob = accounts_.AddUser("bob", false, "", "admin", now_);
+  ASSERT_TRUE(bob.has_value());
+  auto a = accounts_.CreateToken("bob", "a", hours(1), "bob", now_, bob->record.id);
+  ASSERT_TRUE(a.has_value()) << a.error().ToString();  // the first token never expires
+  const core::TokenId a_id = a->record.id;
+  auto forever = accounts_.CreateToken("bob", "b", std::nullopt, "bob", now_, a_id);
+  ASSERT_FALSE(forever.has_value());
+  EXPECT_EQ(forever.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(forever.error().message().find("expires_in_seconds at most 3600"), std::string::npos)
+      << forever.error().message();
+  EXPECT_FALSE(accounts_.CreateToken("bob", "b", hours(2), "bob", now_, a_id).has_value());
+  auto b = accounts_.CreateToken("bob", "b", minutes(30), "bob", now_, a_id);
+  ASSERT_TRUE(b.has_value()) << b.error().ToString();
+  EXPECT_EQ(b->record.parent, a_id);
+  auto c = accounts_.CreateToken("bob", "c", minutes(10), "bob", now_, b->record.id);
+  ASSERT_TRUE(c.has_value());
+  auto sibling = accounts_.CreateToken("bob", "d", hours(5), "bob", now_, bob->record.id);
+  ASSERT_TRUE(sibling.has_value());
+
+  ASSERT_TRUE(accounts_.Revoke(a_id, now_).has_value());
+  EXPECT_EQ(ReasonOf(a->secret), AuthFailure::kRevoked);
+  EXPECT_EQ(ReasonOf(b->secret), AuthFailure::kRevoked);
+  EXPECT_EQ(ReasonOf(c->secret), AuthFailure::kRevoked);
+  EXPECT_TRUE(accounts_.AuthenticateToken(sibling->secret, now_).has_value());
+  EXPECT_TRUE(accounts_.AuthenticateToken(bob->secret, now_).has_value());
+
+  // The same after a restart: the store has the parents and the revocations.
+  AccountRegistry reloaded(Configured(), &store_);
+  ASSERT_TRUE(reloaded.Load().has_value());
+  EXPECT_EQ(reloaded.FindToken(c->record.id)->parent, b->record.id);
+  EXPECT_FALSE(reloaded.AuthenticateToken(c->secret, now_).has_value());
+  EXPECT_TRUE(reloaded.AuthenticateToken(sibling->secret, now_).has_value());
+}
+
 TEST_F(AccountRegistryTest, RevokedExpiredAndDisabledFailAtOnceWithTheirReason) {
   auto bob = accounts_.AddUser("bob", false, "", "admin", now_);
   ASSERT_TRUE(bob.has_value());

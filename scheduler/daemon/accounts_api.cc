@@ -152,7 +152,7 @@ HttpResponse CreateToken(const ApiView& view, ApiCalls& calls, const Principal& 
     // Bounded before the multiplication: no overflow for absurd values.
     lifetime = std::chrono::seconds(std::min<int64_t>(in.expires_in_seconds(), int64_t{1} << 40));
   }
-  auto issued = calls.CreateToken(user, in.label(), lifetime, who.user, request.now);
+  auto issued = calls.CreateToken(user, in.label(), lifetime, who.user, who.token, request.now);
   if (!issued) return StatusError(issued.error());
   return Issued(*issued, nullptr, request.now);
 }

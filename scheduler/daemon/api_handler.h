@@ -78,9 +78,10 @@ class ApiCalls {
                                       TimePoint now) = 0;
   virtual Result<core::UserAccount> SetUserDisabled(std::string_view name, bool disabled,
                                                     TimePoint now) = 0;
+  // `parent`: the stored token the caller presented (0: a configured one).
   virtual Result<IssuedToken> CreateToken(std::string_view user, std::string_view label,
-                                          std::optional<Duration> lifetime,
-                                          const std::string& by, TimePoint now) = 0;
+                                          std::optional<Duration> lifetime, const std::string& by,
+                                          core::TokenId parent, TimePoint now) = 0;
   virtual Result<core::TokenRecord> RevokeToken(core::TokenId id, TimePoint now) = 0;
 };
 

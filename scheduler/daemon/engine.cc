@@ -51,8 +51,8 @@ class Engine::Calls final : public ApiCalls {
   }
   Result<IssuedToken> CreateToken(std::string_view user, std::string_view label,
                                   std::optional<Duration> lifetime, const std::string& by,
-                                  TimePoint now) override {
-    return e_.accounts_.CreateToken(user, label, lifetime, by, now);
+                                  core::TokenId parent, TimePoint now) override {
+    return e_.accounts_.CreateToken(user, label, lifetime, by, now, parent);
   }
   Result<core::TokenRecord> RevokeToken(core::TokenId id, TimePoint now) override {
     auto token = e_.accounts_.Revoke(id, now);

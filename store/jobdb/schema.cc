@@ -132,11 +132,18 @@ CREATE TABLE api_tokens (
 CREATE INDEX api_tokens_by_user ON api_tokens(user, id);
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations = {{
+// Version 5: the token a token was created with (audit M5: revoking a token revokes the tokens
+// made with it). 0: made with a configured token, by an admin command, or before version 5.
+constexpr std::string_view kV5 = R"sql(
+ALTER TABLE api_tokens ADD COLUMN parent_id INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations = {{
     {1, "jobs, events, users", kV1},
     {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
     {3, "job specs in their own table (written once)", kV3},
     {4, "accounts and api_tokens (API users and hashed bearer tokens)", kV4},
+    {5, "api_tokens.parent_id (the token each token was created with)", kV5},
 }};
 
 Status ApplyStep(Connection& db, const Migration& step) {

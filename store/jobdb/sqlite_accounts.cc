@@ -1,4 +1,5 @@
-// SqliteJobRepository's AccountRepository half: the accounts and api_tokens tables (schema v3).
+// SqliteJobRepository's AccountRepository half: the accounts and api_tokens tables (schema v4,
+// parent_id since v5).
 #include "store/jobdb/sqlite_job_repository.h"
 
 namespace podsched::jobdb {
@@ -23,12 +24,13 @@ constexpr std::string_view kLoadAccounts =
 // other token's row.
 constexpr std::string_view kPutToken =
     "INSERT INTO api_tokens (id, user, label, sha256, created_us, created_by, expires_us, "
-    "revoked_us) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET user = excluded.user, "
-    "label = excluded.label, sha256 = excluded.sha256, created_us = excluded.created_us, "
-    "created_by = excluded.created_by, expires_us = excluded.expires_us, "
-    "revoked_us = excluded.revoked_us";
+    "revoked_us, parent_id) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+    "user = excluded.user, label = excluded.label, sha256 = excluded.sha256, "
+    "created_us = excluded.created_us, created_by = excluded.created_by, "
+    "expires_us = excluded.expires_us, revoked_us = excluded.revoked_us, "
+    "parent_id = excluded.parent_id";
 constexpr std::string_view kLoadTokens =
-    "SELECT id, user, label, sha256, created_us, created_by, expires_us, revoked_us "
+    "SELECT id, user, label, sha256, created_us, created_by, expires_us, revoked_us, parent_id "
     "FROM api_tokens ORDER BY id";
 
 }  // namespace
@@ -58,7 +60,8 @@ Status SqliteJobRepository::WriteToken(const TokenRecord& t) {
       .Bind(5, Micros(t.created))
       .Bind(6, t.created_by.value())
       .Bind(7, OptMicros(t.expires))
-      .Bind(8, OptMicros(t.revoked));
+      .Bind(8, OptMicros(t.revoked))
+      .Bind(9, t.parent.value());
   if (Status s = (*put)->Run(); !s.ok()) {
     return s.WithContext("storing token " + std::to_string(t.id.value()));
   }
@@ -111,6 +114,7 @@ Result<core::StoredAccounts> SqliteJobRepository::LoadAccounts() {
     t.created_by = UserName(s.Text(5));
     if (auto e = s.OptInt(6)) t.expires = FromMicros(*e);
     if (auto r = s.OptInt(7)) t.revoked = FromMicros(*r);
+    t.parent = core::TokenId(s.Int(8));
     out.tokens.push_back(std::move(t));
     return Status::Ok();
   });

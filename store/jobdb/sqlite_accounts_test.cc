@@ -38,6 +38,7 @@ TEST(SqliteAccountsTest, UsersAndTokensRoundTripAcrossReopen) {
   TokenRecord forever = TokenOf(1, "bob");
   TokenRecord expiring = TokenOf(2, "bob");
   expiring.expires = At(86'500);
+  expiring.parent = forever.id;  // made with token 1 (schema v5)
   UserAccount root{UserName("root"), true, true, "", At(5), UserName("admin")};
   {
     auto repo = SqliteJobRepository::Open(path);
@@ -88,6 +89,29 @@ TEST(SqliteAccountsTest, AVersion2DatabaseMigratesWithNoAccounts) {
   EXPECT_TRUE(loaded->users.empty());
   EXPECT_TRUE(loaded->tokens.empty());
   EXPECT_TRUE((*repo)->CommitAccounts(AccountChange{{Bob()}, {TokenOf(1, "bob")}}).ok());
+}
+
+// A version 4 database (tokens without parents) keeps its tokens, each with parent 0.
+TEST(SqliteAccountsTest, AVersion4DatabaseKeepsItsTokensWithoutParents) {
+  TempDir dir;
+  const std::string path = dir.File("v4.db");
+  {
+    auto db = Connection::Open(path);
+    ASSERT_TRUE(db.has_value());
+    ASSERT_TRUE(Migrate(**db, 4).ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO api_tokens (id, user, label, sha256, created_us, "
+                            "created_by, expires_us, revoked_us) VALUES "
+                            "(7, 'bob', 'old', 'ab', 1, 'admin', NULL, NULL)")
+                    .ok());
+  }
+  auto repo = SqliteJobRepository::Open(path);
+  ASSERT_TRUE(repo.has_value()) << repo.error().ToString();
+  EXPECT_EQ((*repo)->SchemaVersion().value_or(-1), LatestSchemaVersion());
+  auto loaded = (*repo)->LoadAccounts();
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().ToString();
+  ASSERT_EQ(loaded->tokens.size(), 1u);
+  EXPECT_EQ(loaded->tokens[0].label, "old");
+  EXPECT_EQ(loaded->tokens[0].parent, core::TokenId());
 }
 
 }  // namespace

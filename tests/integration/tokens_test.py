@@ -11,7 +11,9 @@ podctl, raw HTTP for the dashboard session and the event stream. No podworker: j
 - the admin revokes it: the very next podctl request fails (exit 3, "revoked"), the session's
   next request is 401, the stream gets its `end` frame and closes;
 - disable: every token of the user fails, its job is left alone; bad input gets clear errors;
-- after a restart of podsched the state is the same (stored in the SQLite database).
+- after a restart of podsched the state is the same (stored in the SQLite database);
+- a token makes only tokens that expire no later than itself, and revoking it revokes them
+  (audit M5: a leaked 1-hour token minted a never-expiring one that outlived its revocation).
 """
 import http.client
 import json
@@ -219,6 +221,37 @@ def test_restart(ps, first, laptop):
     ok("after a restart: revoked and disabled still refused, enable works, failures counted")
 
 
+def test_minted(ps, first):
+    """Audit M5 over HTTP, as carl (enabled again) would do it with his tokens."""
+    def create(token, body):
+        status, _, data = http_call(ps, "POST", "/api/v1/tokens", body,
+                                    {"Authorization": "Bearer " + token,
+                                     "Content-Type": "application/json"})
+        return status, json.loads(data)
+    status, a = create(first, {"label": "a", "expires_in_seconds": 3600})
+    if status != 201:
+        fail("token A: %d %s" % (status, a))
+    status, b = create(a["secret"], {"label": "b"})  # never expiring, made with A
+    if status != 400 or "expires_in_seconds at most" not in b.get("message", ""):
+        fail("want 400 for a never-expiring token made with a 1-hour one: %d %s" % (status, b))
+    status, b = create(a["secret"], {"label": "b", "expires_in_seconds": 1800})
+    if status != 201:
+        fail("token B: %d %s" % (status, b))
+    status, c = create(b["secret"], {"label": "c", "expires_in_seconds": 600})
+    if status != 201:
+        fail("token C: %d %s" % (status, c))
+    admin(ps, "admin", "token", "revoke", str(a["token"]["id"]))
+    for name, t in (("B", b), ("C", c)):
+        status, _, body = http_call(ps, "GET", "/api/v1/jobs",
+                                    headers={"Authorization": "Bearer " + t["secret"]})
+        if status != 401 or "revoked" not in body:
+            fail("token %s outlived A's revocation: %d %s" % (name, status, body))
+    if http_call(ps, "GET", "/api/v1/jobs", headers={"Authorization": "Bearer " + first})[0] != 200:
+        fail("revoking A touched carl's first token")
+    ok("a token made with a 1-hour token cannot outlive it, and revoking it revokes what it made "
+       "(two generations)")
+
+
 def main():
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="podsched-tokens-") as work:
@@ -228,6 +261,7 @@ def main():
             first, laptop = test_life_cycle(ps, work)
             test_bad_input(ps)
             test_restart(ps, first, laptop)
+            test_minted(ps, first)
         except SystemExit:
             print_logs(work)
             raise
