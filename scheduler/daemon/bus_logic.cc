@@ -92,6 +92,11 @@ Status BusLogic::OnTimer(TimePoint now) {
   return Status::Ok();
 }
 
+size_t BusLogic::LargestLaunchBytes(const core::JobSpec& spec) const {
+  auto type = scheduler_->pod().ParseType(spec.accelerator);
+  return type ? composer_.LargestLaunchBytes(spec, *type, scheduler_->pod().name()) : 0;
+}
+
 // ---- incoming ----
 
 Status BusLogic::OnMessage(std::string_view agent_id, std::string_view bytes, TimePoint now) {

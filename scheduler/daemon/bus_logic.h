@@ -107,6 +107,9 @@ class BusLogic {
   int64_t connected_agents() const { return registry_.connected_agents(); }
   int64_t unhealthy_hosts() const;
   const Reconciler& reconciler() const { return reconciler_; }
+  // LaunchComposer::LargestLaunchBytes of `spec` on this pod; 0 when its accelerator is not a
+  // type of the pod (the core refuses it with the reason).
+  size_t LargestLaunchBytes(const core::JobSpec& spec) const;
 
  private:
   Status OnRegister(const std::string& id, const bus::Register& m, TimePoint now);

@@ -7,6 +7,7 @@
 #include "api.pb.h"
 #include "scheduler/core/dependency.h"
 #include "scheduler/daemon/api_response.h"
+#include "scheduler/daemon/bus_logic.h"
 #include "scheduler/daemon/checkpoint_prefix.h"
 #include "scheduler/daemon/convert.h"
 #include "scheduler/daemon/json_util.h"
@@ -80,6 +81,14 @@ HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& wh
   auto spec =
       SpecFromProto(in, who.user, UserCheckpointPrefix(DefaultCheckpointUrl(view.config), who.user));
   if (!spec) return StatusError(spec.error());
+  if (const size_t launch = view.bus.LargestLaunchBytes(*spec); launch > kMaxLaunchBytes) {
+    return ErrorResponse(
+        400, "invalid_argument",
+        "the job's command, args and env make a launch message of up to " +
+            std::to_string(launch >> 10) + " KiB with the job contract, more than the " +
+            std::to_string(kMaxLaunchBytes >> 10) +
+            " KiB the host agents accept; pass large data in files, not in env or args");
+  }
   JobId id;
   api::SubmitResponse out;
   if (in.array().empty()) {

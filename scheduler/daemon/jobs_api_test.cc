@@ -76,6 +76,26 @@ TEST_F(JobsApiTest, BadInputIsA4xxJsonError) {
   SubmitAs("t-alice");  // still serving
 }
 
+// Audit M9: a spec whose Launch would pass the agents' 1 MiB message limit is refused at submit
+// (it was accepted, dropped by the agent, and the job held its hosts PLACED for ever), and
+// nothing is stored; one just under the limit is accepted.
+TEST_F(JobsApiTest, ASpecWhoseLaunchTheAgentsWouldRefuseIsRefusedAtSubmit) {
+  auto body = [](int values, size_t bytes) {
+    std::string env;
+    for (int i = 0; i < values; ++i) {
+      env += std::string(env.empty() ? "" : ",") + "\"V" + std::to_string(i) + "\":\"" +
+             std::string(bytes, 'x') + "\"";
+    }
+    return R"({"name":"big","accelerator":"v2-8","command":"c","env":{)" + env + "}}";
+  };
+  const std::string too_big = body(15, 63 << 10);  // 945 KiB of env, a body under 1 MiB
+  auto r = Call("POST", "/api/v1/jobs", "t-alice", too_big);
+  EXPECT_EQ(r.status, 400) << r.body.substr(0, 200);
+  EXPECT_NE(r.body.find("KiB the host agents accept"), std::string::npos) << r.body.substr(0, 300);
+  EXPECT_TRUE(engine_->scheduler().jobs().empty());
+  EXPECT_EQ(Call("POST", "/api/v1/jobs", "t-alice", body(13, 63 << 10)).status, 201);  // 819 KiB
+}
+
 TEST_F(JobsApiTest, LauncherIsMpiOrExecAndShownBack) {
   auto bad = Call("POST", "/api/v1/jobs", "t-alice",
                   R"({"name":"x","accelerator":"v2-8","command":"c","launcher":"torchrun"})");

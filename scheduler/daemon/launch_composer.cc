@@ -1,5 +1,7 @@
 #include "scheduler/daemon/launch_composer.h"
 
+#include <limits>
+
 #include "common/endpoint.h"
 #include "common/host_list.h"
 #include "scheduler/daemon/checkpoint_prefix.h"
@@ -104,6 +106,37 @@ std::map<std::string, std::string> LaunchComposer::Env(
     env["POD_ARRAY_INDEX"] = std::to_string(plan.array->index);
   }
   return env;
+}
+
+size_t LaunchComposer::LargestLaunchBytes(const core::JobSpec& spec,
+                                          const pod::AcceleratorType& type,
+                                          const std::string& pod_name) const {
+  constexpr int64_t kBigId = std::numeric_limits<int64_t>::max();
+  constexpr int kBigCount = 1'000'000'000;  // restarts + preemptions still fits an int
+  core::LaunchPlan plan{.job = JobEpoch{JobId(kBigId), kBigId},
+                        .accelerator = type,
+                        .pod = pod_name,
+                        .placement = pod::Placement{{kMaxHostIndex, kMaxHostIndex}, type.shape()}};
+  std::map<HostId, std::string> endpoints;
+  for (int i = 0; i < type.hosts(); ++i) {
+    // Distinct hosts with the most digits a host index has.
+    const HostId h(kMaxHostIndex - i);
+    plan.hosts.push_back(h);
+    endpoints[h] = "tcp://255.255.255.255:65535";
+  }
+  plan.command = spec.command;
+  plan.args = spec.args;
+  plan.env = spec.env;
+  plan.ranks_per_host = spec.ranks_per_host;
+  plan.launcher = spec.launcher;
+  plan.grace_period = spec.grace_period;
+  plan.restarts = kBigCount;
+  plan.preemptions = kBigCount;
+  plan.array = core::ArrayTask{JobId(kBigId), kBigCount, 0, ""};
+  plan.user = spec.user;
+  bus::Envelope envelope;
+  *envelope.mutable_launch() = Compose(plan, endpoints, std::string(64, 'f'));
+  return envelope.ByteSizeLong();
 }
 
 }  // namespace podsched::daemon

@@ -29,6 +29,11 @@ namespace podsched::daemon {
 inline constexpr int kPortSlotsPerHost = 2 + core::kMaxRanksPerHost;
 inline constexpr int kMinPortSlotsPerHost = 2 + 8;  // 8 ranks: a TPU host's cores
 
+// The largest Launch accepted at submission: 900 KiB, room below the agents' 1 MiB message limit
+// for what LargestLaunchBytes cannot foresee (a longer checkpoint URL or log URL of a later
+// configuration).
+inline constexpr size_t kMaxLaunchBytes = 900 << 10;
+
 // The block of each of `hosts` hosts in [first, last].
 inline int PortsPerHost(int first, int last, int hosts) {
   const int per_host = hosts > 0 ? (last - first + 1) / hosts : kPortSlotsPerHost;
@@ -72,6 +77,14 @@ class LaunchComposer {
 
   // The port of `slot` in `host`'s block.
   int Port(HostId host, int slot) const;
+
+  // The most bytes the bus Envelope of a Launch of `spec` can take on a slice of `type` in
+  // `pod_name`: its command, args and env plus the contract at the longest ids, addresses,
+  // ports and token. Checked at submission against kMaxLaunchBytes, because an agent refuses
+  // (and libzmq disconnects) a message over its 1 MiB ZMQ_MAXMSGSIZE, and such a job would hold
+  // its hosts PLACED (audit M9).
+  size_t LargestLaunchBytes(const core::JobSpec& spec, const pod::AcceleratorType& type,
+                            const std::string& pod_name) const;
 
  private:
   Options options_;

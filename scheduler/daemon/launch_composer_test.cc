@@ -163,5 +163,37 @@ TEST(LaunchComposerTest, LaunchHasTheProgramTheHostsAndTheKnownEndpoints) {
             Composer().Env(Plan(), {{HostId(6), "tcp://a:1"}, {HostId(7), "tcp://a:1"}}).size());
 }
 
+// Audit M9: the size checked at submission bounds every real Launch of the spec, and grows with
+// what the spec brings.
+TEST(LaunchComposerTest, LargestLaunchBytesBoundsTheRealLaunch) {
+  core::LaunchPlan plan = Plan();
+  plan.array = core::ArrayTask{JobId(40), 2, 0, "0-9"};
+  const std::map<HostId, std::string> eps = {{HostId(6), "tcp://10.0.0.1:4000"},
+                                             {HostId(7), "tcp://10.0.0.1:4000"},
+                                             {HostId(10), "tcp://10.0.0.2:4000"},
+                                             {HostId(11), "tcp://10.0.0.2:4000"}};
+  bus::Envelope real;
+  *real.mutable_launch() = Composer().Compose(plan, eps, std::string(32, 'a'));
+  core::JobSpec spec;
+  spec.user = UserName("alice");
+  spec.command = plan.command;
+  spec.args = plan.args;
+  spec.env = plan.env;
+  spec.ranks_per_host = plan.ranks_per_host;
+  spec.grace_period = plan.grace_period;
+  const size_t bound = Composer().LargestLaunchBytes(spec, plan.accelerator, "pod0");
+  EXPECT_GE(bound, real.ByteSizeLong());
+  EXPECT_LT(bound, 4096u);  // a small job stays small
+  spec.env["BIG"] = std::string(100'000, 'x');
+  EXPECT_GT(Composer().LargestLaunchBytes(spec, plan.accelerator, "pod0"), bound + 100'000);
+  // The contract of a whole v3 pod with many ranks per host is far below the limit alone.
+  auto v3 = pod::AcceleratorType::Parse("v3-2048");
+  ASSERT_TRUE(v3.has_value());
+  core::JobSpec wide;
+  wide.command = "/bin/train";
+  wide.ranks_per_host = core::kMaxRanksPerHost;
+  EXPECT_LT(Composer().LargestLaunchBytes(wide, *v3, "pod0"), kMaxLaunchBytes / 2);
+}
+
 }  // namespace
 }  // namespace podsched::daemon
