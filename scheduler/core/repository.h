@@ -33,8 +33,18 @@ struct StoreBatch {
 };
 
 // What Load() returns.
+// A stored job left out at load, and why (audit M11: one unreadable row of an ended job, or an
+// ended job the configured pod can no longer place, kept podsched from starting at all). Its
+// rows stay in the store untouched.
+struct QuarantinedJob {
+  JobId id;
+  std::string reason;
+  friend bool operator==(const QuarantinedJob&, const QuarantinedJob&) = default;
+};
+
 struct StoredState {
-  std::vector<JobRecord> jobs;    // every job, by id
+  std::vector<JobRecord> jobs;    // every job, by id, but the quarantined
+  std::vector<QuarantinedJob> quarantined;  // ended jobs that could not be read
   std::vector<UserRecord> users;  // every user, by name
   int64_t next_job_id = 1;        // greater than every stored job id
   int64_t next_event_seq = 1;     // greater than every stored event seq

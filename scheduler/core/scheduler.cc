@@ -399,9 +399,20 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
   impl->next_job_id = loaded->next_job_id;
   impl->next_event_seq = loaded->next_event_seq;
   for (UserRecord& user : loaded->users) impl->users[user.name] = std::move(user);
+  impl->quarantined = std::move(loaded->quarantined);
   for (JobRecord& job : loaded->jobs) {
     auto type = ValidateSpec(job.spec, impl->pod, SpecOrigin::kStored);
-    if (!type) return std::unexpected(type.error().WithContext(JobName(job.id)));
+    if (!type && IsTerminal(job.state)) {
+      impl->quarantined.push_back(
+          {job.id, std::string(JobStateName(job.state)) + ", " + type.error().message()});
+      continue;
+    }
+    if (!type) {
+      return std::unexpected(type.error().WithContext(
+          JobName(job.id) + " (" + std::string(JobStateName(job.state)) +
+          ") cannot run on the configured pod; restore the pod's configuration, or let it end "
+          "first"));
+    }
     impl->types.emplace(job.id, *type);
     if (!IsTerminal(job.state)) {
       impl->active.insert(job.id);
@@ -651,6 +662,7 @@ double Scheduler::FairShareUsage(const UserName& user, TimePoint now) const {
 }
 
 const std::map<JobId, JobRecord>& Scheduler::jobs() const { return impl_->jobs; }
+const std::vector<QuarantinedJob>& Scheduler::quarantined() const { return impl_->quarantined; }
 const pod::Pod& Scheduler::pod() const { return impl_->pod; }
 const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
 const SchedulerConfig& Scheduler::config() const { return impl_->config; }

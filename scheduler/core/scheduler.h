@@ -132,8 +132,10 @@ struct SchedulerStats {
 class Scheduler {
  public:
   // Loads `repo` and rebuilds the state from it (jobs holding hosts get their placements back).
-  // `repo` must outlive the scheduler. Errors: unknown profile, invalid config, load failure, a
-  // stored placement that no longer fits the pod.
+  // An ended job that cannot be read, or whose spec the pod no longer accepts (a changed
+  // generation or size), is left out and listed in quarantined(). `repo` must outlive the
+  // scheduler. Errors: unknown profile, invalid config, load failure, an active job that cannot
+  // be read or placed on this pod (named), a stored placement that no longer fits the pod.
   static Result<std::unique_ptr<Scheduler>> Create(pod::Pod pod, SchedulerConfig config,
                                                    JobRepository* repo, TimePoint now);
   ~Scheduler();
@@ -198,6 +200,8 @@ class Scheduler {
   // Decayed recent usage in core-hours including running allocations (the fair-share key).
   double FairShareUsage(const UserName& user, TimePoint now) const;
   const std::map<JobId, JobRecord>& jobs() const;
+  // Ended jobs left out at load (Create), with the reason; they are never loaded again.
+  const std::vector<QuarantinedJob>& quarantined() const;
   const pod::Pod& pod() const;
   const SchedulerStats& stats() const;
   const SchedulerConfig& config() const;

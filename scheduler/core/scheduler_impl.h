@@ -64,6 +64,7 @@ class Scheduler::Impl {
   std::unique_ptr<pod::PlacementPolicy> placement;
   JobRepository* repo;
   std::map<JobId, JobRecord> jobs;
+  std::vector<QuarantinedJob> quarantined;  // left out at load
   std::map<JobId, pod::AcceleratorType> types;  // parsed accelerator of every job
   std::set<JobId> active;                       // not terminal
   struct ActiveUse {

@@ -594,5 +594,34 @@ TEST_F(SchedulerTest, RestoreRebuildsTheSameState) {
   EXPECT_EQ((*restored)->UsageOf(UserName("bob")).preemptible_cores, 8);
 }
 
+// Audit M11: the pod changed under stored jobs. Ended jobs it cannot place are quarantined and
+// the scheduler starts; an active one stops the start, named, for its work is still owed.
+TEST_F(SchedulerTest, APodChangeQuarantinesEndedJobsAndRefusesActiveOnes) {
+  Start(4, 4);
+  JobId big = Submit(Spec("ada", "v2-32", false), 0);  // 2x2 hosts: only on the old pod
+  JobId small = Submit(Spec("ada", "v2-8", false), 1);
+  ASSERT_TRUE(sched_->Cancel(big, At(2)).has_value());
+  auto smaller = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
+  auto restored = Scheduler::Create(std::move(*smaller), DefaultConfig(), &repo_, At(3));
+  ASSERT_TRUE(restored.has_value()) << restored.error().ToString();
+  ASSERT_EQ((*restored)->quarantined().size(), 1u);
+  EXPECT_EQ((*restored)->quarantined()[0].id, big);
+  EXPECT_NE((*restored)->quarantined()[0].reason.find("CANCELLED"), std::string::npos);
+  EXPECT_EQ((*restored)->Find(big), nullptr);
+  EXPECT_EQ((*restored)->Find(small)->state, S::kQueued);
+  EXPECT_EQ(*(*restored)->Submit(Spec("ada", "v2-8", false), At(4)), JobId(small.value() + 1));
+}
+
+TEST_F(SchedulerTest, APodChangeRefusesToStartUnderAnActiveJobItCannotPlace) {
+  Start(4, 4);
+  JobId queued_big = Submit(Spec("ada", "v2-32", false), 5);
+  auto again = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
+  auto refused = Scheduler::Create(std::move(*again), DefaultConfig(), &repo_, At(6));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message().find("job " + std::to_string(queued_big.value())),
+            std::string::npos)
+      << refused.error().message();
+}
+
 }  // namespace
 }  // namespace podsched::core

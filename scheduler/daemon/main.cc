@@ -305,6 +305,10 @@ int main(int argc, char** argv) {
                  "podctl admin user add): the configured one is used", name);
   }
   spdlog::info("loaded {} jobs from {}", (*engine)->scheduler().jobs().size(), db_path);
+  for (const core::QuarantinedJob& q : (*engine)->scheduler().quarantined()) {
+    spdlog::warn("job {} left out (quarantined; its rows stay in {}): {}", q.id.value(), db_path,
+                 q.reason);
+  }
 
   auto bus = BusServer::Bind(config.bus_address, config.bus);
   if (!bus) return Fail(bus.error());

@@ -78,6 +78,9 @@ std::string Metrics::Format(const MetricGauges& g) const {
   out << "podsched_cores_in_use{class=\"preemptible\"} " << g.cores_preemptible << '\n';
   family("podsched_queue_length", "gauge", "Jobs waiting in the queue.");
   out << "podsched_queue_length " << g.queue_length << '\n';
+  family("podsched_jobs_quarantined", "gauge",
+         "Ended jobs left out at start: unreadable, or not valid on the configured pod (logged).");
+  out << "podsched_jobs_quarantined " << g.jobs_quarantined << '\n';
   family("podsched_stream_clients", "gauge", "Open event-stream connections.");
   out << "podsched_stream_clients " << g.stream_clients << '\n';
   family("podsched_scheduling_passes_total", "counter", "Scheduling passes run.");

@@ -24,6 +24,7 @@ HttpResponse MetricsText(const ApiView& view, ApiCalls&, const Principal&, const
       (job.spec.preemptible ? g.cores_preemptible : g.cores_on_demand) += scheduler.CoresOf(job);
     }
   }
+  g.jobs_quarantined = static_cast<int64_t>(scheduler.quarantined().size());
   g.stream_clients = view.stream_clients;
   g.scheduler_passes = scheduler.stats().passes;
   BusGauges b;

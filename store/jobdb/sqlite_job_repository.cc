@@ -301,10 +301,19 @@ Result<core::StoredState> SqliteJobRepository::LoadSnapshot() {
   auto jobs = db_->Prepare(kLoadJobs);
   if (!jobs) return std::unexpected(jobs.error());
   Status loaded = (*jobs)->ForEachRow([this, &state](const Statement& s) {
+    const int64_t id = s.Int(0);
+    state.next_job_id = std::max(state.next_job_id, id + 1);  // never reused, quarantined or not
+    specs_stored_.insert(id);
     auto job = ReadJob(s);
-    if (!job) return job.error();
-    specs_stored_.insert(job->id.value());
-    state.next_job_id = std::max(state.next_job_id, job->id.value() + 1);
+    if (!job) {
+      // An ended job is history: podsched starts without it (audit M11). An active one is
+      // work the scheduler owes: the error stops the start, naming it.
+      auto stored_state = StateOf(s.Int(5));
+      if (!stored_state || !core::IsTerminal(*stored_state)) return job.error();
+      state.quarantined.push_back({JobId(id), std::string(core::JobStateName(*stored_state)) +
+                                                  ", " + job.error().message()});
+      return Status::Ok();
+    }
     state.jobs.push_back(std::move(*job));
     return Status::Ok();
   });

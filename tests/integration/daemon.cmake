@@ -4,3 +4,8 @@ add_test(NAME daemon_integration
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/daemon_test.sh
           $<TARGET_FILE:podsched> $<TARGET_FILE:podctl>)
 set_tests_properties(daemon_integration PROPERTIES LABELS integration TIMEOUT 180)
+# Audit M11 (quarantine_test.py): an unreadable ended job, or a pod changed under ended jobs,
+# does not keep a real podsched from starting; an unreadable active job does, naming it.
+add_test(NAME jobdb_quarantine_integration
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/quarantine_test.py $<TARGET_FILE:podsched>)
+set_tests_properties(jobdb_quarantine_integration PROPERTIES LABELS integration TIMEOUT 90)
