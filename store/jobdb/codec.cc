@@ -105,7 +105,14 @@ std::string EncodeSpec(const core::JobSpec& spec) {
 }
 
 Result<core::JobSpec> DecodeSpec(std::string_view bytes) {
-  const json j = json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
+  json j;
+  try {
+    // allow_exceptions=false covers syntax errors only: a CBOR array or map header announcing
+    // more elements than memory can hold still throws out_of_range (found by stored_spec_fuzz).
+    j = json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
+  } catch (const json::exception& e) {
+    return DataLoss(std::string("stored job spec is not valid CBOR: ") + e.what());
+  }
   if (j.is_discarded()) return DataLoss("stored job spec is not valid CBOR");
   return SpecFromJson(j);
 }

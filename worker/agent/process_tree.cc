@@ -49,76 +49,15 @@ std::vector<pid_t> Descendants(pid_t root) {
 }
 
 std::optional<ProcInfo> ReadProc(pid_t pid) {
-  const std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
-  // "PID (COMM) STATE PPID ..." where COMM may contain spaces and parentheses.
-  const size_t open = stat.find('(');
-  const size_t close = stat.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
-  ProcInfo info;
-  info.pid = pid;
-  info.comm = stat.substr(open + 1, close - open - 1);
-  std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  std::vector<std::string> fields;
-  while (rest >> field) fields.push_back(field);
-  // fields[0] is field 3 (state); ppid is field 4, starttime field 22.
-  if (fields.size() < 20) return std::nullopt;
-  info.zombie = fields[0] == "Z" || fields[0] == "X";
-  info.ppid = static_cast<pid_t>(std::stol(fields[1]));
-  info.start_time = std::stoull(fields[19]);
-  return info;
+  return ParseProcStat(ReadAll("/proc/" + std::to_string(pid) + "/stat"), pid);
 }
 
 bool HandlesSignal(pid_t pid, int sig) {
-  std::istringstream in(ReadAll("/proc/" + std::to_string(pid) + "/status"));
-  std::string line;
-  const uint64_t bit = uint64_t{1} << (sig - 1);
-  while (std::getline(in, line)) {
-    if (line.starts_with("SigCgt:") || line.starts_with("SigIgn:")) {
-      if (std::stoull(line.substr(7), nullptr, 16) & bit) return true;
-    }
-  }
-  return false;
+  return StatusHandlesSignal(ReadAll("/proc/" + std::to_string(pid) + "/status"), sig);
 }
 
 std::optional<std::string> ReadEnvVar(pid_t pid, const std::string& name) {
-  const std::string env = ReadAll("/proc/" + std::to_string(pid) + "/environ");
-  const std::string prefix = name + "=";
-  size_t pos = 0;
-  while (pos < env.size()) {
-    size_t end = env.find('\0', pos);
-    if (end == std::string::npos) end = env.size();
-    if (env.compare(pos, prefix.size(), prefix) == 0) {
-      return env.substr(pos + prefix.size(), end - pos - prefix.size());
-    }
-    pos = end + 1;
-  }
-  return std::nullopt;
-}
-
-std::string TagValue(const JobEpoch& je, int32_t host) {
-  return std::to_string(je.job.value()) + ":" + std::to_string(je.epoch) + ":" +
-         std::to_string(host);
-}
-
-bool ParseTag(const std::string& tag, JobEpoch& je, int32_t& host, int* rank) {
-  long long j = 0, e = 0;
-  int h = 0, r = -1;
-  char extra = 0;
-  const auto colons = std::count(tag.begin(), tag.end(), ':');
-  if (colons == 2) {
-    if (std::sscanf(tag.c_str(), "%lld:%lld:%d%c", &j, &e, &h, &extra) != 3) return false;
-  } else if (colons == 3) {
-    if (std::sscanf(tag.c_str(), "%lld:%lld:%d:%d%c", &j, &e, &h, &r, &extra) != 4 || r < 0) {
-      return false;
-    }
-  } else {
-    return false;
-  }
-  je = {JobId(j), e};
-  host = h;
-  if (rank != nullptr) *rank = r;
-  return true;
+  return FindEnvVar(ReadAll("/proc/" + std::to_string(pid) + "/environ"), name);
 }
 
 void ProcessTable::Scan() {

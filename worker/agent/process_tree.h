@@ -19,18 +19,11 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "worker/agent/proc_text.h"  // ProcInfo, TagValue, ParseTag and the parsers
 
 namespace podsched::agent {
 
 inline constexpr const char* kTagVariable = "PODWORKER_TAG";
-
-struct ProcInfo {
-  pid_t pid = 0;
-  pid_t ppid = 0;
-  uint64_t start_time = 0;  // clock ticks after boot (/proc/PID/stat field 22)
-  std::string comm;
-  bool zombie = false;  // exited, not yet reaped
-};
 
 // Every descendant of `root` (not root itself), from /proc/PID/task/TID/children.
 std::vector<pid_t> Descendants(pid_t root);
@@ -43,12 +36,6 @@ std::vector<pid_t> ProcessesOfUid(uid_t uid);
 bool HandlesSignal(pid_t pid, int sig);
 // The value of `name` in the process's initial environment (/proc/PID/environ).
 std::optional<std::string> ReadEnvVar(pid_t pid, const std::string& name);
-
-// PODWORKER_TAG value of the processes of (job, epoch) on `host`: "JOB:EPOCH:HOST". A rank and
-// its descendants carry "JOB:EPOCH:HOST:RANK" (`podworker rank` appends it: rank_env.h).
-std::string TagValue(const JobEpoch& je, int32_t host);
-// Inverse of TagValue, either form (`rank` -1 without one); false for anything else.
-bool ParseTag(const std::string& tag, JobEpoch& je, int32_t& host, int* rank = nullptr);
 
 // The descendants of this process as of the last Scan, each with its tag (read from
 // /proc/PID/environ once per pid and start time).
