@@ -16,7 +16,29 @@ int StripRankTag(std::string& text) {
   return tag.rank;
 }
 
+// A std::map node: the value plus the red-black tree's links and colour.
+constexpr size_t kMapNodeOverhead = 32;
+
 }  // namespace
+
+size_t MemoryOf(const OutputLine& line) { return sizeof(OutputLine) + line.text.capacity(); }
+
+size_t MemoryOf(const ProgressSample& sample) {
+  size_t n = sizeof(ProgressSample);
+  for (const auto& [name, value] : sample.scalars) {
+    n += kMapNodeOverhead + sizeof(std::pair<const std::string, double>) + name.capacity();
+  }
+  return n;
+}
+
+void ProgressSeries::Add(const ProgressSample& p) {
+  points_.push_back(p);
+  bytes_ += MemoryOf(points_.back());
+  while (points_.size() > 1 && (points_.size() > kMaxPoints || bytes_ > kMaxBytes)) {
+    bytes_ -= MemoryOf(points_.front());
+    points_.pop_front();
+  }
+}
 
 void LogTail::Append(int64_t epoch, int64_t epoch_offset, std::string_view data, TimePoint now) {
   if (epoch != epoch_) {
@@ -42,13 +64,14 @@ void LogTail::Append(int64_t epoch, int64_t epoch_offset, std::string_view data,
     line.text.assign(data.substr(0, nl == std::string_view::npos ? len : nl));
     line.rank = StripRankTag(line.text);
     end_ += static_cast<int64_t>(len);
-    bytes_ += len;
     lines_.push_back(std::move(line));
+    bytes_ += MemoryOf(lines_.back());
     data.remove_prefix(len);
-  }
-  while (bytes_ > kMaxBytes && lines_.size() > 1) {
-    bytes_ -= static_cast<size_t>(lines_.front().length);
-    lines_.pop_front();
+    // Within the bound after every line: a burst of empty lines never holds more than it.
+    while (bytes_ > kMaxBytes && lines_.size() > 1) {
+      bytes_ -= MemoryOf(lines_.front());
+      lines_.pop_front();
+    }
   }
 }
 
@@ -59,6 +82,7 @@ LogTail::Page LogTail::Read(int64_t since, size_t limit) const {
   size_t used = 0;
   for (const OutputLine& line : lines_) {
     if (line.offset < since) continue;
+    if (page.lines.size() >= kMaxLinesPerRead) break;
     if (!page.lines.empty() && used + static_cast<size_t>(line.length) > limit) break;
     used += static_cast<size_t>(line.length);
     page.lines.push_back(&line);
@@ -70,14 +94,17 @@ LogTail::Page LogTail::Read(int64_t since, size_t limit) const {
 void JobOutput::AppendLog(JobId job, int64_t epoch, int64_t epoch_offset, std::string_view data,
                           TimePoint now) {
   LogTail& tail = logs_[job];
-  log_bytes_ -= tail.bytes();
+  bytes_ -= tail.bytes();
   tail.Append(epoch, epoch_offset, data, now);
-  log_bytes_ += tail.bytes();
+  bytes_ += tail.bytes();
   Touch(job);
 }
 
 void JobOutput::AddProgress(JobId job, const ProgressSample& p) {
-  progress_[job].Add(p);
+  ProgressSeries& series = progress_[job];
+  bytes_ -= series.bytes();
+  series.Add(p);
+  bytes_ += series.bytes();
   streamed_[job].pending = p;
   Touch(job);
 }
@@ -90,15 +117,18 @@ void JobOutput::Touch(JobId job) {
 }
 
 void JobOutput::Evict() {
-  while (by_age_.size() > 1 && (touched_.size() > max_jobs_ || log_bytes_ > max_log_bytes_)) {
+  while (by_age_.size() > 1 && (touched_.size() > max_jobs_ || bytes_ > max_bytes_)) {
     const JobId oldest = by_age_.begin()->second;
     by_age_.erase(by_age_.begin());
     touched_.erase(oldest);
     if (auto it = logs_.find(oldest); it != logs_.end()) {
-      log_bytes_ -= it->second.bytes();
+      bytes_ -= it->second.bytes();
       logs_.erase(it);
     }
-    progress_.erase(oldest);
+    if (auto it = progress_.find(oldest); it != progress_.end()) {
+      bytes_ -= it->second.bytes();
+      progress_.erase(it);
+    }
     streamed_.erase(oldest);
   }
 }

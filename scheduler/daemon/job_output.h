@@ -1,9 +1,12 @@
 // What running jobs send back besides their state: the tail of their output and their progress
 // series, and JobOutput, which keeps both for every job and throttles the progress stream. Both
-// are bounded in memory per job (docs/bus.md): the newest 1 MiB of output, the newest 2,000
-// progress points; and in jobs: the output of the kMaxJobs jobs active most recently, at most
-// kMaxLogBytes of tails in all (the least recently active job's is forgotten first; whole logs
-// stay in the object store).
+// are bounded in the memory they take, not in the bytes the job sent (audit H3: a job printing
+// empty lines cost ~72 bytes of bookkeeping per byte counted, 18 GiB at the global cap): per job
+// the newest lines within 1 MiB of memory, the newest progress points within 2,000 and 256 KiB;
+// and in jobs: the output of the kMaxJobs jobs active most recently, at most kMaxBytes of tails
+// and series in all (the least recently active job's is forgotten first; whole logs stay in the
+// object store). Sizes are estimates of the heap (object plus string capacity plus a node),
+// close enough to bound; OutputMemoryTest holds them to a measured ceiling.
 //
 // Pure; not thread-safe (the scheduler thread owns them).
 #pragma once
@@ -33,9 +36,15 @@ struct OutputLine {
   std::string text;  // without the tag and the newline
 };
 
+// Estimated memory of a line in a LogTail (the deque slot and the text's heap buffer).
+size_t MemoryOf(const OutputLine& line);
+
 class LogTail {
  public:
-  static constexpr size_t kMaxBytes = 1 << 20;
+  static constexpr size_t kMaxBytes = 1 << 20;  // of memory (MemoryOf), not of output
+  // Most lines one Read returns, whatever its byte limit: each becomes a JSON object on the
+  // scheduler thread.
+  static constexpr size_t kMaxLinesPerRead = 10'000;
 
   // Appends the bytes an agent sent for `epoch` at `epoch_offset` (its offset within that
   // epoch's output). Bytes already received (a resend) are skipped; a missing stretch is not
@@ -47,11 +56,13 @@ class LogTail {
     int64_t next_offset = 0;
     bool truncated = false;  // lines before `since` were dropped from the tail
   };
-  // Whole lines starting at or after `since`, at most `limit` bytes (at least one line).
+  // Whole lines starting at or after `since`, at most `limit` bytes of output (at least one
+  // line) and at most kMaxLinesPerRead lines.
   Page Read(int64_t since, size_t limit) const;
   int64_t end_offset() const { return end_; }
   bool empty() const { return lines_.empty(); }
-  size_t bytes() const { return bytes_; }
+  size_t bytes() const { return bytes_; }  // memory of the lines held (MemoryOf)
+  size_t lines() const { return lines_.size(); }
 
  private:
   std::deque<OutputLine> lines_;
@@ -75,17 +86,22 @@ struct ProgressSample {
   std::map<std::string, double> scalars;  // named figures (bus Progress.scalars, bounded)
 };
 
+// Estimated memory of a sample in a ProgressSeries (the object, and a map node and name per
+// scalar).
+size_t MemoryOf(const ProgressSample& sample);
+
 class ProgressSeries {
  public:
   static constexpr size_t kMaxPoints = 2000;
-  void Add(const ProgressSample& p) {
-    points_.push_back(p);
-    if (points_.size() > kMaxPoints) points_.pop_front();
-  }
+  static constexpr size_t kMaxBytes = 256 << 10;  // of memory (MemoryOf)
+  // The newest points are kept: at most kMaxPoints, within kMaxBytes.
+  void Add(const ProgressSample& p);
   const std::deque<ProgressSample>& points() const { return points_; }
+  size_t bytes() const { return bytes_; }
 
  private:
   std::deque<ProgressSample> points_;
+  size_t bytes_ = 0;
 };
 
 // The output and progress of every job that sent any (validated by the caller: job, epoch and
@@ -95,10 +111,10 @@ class JobOutput {
   // At most one progress sample per job per this interval goes to the stream (the newest).
   static constexpr Duration kStreamInterval = std::chrono::seconds(1);
   static constexpr size_t kMaxJobs = 4096;
-  static constexpr size_t kMaxLogBytes = size_t{256} << 20;
+  static constexpr size_t kMaxBytes = size_t{256} << 20;  // of tails and series together
 
-  explicit JobOutput(size_t max_jobs = kMaxJobs, size_t max_log_bytes = kMaxLogBytes)
-      : max_jobs_(max_jobs), max_log_bytes_(max_log_bytes) {}
+  explicit JobOutput(size_t max_jobs = kMaxJobs, size_t max_bytes = kMaxBytes)
+      : max_jobs_(max_jobs), max_bytes_(max_bytes) {}
 
   void AppendLog(JobId job, int64_t epoch, int64_t epoch_offset, std::string_view data,
                  TimePoint now);
@@ -110,6 +126,8 @@ class JobOutput {
   // nullptr: the job sent nothing (since this process started).
   const LogTail* LogsOf(JobId job) const;
   const ProgressSeries* ProgressOf(JobId job) const;
+  // Estimated memory of every tail and series held.
+  size_t bytes() const { return bytes_; }
 
  private:
   struct StreamState {
@@ -120,14 +138,14 @@ class JobOutput {
   void Touch(JobId job);
   void Evict();
 
-  size_t max_jobs_, max_log_bytes_;
+  size_t max_jobs_, max_bytes_;
   std::map<JobId, LogTail> logs_;
   std::map<JobId, ProgressSeries> progress_;
   std::map<JobId, StreamState> streamed_;
   std::map<JobId, uint64_t> touched_;  // job -> sequence number of its last activity
   std::map<uint64_t, JobId> by_age_;   // the same, oldest first
   uint64_t seq_ = 0;
-  size_t log_bytes_ = 0;               // of every tail together
+  size_t bytes_ = 0;                   // of every tail and series together
 };
 
 }  // namespace podsched::daemon

@@ -1,6 +1,7 @@
 #include "scheduler/daemon/job_output.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include "scheduler/core/test_util.h"
 
@@ -34,15 +35,64 @@ TEST(LogTailTest, KeepsOffsetsSkipsResendsAndParsesRanks) {
   EXPECT_EQ(tail.end_offset(), 50);
 }
 
-TEST(LogTailTest, DropsTheOldestBeyondOneMebibyte) {
+TEST(LogTailTest, DropsTheOldestBeyondOneMebibyteOfMemory) {
   LogTail tail;
   std::string line(1023, 'x');
   line += '\n';
   for (int i = 0; i < 1100; ++i) tail.Append(1, int64_t{i} * 1024, line, At(1));
+  EXPECT_LE(tail.bytes(), LogTail::kMaxBytes);
+  EXPECT_GT(tail.bytes() + tail.bytes() / tail.lines(), LogTail::kMaxBytes);  // as many as fit
   auto page = tail.Read(0, 4096);
   EXPECT_TRUE(page.truncated);
   ASSERT_EQ(page.lines.size(), 4u);
-  EXPECT_EQ(page.lines[0]->offset, (1100 - 1024) * 1024);
+  EXPECT_EQ(page.lines[0]->offset, static_cast<int64_t>(1100 - tail.lines()) * 1024);
+}
+
+// Audit H3: the bounds are on memory. A job printing 8 MiB of empty lines and sending 2,000
+// progress points of 16 scalars with 32-byte names: before, the tail counted 1 byte per line
+// (~72 MiB held) and the series nothing (~4.6 MB). The heap growth is measured (mallinfo2;
+// sanitizer builds replace malloc and report nothing, so there only the estimates are checked).
+TEST(OutputMemoryTest, AFloodOfEmptyLinesAndFatProgressStaysWithinTheBounds) {
+  const size_t heap_before = mallinfo2().uordblks;
+  {
+    JobOutput output;
+    const std::string newlines(64 << 10, '\n');
+    for (int64_t off = 0; off < (int64_t{8} << 20); off += int64_t(newlines.size())) {
+      output.AppendLog(JobId(1), 1, off, newlines, At(1));
+    }
+    ProgressSample fat{At(1), 1, 0};
+    for (size_t k = 0; k < kMaxProgressScalars; ++k) {
+      fat.scalars[std::string(30, 'a') + std::to_string(10 + k)] = 1.0;
+    }
+    for (int step = 0; step < 2000; ++step) {
+      fat.step = step;
+      output.AddProgress(JobId(1), fat);
+    }
+    const LogTail* tail = output.LogsOf(JobId(1));
+    EXPECT_LE(tail->bytes(), LogTail::kMaxBytes);
+    EXPECT_LE(tail->lines(), LogTail::kMaxBytes / sizeof(OutputLine));
+    EXPECT_EQ(tail->end_offset(), int64_t{8} << 20);  // offsets still count every byte
+    const ProgressSeries* series = output.ProgressOf(JobId(1));
+    EXPECT_LE(series->bytes(), ProgressSeries::kMaxBytes);
+    EXPECT_LT(series->points().size(), ProgressSeries::kMaxPoints);
+    EXPECT_EQ(series->points().back().step, 1999);  // the newest are kept
+    EXPECT_EQ(output.bytes(), tail->bytes() + series->bytes());
+    const size_t heap_after = mallinfo2().uordblks;
+    if (heap_after > heap_before) {
+      EXPECT_LT(heap_after - heap_before, size_t{4} << 20)
+          << "the estimates undercount: measured " << (heap_after - heap_before) << " bytes";
+    }
+  }
+}
+
+TEST(LogTailTest, AReadReturnsAtMostTheLineCapWhateverItsByteLimit) {
+  LogTail tail;
+  tail.Append(1, 0, std::string(50'000, '\n'), At(1));
+  ASSERT_GT(tail.lines(), LogTail::kMaxLinesPerRead);
+  auto page = tail.Read(0, 1 << 20);
+  EXPECT_EQ(page.lines.size(), LogTail::kMaxLinesPerRead);
+  auto next = tail.Read(page.next_offset, 1 << 20);  // the rest follows from next_offset
+  EXPECT_EQ(next.lines.front()->offset, page.next_offset);
 }
 
 TEST(JobOutputTest, KeepsOutputPerJob) {
@@ -81,7 +131,7 @@ TEST(JobOutputTest, StreamsTheNewestSampleAtMostOncePerIntervalPerJob) {
 // A podsched that runs for months keeps the output of the jobs active most recently only: a
 // bounded number of jobs and of bytes in all, the least recently active job forgotten first.
 TEST(JobOutputTest, BoundedInJobsAndBytes) {
-  JobOutput out(/*max_jobs=*/3, /*max_log_bytes=*/3000);
+  JobOutput out(/*max_jobs=*/3, /*max_bytes=*/3000);
   const TimePoint t{};
   for (int j = 1; j <= 3; ++j) out.AppendLog(JobId(j), 1, 0, std::string(500, 'a') + "\n", t);
   out.AddProgress(JobId(1), ProgressSample{});  // job 1 active again: job 2 is the oldest now
@@ -90,7 +140,7 @@ TEST(JobOutputTest, BoundedInJobsAndBytes) {
   EXPECT_NE(out.LogsOf(JobId(1)), nullptr);
   EXPECT_NE(out.ProgressOf(JobId(1)), nullptr);
   EXPECT_NE(out.LogsOf(JobId(3)), nullptr);
-  // Bytes: a tail of 2,600 bytes pushes out the older ones until all fit in 3,000.
+  // Bytes: a tail of 2,600 bytes (and its bookkeeping) pushes out the older ones until all fit.
   out.AppendLog(JobId(5), 1, 0, std::string(2600, 'b') + "\n", t);
   EXPECT_NE(out.LogsOf(JobId(5)), nullptr);
   EXPECT_EQ(out.LogsOf(JobId(1)), nullptr);
