@@ -2,12 +2,13 @@
 """podsched + real podworkers + real mpirun + podprobe, end to end (tests/integration/worker.cmake).
 
   worker_test.py PODSCHED PODCTL PODWORKER PODPROBE TEST
-  TEST in: success, preempt, grace, on_demand, agent_loss, restart, curve
+  TEST in: success, preempt, grace, on_demand, agent_loss, restart, curve, progress_flood
 
 A 2x4-host v2 pod (8 hosts), one podworker per host (agent h<N> serves host N), so a v2-32 (2x2
 hosts) runs under mpirun across four agents. Every wait polls a condition with a deadline.
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -57,7 +58,7 @@ def started(ps, job):
 
 def cluster(work):
     ps = Podsched(PODSCHED, work, 2, 4,
-                  bus_extra=BUS % (2000 if TEST == "agent_loss" else 10000))
+                  bus_extra=BUS % (2000 if TEST in ("agent_loss", "progress_flood") else 10000))
     workers = {h: Worker(PODWORKER, ps, work, "h%d" % h, str(h)) for h in range(8)}
     wait_for(lambda: ps.metrics().get("podsched_agents_connected") == 8, "8 agents", 60)
     wait_for(lambda: all(h["healthy"] for h in ps.pod()["hosts"]), "8 healthy hosts", 30)
@@ -207,6 +208,52 @@ def test_agent_loss(ps, workers):
     wait_state(ps, job, ("CANCELLED",))
 
 
+def test_progress_flood(ps, workers):
+    """Audit M2: anyone who reaches an agent's progress port can send datagrams. Two processes
+    send malformed ones as fast as they can for 6 s (the heartbeat timeout is 2 s): the agent
+    reads at most 256 per turn of its loop, so its heartbeats go on, and the job it launches
+    stays RUNNING in the same epoch. (Two Python senders reach ~100-170k datagrams/s here, which
+    the agent also drained before the cap: this guards the bound, it did not reproduce the stall;
+    the kernel drops what the socket buffer cannot hold.)"""
+    job = ps.submit(probe("steady", "--run-seconds", "120", accelerator="v2-8"))
+    first = wait_state(ps, job, ("RUNNING",))
+    host = int(first["hosts"][0])
+    log = open(workers[host].log).read()
+    m = re.search(r"progress udp://([0-9.]+):([0-9]+)", log)
+    if not m:
+        fail("no progress endpoint in %s" % workers[host].log)
+    flood = """
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+end = time.monotonic() + 6
+n = 0
+while time.monotonic() < end:
+    for _ in range(1000):
+        try:
+            s.sendto(b"not json", (sys.argv[1], int(sys.argv[2])))
+        except OSError:
+            pass
+    n += 1000
+print(n)
+"""
+    senders = [subprocess.Popen([sys.executable, "-c", flood, m.group(1), m.group(2)],
+                                stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    sent = sum(int(p.communicate(timeout=60)[0]) for p in senders)
+    j = ps.job(job)
+    if j["state"] != "RUNNING" or j["epoch"] != first["epoch"]:
+        fail("after the flood: %s (was epoch %s)" % (j, first["epoch"]))
+    bad = [h for h in ps.pod()["hosts"] if not h["healthy"]]
+    if bad:
+        fail("hosts unhealthy after the flood: %s" % bad)
+    log = open(workers[host].log).read()
+    if "progress_malformed" not in log:
+        fail("the agent did not count the malformed datagrams")
+    ok("%d malformed progress datagrams in 6 s: job %d still RUNNING in epoch %s, every host "
+       "healthy" % (sent, job, j["epoch"]))
+    podctl(ps, "cancel", str(job))
+    wait_state(ps, job, ("CANCELLED",))
+
+
 def test_agent_stop(ps, workers):
     """SIGTERM to a podworker preempts its jobs (the ranks checkpoint and exit 75), reports the
     exit and then stops: the job is requeued as a preemption, not a failure."""
@@ -338,7 +385,8 @@ def main():
     tests = {"success": test_success, "preempt": test_preempt, "grace": test_grace,
              "on_demand": test_on_demand, "agent_loss": test_agent_loss,
              "agent_stop": test_agent_stop,
-             "restart": test_restart, "max_runtime": test_max_runtime}
+             "restart": test_restart, "max_runtime": test_max_runtime,
+             "progress_flood": test_progress_flood}
     with tempfile.TemporaryDirectory(prefix="worker-test-") as work:
         ps, workers = None, {}
         try:

@@ -29,6 +29,10 @@
 #include "worker/progress/progress_wire.h"
 
 namespace podsched::agent {
+
+// Progress datagrams read per turn of the poll loop (Agent::OnProgressDatagram).
+constexpr int kMaxDatagramsPerTurn = 256;
+
 namespace {
 
 // The loop: the bus DEALER, the signalfd, the progress socket and the spool's eventfd are its
@@ -264,7 +268,13 @@ void Agent::SendHeartbeat() {
 
 void Agent::Drop(const Rejection& r) {
   const int64_t n = ++dropped_[r.reason];
-  spdlog::warn("dropped bus message ({}, {} so far): {}", r.reason, n, r.message);
+  // The first ten of a reason, then one in a thousand: a flood of bad datagrams must not turn
+  // into a flood of flushed log lines (audit M2).
+  if (n <= 10 || n % 1000 == 0) {
+    spdlog::warn("dropped {} ({}, {} so far): {}",
+                 r.reason.starts_with("progress") ? "progress datagram" : "bus message", r.reason,
+                 n, r.message);
+  }
 }
 
 void Agent::OnBusReadable() {
@@ -327,7 +337,9 @@ void Agent::OnEnvelope(const bus::Envelope& env) {
 
 void Agent::OnProgressDatagram() {
   char buf[65536];
-  while (true) {
+  // At most this many per turn of the poll loop, the rest at the next turns: a flood of
+  // datagrams (anyone on the network can send them) must not stop heartbeats (audit M2).
+  for (int i = 0; i < kMaxDatagramsPerTurn; ++i) {
     const ssize_t n = recv(udp_fd_, buf, sizeof buf, MSG_DONTWAIT);
     if (n < 0) return;
     auto p = progress::ParseProgressJson(std::string_view(buf, static_cast<size_t>(n)));

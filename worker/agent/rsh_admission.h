@@ -32,6 +32,8 @@ inline constexpr size_t kMaxParkedRequests = 256;
 // token nobody can hold the rsh port.
 inline constexpr Duration kRshRequestTimeout = std::chrono::seconds(5);
 inline constexpr size_t kMaxPendingRshConnections = 128;
+// Connections accepted per turn of the agent's poll loop (a connect flood waits in the backlog).
+inline constexpr int kMaxAcceptsPerTurn = 64;
 
 // What the agent knows of the request's (job, epoch) when it runs here.
 struct RshJob {

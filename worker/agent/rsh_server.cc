@@ -92,7 +92,9 @@ void RshServer::AddPollItems(PollSet& poll) {
 }
 
 void RshServer::OnAccept() {
-  while (true) {
+  // At most kMaxAcceptsPerTurn per turn of the agent's poll loop (audit M2): the rest wait in the
+  // listen backlog for the next turn, after the bus and the heartbeats had theirs.
+  for (int accepted = 0; accepted < kMaxAcceptsPerTurn; ++accepted) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     // Too many connections without a request: the oldest goes (a client that sends its request
