@@ -7,6 +7,7 @@
 #include "pod/pod.h"
 #include "scheduler/daemon/launch_composer.h"
 
+#include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -218,9 +219,15 @@ Result<Config> ParseRoot(const YAML::Node& root) {
     std::string ports;
     PODSCHED_TRY(Read(b, "job_ports", "bus", ports));
     if (!ports.empty()) {
+      // from_chars, not sscanf: "%d" is undefined behaviour on a number beyond int.
       int first = 0, last = 0;
-      char tail = 0;
-      if (std::sscanf(ports.c_str(), "%d-%d%c", &first, &last, &tail) != 2 || first < 1024 ||
+      const size_t dash = ports.find('-');
+      auto number = [](std::string_view text, int& out) {
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+        return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+      };
+      if (dash == std::string::npos || !number(std::string_view(ports).substr(0, dash), first) ||
+          !number(std::string_view(ports).substr(dash + 1), last) || first < 1024 ||
           last > 65535 || first > last) {
         return InvalidArgument("bus.job_ports: expected FIRST-LAST within 1024-65535, got '" +
                                ports + "'");

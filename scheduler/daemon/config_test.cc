@@ -93,6 +93,12 @@ TEST(Config, JobPortsFitThePod) {
             std::string::npos) << small.error().message();
   EXPECT_FALSE(ParseConfig("bus: {job_ports: 3000-2000}\n").has_value());
   EXPECT_FALSE(ParseConfig("bus: {job_ports: 80-9000}\n").has_value());
+  // Numbers beyond int were sscanf("%d"), undefined behaviour; now refused like any bad range.
+  for (const char* bad : {"99999999999-20000", "20000-99999999999", "20000", "20000-", "-20000",
+                          "20000-30000x", "a-b"}) {
+    EXPECT_FALSE(ParseConfig(std::string("bus: {job_ports: \"") + bad + "\"}\n").has_value())
+        << bad;
+  }
 }
 
 TEST(Config, RejectsAHostGridLargerThanThePodBeforeUsingIt) {

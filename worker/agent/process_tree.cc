@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 #include <fstream>
@@ -106,11 +107,11 @@ std::vector<pid_t> ProcessesOfUid(uid_t uid) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    pid_t pid = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (name.empty() || ec != std::errc() || end != name.data() + name.size()) continue;
     struct stat st {};
-    if (stat(entry.path().c_str(), &st) == 0 && st.st_uid == uid) {
-      out.push_back(static_cast<pid_t>(std::stol(name)));
-    }
+    if (stat(entry.path().c_str(), &st) == 0 && st.st_uid == uid) out.push_back(pid);
   }
   return out;
 }
