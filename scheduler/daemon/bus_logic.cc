@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/check.h"
+#include "common/host_list.h"
 #include "scheduler/daemon/bus_wire.h"
 #include "scheduler/daemon/exit_verdict.h"
 
@@ -82,6 +83,9 @@ Status BusLogic::OnTimer(TimePoint now) {
   auto timeout = std::chrono::milliseconds(options_.bus.heartbeat_timeout_ms);
   bool stalled = now - last_timer_ >= std::max<Duration>(timeout / 2, 3 * options_.tick_interval);
   last_timer_ = now;
+  for (auto& [je, pending] : launches_) {
+    if (pending.sent == TimePoint{}) pending.sent = now;
+  }
   if (stalled) return Status::Ok();
   for (HostId h : registry_.ExpireSilent(now, timeout)) {
     if (Status s = UpdateHost(h, now); !s.ok()) return s;
@@ -252,6 +256,9 @@ Status BusLogic::OnRunning(AgentInfo& agent,
       continue;
     }
     agent.running.push_back(je);
+    if (auto pending = launches_.find(je); pending != launches_.end()) {
+      for (int32_t h : r.hosts()) pending->second.reported.insert(HostId(h));
+    }
     if (const core::JobRecord* job = LiveEpoch(*scheduler_, je)) {
       if (job->state == core::JobState::kPlaced) {  // adopted, or started: PLACED -> STARTING
         if (Status s = Apply(scheduler_->ReportStarted(je, now), "unknown_job"); !s.ok()) return s;
@@ -272,6 +279,71 @@ Status BusLogic::OnRunning(AgentInfo& agent,
   for (HostId h : agent.hosts) {
     if (!still_stale.contains(h)) registry_.ClearUnwanted(h);
     if (Status s = UpdateHost(h, now); !s.ok()) return s;
+  }
+  return registering ? Status::Ok() : CheckLaunchesOf(agent, now);
+}
+
+Status BusLogic::CheckLaunchesOf(const AgentInfo& agent, TimePoint now) {
+  struct Lost {
+    JobEpoch je;
+    std::vector<HostId> slice, missing;
+    bool first;  // the epoch's first lost hosts: it gets the Kill and the verdict
+  };
+  std::vector<Lost> lost;
+  for (auto it = launches_.begin(); it != launches_.end();) {
+    PendingLaunch& pending = it->second;
+    const core::JobRecord* job = scheduler_->Find(it->first.job);
+    const bool current = job != nullptr && job->epoch == it->first.epoch;
+    const bool starting = current && (job->state == core::JobState::kPlaced ||
+                                      job->state == core::JobState::kStarting);
+    const bool settled = std::all_of(pending.slice.begin(), pending.slice.end(), [&](HostId h) {
+      return pending.reported.contains(h) || pending.lost.contains(h);
+    });
+    // Judged: its epoch still starting, or one already judged whose other hosts are yet to be
+    // freed. An epoch that moved on otherwise (RUNNING, preempted, cancelled) is the exits' and
+    // the timers' business.
+    if (job == nullptr || settled || (!starting && pending.lost.empty())) {
+      it = launches_.erase(it);
+      continue;
+    }
+    if (pending.sent == TimePoint{} || now - pending.sent < options_.launch_ack_timeout) {
+      ++it;
+      continue;
+    }
+    Lost l{it->first, pending.slice, {}, pending.lost.empty()};
+    for (HostId h : pending.slice) {
+      if (registry_.Serves(agent, h) && !pending.reported.contains(h) && !pending.lost.contains(h)) {
+        l.missing.push_back(h);
+        pending.lost.insert(h);
+      }
+    }
+    if (!l.missing.empty()) lost.push_back(std::move(l));
+    ++it;
+  }
+  // Applied after the walk: a verdict may place jobs, and so add launches.
+  for (const Lost& l : lost) {
+    std::vector<int32_t> ids;
+    for (HostId h : l.missing) ids.push_back(h.value());
+    const std::string reason = "the agent " + agent.agent_id + " of host(s) " +
+                               FormatHostRanges(ids) + " never started the launch " +
+                               std::to_string(static_cast<int64_t>(
+                                   ToSeconds(options_.launch_ack_timeout))) +
+                               " s after it was sent (it refused or lost it: see its log)";
+    if (l.first) {  // whatever did start elsewhere in the slice ends, and reports its exit
+      bus::Envelope kill;
+      ToProto(l.je, kill.mutable_kill()->mutable_job());
+      kill.mutable_kill()->set_reason(reason);
+      SendToHosts(l.slice, kill);
+    }
+    // Nothing of the epoch runs on these hosts: they are free. The launcher's host gives the
+    // verdict (a failure, so that max_restarts ends a launch that can never start).
+    for (HostId h : l.missing) {
+      Status s = h == l.slice.front()
+                     ? Apply(scheduler_->ReportExited(l.je, h, core::ExitKind::kFailed, reason, now),
+                             "unknown_job")
+                     : Apply(scheduler_->ReportHostReleased(l.je, h, now), "unknown_job");
+      if (!s.ok()) return s;
+    }
   }
   return Status::Ok();
 }
@@ -425,6 +497,7 @@ void BusLogic::Dispatch(const core::Actions& actions) {
   for (const core::Action& action : actions) {
     if (const auto* plan = std::get_if<core::LaunchPlan>(&action)) {
       reconciler_.Placed(*plan);
+      launches_[plan->job] = PendingLaunch{TimePoint{}, plan->hosts, {}, {}};
       bus::Envelope e;
       *e.mutable_launch() = composer_.Compose(*plan, registry_.RshEndpoints(plan->hosts), tokens_());
       SendToHosts(plan->hosts, e);

@@ -60,6 +60,9 @@ class BusLogic {
     std::string scheduler_id;            // Welcome.scheduler_id
     std::function<std::string(const UserName&)> unix_user_of;  // LaunchComposer's
     Duration tick_interval = std::chrono::milliseconds(200);  // how often OnTimer is called
+    // A heartbeating agent that has not listed a Launch's epoch this long after it was sent
+    // never started it (it refused or lost it): the epoch ends, a failure (audit M9).
+    Duration launch_ack_timeout = std::chrono::seconds(30);
   };
 
   // `scheduler` must outlive this.
@@ -132,9 +135,20 @@ class BusLogic {
   void SendToHosts(const std::vector<HostId>& hosts, const bus::Envelope& e);
   // `reason`: one of kBusDropReasons (metrics.h).
   void Drop(std::string_view reason) { ++dropped_[std::string(reason)]; }
+  // Ends the epochs whose Launch `agent` never started (launch_ack_timeout after it was sent,
+  // the agent heartbeating without it).
+  Status CheckLaunchesOf(const AgentInfo& agent, TimePoint now);
 
   Options options_;
   EnrolledHosts enrolled_hosts_;
+  // Launches not yet seen RUNNING: when each was sent (zero until the next OnTimer stamps it),
+  // its slice, the hosts whose agents have listed the epoch since, and those judged lost.
+  struct PendingLaunch {
+    TimePoint sent{};
+    std::vector<HostId> slice;  // rank order: slice[0] runs the launcher
+    std::set<HostId> reported, lost;
+  };
+  std::map<JobEpoch, PendingLaunch> launches_;
   core::Scheduler* scheduler_;
   TokenSource tokens_;
   AgentRegistry registry_;

@@ -576,5 +576,66 @@ TEST_F(BusLogicTest, AnAgentRegistersOnlyTheHostsItWasEnrolledFor) {
             (std::vector<HostId>{HostId(0), HostId(1), HostId(2), HostId(3)}));
 }
 
+// Audit M9: a Launch the agents refused or lost (they heartbeat, without the epoch) held the
+// slice PLACED for ever. 30 s after it was sent the epoch ends as a failure, with a Kill for
+// whatever did start and the hosts freed; a job whose agents list it is left alone.
+TEST_F(BusLogicTest, ALaunchNoAgentStartedEndsAfterTheAckTimeout) {
+  RegisterAll();
+  JobEpoch lost = PlaceV232();
+  Out();
+  std::vector<int> hosts = SliceHosts(lost.job);
+  auto beat_for = [&](int seconds, bool listing) {
+    for (int t = 0; t < seconds * 10; ++t) {
+      now_ += std::chrono::milliseconds(90);  // Tick adds 10
+      if (t % 5 == 0) {
+        for (int r = 0; r < 4; ++r) {
+          std::vector<int> mine;
+          for (int h : hosts) {
+            if (h / 4 == r) mine.push_back(h);
+          }
+          if (listing && !mine.empty()) {
+            Heartbeat(r, {{lost, mine}});
+          } else {
+            Heartbeat(r);
+          }
+        }
+      }
+      Tick();
+    }
+  };
+  beat_for(29, /*listing=*/false);
+  EXPECT_EQ(sched_->Find(lost.job)->state, core::JobState::kPlaced);  // not yet
+  EXPECT_EQ(Count(Out(), bus::Envelope::kKill), 0);
+  beat_for(2, /*listing=*/false);
+  const core::JobRecord* job = sched_->Find(lost.job);
+  EXPECT_EQ(job->restarts, 1);  // a failure: max_restarts ends a launch that never works
+  EXPECT_TRUE(job->epoch > lost.epoch || job->state == core::JobState::kQueued)
+      << core::JobStateName(job->state);
+  auto events = repo_.EventsOf(lost.job);
+  ASSERT_TRUE(events.has_value());
+  bool named = false;
+  for (const core::JobEvent& e : *events) {
+    named |= e.reason.find("never started the launch") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+  auto out = Out();
+  EXPECT_GE(Count(out, bus::Envelope::kKill), 2);  // to the agents of the old slice
+  // Requeued, and placed again after its retry backoff (30 s).
+  for (int i = 0; i < 45 && sched_->Find(lost.job)->epoch == lost.epoch; ++i) {
+    beat_for(1, /*listing=*/false);
+  }
+  job = sched_->Find(lost.job);
+  ASSERT_GT(job->epoch, lost.epoch);
+  EXPECT_EQ(Count(Out(), bus::Envelope::kLaunch), 2);  // the new epoch, on two agents
+
+  // The new epoch's agents list it: nothing happens after the timeout.
+  lost = {lost.job, job->epoch};
+  hosts = SliceHosts(lost.job);
+  beat_for(35, /*listing=*/true);
+  EXPECT_EQ(sched_->Find(lost.job)->epoch, lost.epoch);
+  EXPECT_EQ(sched_->Find(lost.job)->state, core::JobState::kStarting);
+  EXPECT_EQ(Count(Out(), bus::Envelope::kKill), 0);
+}
+
 }  // namespace
 }  // namespace podsched::daemon
