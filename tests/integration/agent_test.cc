@@ -244,14 +244,25 @@ class AgentTest : public ::testing::Test {
   }
 
   bool AllRanksStarted() { return RankPids().size() == 4; }
-  bool AllRanksGone() {
-    auto pids = RankPids();
-    return std::none_of(pids.begin(), pids.end(), [](pid_t p) {
-      // A zombie whose parent has not reaped it yet is gone for our purposes.
+  // The ranks' /proc/PID/stat lines, for a failure's message.
+  std::string RankStats() {
+    std::string out;
+    for (pid_t p : RankPids()) {
       std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
       std::string s;
       std::getline(stat, s);
-      return !s.empty() && s.find(") Z") == std::string::npos;
+      out += std::to_string(p) + ": " + (s.empty() ? "gone" : s.substr(0, 60)) + "\n";
+    }
+    return out;
+  }
+  bool AllRanksGone() {
+    auto pids = RankPids();
+    return std::none_of(pids.begin(), pids.end(), [](pid_t p) {
+      // A zombie whose parent has not reaped it yet (Z), or one being released (X), is gone.
+      std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+      std::string s;
+      std::getline(stat, s);
+      return !s.empty() && s.find(") Z") == std::string::npos && s.find(") X") == std::string::npos;
     });
   }
 
@@ -380,7 +391,7 @@ TEST_F(AgentTest, PreemptEndsWithExit75WithinGrace) {
   EXPECT_EQ(FindExited("a0", 8, 1)->exit_code(), 75);
   EXPECT_EQ(FindExited("a1", 8, 1)->reason(), Exited::RELEASED);
   EXPECT_NE(LogText(8, 1).find("podprobe: preempted"), std::string::npos);
-  EXPECT_TRUE(AllRanksGone());
+  EXPECT_TRUE(AllRanksGone()) << RankStats();
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
@@ -406,7 +417,7 @@ TEST_F(AgentTest, IgnoredSigtermIsKilledAfterGrace) {
   EXPECT_EQ(e.reason(), Exited::KILLED_AFTER_GRACE) << e.message();
   EXPECT_EQ(e.message(), "SIGKILL after 2 s grace");
   EXPECT_EQ(FindExited("a1", 9, 1)->reason(), Exited::RELEASED);
-  EXPECT_TRUE(AllRanksGone());
+  EXPECT_TRUE(AllRanksGone()) << RankStats();
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
@@ -417,7 +428,7 @@ TEST_F(AgentTest, KillEndsTheJobAtOnce) {
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 10, 1) && FindExited("a1", 10, 1); }, seconds(20)));
   EXPECT_EQ(FindExited("a0", 10, 1)->reason(), Exited::KILLED) << FindExited("a0", 10, 1)->message();
   EXPECT_EQ(FindExited("a1", 10, 1)->reason(), Exited::RELEASED);
-  EXPECT_TRUE(AllRanksGone());
+  EXPECT_TRUE(AllRanksGone()) << RankStats();
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
@@ -471,7 +482,7 @@ TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsCheckedAndSingleUse) {
 
   SendBoth(MakeControl(11, 2, false));
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 11, 2) && FindExited("a1", 11, 2); }, seconds(20)));
-  EXPECT_TRUE(AllRanksGone());
+  EXPECT_TRUE(AllRanksGone()) << RankStats();
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 

@@ -35,6 +35,8 @@ bool StatusHandlesSignal(std::string_view status, int sig);
 // /proc/PID/environ (NUL-separated NAME=VALUE): the value of the first `name`.
 std::optional<std::string> FindEnvVar(std::string_view environ, std::string_view name);
 
+inline constexpr const char* kTagVariable = "PODWORKER_TAG";
+
 // PODWORKER_TAG value of the processes of (job, epoch) on `host`: "JOB:EPOCH:HOST". A rank and
 // its descendants carry "JOB:EPOCH:HOST:RANK" (`podworker rank` appends it: rank_env.h).
 std::string TagValue(const JobEpoch& je, int32_t host);

@@ -29,7 +29,7 @@ TEST(ProcTextTest, StatWithAnyProcessName) {
 
 // Before: `std::stol` and `substr(close + 2)` threw on these, in a root agent.
 TEST(ProcTextTest, MalformedStatIsNulloptNeverAThrow) {
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string(""), std::string("42 (x)"), std::string("42 (x"), std::string("42 x) ("),
         std::string("42 (x) S notanumber 5"), Stat("x").substr(0, 30),
         std::string("42 (x) S 99999999999999999999 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18")}) {

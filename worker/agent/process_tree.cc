@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 namespace podsched::agent {
@@ -23,10 +24,11 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-void ChildrenOf(pid_t pid, std::vector<pid_t>& out) {
+// The children of every thread of `pid` (a thread's `children` lists what it forked).
+std::vector<pid_t> ChildrenOf(pid_t pid) {
   const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
   DIR* dir = opendir(task_dir.c_str());
-  if (dir == nullptr) return;
+  if (dir == nullptr) return {};
   std::vector<pid_t> children;
   while (dirent* e = readdir(dir)) {
     if (e->d_name[0] == '.') continue;
@@ -35,18 +37,40 @@ void ChildrenOf(pid_t pid, std::vector<pid_t>& out) {
     while (in >> child) children.push_back(child);
   }
   closedir(dir);
-  for (pid_t c : children) {
-    out.push_back(c);
-    ChildrenOf(c, out);
+  return children;
+}
+
+// One walk from `root`, adding to `found` what it did not hold; whether it added any.
+bool WalkInto(pid_t root, std::set<pid_t>& found) {
+  bool added = false;
+  std::set<pid_t> seen{root};  // each pid read once a walk, even if reused mid-walk
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    for (pid_t c : ChildrenOf(p)) {
+      if (!seen.insert(c).second) continue;
+      if (found.insert(c).second) added = true;
+      todo.push_back(c);
+    }
   }
+  return added;
 }
 
 }  // namespace
 
+// The `children` files are read one process at a time, not atomically: a process reparented
+// while the walk runs (its parent dying, as orted does on a Kill, hands it to the subreaper
+// above) can be in neither list as read. Any such move is to an ancestor, so another walk
+// finds it; walks repeat until one finds nothing new (at most 5: a fork storm cannot hold the
+// agent here).
 std::vector<pid_t> Descendants(pid_t root) {
-  std::vector<pid_t> out;
-  ChildrenOf(root, out);
-  return out;
+  std::set<pid_t> found;
+  WalkInto(root, found);
+  for (int pass = 0; pass < 4 && WalkInto(root, found); ++pass) {
+  }
+  found.erase(root);
+  return {found.begin(), found.end()};
 }
 
 std::optional<ProcInfo> ReadProc(pid_t pid) {
@@ -57,31 +81,59 @@ bool HandlesSignal(pid_t pid, int sig) {
   return StatusHandlesSignal(ReadAll("/proc/" + std::to_string(pid) + "/status"), sig);
 }
 
-std::optional<std::string> ReadEnvVar(pid_t pid, const std::string& name) {
-  return FindEnvVar(ReadAll("/proc/" + std::to_string(pid) + "/environ"), name);
-}
+void ProcessTable::Scan() { ScanFrom(Descendants(getpid())); }
 
-void ProcessTable::Scan() {
+void ProcessTable::ScanFrom(const std::vector<pid_t>& walked) {
+  const std::set<pid_t> walked_set(walked.begin(), walked.end());
+  std::set<pid_t> pids = walked_set;
+  for (const auto& [pid, p] : processes_) {
+    if (!p.info.zombie) pids.insert(pid);
+  }
   std::map<pid_t, Process> found;
-  for (pid_t pid : Descendants(getpid())) {
+  for (pid_t pid : pids) {
     auto info = ReadProc(pid);
     if (!info) continue;
+    auto known = processes_.find(pid);
+    const bool same_process = known != processes_.end() &&
+                              known->second.info.start_time == info->start_time;
+    // Not walked: only a process we knew (the pid of one that died may have been reused).
+    if (!same_process && !walked_set.contains(pid)) {
+      continue;
+    }
     Process& p = found[pid];
     p.info = *info;
     if (info->zombie) continue;
-    auto known = processes_.find(pid);
     // An exec (`podworker rank` becoming the user's program) keeps the pid and start time but
     // changes the name and the environment: read the tag again then.
-    if (known != processes_.end() && !known->second.info.zombie &&
-        known->second.info.start_time == info->start_time &&
+    if (same_process && !known->second.tag.empty() && !known->second.inherited &&
         known->second.info.comm == info->comm) {
       p.tag = known->second.tag;
       p.rank = known->second.rank;
-    } else {
-      p.tag = ReadEnvVar(pid, kTagVariable).value_or("");
-      JobEpoch je;
-      int32_t host = 0;
-      if (!ParseTag(p.tag, je, host, &p.rank)) p.rank = -1;
+      continue;
+    }
+    p.tag = FindEnvVar(ReadAll("/proc/" + std::to_string(pid) + "/environ"), kTagVariable)
+                .value_or("");
+    JobEpoch je;
+    int32_t host = 0;
+    if (!ParseTag(p.tag, je, host, &p.rank)) p.rank = -1;
+  }
+  // Untagged: its parent's tag (what it inherited), not as a rank. Parents first: a chain of
+  // untagged processes under a tagged one all belong to it.
+  for (auto& [pid, p] : found) {
+    if (p.info.zombie || !p.tag.empty()) continue;
+    std::vector<Process*> chain{&p};
+    for (auto up = found.find(p.info.ppid); up != found.end() && chain.size() < found.size();
+         up = found.find(up->second.info.ppid)) {
+      if (up->second.info.zombie) break;
+      if (!up->second.tag.empty()) {
+        for (Process* q : chain) {
+          q->tag = up->second.tag;
+          q->rank = -1;
+          q->inherited = true;
+        }
+        break;
+      }
+      chain.push_back(&up->second);
     }
   }
   processes_ = std::move(found);

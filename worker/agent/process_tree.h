@@ -23,8 +23,6 @@
 
 namespace podsched::agent {
 
-inline constexpr const char* kTagVariable = "PODWORKER_TAG";
-
 // Every descendant of `root` (not root itself), from /proc/PID/task/TID/children.
 std::vector<pid_t> Descendants(pid_t root);
 // std::nullopt when the process is gone.
@@ -34,20 +32,33 @@ std::vector<pid_t> ProcessesOfUid(uid_t uid);
 // Whether the process has a handler for `sig` or ignores it (/proc/PID/status SigCgt, SigIgn):
 // a process that has not got that far yet (still loading its libraries) dies of the signal.
 bool HandlesSignal(pid_t pid, int sig);
-// The value of `name` in the process's initial environment (/proc/PID/environ).
-std::optional<std::string> ReadEnvVar(pid_t pid, const std::string& name);
 
 // The descendants of this process as of the last Scan, each with its tag (read from
-// /proc/PID/environ once per pid and start time).
+// /proc/PID/environ once per pid, start time and name, once it has one).
 class ProcessTable {
  public:
   struct Process {
     ProcInfo info;
     std::string tag;  // "" when it has none (or is a zombie)
     int rank = -1;    // the rank of its tag; -1: none
+    // The tag is its parent's: its own environ had none. Inside execve the kernel gives a
+    // process its new name before its new environment, and /proc shows an empty environ until
+    // then; a process that dropped its environment (env -i) has none either. Either way it
+    // belongs to its parent's job (not as a rank), and an empty environ is read again at every
+    // scan: a rank once cached untagged was never counted as up, never killed, and its job
+    // ended with it alive.
+    bool inherited = false;
   };
 
+  // Walks this process's descendants.
   void Scan();
+  // The same from a given walk (the unit tests' way to stand for a walk that missed some).
+  // /proc/PID/task/TID/children is read one process at a time, not atomically: a process
+  // reparented to us while the walk runs (its parent dying, as orted does on a Kill) can be in
+  // neither list. A process found before is still our descendant while it lives (we are the
+  // subreaper, nothing leaves the tree), so one the walk missed is kept while /proc shows it
+  // with the same start time: a job is never declared over with a known rank still alive.
+  void ScanFrom(const std::vector<pid_t>& walked);
   const std::map<pid_t, Process>& processes() const { return processes_; }
   // A rank: the topmost process of a rank's tag, i.e. the user's program that `podworker rank`
   // became (under orted or under an rsh session); its descendants (a shell's children, data
