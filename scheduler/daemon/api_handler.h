@@ -34,7 +34,10 @@ struct BusIoCounters {
   int64_t rejected_keys = 0;  // CURVE handshakes refused by the ZAP handler
   // Messages dropped: an enrolled key used under another agent id, or a key since revoked.
   int64_t rejected_agent_ids = 0;
-  int64_t overloaded = 0;     // dropped: the scheduler thread's backlog was full (Daemon)
+  // Dropped before the scheduler thread (Daemon's BusInbox): Log/Progress over their agent's or
+  // the global budget; control messages only when the scheduler thread stopped taking them.
+  int64_t overloaded = 0;
+  int64_t control_overloaded = 0;
 };
 
 // The daemon's state as handlers may read it.

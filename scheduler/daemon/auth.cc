@@ -30,15 +30,7 @@ std::string_view AuthFailureName(AuthFailure reason) {
 }
 
 bool RateLimiter::Allow(const std::string& key, TimePoint now) {
-  auto [it, inserted] = buckets_.try_emplace(key, Bucket{burst_, now});
-  Bucket& b = it->second;
-  if (!inserted && now > b.last) {
-    b.tokens = std::min(burst_, b.tokens + rate_ * ToSeconds(now - b.last));
-    b.last = now;
-  }
-  if (b.tokens < 1) return false;
-  b.tokens -= 1;
-  return true;
+  return buckets_.try_emplace(key, rate_, burst_).first->second.Take(1, now);
 }
 
 }  // namespace podsched::daemon

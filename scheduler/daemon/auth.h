@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/hash.h"  // Sha256Hex, used with tokens
 #include "common/status.h"
+#include "common/token_bucket.h"
 #include "scheduler/core/accounts.h"
 
 namespace podsched::daemon {
@@ -62,13 +63,9 @@ class RateLimiter {
   bool Allow(const std::string& key, TimePoint now);
 
  private:
-  struct Bucket {
-    double tokens;
-    TimePoint last;
-  };
   double rate_;
   double burst_;
-  std::unordered_map<std::string, Bucket> buckets_;
+  std::unordered_map<std::string, TokenBucket<TimePoint>> buckets_;
 };
 
 }  // namespace podsched::daemon

@@ -76,17 +76,24 @@ void Daemon::PostFlush() {
 }
 
 void Daemon::PostBusMessage(std::string agent_id, std::string bytes, bool well_framed) {
-  if (!bus_backlog_.TryAdd(bytes.size() + agent_id.size())) return;
-  asio::post(io_, [this, agent_id = std::move(agent_id), bytes = std::move(bytes), well_framed] {
-    bus_backlog_.Remove(bytes.size() + agent_id.size());
-    if (well_framed) {
-      engine_->OnBusMessage(agent_id, bytes, clock_->Now());
+  bool wake = false;
+  if (!bus_inbox_.Push({std::move(agent_id), std::move(bytes), well_framed}, &wake)) return;
+  if (wake) asio::post(io_, [this] { TakeBusTurn(); });
+}
+
+void Daemon::TakeBusTurn() {
+  std::vector<BusInbox::Message> turn = bus_inbox_.TakeTurn();
+  if (turn.empty()) return;
+  for (BusInbox::Message& m : turn) {
+    if (m.well_framed) {
+      engine_->OnBusMessage(m.agent_id, m.bytes, clock_->Now());
     } else {
       engine_->OnBusMalformed();
     }
-    // A burst of heartbeats shares one commit, and Acks/Launches go out after it.
-    PostFlush();
-  });
+  }
+  // A turn of heartbeats shares one commit, and Acks/Launches go out after it.
+  PostFlush();
+  asio::post(io_, [this] { TakeBusTurn(); });
 }
 
 void Daemon::Flush() {

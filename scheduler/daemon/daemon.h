@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "scheduler/daemon/backlog.h"
+#include "scheduler/daemon/bus_inbox.h"
 #include "scheduler/daemon/engine.h"
 #include "scheduler/daemon/http_server.h"
 
@@ -44,13 +44,14 @@ class Daemon final : public HttpBackend {
   void CloseStream(int64_t id) override;
   void CountRejected(int status) override;
 
-  // A message from the worker bus (called on the bus thread; posts). Dropped and counted when
-  // kMaxBusBacklogBytes are already queued for the scheduler thread (a stalled store must not
-  // let agents fill podsched's memory).
+  // A message from the worker bus (called on the bus thread). Queued in its lane of the
+  // BusInbox, or dropped and counted there (a flood or a stalled store must not let agents
+  // fill podsched's memory, nor cost other agents their heartbeats).
   void PostBusMessage(std::string agent_id, std::string bytes, bool well_framed);
-  static constexpr int64_t kMaxBusBacklogBytes = int64_t{64} << 20;
-  // Bus messages dropped so far because the backlog was full. Thread-safe.
-  int64_t bus_overloaded() const { return bus_backlog_.dropped(); }
+  // Bus messages dropped so far: Log/Progress over their budget; control messages (only when
+  // the scheduler thread has not taken any for 64 MiB). Thread-safe.
+  int64_t bus_overloaded() const { return bus_inbox_.dropped_data(); }
+  int64_t bus_control_overloaded() const { return bus_inbox_.dropped_control(); }
 
   // Stops the thread after the work queued so far.
   void Stop();
@@ -60,6 +61,9 @@ class Daemon final : public HttpBackend {
   void AfterCall();
   void Flush();
   void PostFlush();
+  // One turn of the bus inbox, then posts itself again behind what else is queued (HTTP
+  // requests are served between turns); stops at an empty turn.
+  void TakeBusTurn();
 
   std::unique_ptr<Engine> engine_;
   const Clock* clock_;
@@ -72,7 +76,7 @@ class Daemon final : public HttpBackend {
   bool tick_soon_ = false;
   bool flush_posted_ = false;
   std::vector<std::pair<Respond, HttpResponse>> held_;
-  Backlog bus_backlog_{kMaxBusBacklogBytes};
+  BusInbox bus_inbox_;
   std::thread thread_;
 };
 

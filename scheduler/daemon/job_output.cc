@@ -52,26 +52,36 @@ void LogTail::Append(int64_t epoch, int64_t epoch_offset, std::string_view data,
     data.remove_prefix(static_cast<size_t>(skip));
     epoch_offset = epoch_received_;
   }
+  if (epoch_offset > epoch_received_) {
+    const std::string note = "[podsched: " + std::to_string(epoch_offset - epoch_received_) +
+                             " bytes of output not streamed live here; the stored log has them]";
+    AddLine(epoch, static_cast<int64_t>(note.size()) + 1, note, now);
+  }
   epoch_received_ = epoch_offset + static_cast<int64_t>(data.size());
   while (!data.empty()) {
     size_t nl = data.find('\n');
     size_t len = nl == std::string_view::npos ? data.size() : nl + 1;
-    OutputLine line;
-    line.offset = end_;
-    line.length = static_cast<int64_t>(len);
-    line.time = now;
-    line.epoch = epoch;
-    line.text.assign(data.substr(0, nl == std::string_view::npos ? len : nl));
-    line.rank = StripRankTag(line.text);
-    end_ += static_cast<int64_t>(len);
-    lines_.push_back(std::move(line));
-    bytes_ += MemoryOf(lines_.back());
+    AddLine(epoch, static_cast<int64_t>(len),
+            std::string(data.substr(0, nl == std::string_view::npos ? len : nl)), now);
     data.remove_prefix(len);
-    // Within the bound after every line: a burst of empty lines never holds more than it.
-    while (bytes_ > kMaxBytes && lines_.size() > 1) {
-      bytes_ -= MemoryOf(lines_.front());
-      lines_.pop_front();
-    }
+  }
+}
+
+void LogTail::AddLine(int64_t epoch, int64_t length, std::string text, TimePoint now) {
+  OutputLine line;
+  line.offset = end_;
+  line.length = length;
+  line.time = now;
+  line.epoch = epoch;
+  line.text = std::move(text);
+  line.rank = StripRankTag(line.text);
+  end_ += length;
+  lines_.push_back(std::move(line));
+  bytes_ += MemoryOf(lines_.back());
+  // Within the bound after every line: a burst of empty lines never holds more than it.
+  while (bytes_ > kMaxBytes && lines_.size() > 1) {
+    bytes_ -= MemoryOf(lines_.front());
+    lines_.pop_front();
   }
 }
 

@@ -47,8 +47,10 @@ class LogTail {
   static constexpr size_t kMaxLinesPerRead = 10'000;
 
   // Appends the bytes an agent sent for `epoch` at `epoch_offset` (its offset within that
-  // epoch's output). Bytes already received (a resend) are skipped; a missing stretch is not
-  // filled. A trailing partial line is kept as a line of its own.
+  // epoch's output). Bytes already received (a resend) are skipped; a missing stretch (beyond
+  // the agent's live-log rate, or sent to a podsched since restarted) becomes one line saying
+  // how many bytes the stored log has there. A trailing partial line is kept as a line of its
+  // own.
   void Append(int64_t epoch, int64_t epoch_offset, std::string_view data, TimePoint now);
 
   struct Page {
@@ -65,6 +67,8 @@ class LogTail {
   size_t lines() const { return lines_.size(); }
 
  private:
+  void AddLine(int64_t epoch, int64_t length, std::string text, TimePoint now);
+
   std::deque<OutputLine> lines_;
   size_t bytes_ = 0;
   int64_t end_ = 0;               // job-wide offset after the last byte

@@ -35,6 +35,25 @@ TEST(LogTailTest, KeepsOffsetsSkipsResendsAndParsesRanks) {
   EXPECT_EQ(tail.end_offset(), 50);
 }
 
+// The agent's live-log limit skips chunks (the stored log has them): the tail says so, once
+// per gap, in order, and the resend rule still holds after it.
+TEST(LogTailTest, AGapInTheOffsetsBecomesALineSayingWhatIsMissing) {
+  LogTail tail;
+  TimePoint t = At(1);
+  tail.Append(1, 0, "a\n", t);
+  tail.Append(1, 1002, "b\n", t);  // 1,000 bytes skipped by the agent
+  tail.Append(1, 1002, "b\n", t);  // a resend of what came after the gap: ignored
+  tail.Append(1, 1004, "c\n", t);
+  auto page = tail.Read(0, 1 << 20);
+  ASSERT_EQ(page.lines.size(), 4u);
+  EXPECT_EQ(page.lines[0]->text, "a");
+  EXPECT_EQ(page.lines[1]->text,
+            "[podsched: 1000 bytes of output not streamed live here; the stored log has them]");
+  EXPECT_EQ(page.lines[2]->text, "b");
+  EXPECT_EQ(page.lines[3]->text, "c");
+  EXPECT_EQ(page.next_offset, tail.end_offset());
+}
+
 TEST(LogTailTest, DropsTheOldestBeyondOneMebibyteOfMemory) {
   LogTail tail;
   std::string line(1023, 'x');

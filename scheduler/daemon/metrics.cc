@@ -38,6 +38,8 @@ std::string FormatBusMetrics(const BusGauges& g) {
   }
   out << "podsched_bus_dropped_total{reason=\"unroutable\"} " << g.unroutable << '\n';
   out << "podsched_bus_dropped_total{reason=\"overloaded\"} " << g.overloaded << '\n';
+  out << "podsched_bus_dropped_total{reason=\"overloaded_control\"} " << g.control_overloaded
+      << '\n';
   family("podsched_bus_rejected_keys_total", "counter",
          "CURVE handshakes refused: the agent's key is neither enrolled nor in "
          "bus.curve_agent_keys.");

@@ -25,7 +25,7 @@ struct MetricGauges {
 };
 
 // The reasons BusLogic drops a bus message for (podsched_bus_dropped_total, docs/bus.md); the
-// bus thread's "unroutable" and "overloaded" are counted apart (BusGauges).
+// bus thread's "unroutable", "overloaded" and "overloaded_control" are counted apart (BusGauges).
 inline constexpr std::string_view kBusDropReasons[] = {
     "malformed",   "oversized", "unknown_agent", "unknown_host",
     "stale_epoch", "unknown_job", "invalid",     "host_not_enrolled"};
@@ -38,7 +38,8 @@ struct BusGauges {
   int64_t unroutable = 0;  // sends to an agent the ROUTER no longer knows
   int64_t rejected_keys = 0;  // CURVE clients refused (key not enrolled nor configured)
   int64_t rejected_agent_ids = 0;  // messages under an agent id the key is not bound to
-  int64_t overloaded = 0;  // dropped before the scheduler thread: its backlog was full
+  int64_t overloaded = 0;          // Log/Progress dropped before the scheduler thread (BusInbox)
+  int64_t control_overloaded = 0;  // Register/Heartbeat/Exited dropped there (a stalled thread)
 };
 std::string FormatBusMetrics(const BusGauges& gauges);
 

@@ -39,6 +39,7 @@ HttpResponse MetricsText(const ApiView& view, ApiCalls&, const Principal&, const
     b.rejected_keys = io.rejected_keys;
     b.rejected_agent_ids = io.rejected_agent_ids;
     b.overloaded = io.overloaded;
+    b.control_overloaded = io.control_overloaded;
   }
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -8,7 +8,7 @@ set_tests_properties(bus_fuzz_integration PROPERTIES LABELS integration TIMEOUT 
 # Real podworkers (one per host of a 2x4 pod) running podprobe under mpirun.
 if(TARGET podworker AND TARGET podprobe)
   foreach(t success preempt grace on_demand agent_loss agent_stop restart curve max_runtime
-          progress_flood)
+          floods)
     add_test(NAME worker_integration_${t}
       COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/worker_test.py
               $<TARGET_FILE:podsched> $<TARGET_FILE:podctl> $<TARGET_FILE:podworker>

@@ -2,7 +2,8 @@
 """podsched + real podworkers + real mpirun + podprobe, end to end (tests/integration/worker.cmake).
 
   worker_test.py PODSCHED PODCTL PODWORKER PODPROBE TEST
-  TEST in: success, preempt, grace, on_demand, agent_loss, restart, curve, progress_flood
+  TEST in: success, preempt, grace, on_demand, agent_loss, agent_stop, restart, curve,
+  max_runtime, floods (progress datagrams, then job output)
 
 A 2x4-host v2 pod (8 hosts), one podworker per host (agent h<N> serves host N), so a v2-32 (2x2
 hosts) runs under mpirun across four agents. Every wait polls a condition with a deadline.
@@ -12,6 +13,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bus_harness import Podsched, Worker, fail, wait_for  # noqa: E402
@@ -58,7 +60,7 @@ def started(ps, job):
 
 def cluster(work):
     ps = Podsched(PODSCHED, work, 2, 4,
-                  bus_extra=BUS % (2000 if TEST in ("agent_loss", "progress_flood") else 10000))
+                  bus_extra=BUS % (2000 if TEST in ("agent_loss", "floods") else 10000))
     workers = {h: Worker(PODWORKER, ps, work, "h%d" % h, str(h)) for h in range(8)}
     wait_for(lambda: ps.metrics().get("podsched_agents_connected") == 8, "8 agents", 60)
     wait_for(lambda: all(h["healthy"] for h in ps.pod()["hosts"]), "8 healthy hosts", 30)
@@ -254,6 +256,64 @@ print(n)
     wait_state(ps, job, ("CANCELLED",))
 
 
+def test_log_flood(ps, workers):
+    """Audit H2: one job's output flood cost every other agent its heartbeats (one 64 MiB queue
+    in podsched dropped them all alike), and their jobs were requeued. A job writes empty lines
+    as fast as it can beside an idle job on another agent, with a 2 s heartbeat timeout: the
+    idle job stays RUNNING in its epoch, every host stays healthy, podsched answers, and only
+    Log and Progress are dropped ("overloaded", never "overloaded_control")."""
+    idle = ps.submit(probe("idle", "--run-seconds", "120", accelerator="v2-8"))
+    idle_first = wait_state(ps, idle, ("RUNNING",))
+    spec = probe("flood", accelerator="v2-8")
+    spec["command"], spec["args"] = "/bin/sh", ["-c", "exec yes ''"]
+    flood = ps.submit(spec)
+    flood_first = wait_state(ps, flood, ("RUNNING",))
+    before = ps.metrics()
+    logs_before = before.get('podsched_bus_messages_total{type="log"}', 0)
+    # 12 s of flood: six heartbeat timeouts. Each poll is also an HTTP request that must be
+    # served between the flood's turns.
+    polls = 0
+    deadline = time.monotonic() + 12
+    while time.monotonic() < deadline:
+        j = ps.job(idle)
+        if j["state"] != "RUNNING" or j["epoch"] != idle_first["epoch"]:
+            fail("the idle job during the flood: %s (was epoch %s)" % (j, idle_first["epoch"]))
+        bad = [h["id"] for h in ps.pod()["hosts"] if not h["healthy"]]
+        if bad:
+            fail("hosts unhealthy during the flood: %s" % bad)
+        polls += 1
+        time.sleep(0.5)
+    j = ps.job(flood)
+    if j["state"] != "RUNNING" or j["epoch"] != flood_first["epoch"]:
+        fail("the flooding job itself: %s (was epoch %s)" % (j, flood_first["epoch"]))
+    m = ps.metrics()
+    logs = m.get('podsched_bus_messages_total{type="log"}', 0) - logs_before
+    if logs < 100:
+        fail("no flood reached podsched: %d Log messages" % logs)
+    control = m.get('podsched_bus_dropped_total{reason="overloaded_control"}', -1)
+    if control != 0:
+        fail("control messages dropped: %s" % control)
+    # The agent streams at most 1 MiB/s of it live (4 MiB saved up); the live log says where it
+    # skipped.
+    live = podctl(ps, "logs", str(flood)).stdout
+    gaps = re.findall(r"\[podsched: ([0-9]+) bytes of output not streamed live here", live)
+    if not gaps:
+        fail("no gap in the live log of a job writing beyond 1 MiB/s:\n%s" % live[-2000:])
+    ok("%d Log messages in 12 s (%d dropped as overloaded), %d polls answered: the idle job "
+       "stayed RUNNING in epoch %s, every host healthy, no control message dropped; the live "
+       "log of the flood shows %d gaps (%d bytes in the newest)"
+       % (logs, m.get('podsched_bus_dropped_total{reason="overloaded"}', 0), polls,
+          idle_first["epoch"], len(gaps), int(gaps[-1])))
+    for job in (flood, idle):
+        podctl(ps, "cancel", str(job))
+        wait_state(ps, job, ("CANCELLED",))
+
+
+def test_floods(ps, workers):
+    test_progress_flood(ps, workers)
+    test_log_flood(ps, workers)
+
+
 def test_agent_stop(ps, workers):
     """SIGTERM to a podworker preempts its jobs (the ranks checkpoint and exit 75), reports the
     exit and then stops: the job is requeued as a preemption, not a failure."""
@@ -386,7 +446,7 @@ def main():
              "on_demand": test_on_demand, "agent_loss": test_agent_loss,
              "agent_stop": test_agent_stop,
              "restart": test_restart, "max_runtime": test_max_runtime,
-             "progress_flood": test_progress_flood}
+             "floods": test_floods}
     with tempfile.TemporaryDirectory(prefix="worker-test-") as work:
         ps, workers = None, {}
         try:

@@ -35,6 +35,9 @@ struct AgentOptions {
   std::vector<std::string> pass_env;  // agent variables jobs get (JobEnvironment)
   std::string scratch_dir;            // per-account scratch root; empty: <state_dir>/scratch
   int64_t keep_failed_scratch_seconds = 24 * 3600;
+  // Output each job may stream live on the bus, bytes a second (4 s of it saved up); 0: no
+  // limit. Beyond it the live log skips (podsched marks the gap); the stored log is whole.
+  int64_t live_log_bytes_per_second = int64_t{1} << 20;
   std::string version;
 };
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/token_bucket.h"
 #include "proto/bus.pb.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/bus_validate.h"
@@ -133,6 +134,9 @@ class JobRunner {
     Result<JobAccount> account = JobAccount{};  // resolved at Start
     std::map<int32_t, std::string> scratch;      // host -> scratch directory
     bool failed_here = false;  // a command of an rsh session here failed (keeps scratch)
+    // The live log's byte budget (AgentOptions::live_log_bytes_per_second) and what it skipped.
+    TokenBucket<MonotonicTime> live_log{0, 0};
+    int64_t live_log_skipped = 0;
   };
 
   Job* Find(const JobEpoch& je);

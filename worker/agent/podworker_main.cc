@@ -186,6 +186,11 @@ int main(int argc, char** argv) {
                  "A failed job's scratch directories stay this long (0: removed at once)")
       ->check(CLI::Range(int64_t{0}, int64_t{365} * 24 * 3600))
       ->capture_default_str();
+  app.add_option("--live-log-bytes-per-second", o.live_log_bytes_per_second,
+                 "Output of each job streamed live to podsched, at most (4 s of it saved up; 0: "
+                 "no limit). Beyond it the live log skips, marked; the stored log is whole")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   try {
