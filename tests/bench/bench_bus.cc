@@ -10,6 +10,14 @@
 //     Sends bad messages of every kind (random bytes, empty, unknown agent, unknown host, wrong
 //     epoch, unknown job, oversized Log, a message over ZMQ_MAXMSGSIZE) and prints how many of
 //     each it sent ("SENT reason n"). The test checks podsched's /metrics against them.
+//
+//   bench_bus flood --bus tcp://127.0.0.1:PORT --pod pod0 --flood-host 0 --quiet-hosts 7
+//     The audit's H2 from a peer that does not hold back: a "flood" agent registers the flood
+//     host alone and prints READY; the first job launched on it is reported running, then
+//     --quiet-hosts agents (hosts flood-host+1 ...) register, and for --seconds the flood agent
+//     sends that job 64 KiB Log messages of empty lines as fast as podsched's socket takes them
+//     (each a 65,536-line append on podsched's thread), while every agent heartbeats every
+//     --heartbeat-ms. Prints "SENT log n" and "SENT heartbeat n".
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -211,10 +219,107 @@ int Fuzz(const std::string& address, const std::string& pod, int host, int seed,
   return 0;
 }
 
+bus::Envelope Heartbeat(const std::string& id) {
+  bus::Envelope e;
+  e.mutable_heartbeat()->set_agent_id(id);
+  return e;
+}
+
+int Flood(const std::string& address, const std::string& pod, int flood_host, int quiet_hosts,
+          double seconds, int heartbeat_ms) {
+  zmq::context_t ctx(2);
+  zmq::socket_t flood = Dealer(ctx, "flood", address);
+  flood.set(zmq::sockopt::sndhwm, 1000);  // bench_bus's own memory: 64 MiB queued at most
+  flood.send(zmq::buffer(Serialize(Register("flood", pod, flood_host, 1))));
+  if (!Await(flood, bus::Envelope::kWelcome, Clock::now() + std::chrono::seconds(10))) {
+    std::fprintf(stderr, "bench_bus: the flood agent was not welcomed\n");
+    return 1;
+  }
+  std::printf("READY\n");
+  std::fflush(stdout);
+  // The job the test submits: launched here, reported running.
+  bus::Envelope launch;
+  const auto launch_deadline = Clock::now() + std::chrono::seconds(60);
+  while (!launch.has_launch() && Clock::now() < launch_deadline) {
+    zmq::pollitem_t item{flood.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(50));
+    zmq::message_t m;
+    if ((item.revents & ZMQ_POLLIN) && flood.recv(m, zmq::recv_flags::dontwait)) {
+      if (!launch.ParseFromArray(m.data(), static_cast<int>(m.size()))) launch.Clear();
+    }
+  }
+  if (!launch.has_launch()) {
+    std::fprintf(stderr, "bench_bus: no Launch for the flood agent within 60 s\n");
+    return 1;
+  }
+  bus::Envelope flood_hb = Heartbeat("flood");
+  auto* running = flood_hb.mutable_heartbeat()->add_running();
+  *running->mutable_job() = launch.launch().job();
+  running->add_hosts(flood_host);
+  running->add_ranks_up_hosts(flood_host);
+  running->add_pids(1);
+  const std::string flood_heartbeat = Serialize(flood_hb);
+  flood.send(zmq::buffer(flood_heartbeat));
+
+  std::vector<zmq::socket_t> quiet;
+  std::vector<std::string> quiet_heartbeats;
+  for (int i = 0; i < quiet_hosts; ++i) {
+    const std::string id = "quiet-" + std::to_string(i);
+    quiet.push_back(Dealer(ctx, id, address));
+    quiet.back().send(zmq::buffer(Serialize(Register(id, pod, flood_host + 1 + i, 1))));
+    quiet_heartbeats.push_back(Serialize(Heartbeat(id)));
+  }
+  for (int i = 0; i < quiet_hosts; ++i) {
+    if (!Await(quiet[i], bus::Envelope::kWelcome, Clock::now() + std::chrono::seconds(10))) {
+      std::fprintf(stderr, "bench_bus: quiet agent %d was not welcomed\n", i);
+      return 1;
+    }
+  }
+  std::printf("FLOODING\n");
+  std::fflush(stdout);
+
+  bus::Envelope log;
+  *log.mutable_log()->mutable_job() = launch.launch().job();
+  log.mutable_log()->set_data(std::string(64 << 10, '\n'));
+  int64_t logs = 0, heartbeats = 0, offset = 0;
+  const auto interval = std::chrono::milliseconds(heartbeat_ms);
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(seconds));
+  auto next_heartbeat = start;
+  while (Clock::now() < end) {
+    if (Clock::now() >= next_heartbeat) {
+      next_heartbeat += interval;
+      flood.send(zmq::buffer(flood_heartbeat), zmq::send_flags::dontwait);
+      for (int i = 0; i < quiet_hosts; ++i) quiet[i].send(zmq::buffer(quiet_heartbeats[i]));
+      heartbeats += quiet_hosts + 1;
+    }
+    log.mutable_log()->set_offset(offset);
+    if (flood.send(zmq::buffer(Serialize(log)), zmq::send_flags::dontwait)) {
+      offset += 64 << 10;
+      ++logs;
+    } else {
+      zmq::pollitem_t item{flood.handle(), 0, ZMQ_POLLOUT, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(5));
+    }
+    // Drain what podsched sends (Acks, Kills), so that its queue to us never fills.
+    zmq::message_t m;
+    while (flood.recv(m, zmq::recv_flags::dontwait)) {
+    }
+    for (auto& q : quiet) {
+      while (q.recv(m, zmq::recv_flags::dontwait)) {
+      }
+    }
+  }
+  std::printf("SENT log %lld\nSENT heartbeat %lld\n", static_cast<long long>(logs),
+              static_cast<long long>(heartbeats));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_bus: simulated podworkers for load and fuzz tests of podsched's bus"};
+  CLI::App app{"bench_bus: simulated podworkers for load, fuzz and flood tests of podsched's bus"};
   app.require_subcommand(1);
   std::string address, pod = "pod0";
   int agents = 128, hosts_per_agent = 2, first_host = 0, batch = 20, host = 0, seed = 1;
@@ -234,7 +339,19 @@ int main(int argc, char** argv) {
   fuzz->add_option("--seed", seed);
   int64_t job = 0;
   fuzz->add_option("--job", job, "an existing job id (for a wrong-epoch message)");
+  int flood_host = 0, quiet_hosts = 7, heartbeat_ms = 300;
+  auto* flood = app.add_subcommand("flood", "one agent's Log flood beside quiet agents");
+  flood->add_option("--bus", address)->required();
+  flood->add_option("--pod", pod);
+  flood->add_option("--flood-host", flood_host);
+  flood->add_option("--quiet-hosts", quiet_hosts, "agents after the flood host, one host each")
+      ->check(CLI::Range(0, 1000));
+  flood->add_option("--seconds", seconds);
+  flood->add_option("--heartbeat-ms", heartbeat_ms)->check(CLI::Range(10, 60000));
   CLI11_PARSE(app, argc, argv);
+  if (flood->parsed()) {
+    return Flood(address, pod, flood_host, quiet_hosts, seconds, heartbeat_ms);
+  }
   if (load->parsed()) {
     return Load(address, pod, agents, hosts_per_agent, first_host, seconds, batch);
   }

@@ -4,6 +4,11 @@ add_test(NAME bus_fuzz_integration
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/bus_fuzz_test.py
           $<TARGET_FILE:podsched> $<TARGET_FILE:bench_bus>)
 set_tests_properties(bus_fuzz_integration PROPERTIES LABELS integration TIMEOUT 120)
+# The audit's H2: one agent's Log flood beside seven quiet agents (bench_bus flood).
+add_test(NAME bus_flood_integration
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/bus_flood_test.py
+          $<TARGET_FILE:podsched> $<TARGET_FILE:bench_bus>)
+set_tests_properties(bus_flood_integration PROPERTIES LABELS integration TIMEOUT 120)
 
 # Real podworkers (one per host of a 2x4 pod) running podprobe under mpirun.
 if(TARGET podworker AND TARGET podprobe)
