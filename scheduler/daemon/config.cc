@@ -167,7 +167,7 @@ Status ParseLimits(const YAML::Node& n, Limits& l) {
   Status s = CheckKeys(n, section,
                        {"max_body_bytes", "max_header_bytes", "max_json_depth", "max_page_size",
                         "requests_per_second", "burst", "max_stream_clients",
-                        "max_connections"});
+                        "max_connections", "max_connections_per_address"});
   if (!s.ok()) return s;
   for (Status r : {Read(n, "max_body_bytes", section, l.max_body_bytes),
                    Read(n, "max_header_bytes", section, l.max_header_bytes),
@@ -176,14 +176,18 @@ Status ParseLimits(const YAML::Node& n, Limits& l) {
                    Read(n, "requests_per_second", section, l.requests_per_second),
                    Read(n, "burst", section, l.burst),
                    Read(n, "max_stream_clients", section, l.max_stream_clients),
-                   Read(n, "max_connections", section, l.max_connections)}) {
+                   Read(n, "max_connections", section, l.max_connections),
+                   Read(n, "max_connections_per_address", section,
+                        l.max_connections_per_address)}) {
     if (!r.ok()) return r;
   }
   if (l.max_json_depth < 2 || l.max_page_size < 1 || l.requests_per_second <= 0 || l.burst < 1 ||
-      l.max_body_bytes < 1024 || l.max_connections < 1 || l.max_connections > 1000000) {
+      l.max_body_bytes < 1024 || l.max_connections < 1 || l.max_connections > 1000000 ||
+      l.max_connections_per_address < 0 || l.max_connections_per_address > 1000000) {
     return Status(StatusCode::kInvalidArgument,
                   "limits: max_json_depth >= 2, max_page_size >= 1, requests_per_second > 0, "
-                  "burst >= 1, max_body_bytes >= 1024, max_connections 1..1000000");
+                  "burst >= 1, max_body_bytes >= 1024, max_connections 1..1000000, "
+                  "max_connections_per_address 0..1000000");
   }
   l.default_page_size = std::min(l.default_page_size, l.max_page_size);
   return Status::Ok();

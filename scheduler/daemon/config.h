@@ -46,6 +46,9 @@ struct Limits {
   // Open HTTP connections; beyond it a new one gets 503 and is closed (podsched keeps its file
   // descriptors for the store and the bus).
   int max_connections = 2048;
+  // Open HTTP connections from one address; beyond it a new one gets 503. 0: no cap (behind a
+  // reverse proxy every client has the proxy's address).
+  int max_connections_per_address = 64;
 };
 
 // The worker bus (docs/bus.md).

@@ -24,6 +24,11 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+// The audit's M4: one 60 s timer for everything let a client hold a connection for a minute by
+// sending nothing. A new connection gets 10 s for its first request's header; a kept-alive one
+// waits 5 s for the next; a body gets 60 s.
+constexpr auto kFirstHeaderTimeout = std::chrono::seconds(10);
+constexpr auto kKeepAliveTimeout = std::chrono::seconds(5);
 constexpr auto kReadTimeout = std::chrono::seconds(60);
 constexpr auto kHeartbeat = std::chrono::seconds(15);
 constexpr size_t kMaxQueuedFrames = 4096;
@@ -38,13 +43,21 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   Impl(asio::io_context& io, HttpServerOptions options, HttpBackend* backend)
       : io(io), acceptor(io), retry(io), options(std::move(options)), backend(backend) {}
   void Accept();
-  void Register(Session* s, std::weak_ptr<Session> w) {
+  // Why a new connection from `address` is turned away; "" when it may open. When every slot is
+  // taken, the connection idle longest (waiting for a request, nothing read) is closed to make
+  // room: idle sockets alone never lock out a client that has something to ask.
+  std::string Admit(const std::string& address);
+  void Register(Session* s, std::weak_ptr<Session> w, const std::string& address) {
     std::lock_guard lock(mu);
     sessions[s] = std::move(w);
+    ++per_address[address];
   }
-  void Unregister(Session* s) {
+  void Unregister(Session* s, const std::string& address) {
     std::lock_guard lock(mu);
-    sessions.erase(s);
+    if (sessions.erase(s) == 0) return;
+    if (auto it = per_address.find(address); it != per_address.end() && --it->second <= 0) {
+      per_address.erase(it);
+    }
   }
   void Stop();
 
@@ -60,6 +73,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   HttpBackend* backend;
   std::mutex mu;
   std::map<Session*, std::weak_ptr<Session>> sessions;
+  std::map<std::string, int> per_address;  // open sessions by remote address
   bool stopped = false;
   int64_t refused = 0;  // connections turned away (max_connections)
 };
@@ -70,13 +84,23 @@ class Session : public std::enable_shared_from_this<Session> {
       : stream_(std::move(socket)), server_(std::move(server)), heartbeat_(server_->io) {
     beast::error_code ec;
     auto ep = stream_.socket().remote_endpoint(ec);
-    if (!ec) peer_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+    if (!ec) {
+      address_ = ep.address().to_string();
+      peer_ = address_ + ":" + std::to_string(ep.port());
+    }
   }
-  ~Session() { server_->Unregister(this); }
+  ~Session() { server_->Unregister(this, address_); }
 
   void Start() {
-    server_->Register(this, weak_from_this());
+    server_->Register(this, weak_from_this(), address_);
     ReadHeader();
+  }
+
+  bool closed() const { return closed_; }
+  // Waiting for a request with nothing of it read: since when (nullopt: busy).
+  std::optional<std::chrono::steady_clock::time_point> idle_since() const {
+    if (closed_ || !waiting_ || buffer_.size() > 0) return std::nullopt;
+    return waiting_since_;
   }
 
   void Close() {
@@ -94,7 +118,9 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(server_->options.max_header_bytes));
     parser_->body_limit(server_->options.max_body_bytes);
-    stream_.expires_after(kReadTimeout);
+    stream_.expires_after(requests_ == 0 ? kFirstHeaderTimeout : kKeepAliveTimeout);
+    waiting_ = true;
+    waiting_since_ = std::chrono::steady_clock::now();
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
@@ -120,6 +146,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnHeader(beast::error_code ec) {
+    waiting_ = false;
+    ++requests_;
     if (HandleReadError(ec)) return;
     auto& req = parser_->get();
     version_ = req.version();
@@ -143,6 +171,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void ReadBody() {
+    stream_.expires_after(kReadTimeout);
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRequest(ec); });
@@ -299,7 +328,11 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   asio::steady_timer heartbeat_;
+  std::string address_;  // the remote address, without the port
   std::string peer_;
+  bool waiting_ = false;  // for a request's header
+  std::chrono::steady_clock::time_point waiting_since_{};
+  int64_t requests_ = 0;
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool closed_ = false;
@@ -324,15 +357,19 @@ void HttpServer::Impl::Accept() {
       });
       return;
     }
-    if (self->open_sessions() >= self->options.max_connections) {
-      // Full: say so in one short write and close (the client may retry).
-      static constexpr std::string_view kBusy =
+    beast::error_code ep_ec;
+    const auto remote = socket.remote_endpoint(ep_ec);
+    const std::string why = self->Admit(ep_ec ? std::string() : remote.address().to_string());
+    if (!why.empty()) {
+      // Say so in one short write and close (the client may retry).
+      const std::string body = ErrorJson("unavailable", why + "; retry later");
+      const std::string busy =
           "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-          "Retry-After: 1\r\nConnection: close\r\nContent-Length: 74\r\n\r\n"
-          "{\"code\":\"unavailable\",\"message\":\"too many open connections; retry later\"}\n";
+          "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body;
       beast::error_code ignored;
       socket.non_blocking(true, ignored);
-      socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ignored);
+      socket.write_some(asio::buffer(busy), ignored);
       socket.shutdown(tcp::socket::shutdown_both, ignored);
       socket.close(ignored);
       ++self->refused;
@@ -341,6 +378,36 @@ void HttpServer::Impl::Accept() {
     }
     self->Accept();
   });
+}
+
+std::string HttpServer::Impl::Admit(const std::string& address) {
+  std::shared_ptr<Session> oldest_idle;
+  {
+    std::lock_guard lock(mu);
+    const size_t cap = options.max_connections_per_address;
+    if (auto it = per_address.find(address);
+        cap > 0 && it != per_address.end() && static_cast<size_t>(it->second) >= cap) {
+      return "too many open connections from " + address + " (" + std::to_string(cap) + ")";
+    }
+    if (sessions.size() < options.max_connections) return "";
+    // Closed sessions stay registered until their last handler has run: not counted.
+    size_t open = 0;
+    std::optional<std::chrono::steady_clock::time_point> since;
+    for (auto& [p, w] : sessions) {
+      auto s = w.lock();
+      if (!s || s->closed()) continue;
+      ++open;
+      auto idle = s->idle_since();
+      if (idle && (!since || *idle < *since)) {
+        since = idle;
+        oldest_idle = std::move(s);
+      }
+    }
+    if (open < options.max_connections) return "";
+  }
+  if (!oldest_idle) return "too many open connections";
+  oldest_idle->Close();  // outside the lock: its handlers unregister it
+  return "";
 }
 
 void HttpServer::Impl::Stop() {

@@ -48,7 +48,8 @@ struct HttpServerOptions {
   int port = 8470;
   size_t max_body_bytes = 1 << 20;
   size_t max_header_bytes = 16 << 10;
-  size_t max_connections = 2048;  // beyond: 503 and close
+  size_t max_connections = 2048;  // beyond: the longest idle one is closed, else 503 and close
+  size_t max_connections_per_address = 64;  // beyond: 503 and close; 0: no cap
 };
 
 class HttpServer {

@@ -345,7 +345,8 @@ int main(int argc, char** argv) {
   std::cout << "podsched bus on " << bus_server->endpoint() << std::endl;
   HttpServerOptions options{config.listen_address, config.port, config.limits.max_body_bytes,
                             config.limits.max_header_bytes,
-                            static_cast<size_t>(config.limits.max_connections)};
+                            static_cast<size_t>(config.limits.max_connections),
+                            static_cast<size_t>(config.limits.max_connections_per_address)};
   auto started = HttpServer::Start(io, options, &daemon);
   if (!started) return Fail(started.error());
   std::error_code ec;

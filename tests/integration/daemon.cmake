@@ -9,3 +9,8 @@ set_tests_properties(daemon_integration PROPERTIES LABELS integration TIMEOUT 18
 add_test(NAME jobdb_quarantine_integration
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/quarantine_test.py $<TARGET_FILE:podsched>)
 set_tests_properties(jobdb_quarantine_integration PROPERTIES LABELS integration TIMEOUT 90)
+# Audit M4 (http_limits_test.py): idle sockets from one address, then from many, never lock out
+# a client with a request; an idle socket is closed after the 10 s header timeout.
+add_test(NAME http_limits_integration
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/http_limits_test.py $<TARGET_FILE:podsched>)
+set_tests_properties(http_limits_integration PROPERTIES LABELS integration TIMEOUT 90)

@@ -54,23 +54,36 @@ is_json_error() { jq -e '.code and .message' >/dev/null 2>&1 <<< "${1#* }"; }
 ctl() { "$PODCTL" --server "$URL" "$@"; }
 
 start
-# 40 idle connections fill limits.max_connections: the next one gets 503 at once (no hang, no
-# spinning accept loop), and once they close the API answers again.
+# 40 connections fill limits.max_connections. Idle ones (nothing sent) make room: the oldest is
+# closed and the next request is served (audit M4). Ones in the middle of a request do not: the
+# next one gets 503 at once (no hang, no spinning accept loop), and once they close the API
+# answers again.
 conn_limit() {
   /usr/bin/python3 - "$URL" "$ADMIN" <<'PY'
 import socket, sys, time, urllib.request, urllib.error
 url, token = sys.argv[1], sys.argv[2]
 host, port = url.split("//")[1].split(":")
-idle = [socket.create_connection((host, int(port))) for _ in range(40)]
-time.sleep(0.3)  # let the server accept them (the check below polls anyway)
 def status():
     req = urllib.request.Request(url + "/healthz")
     try:
         return urllib.request.urlopen(req, timeout=5).status
     except urllib.error.HTTPError as e:
         return e.code
-full = [status() for _ in range(3)]
+idle = [socket.create_connection((host, int(port))) for _ in range(40)]
+time.sleep(0.3)  # let the server accept them
+if status() != 200:
+    sys.exit("40 idle connections locked the API out")
+idle[0].settimeout(5)
+if idle[0].recv(100) != b"":
+    sys.exit("the oldest idle connection was not the one closed")
 for s in idle:
+    s.close()
+busy = [socket.create_connection((host, int(port))) for _ in range(40)]
+for s in busy:
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # a header not finished yet
+time.sleep(0.3)
+full = [status() for _ in range(3)]
+for s in busy:
     s.close()
 for _ in range(100):
     if status() == 200:
@@ -78,10 +91,10 @@ for _ in range(100):
     time.sleep(0.05)
 else:
     sys.exit("API did not recover after the connections closed")
-sys.exit(0 if 503 in full else "no 503 while full: %s" % full)
+sys.exit(0 if 503 in full else "no 503 while full of busy connections: %s" % full)
 PY
 }
-check "max_connections: 503 when full, serving again after" conn_limit
+check "max_connections: idle ones make room; 503 when full of busy ones, serving again after" conn_limit
 check "admin token file is mode 0600" test "$(stat -c %a "$WORK/var/admin.token")" = 600
 check "job database is private (0600; the data dir 0711: traversable to the users' checkpoint prefixes, not listable)" bash -c "test \$(stat -c %a '$WORK/var/podsched.db') = 600 && test \$(stat -c %a '$WORK/var') = 711"
 check "healthz" test "$(status_of GET /healthz '')" = 200
