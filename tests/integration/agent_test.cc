@@ -113,8 +113,8 @@ class AgentTest : public ::testing::Test {
   }
 
   void StartAgent(const std::string& id, const std::string& hosts) {
-    agents_[id] = Spawn({PODWORKER, "--bus", bus_, "--hosts", hosts, "--agent-id", id,
-                         "--state-dir", (dir_ / ("state-" + id)).string(), "--advertise",
+    agents_[id] = Spawn({PODWORKER, "--bus", bus_, "--insecure-bus", "--hosts", hosts,
+                         "--agent-id", id, "--state-dir", (dir_ / ("state-" + id)).string(), "--advertise",
                          "127.0.0.1", "--log-level", "debug", "--jobs-as-agent-user",
                          "--allow-root-jobs", "--pass-env", "PODWORKER_TEST_MARKER"},
                         (dir_ / (id + ".log")).string(), {marker_});
@@ -484,6 +484,23 @@ TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsCheckedAndSingleUse) {
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 11, 2) && FindExited("a1", 11, 2); }, seconds(20)));
   EXPECT_TRUE(AllRanksGone()) << RankStats();
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
+}
+
+// The audit's M7: a root agent on plain TCP obeys whoever answers on the bus port. Without a key
+// file it refuses to start unless told --insecure-bus (as every other test here is).
+TEST_F(AgentTest, ARootAgentWithoutAKeyFileRefusesPlainTcp) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const std::string log = (dir_ / "plain.log").string();
+  const pid_t pid = Spawn({PODWORKER, "--bus", bus_, "--hosts", "6", "--agent-id", "plain",
+                           "--state-dir", (dir_ / "state-plain").string()},
+                          log);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  const std::string err = ReadFile(log);
+  EXPECT_NE(err.find("running as root without --bus-key-file"), std::string::npos) << err;
+  EXPECT_NE(err.find("--insecure-bus"), std::string::npos) << err;
 }
 
 TEST_F(AgentTest, GarbageOnEveryInputDoesNotCrashTheAgent) {

@@ -156,6 +156,8 @@ class Worker(Process):
         keys = []
         if self.podsched.curve and "--bus-key-file" not in self.extra:
             keys = ["--bus-key-file", self.podsched.enroll(self.agent_id, self.hosts)]
+        elif "--bus-key-file" not in self.extra:
+            keys = ["--insecure-bus"]  # a root agent refuses plain TCP without it
         self.proc = subprocess.Popen(
             [self.binary, "--bus", self.podsched.bus, "--pod", "pod0", "--hosts", self.hosts,
              "--agent-id", self.agent_id, "--state-dir", self.state] + keys + self.user_flags +

@@ -191,6 +191,11 @@ int main(int argc, char** argv) {
                  "no limit). Beyond it the live log skips, marked; the stored log is whole")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
+  bool insecure_bus = false;
+  app.add_flag("--insecure-bus", insecure_bus,
+               "As root, run the bus as plain TCP without --bus-key-file (refused otherwise: "
+               "whoever answers on the bus port could start jobs as any account here). Only "
+               "where no untrusted user can reach or bind the bus port");
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   try {
@@ -233,6 +238,14 @@ int main(int argc, char** argv) {
     o.bus_secret_key = keys.secret_key;
   } else if (!o.bus_server_key.empty()) {
     return usage("--bus-server-key needs --bus-key-file (this agent's key pair)");
+  } else if (geteuid() == 0 && !insecure_bus) {
+    // The audit's M7: a root agent on plain TCP obeys whoever answers on the bus port (a local
+    // user binding it while podsched restarts), and runs their Launch as any account.
+    return usage(
+        "running as root without --bus-key-file: the bus would be plain TCP, and whoever "
+        "answers on " + o.bus + " could start jobs here as any account. Enrol this agent "
+        "(podsched agent enroll --agent-id ID --hosts H --out FILE) and give --bus-key-file "
+        "FILE, or --insecure-bus where no untrusted user can reach the bus port");
   }
   auto parsed = podsched::ParseHostRanges(hosts);
   if (!parsed) return usage(parsed.error().message());
