@@ -112,12 +112,15 @@ class AgentTest : public ::testing::Test {
     known_.clear();
   }
 
-  void StartAgent(const std::string& id, const std::string& hosts) {
-    agents_[id] = Spawn({PODWORKER, "--bus", bus_, "--insecure-bus", "--hosts", hosts,
-                         "--agent-id", id, "--state-dir", (dir_ / ("state-" + id)).string(), "--advertise",
-                         "127.0.0.1", "--log-level", "debug", "--jobs-as-agent-user",
-                         "--allow-root-jobs", "--pass-env", "PODWORKER_TEST_MARKER"},
-                        (dir_ / (id + ".log")).string(), {marker_});
+  void StartAgent(const std::string& id, const std::string& hosts,
+                  const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv{PODWORKER, "--bus", bus_, "--insecure-bus", "--hosts", hosts,
+                                  "--agent-id", id, "--state-dir",
+                                  (dir_ / ("state-" + id)).string(), "--advertise", "127.0.0.1",
+                                  "--log-level", "debug", "--jobs-as-agent-user",
+                                  "--allow-root-jobs", "--pass-env", "PODWORKER_TEST_MARKER"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    agents_[id] = Spawn(argv, (dir_ / (id + ".log")).string(), {marker_});
   }
 
   // Receives and answers for up to `d`: Register -> Welcome.
@@ -484,6 +487,47 @@ TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsCheckedAndSingleUse) {
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 11, 2) && FindExited("a1", 11, 2); }, seconds(20)));
   EXPECT_TRUE(AllRanksGone()) << RankStats();
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
+}
+
+// The audit's M7: whoever answers on the bus chose where the root agent created directories and
+// wrote logs. With --checkpoint-root and --log-root, a Launch naming another place is dropped
+// as invalid (nothing is created there); one within them runs.
+TEST_F(AgentTest, ALaunchOutsideTheAgentsRootsIsRefused) {
+  const fs::path users = dir_ / "ckpt" / "users";
+  fs::create_directories(users);
+  kill(agents_["a0"], SIGTERM);
+  waitpid(agents_["a0"], nullptr, 0);
+  const auto t = Clock::now();
+  StartAgent("a0", "0-1", {"--checkpoint-root", users.string(), "--log-root",
+                           "file://" + (dir_ / "objects").string()});
+  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", t) >= 1; }, seconds(20)));
+
+  const fs::path outside = dir_ / "elsewhere" / "alice";  // stands for /etc/x: not below users/
+  Envelope bad = MakeLaunch(23, 1, {});
+  bad.mutable_launch()->set_checkpoint_root(outside.string());
+  SendTo("a0", bad);
+  Envelope bad_log = MakeLaunch(24, 1, {});
+  bad_log.mutable_launch()->set_log_url("file://" + (dir_ / "var-lib").string());
+  SendTo("a0", bad_log);
+  ASSERT_TRUE(WaitFor([&] {
+    const std::string log = ReadFile(dir_ / "a0.log");
+    return log.find("is not a directory directly below this agent's --checkpoint-root") !=
+               std::string::npos &&
+           log.find("is outside this agent's --log-root") != std::string::npos;
+  }, seconds(10))) << ReadFile(dir_ / "a0.log");
+  EXPECT_FALSE(fs::exists(outside.parent_path()));
+  const auto after = Clock::now();
+  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", after) >= 2; }, seconds(10)));
+  EXPECT_EQ(HeartbeatAfter("a0", after)->running_size(), 0);
+
+  Envelope good = MakeLaunch(25, 1, {"--run-seconds", "120"});
+  good.mutable_launch()->set_checkpoint_root((users / "alice").string());
+  SendBoth(good);
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  EXPECT_TRUE(fs::is_directory(users / "alice"));
+  SendBoth(MakeControl(25, 1, false));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 25, 1) && FindExited("a1", 25, 1); },
+                      seconds(20)));
 }
 
 // The audit's M7: a root agent on plain TCP obeys whoever answers on the bus port. Without a key

@@ -38,6 +38,10 @@ struct AgentOptions {
   // Output each job may stream live on the bus, bytes a second (4 s of it saved up); 0: no
   // limit. Beyond it the live log skips (podsched marks the gap); the stored log is whole.
   int64_t live_log_bytes_per_second = int64_t{1} << 20;
+  // Where a Launch may have the root agent create checkpoint prefixes and write logs
+  // (LaunchPolicy, bus_validate.h); empty: anywhere (in normal form).
+  std::string checkpoint_root;
+  std::string log_root;
   std::string version;
 };
 

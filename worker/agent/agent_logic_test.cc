@@ -207,6 +207,44 @@ TEST(BusValidateTest, LaunchChecks) {
   }
 }
 
+// The audit's M7: where the root agent creates directories and writes files is checked here,
+// not taken from the bus.
+TEST(BusValidateTest, CheckpointRootAndLogUrlStayWhereThisAgentAllows) {
+  const std::vector<int32_t> mine{4, 5};
+  auto with = [](std::string ckpt, std::string log) {
+    auto l = GoodLaunch();
+    l.set_checkpoint_root(ckpt);
+    l.set_log_url(log);
+    return l;
+  };
+  // Structure, always: absolute, normal form.
+  EXPECT_FALSE(ValidateLaunch(with("/srv/ckpt/users/alice", "file:///srv/logs"), mine));
+  EXPECT_FALSE(ValidateLaunch(with("", "s3://bucket/logs"), mine));
+  for (const char* bad : {"relative/x", "/srv/../etc", "/srv//x", "/srv/./x", "/srv/x/"}) {
+    EXPECT_TRUE(ValidateLaunch(with(bad, ""), mine)) << bad;
+  }
+  EXPECT_TRUE(ValidateLaunch(with("", "file:///srv/logs/../../etc"), mine));
+  // With the agent's roots: the user's prefix directly below --checkpoint-root, logs below
+  // --log-root.
+  const LaunchPolicy policy{"/srv/objects/checkpoints/users", "file:///srv/objects"};
+  EXPECT_FALSE(ValidateLaunch(
+      with("/srv/objects/checkpoints/users/alice", "file:///srv/objects/logs"), mine, policy));
+  for (const char* bad : {"/etc/x", "/srv/objects/checkpoints/users",
+                          "/srv/objects/checkpoints/users/alice/deeper",
+                          "/srv/objects/checkpoints/usersX/alice"}) {
+    auto r = ValidateLaunch(with(bad, ""), mine, policy);
+    ASSERT_TRUE(r) << bad;
+    EXPECT_EQ(r->reason, "invalid");
+  }
+  for (const char* bad : {"file:///var/lib/x", "file:///srv/objectsX/logs", "s3://b/logs"}) {
+    EXPECT_TRUE(ValidateLaunch(with("", bad), mine, policy)) << bad;
+  }
+  EXPECT_TRUE(PathIsWithin("/a/b", "/a"));
+  EXPECT_TRUE(PathIsWithin("/a", "/a"));
+  EXPECT_FALSE(PathIsWithin("/ab", "/a"));
+  EXPECT_FALSE(PathIsWithin("/a/../b", "/a"));
+}
+
 TEST(BusValidateTest, EnvelopeAndJobControl) {
   bus::Envelope env;
   EXPECT_EQ(ParseEnvelope(std::string(kMaxBusMessage + 1, 'x'), env)->reason, "oversized");

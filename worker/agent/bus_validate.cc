@@ -40,7 +40,34 @@ std::optional<Rejection> ParseEnvelope(std::string_view bytes, bus::Envelope& ou
   return std::nullopt;
 }
 
-std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<int32_t>& my_hosts) {
+namespace {
+
+// Absolute, no empty, `.` or `..` component, no trailing '/' (except "/" itself).
+bool NormalAbsolute(std::string_view path) {
+  if (path.empty() || path.front() != '/') return false;
+  if (path == "/") return true;
+  if (path.back() == '/') return false;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    const std::string_view part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool PathIsWithin(std::string_view path, std::string_view root) {
+  if (!NormalAbsolute(path) || !NormalAbsolute(root)) return false;
+  if (root == "/") return true;
+  return path == root || (path.starts_with(root) && path[root.size()] == '/');
+}
+
+std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<int32_t>& my_hosts,
+                                        const LaunchPolicy& policy) {
   if (l.job().job_id() <= 0 || l.job().epoch() <= 0) return Invalid("job id and epoch must be > 0");
   if (l.hosts().empty() || static_cast<size_t>(l.hosts_size()) > kMaxHosts) {
     return Invalid("Launch needs 1.." + std::to_string(kMaxHosts) + " hosts");
@@ -95,6 +122,29 @@ std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<
     return Invalid("grace_seconds out of range");
   }
   if (l.log_url().size() > 4096) return Invalid("log_url too long");
+  if (const std::string& ckpt = l.checkpoint_root(); !ckpt.empty()) {
+    if (!NormalAbsolute(ckpt) || ckpt.size() > 4096) {
+      return Invalid("checkpoint_root must be an absolute path in normal form");
+    }
+    if (!policy.checkpoint_root.empty() &&
+        (!PathIsWithin(ckpt, policy.checkpoint_root) ||
+         ckpt.size() <= policy.checkpoint_root.size() ||
+         ckpt.find('/', policy.checkpoint_root.size() + 1) != std::string::npos)) {
+      return Invalid("checkpoint_root " + ckpt + " is not a directory directly below this "
+                     "agent's --checkpoint-root " + policy.checkpoint_root);
+    }
+  }
+  if (const std::string& url = l.log_url(); !url.empty()) {
+    constexpr std::string_view kFile = "file://";
+    if (url.starts_with(kFile) && !NormalAbsolute(std::string_view(url).substr(kFile.size()))) {
+      return Invalid("log_url must be a file:// path in normal form");
+    }
+    const std::string& root = policy.log_root;
+    if (!root.empty() && !(url == root || (url.starts_with(root) &&
+                                           (root.back() == '/' || url[root.size()] == '/')))) {
+      return Invalid("log_url " + url + " is outside this agent's --log-root " + root);
+    }
+  }
   return std::nullopt;
 }
 

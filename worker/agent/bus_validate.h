@@ -29,8 +29,20 @@ std::optional<Rejection> ParseEnvelope(std::string_view bytes, bus::Envelope& ou
 // in values, env POD_JOB_ID and POD_EPOCH equal to the Launch's job and epoch (podsched owns
 // every POD_* variable of the job contract; the agent adds only those of IsReservedEnvName),
 // bounded sizes.
+//
+// Where the root agent creates and writes (the audit's M7): checkpoint_root, when set, is an
+// absolute path in normal form (no `.`, `..`, `//`) directly below `policy.checkpoint_root`
+// when that is set (the user's prefix, <root>/<user>); a file:// log_url has a path in normal
+// form, and starts with `policy.log_root` (whole path components) when that is set.
+struct LaunchPolicy {
+  std::string checkpoint_root;  // podworker --checkpoint-root; empty: any absolute path
+  std::string log_root;         // podworker --log-root (a URL prefix); empty: any
+};
 std::optional<Rejection> ValidateLaunch(const bus::Launch& launch,
-                                        const std::vector<int32_t>& my_hosts);
+                                        const std::vector<int32_t>& my_hosts,
+                                        const LaunchPolicy& policy = {});
+// `path` is absolute, in normal form, and `root` itself or below it (whole components).
+bool PathIsWithin(std::string_view path, std::string_view root);
 
 // Environment names the agent sets itself (PODWORKER_*, POD_RSH_*, POD_HOST,
 // POD_PROGRESS_ENDPOINT): a Launch's env may not override them; the agent skips them.

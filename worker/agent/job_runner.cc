@@ -75,7 +75,9 @@ const JobRunner::Job* JobRunner::Find(const JobEpoch& je) const {
 // ---- bus messages ----
 
 std::optional<Rejection> JobRunner::OnLaunch(const bus::Launch& l) {
-  if (auto r = ValidateLaunch(l, o_.hosts)) return r;
+  if (auto r = ValidateLaunch(l, o_.hosts, LaunchPolicy{o_.checkpoint_root, o_.log_root})) {
+    return r;
+  }
   if (stopping_) {
     return Rejection{"stopping", "Launch of job " + std::to_string(l.job().job_id()) +
                                      " while this agent stops"};

@@ -21,6 +21,7 @@
 #include "common/env_contract.h"
 #include "common/key_file.h"
 #include "worker/agent/agent.h"
+#include "worker/agent/bus_validate.h"
 #include "worker/agent/exec_launcher.h"
 #include "common/host_list.h"
 #include "worker/agent/mpirun_argv.h"
@@ -191,6 +192,13 @@ int main(int argc, char** argv) {
                  "no limit). Beyond it the live log skips, marked; the stored log is whole")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
+  app.add_option("--checkpoint-root", o.checkpoint_root,
+                 "Directory whose subdirectories (one per user) a Launch may have this agent "
+                 "create for file:// checkpoints, e.g. /srv/objects/checkpoints/users; others are "
+                 "refused. Default: any absolute path");
+  app.add_option("--log-root", o.log_root,
+                 "URL prefix a Launch's log_url must start with, e.g. file:///srv/objects; "
+                 "others are refused. Default: any");
   bool insecure_bus = false;
   app.add_flag("--insecure-bus", insecure_bus,
                "As root, run the bus as plain TCP without --bus-key-file (refused otherwise: "
@@ -246,6 +254,9 @@ int main(int argc, char** argv) {
         "answers on " + o.bus + " could start jobs here as any account. Enrol this agent "
         "(podsched agent enroll --agent-id ID --hosts H --out FILE) and give --bus-key-file "
         "FILE, or --insecure-bus where no untrusted user can reach the bus port");
+  }
+  if (!o.checkpoint_root.empty() && !podsched::agent::PathIsWithin(o.checkpoint_root, "/")) {
+    return usage("--checkpoint-root " + o.checkpoint_root + ": an absolute path in normal form");
   }
   auto parsed = podsched::ParseHostRanges(hosts);
   if (!parsed) return usage(parsed.error().message());
