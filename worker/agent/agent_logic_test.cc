@@ -224,6 +224,8 @@ TEST(BusValidateTest, CheckpointRootAndLogUrlStayWhereThisAgentAllows) {
     EXPECT_TRUE(ValidateLaunch(with(bad, ""), mine)) << bad;
   }
   EXPECT_TRUE(ValidateLaunch(with("", "file:///srv/logs/../../etc"), mine));
+  EXPECT_TRUE(ValidateLaunch(with("", "file://srv/logs"), mine));
+  EXPECT_FALSE(ValidateLaunch(with("", "file:///srv//logs/"), mine)) << "a hand-written URL";
   // With the agent's roots: the user's prefix directly below --checkpoint-root, logs below
   // --log-root.
   const LaunchPolicy policy{"/srv/objects/checkpoints/users", "file:///srv/objects"};

@@ -32,8 +32,8 @@ std::optional<Rejection> ParseEnvelope(std::string_view bytes, bus::Envelope& ou
 //
 // Where the root agent creates and writes (the audit's M7): checkpoint_root, when set, is an
 // absolute path in normal form (no `.`, `..`, `//`) directly below `policy.checkpoint_root`
-// when that is set (the user's prefix, <root>/<user>); a file:// log_url has a path in normal
-// form, and starts with `policy.log_root` (whole path components) when that is set.
+// when that is set (the user's prefix, <root>/<user>); a file:// log_url has an absolute path
+// without `..`, and starts with `policy.log_root` (whole path components) when that is set.
 struct LaunchPolicy {
   std::string checkpoint_root;  // podworker --checkpoint-root; empty: any absolute path
   std::string log_root;         // podworker --log-root (a URL prefix); empty: any
