@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <sstream>
@@ -199,6 +200,19 @@ class AgentTest : public ::testing::Test {
     l->set_rsh_token(kToken);
     l->set_grace_seconds(grace);
     l->set_log_url("file://" + (dir_ / "objects").string());
+    return env;
+  }
+
+  // A one-host launch on `host`, served by `agent` alone.
+  Envelope MakeLaunchOn(int64_t job, const std::string& agent, int host,
+                        const std::vector<std::string>& args) {
+    Envelope env = MakeLaunch(job, 1, args);
+    Launch* l = env.mutable_launch();
+    l->clear_hosts();
+    l->add_hosts(host);
+    l->mutable_rsh_endpoints()->clear();
+    (*l->mutable_rsh_endpoints())[host] = rsh_[agent];
+    (*l->mutable_env())["POD_HOSTS"] = std::to_string(host);
     return env;
   }
 
@@ -489,45 +503,98 @@ TEST_F(AgentTest, StaleEpochsAreIgnoredAndTheRshTokenIsCheckedAndSingleUse) {
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 
+// The audit's M13: an object store that takes the connection and never answers held the job's
+// Exited (and so its hosts) until curl gave up, and every later exit of the agent behind it.
+// With --exit-log-deadline-seconds 2 the exit is reported after 2 s, saying the log was still
+// being stored. (A third agent: restarting one under the same id races ZeroMQ's handover.)
+TEST_F(AgentTest, AHungObjectStoreDoesNotHoldTheExit) {
+  // An "object store" that takes each connection and never answers; at the end it closes them,
+  // so that the agent's upload fails at once and the agent can stop.
+  const int hung = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(hung, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(hung, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(hung, 16), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(hung, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string endpoint = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  std::vector<int> held;
+  std::mutex held_mu;
+  std::thread acceptor([&] {
+    for (int fd; (fd = accept(hung, nullptr, nullptr)) >= 0;) {
+      std::lock_guard lock(held_mu);
+      held.push_back(fd);
+    }
+  });
+  auto release = [&] {
+    shutdown(hung, SHUT_RDWR);  // wakes the accept
+    acceptor.join();
+    close(hung);
+    for (int fd : held) close(fd);
+  };
+
+  StartAgent("a2", "4", {"--exit-log-deadline-seconds", "2"});
+  if (!WaitFor([&] { return rsh_.count("a2") && HeartbeatsAfter("a2", {}) >= 1; }, seconds(20))) {
+    release();
+    FAIL() << "a2 did not register";
+  }
+  Envelope launch = MakeLaunchOn(26, "a2", 4, {});
+  launch.mutable_launch()->set_log_url("s3://bucket/logs?endpoint=" + endpoint +
+                                       "&access_key=a&secret_key=b&max_attempts=1");
+  SendTo("a2", launch);
+  // curl alone would wait 30 s (its low-speed limit) before failing the upload.
+  const bool exited = WaitFor([&] { return FindExited("a2", 26, 1) != nullptr; }, seconds(20));
+  {
+    std::lock_guard lock(held_mu);
+    EXPECT_FALSE(held.empty()) << "the upload never reached the hung store";
+  }
+  release();
+  ASSERT_TRUE(exited) << ReadFile(dir_ / "a2.log");
+  const Exited& e = *FindExited("a2", 26, 1);
+  EXPECT_EQ(e.reason(), Exited::COMPLETED) << e.message();
+  EXPECT_NE(e.message().find("the log was still being stored"), std::string::npos)
+      << e.message();
+}
+
 // The audit's M7: whoever answers on the bus chose where the root agent created directories and
 // wrote logs. With --checkpoint-root and --log-root, a Launch naming another place is dropped
 // as invalid (nothing is created there); one within them runs.
 TEST_F(AgentTest, ALaunchOutsideTheAgentsRootsIsRefused) {
   const fs::path users = dir_ / "ckpt" / "users";
   fs::create_directories(users);
-  kill(agents_["a0"], SIGTERM);
-  waitpid(agents_["a0"], nullptr, 0);
-  const auto t = Clock::now();
-  StartAgent("a0", "0-1", {"--checkpoint-root", users.string(), "--log-root",
-                           "file://" + (dir_ / "objects").string()});
-  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", t) >= 1; }, seconds(20)));
+  StartAgent("a2", "4", {"--checkpoint-root", users.string(), "--log-root",
+                         "file://" + (dir_ / "objects").string()});
+  ASSERT_TRUE(WaitFor([&] { return rsh_.count("a2") && HeartbeatsAfter("a2", {}) >= 1; },
+                      seconds(20)));
 
   const fs::path outside = dir_ / "elsewhere" / "alice";  // stands for /etc/x: not below users/
-  Envelope bad = MakeLaunch(23, 1, {});
+  Envelope bad = MakeLaunchOn(23, "a2", 4, {});
   bad.mutable_launch()->set_checkpoint_root(outside.string());
-  SendTo("a0", bad);
-  Envelope bad_log = MakeLaunch(24, 1, {});
+  SendTo("a2", bad);
+  Envelope bad_log = MakeLaunchOn(24, "a2", 4, {});
   bad_log.mutable_launch()->set_log_url("file://" + (dir_ / "var-lib").string());
-  SendTo("a0", bad_log);
+  SendTo("a2", bad_log);
   ASSERT_TRUE(WaitFor([&] {
-    const std::string log = ReadFile(dir_ / "a0.log");
+    const std::string log = ReadFile(dir_ / "a2.log");
     return log.find("is not a directory directly below this agent's --checkpoint-root") !=
                std::string::npos &&
            log.find("is outside this agent's --log-root") != std::string::npos;
-  }, seconds(10))) << ReadFile(dir_ / "a0.log");
+  }, seconds(10))) << ReadFile(dir_ / "a2.log");
   EXPECT_FALSE(fs::exists(outside.parent_path()));
   const auto after = Clock::now();
-  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a0", after) >= 2; }, seconds(10)));
-  EXPECT_EQ(HeartbeatAfter("a0", after)->running_size(), 0);
+  ASSERT_TRUE(WaitFor([&] { return HeartbeatsAfter("a2", after) >= 2; }, seconds(10)));
+  EXPECT_EQ(HeartbeatAfter("a2", after)->running_size(), 0);
 
-  Envelope good = MakeLaunch(25, 1, {"--run-seconds", "120"});
+  Envelope good = MakeLaunchOn(25, "a2", 4, {});
   good.mutable_launch()->set_checkpoint_root((users / "alice").string());
-  SendBoth(good);
-  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  SendTo("a2", good);
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a2", 25, 1) != nullptr; }, seconds(60)))
+      << ReadFile(dir_ / "a2.log");
+  EXPECT_EQ(FindExited("a2", 25, 1)->reason(), Exited::COMPLETED)
+      << FindExited("a2", 25, 1)->message();
   EXPECT_TRUE(fs::is_directory(users / "alice"));
-  SendBoth(MakeControl(25, 1, false));
-  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 25, 1) && FindExited("a1", 25, 1); },
-                      seconds(20)));
 }
 
 // The audit's M7: a root agent on plain TCP obeys whoever answers on the bus port. Without a key

@@ -42,6 +42,9 @@ struct AgentOptions {
   // (LaunchPolicy, bus_validate.h); empty: anywhere (in normal form).
   std::string checkpoint_root;
   std::string log_root;
+  // A job's Exited waits for its log to be stored at most this long (the audit's M13: a
+  // trickling object store held every later exit, and so its hosts); the upload goes on.
+  int32_t exit_log_deadline_seconds = 30;
   std::string version;
 };
 

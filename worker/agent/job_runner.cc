@@ -527,9 +527,14 @@ void JobRunner::OnReaped(pid_t pid, int status) {
 
 void JobRunner::CheckJobs() {
   const MonotonicTime now = clock_.Now();
-  std::vector<JobId> gone;
+  std::vector<JobId> gone, overdue;
   for (auto& [id, job] : jobs_) {
-    if (job.ended) continue;
+    if (job.ended) {
+      if (now - job.storing_since >= std::chrono::seconds(o_.exit_log_deadline_seconds)) {
+        overdue.push_back(id);
+      }
+      continue;
+    }
     const bool sessions_open = sessions_ != nullptr && sessions_->AnyOpen(job.je);
     if (sessions_open || !job.pids.empty() || job.out_fd >= 0 || job.err_fd >= 0) continue;
     if (job.launcher) {
@@ -548,6 +553,17 @@ void JobRunner::CheckJobs() {
   for (JobId id : gone) {
     auto it = jobs_.find(id);
     if (it != jobs_.end()) EndJob(it->second);
+  }
+  // The log is still on its way to the object store: the exit goes now (OnOutputStored then
+  // finds no job), so a slow store never holds the hosts.
+  for (JobId id : overdue) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || !it->second.ended) continue;
+    Job& job = it->second;
+    spdlog::warn("job {} epoch {}: its log is not stored after {} s; reporting the exit now, the "
+                 "upload goes on", id.value(), job.je.epoch, o_.exit_log_deadline_seconds);
+    job.ended->message += "; the log was still being stored";
+    Report(job);
   }
 }
 
@@ -576,6 +592,7 @@ void JobRunner::EndJob(Job& job) {
                  tail.substr(tail.size() - keep));
   }
   job.ended = std::move(report);
+  job.storing_since = clock_.Now();
   spool_.Finish(job.je, job.launch.log_url());  // Report() follows in OnOutputStored
 }
 

@@ -130,6 +130,7 @@ class JobRunner {
     std::set<int32_t> ranks_up_hosts;  // hosts whose ranks_per_host ranks were all seen alive
     int64_t last_checkpoint_step = 0;
     std::optional<ExitReport> ended;  // processes gone: the Exited waits for the spool
+    MonotonicTime storing_since{};    // when the spool was asked to store the log
     std::optional<bus::Launch> next;  // newer epoch waiting for this one to be gone
     Result<JobAccount> account = JobAccount{};  // resolved at Start
     std::map<int32_t, std::string> scratch;      // host -> scratch directory

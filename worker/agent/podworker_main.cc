@@ -199,6 +199,11 @@ int main(int argc, char** argv) {
   app.add_option("--log-root", o.log_root,
                  "URL prefix a Launch's log_url must start with, e.g. file:///srv/objects; "
                  "others are refused. Default: any");
+  app.add_option("--exit-log-deadline-seconds", o.exit_log_deadline_seconds,
+                 "A job's exit is reported at most this long after its processes ended, even "
+                 "while its log is still being stored (a slow object store never holds hosts)")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
   bool insecure_bus = false;
   app.add_flag("--insecure-bus", insecure_bus,
                "As root, run the bus as plain TCP without --bus-key-file (refused otherwise: "
