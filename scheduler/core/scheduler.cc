@@ -104,6 +104,7 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
       if (--u.jobs == 0) active_per_user.erase(job.spec.user);
     }
     reservations.erase(job.id);
+    unasked_exits.erase(job.id);  // also when it ends without another exit (cancelled queued)
   }
   if (to != JobState::kQueued) reservations.erase(job.id);
   changed_jobs.insert(job.id);
@@ -666,6 +667,7 @@ const std::vector<QuarantinedJob>& Scheduler::quarantined() const { return impl_
 const pod::Pod& Scheduler::pod() const { return impl_->pod; }
 const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
 const SchedulerConfig& Scheduler::config() const { return impl_->config; }
+size_t Scheduler::JobsWithUnaskedExits() const { return impl_->unasked_exits.size(); }
 int Scheduler::CoresOf(const JobRecord& job) const { return impl_->Cores(job.id); }
 int Scheduler::ActiveJobs() const { return static_cast<int>(impl_->active.size()); }
 

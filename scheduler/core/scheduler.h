@@ -205,6 +205,8 @@ class Scheduler {
   const pod::Pod& pod() const;
   const SchedulerStats& stats() const;
   const SchedulerConfig& config() const;
+  // Jobs whose recent unasked exits 75 are counted (the M3 backoff): active jobs only.
+  size_t JobsWithUnaskedExits() const;
   // Cores of the job's slice.
   int CoresOf(const JobRecord& job) const;
   // Jobs not in a terminal state.

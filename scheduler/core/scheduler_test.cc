@@ -393,6 +393,11 @@ TEST_F(SchedulerTest, RepeatedExitsSeventyFiveWithoutAPreemptBackOff) {
   ASSERT_EQ(Only<LaunchPlan>(Tick(t += 3700)).size(), 1u);
   Exited(id, ExitKind::kPreempted, t += 1);
   EXPECT_EQ(Job(id).reason, "preempted (exit 75)");
+  // Cancelled while QUEUED after such an exit: its count goes with it (it used to stay).
+  EXPECT_EQ(sched_->JobsWithUnaskedExits(), 1u);
+  ASSERT_TRUE(sched_->Cancel(id, At(t += 1)).has_value());
+  EXPECT_EQ(Job(id).state, S::kCancelled);
+  EXPECT_EQ(sched_->JobsWithUnaskedExits(), 0u);
 }
 
 // One user cannot make podsched keep (and sort) an unbounded number of jobs; the count comes
