@@ -171,7 +171,7 @@ Result<DataLayoutReport> PrepareDataLayout(const std::string& data_dir,
       report.warnings.push_back(p.string() + " is mode " + Octal(st.st_mode) +
                                 ": other accounts cannot traverse it, so jobs running as their "
                                 "users cannot reach " + users.string() +
-                                " (fine when every job runs as " + "podsched's own account; "
+                                " (fine when every job runs as podsched's own account; "
                                 "else allow o+x, docs/deploy.md)");
       break;
     }
