@@ -22,7 +22,7 @@ TEST(Config, StarterConfigParsesToTheDefaults) {
   ASSERT_TRUE(c.has_value()) << c.error().message();
   EXPECT_EQ(c->port, 8470);
   EXPECT_EQ(c->limits.max_page_size, 500);
-  EXPECT_EQ(c->limits.max_connections_per_address, 64);
+  EXPECT_EQ(c->limits.max_connections_per_address, 0);
   EXPECT_EQ(c->scheduler.profile, "fair-best-fit");
 }
 
@@ -36,10 +36,10 @@ users:
                        std::string(64, 'a') + R"(, role: admin}
 quotas: {bob: {on_demand_cores: 8, preemptible_cores: 16}}
 scheduler: {profile: fifo-first-fit, tick_interval_ms: 50}
-limits: {max_page_size: 10, requests_per_second: 5, burst: 5, max_connections_per_address: 0}
+limits: {max_page_size: 10, requests_per_second: 5, burst: 5, max_connections_per_address: 16}
 )");
   ASSERT_TRUE(c.has_value()) << c.error().message();
-  EXPECT_EQ(c->limits.max_connections_per_address, 0);
+  EXPECT_EQ(c->limits.max_connections_per_address, 16);
   EXPECT_EQ(c->port, 0);
   EXPECT_EQ(c->pods[0].generation, pod::Generation::kV3);
   EXPECT_TRUE(c->users[0].admin);

@@ -49,7 +49,7 @@ struct HttpServerOptions {
   size_t max_body_bytes = 1 << 20;
   size_t max_header_bytes = 16 << 10;
   size_t max_connections = 2048;  // beyond: the longest idle one is closed, else 503 and close
-  size_t max_connections_per_address = 64;  // beyond: 503 and close; 0: no cap
+  size_t max_connections_per_address = 0;  // beyond: 503 and close; 0: no cap
 };
 
 class HttpServer {
