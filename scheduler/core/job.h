@@ -91,6 +91,7 @@ enum class JobState {
   kFailed = 6,
   kCancelled = 7,
 };
+inline constexpr int kJobStateCount = 8;
 // "QUEUED", "PLACED", ... (upper case, as users see them).
 std::string_view JobStateName(JobState state);
 // Parses a name produced by JobStateName.

@@ -77,9 +77,15 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   const int cores = Cores(job.id);
   QuotaUsage& use = in_use[job.spec.user];
   int& class_use = job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores;
-  if (!held && holds) class_use += cores;
+  int& class_total =
+      job.spec.preemptible ? cores_held.preemptible_cores : cores_held.on_demand_cores;
+  if (!held && holds) {
+    class_use += cores;
+    class_total += cores;
+  }
   if (held && !holds) {
     class_use -= cores;
+    class_total -= cores;
     // Close the epoch's accounting: the job's usage and the user's decayed fair-share usage.
     const double core_hours = HeldCoreHours(job, now);
     job.run_time += now - job.start_time;
@@ -94,6 +100,8 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   if (job.state == JobState::kQueued) queued.erase(job.id);
   if (to == JobState::kQueued) Enqueue(job, now);
   NoteTransition(job, job.state, to);
+  --jobs_in_state[static_cast<int>(job.state)];
+  ++jobs_in_state[static_cast<int>(to)];
   job.state = to;
   job.reason = std::move(reason);
   if (IsTerminal(to)) {
@@ -415,6 +423,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
           "first"));
     }
     impl->types.emplace(job.id, *type);
+    ++impl->jobs_in_state[static_cast<int>(job.state)];
     if (!IsTerminal(job.state)) {
       impl->active.insert(job.id);
       impl->AddActive(job.spec);
@@ -432,6 +441,9 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
       impl->lease_of[owner] = alloc;
       QuotaUsage& use = impl->in_use[job.spec.user];
       (job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores) += type->tensor_cores();
+      QuotaUsage& total = impl->cores_held;
+      (job.spec.preemptible ? total.preemptible_cores : total.on_demand_cores) +=
+          type->tensor_cores();
       if (job.state == JobState::kPreempting) {
         impl->timers.emplace(job.preempt_deadline, Timer{TimerKind::kKill, owner});
       } else {
@@ -670,5 +682,20 @@ const SchedulerConfig& Scheduler::config() const { return impl_->config; }
 size_t Scheduler::JobsWithUnaskedExits() const { return impl_->unasked_exits.size(); }
 int Scheduler::CoresOf(const JobRecord& job) const { return impl_->Cores(job.id); }
 int Scheduler::ActiveJobs() const { return static_cast<int>(impl_->active.size()); }
+const std::set<JobId>& Scheduler::ActiveJobIds() const { return impl_->active; }
+int Scheduler::ActiveJobsOf(const UserName& user) const {
+  auto it = impl_->active_per_user.find(user);
+  return it == impl_->active_per_user.end() ? 0 : it->second.jobs;
+}
+int64_t Scheduler::JobsIn(JobState state) const {
+  return impl_->jobs_in_state[static_cast<int>(state)];
+}
+QuotaUsage Scheduler::CoresHeld() const { return impl_->cores_held; }
+std::vector<UserName> Scheduler::KnownUsers() const {
+  std::vector<UserName> out;
+  out.reserve(impl_->users.size());
+  for (const auto& [name, user] : impl_->users) out.push_back(name);
+  return out;
+}
 
 }  // namespace podsched::core

@@ -211,6 +211,15 @@ class Scheduler {
   int CoresOf(const JobRecord& job) const;
   // Jobs not in a terminal state.
   int ActiveJobs() const;
+  // Their ids: what a view of running and waiting work iterates (never jobs(), which also holds
+  // every ended job still kept).
+  const std::set<JobId>& ActiveJobIds() const;
+  int ActiveJobsOf(const UserName& user) const;
+  // Jobs in `state` and cores held per class over every user: kept as jobs change, O(1).
+  int64_t JobsIn(JobState state) const;
+  QuotaUsage CoresHeld() const;
+  // Every user who has submitted or has a quota record, by name.
+  std::vector<UserName> KnownUsers() const;
 
   // The state behind the calls (scheduler_impl.h); named in public so that the steps of a pass
   // (cycle.h) can take it. Code outside scheduler/core never sees its definition.

@@ -2,6 +2,7 @@
 // cycle.cc (the scheduling pass, cycle.h). Not part of the public API.
 #pragma once
 
+#include <array>
 #include <initializer_list>
 #include <deque>
 #include <map>
@@ -80,6 +81,10 @@ class Scheduler::Impl {
   std::map<JobId, QueuedRef> queued;            // QUEUED jobs
   std::map<UserName, UserRecord> users;         // users seen or configured
   std::map<UserName, QuotaUsage> in_use;        // cores of jobs in holding states
+  // Kept up to date by Queue, Transition and Create, so that /metrics and the gauges cost
+  // O(1) however many jobs have ended (audit H1).
+  std::array<int64_t, kJobStateCount> jobs_in_state{};
+  QuotaUsage cores_held;                        // in_use summed over users
   std::map<AllocationId, Lease> leases;
   std::map<JobEpoch, AllocationId> lease_of;
   std::map<JobId, Reservation> reservations;    // by waiting job

@@ -35,6 +35,21 @@ class SchedulerPropertyTest : public testing::SchedulerFixture,
         ASSERT_FALSE(job.reason.empty()) << "job " << id << " waits without a reason";
       }
     }
+    std::map<JobState, int64_t> in_state;
+    for (const auto& [id, job] : sched_->jobs()) ++in_state[job.state];
+    for (int st = 0; st < kJobStateCount; ++st) {
+      const auto state = static_cast<JobState>(st);
+      ASSERT_EQ(sched_->JobsIn(state), in_state[state]) << JobStateName(state);
+    }
+    QuotaUsage total;
+    for (const auto& [user, u] : use) {
+      total.on_demand_cores += u.on_demand_cores;
+      total.preemptible_cores += u.preemptible_cores;
+    }
+    ASSERT_EQ(sched_->CoresHeld().on_demand_cores, total.on_demand_cores);
+    ASSERT_EQ(sched_->CoresHeld().preemptible_cores, total.preemptible_cores);
+    ASSERT_EQ(sched_->ActiveJobIds().size(),
+              static_cast<size_t>(sched_->ActiveJobs()));
     for (const auto& [user, u] : use) {
       const Quota q = sched_->QuotaOf(user);
       ASSERT_LE(u.on_demand_cores, q.on_demand_cores) << user;

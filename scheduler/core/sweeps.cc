@@ -98,6 +98,7 @@ JobId Scheduler::Impl::Queue(JobSpec spec, const pod::AcceleratorType& type, Tim
   events.push_back(std::move(event));
   ++stats.events;
   types.emplace(job.id, type);
+  ++jobs_in_state[static_cast<int>(JobState::kQueued)];
   active.insert(job.id);
   AddActive(job.spec);
   changed_jobs.insert(job.id);

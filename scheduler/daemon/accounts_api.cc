@@ -74,15 +74,11 @@ HttpResponse WhoAmI(const ApiView& view, ApiCalls&, const Principal& who, const 
 
 HttpResponse ListUsers(const ApiView& view, ApiCalls&, const Principal& who, const ApiRequest&) {
   if (!who.admin) return OnlyAdmin("lists users");
-  std::map<std::string, int> active;
-  for (const auto& [id, job] : view.scheduler.jobs()) {
-    if (!core::IsTerminal(job.state)) ++active[job.spec.user.value()];
-  }
   api::UserList out;
   for (const AccountView& u : view.accounts.Users()) {
     api::User* user = out.add_users();
     *user = UserToProto(u);
-    user->set_active_jobs(active[u.account.name.value()]);
+    user->set_active_jobs(view.scheduler.ActiveJobsOf(u.account.name));
   }
   return JsonResponse(out);
 }

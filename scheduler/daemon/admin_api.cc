@@ -15,7 +15,7 @@ HttpResponse ListQuotas(const ApiView& view, ApiCalls&, const Principal& who, co
   if (who.admin) {
     for (const auto& u : view.accounts.Users()) names.insert(u.account.name.value());
     for (const auto& [user, q] : view.config.quotas) names.insert(user);
-    for (const auto& [id, job] : view.scheduler.jobs()) names.insert(job.spec.user.value());
+    for (const UserName& user : view.scheduler.KnownUsers()) names.insert(user.value());
   } else {
     names.insert(who.user);
   }

@@ -214,7 +214,8 @@ api::Pod PodToProto(const core::Scheduler& scheduler) {
   out.set_host_rows(pod.host_rows());
   out.set_host_cols(pod.host_cols());
   std::vector<int64_t> job_of_host(pod.num_hosts(), 0);
-  for (const auto& [id, job] : scheduler.jobs()) {
+  for (JobId id : scheduler.ActiveJobIds()) {
+    const core::JobRecord& job = *scheduler.Find(id);
     if (core::HoldsHosts(job.state) && job.placement) {
       for (HostId h : pod.HostsIn(*job.placement)) job_of_host[h.value()] = id.value();
       auto* a = out.add_allocations();

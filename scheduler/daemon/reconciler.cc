@@ -15,7 +15,8 @@ Reconciler::Reconciler(const core::Scheduler* scheduler)
     : scheduler_(scheduler), launched_(static_cast<size_t>(scheduler->pod().num_hosts())) {}
 
 void Reconciler::Start(TimePoint deadline) {
-  for (const auto& [id, job] : scheduler_->jobs()) {
+  for (JobId id : scheduler_->ActiveJobIds()) {
+    const core::JobRecord& job = *scheduler_->Find(id);
     if (!core::HoldsHosts(job.state) || !job.placement) continue;
     for (HostId h : scheduler_->pod().HostsIn(*job.placement)) {
       launched_[static_cast<size_t>(h.value())] = JobEpoch{id, job.epoch};

@@ -14,16 +14,15 @@ HttpResponse Health(const ApiView& view, ApiCalls&, const Principal&, const ApiR
 HttpResponse MetricsText(const ApiView& view, ApiCalls&, const Principal&, const ApiRequest&) {
   const core::Scheduler& scheduler = view.scheduler;
   MetricGauges g;
-  for (int s = 0; s <= static_cast<int>(core::JobState::kCancelled); ++s) {
-    g.jobs_by_state[std::string(core::JobStateName(static_cast<core::JobState>(s)))] = 0;
+  // O(1): the core keeps these counts as jobs change (an unauthenticated scrape must not cost
+  // a walk over every job ever kept; audit H1).
+  for (int s = 0; s < core::kJobStateCount; ++s) {
+    const auto state = static_cast<core::JobState>(s);
+    g.jobs_by_state[std::string(core::JobStateName(state))] = scheduler.JobsIn(state);
   }
-  for (const auto& [id, job] : scheduler.jobs()) {
-    ++g.jobs_by_state[std::string(core::JobStateName(job.state))];
-    if (job.state == core::JobState::kQueued) ++g.queue_length;
-    if (core::HoldsHosts(job.state)) {
-      (job.spec.preemptible ? g.cores_preemptible : g.cores_on_demand) += scheduler.CoresOf(job);
-    }
-  }
+  g.queue_length = scheduler.JobsIn(core::JobState::kQueued);
+  g.cores_on_demand = scheduler.CoresHeld().on_demand_cores;
+  g.cores_preemptible = scheduler.CoresHeld().preemptible_cores;
   g.jobs_quarantined = static_cast<int64_t>(scheduler.quarantined().size());
   g.stream_clients = view.stream_clients;
   g.scheduler_passes = scheduler.stats().passes;

@@ -18,7 +18,8 @@ int64_t HourOf(TimePoint t) {
 UsageHistory::Sample UsageHistory::Take(const core::Scheduler& scheduler, TimePoint now) {
   Sample s{now};
   s.hosts = scheduler.pod().num_hosts();
-  for (const auto& [id, job] : scheduler.jobs()) {
+  for (JobId id : scheduler.ActiveJobIds()) {
+    const core::JobRecord& job = *scheduler.Find(id);
     if (!core::HoldsHosts(job.state) || !job.placement) continue;
     (job.spec.preemptible ? s.preemptible_hosts : s.on_demand_hosts) += job.placement->shape.hosts();
   }
