@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "common/clock.h"
 
 namespace podsched {
@@ -28,6 +30,21 @@ TEST(TokenBucketTest, AllOrNothingAndNoCreditFromABackwardClock) {
   EXPECT_FALSE(b.Take(1, t0 - 5s));
   EXPECT_FALSE(b.Take(1, t0 + 50ms)) << "the step back gave nothing; 0.5 tokens now";
   EXPECT_TRUE(b.Take(1, t0 + 100ms));
+}
+
+TEST(TokenBucketTest, AvailableAndSecondsUntilTakeNothing) {
+  const MonotonicTime t0{};
+  TokenBucket<MonotonicTime> b(10, 100);  // 10 a second, 100 saved up
+  EXPECT_EQ(b.Available(t0), 100);
+  EXPECT_EQ(b.Available(t0), 100);  // looking takes nothing
+  ASSERT_TRUE(b.Take(100, t0));
+  EXPECT_EQ(b.Available(t0), 0);
+  EXPECT_DOUBLE_EQ(b.SecondsUntil(30, t0), 3.0);
+  EXPECT_EQ(b.Available(t0 + 2s), 20);
+  EXPECT_EQ(b.SecondsUntil(20, t0 + 2s), 0);
+  EXPECT_TRUE(std::isinf(b.SecondsUntil(101, t0 + 60s)));  // more than it ever holds
+  EXPECT_FALSE(b.Take(30, t0 + 2s));
+  EXPECT_TRUE(b.Take(20, t0 + 2s));
 }
 
 }  // namespace

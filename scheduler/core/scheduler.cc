@@ -400,6 +400,9 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     return InvalidArgument("fair_share_half_life and aging_step must be > 0");
   }
   if (config.reclaim_rate_per_hour < 0) return InvalidArgument("reclaim rate must be >= 0");
+  if (config.max_jobs_created_per_user_per_hour < 1) {
+    return InvalidArgument("max_jobs_created_per_user_per_hour must be >= 1");
+  }
   auto loaded = repo->Load();
   if (!loaded) return std::unexpected(loaded.error().WithContext("loading the job store"));
 
@@ -471,8 +474,9 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
 Result<JobId> Scheduler::Submit(JobSpec spec, TimePoint now) {
   Impl& s = *impl_;
   if (spec.array) return InvalidArgument("a single job's spec carries no array task");
-  auto type = s.CheckSubmission(spec);
+  auto type = s.CheckSubmission(spec, 1, now);
   if (!type) return std::unexpected(type.error());
+  s.ChargeCreation(spec.user, 1, now);
   const JobId id = s.Queue(std::move(spec), *type, now);
   auto done = s.Finish(now);
   if (!done) return std::unexpected(done.error());

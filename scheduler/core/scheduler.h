@@ -99,6 +99,11 @@ struct SchedulerConfig {
   // The same for the bytes of those jobs' specs (SpecBytes, an array counts each task): 50,000
   // jobs of 64 KiB specs would otherwise be 3 GiB of one user's memory and store.
   int64_t max_active_spec_bytes_per_user = int64_t{256} << 20;
+  // Jobs a user may create per hour, array tasks counted one by one (a token bucket: this many
+  // at once, then refilled at this rate). With the active limits above, it bounds how fast one
+  // user can make podsched create and store ended jobs by submitting and cancelling (audit H1).
+  // In memory only: a restart gives every user a full hour's budget again.
+  int max_jobs_created_per_user_per_hour = 50000;
   Duration min_runtime_before_preemption = std::chrono::minutes(10);  // anti-thrash
   Duration preemptible_lifetime = std::chrono::hours(24);  // 0: unlimited
   double reclaim_rate_per_hour = 0;  // provider reclaims per preemptible allocation-hour

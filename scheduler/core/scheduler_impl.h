@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/token_bucket.h"
 #include "pod/placement.h"
 #include "scheduler/core/profile.h"
 #include "scheduler/core/scheduler.h"
@@ -80,6 +81,10 @@ class Scheduler::Impl {
   }
   std::map<JobId, QueuedRef> queued;            // QUEUED jobs
   std::map<UserName, UserRecord> users;         // users seen or configured
+  // Each user's budget of jobs to create (config.max_jobs_created_per_user_per_hour); a user
+  // absent here has a full one. Taken by Submit and SubmitArray once every check has passed.
+  std::map<UserName, TokenBucket<TimePoint>> creation_budget;
+  void ChargeCreation(const UserName& user, int new_jobs, TimePoint now);
   std::map<UserName, QuotaUsage> in_use;        // cores of jobs in holding states
   // Kept up to date by Queue, Transition and Create, so that /metrics and the gauges cost
   // O(1) however many jobs have ended (audit H1).
@@ -163,7 +168,8 @@ class Scheduler::Impl {
   // Everything Submit checks before a job is queued (spec, quota, dependency targets); returns
   // the parsed accelerator type.
   // `new_jobs`: how many jobs of this spec the submission adds (an array: its tasks).
-  Result<pod::AcceleratorType> CheckSubmission(const JobSpec& spec, int new_jobs = 1) const;
+  Result<pod::AcceleratorType> CheckSubmission(const JobSpec& spec, int new_jobs,
+                                               TimePoint now) const;
   // Queues a checked job: record, submission event, indexes. Returns its id.
   JobId Queue(JobSpec spec, const pod::AcceleratorType& type, TimePoint now);
   // Adds a job (new or loaded) to its array's counts and its targets' dependents.

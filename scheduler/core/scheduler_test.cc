@@ -422,6 +422,41 @@ TEST_F(SchedulerTest, ActiveJobsPerUserAreBounded) {
   EXPECT_FALSE(sched_->Submit(Spec("ada", "v2-8", true), At(3)).has_value());
 }
 
+// Submitting and cancelling keeps the active count low, so the number of jobs a user creates
+// is bounded on its own: a budget per hour, array tasks counted one by one (audit H1).
+TEST_F(SchedulerTest, JobsCreatedPerUserAreBoundedPerHour) {
+  SchedulerConfig config = DefaultConfig();
+  config.max_jobs_created_per_user_per_hour = 10;
+  Start(1, 1, config);
+  // An array beyond the whole budget can never be created: said so, nothing queued.
+  auto too_big = sched_->SubmitArray(Spec("ada", "v2-8", true), *ParseArraySpec("0-10"), At(0));
+  ASSERT_FALSE(too_big.has_value());
+  EXPECT_EQ(too_big.error().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(too_big.error().message().find("split the array"), std::string::npos)
+      << too_big.error().message();
+  EXPECT_EQ(sched_->ActiveJobs(), 0);
+  // 8 tasks and a job, cancelled at once: the active count is 0 again, the budget is not.
+  auto array = sched_->SubmitArray(Spec("ada", "v2-8", true), *ParseArraySpec("0-7"), At(0));
+  ASSERT_TRUE(array.has_value());
+  JobId single = Submit(Spec("ada", "v2-8", true), 0);
+  ASSERT_TRUE(sched_->CancelArray(array->front(), At(0)).has_value());
+  ASSERT_TRUE(sched_->Cancel(single, At(0)).has_value());
+  EXPECT_EQ(sched_->ActiveJobs(), 0);
+  auto two = sched_->SubmitArray(Spec("ada", "v2-8", true), *ParseArraySpec("0-1"), At(0));
+  ASSERT_FALSE(two.has_value());  // 1 left; all or nothing
+  EXPECT_EQ(two.error().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(two.error().message().find("max_jobs_created_per_user_per_hour"), std::string::npos);
+  EXPECT_NE(two.error().message().find("1 left now; 2 more fit in 360 s"), std::string::npos)
+      << two.error().message();
+  EXPECT_EQ(sched_->ActiveJobs(), 0);
+  EXPECT_TRUE(sched_->Submit(Spec("bob", "v2-8", true), At(1)).has_value());  // per user
+  EXPECT_TRUE(sched_->Submit(Spec("ada", "v2-8", true), At(1)).has_value());  // the last one
+  EXPECT_FALSE(sched_->Submit(Spec("ada", "v2-8", true), At(2)).has_value());
+  // Refilled at 10 an hour: one more every 6 minutes.
+  EXPECT_TRUE(sched_->Submit(Spec("ada", "v2-8", true), At(1 + 360)).has_value());
+  EXPECT_FALSE(sched_->Submit(Spec("ada", "v2-8", true), At(1 + 360)).has_value());
+}
+
 // The same for the bytes of their specs: a few jobs with huge env values are bounded too.
 TEST_F(SchedulerTest, ActiveSpecBytesPerUserAreBounded) {
   SchedulerConfig config = DefaultConfig();

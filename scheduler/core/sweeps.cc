@@ -2,6 +2,7 @@
 // counts, the dependents index and the resolution of dependency verdicts. See scheduler.h
 // (Submit, SubmitArray, CancelArray) and scheduler_impl.h (the indexes).
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "common/check.h"
@@ -31,9 +32,32 @@ int JobArray::Ended() const {
 }
 
 Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spec,
-                                                              int new_jobs) const {
+                                                              int new_jobs,
+                                                              TimePoint now) const {
   auto type = ValidateSpec(spec, pod);
   if (!type) return std::unexpected(type.error());
+  if (auto budget = creation_budget.find(spec.user); budget != creation_budget.end()) {
+    const double wait = budget->second.SecondsUntil(new_jobs, now);
+    if (wait > 0) {
+      const int limit = config.max_jobs_created_per_user_per_hour;
+      const auto seconds = static_cast<int64_t>(std::ceil(wait - 1e-6));  // 360.0000001 is 360
+      const std::string when =
+          new_jobs > limit ? "never: split it into parts of at most " + std::to_string(limit)
+                           : "in " + std::to_string(seconds) + " s";
+      return Error(StatusCode::kResourceExhausted,
+                   spec.user.value() + " may create " + std::to_string(limit) +
+                       " jobs an hour (scheduler.max_jobs_created_per_user_per_hour; array "
+                       "tasks count one by one) and has " +
+                       std::to_string(static_cast<int64_t>(budget->second.Available(now))) +
+                       " left now; " + std::to_string(new_jobs) + " more fit " + when);
+    }
+  } else if (new_jobs > config.max_jobs_created_per_user_per_hour) {
+    return Error(StatusCode::kResourceExhausted,
+                 std::to_string(new_jobs) + " jobs at once are more than the " +
+                     std::to_string(config.max_jobs_created_per_user_per_hour) +
+                     " a user may create in an hour "
+                     "(scheduler.max_jobs_created_per_user_per_hour): split the array");
+  }
   const auto count = active_per_user.find(spec.user);
   const ActiveUse use = count == active_per_user.end() ? ActiveUse{} : count->second;
   const int active_now = use.jobs;
@@ -80,6 +104,12 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
     }
   }
   return type;
+}
+
+void Scheduler::Impl::ChargeCreation(const UserName& user, int new_jobs, TimePoint now) {
+  const double per_hour = config.max_jobs_created_per_user_per_hour;
+  auto it = creation_budget.try_emplace(user, per_hour / 3600.0, per_hour).first;
+  PODSCHED_CHECK(it->second.Take(new_jobs, now));  // CheckSubmission found them there
 }
 
 JobId Scheduler::Impl::Queue(JobSpec spec, const pod::AcceleratorType& type, TimePoint now) {
@@ -274,8 +304,9 @@ Result<std::vector<JobId>> Scheduler::SubmitArray(JobSpec spec, const ArraySpec&
     return InvalidArgument("array '" + array.text + "': at most " + std::to_string(kMaxArrayTasks) +
                            " tasks with indices 0.." + std::to_string(kMaxArrayIndex));
   }
-  auto type = s.CheckSubmission(spec, static_cast<int>(array.indices.size()));
+  auto type = s.CheckSubmission(spec, static_cast<int>(array.indices.size()), now);
   if (!type) return std::unexpected(type.error());
+  s.ChargeCreation(spec.user, static_cast<int>(array.indices.size()), now);
   const JobId first(s.next_job_id);
   std::vector<JobId> ids;
   ids.reserve(array.indices.size());

@@ -122,7 +122,8 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
                        {"profile", "tick_interval_ms", "min_runtime_before_preemption_seconds",
                         "preemptible_lifetime_hours", "reclaim_rate_per_hour",
                         "retry_backoff_base_seconds", "seed", "default_quota",
-                        "max_active_jobs_per_user", "max_active_spec_bytes_per_user"});
+                        "max_active_jobs_per_user", "max_active_spec_bytes_per_user",
+                        "max_jobs_created_per_user_per_hour"});
   if (!s.ok()) return s;
   double min_runtime = ToSeconds(c.scheduler.min_runtime_before_preemption);
   double lifetime_h = ToSeconds(c.scheduler.preemptible_lifetime) / 3600;
@@ -137,7 +138,9 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
                    Read(n, "max_active_jobs_per_user", section,
                         c.scheduler.max_active_jobs_per_user),
                    Read(n, "max_active_spec_bytes_per_user", section,
-                        c.scheduler.max_active_spec_bytes_per_user)}) {
+                        c.scheduler.max_active_spec_bytes_per_user),
+                   Read(n, "max_jobs_created_per_user_per_hour", section,
+                        c.scheduler.max_jobs_created_per_user_per_hour)}) {
     if (!r.ok()) return r;
   }
   c.scheduler.min_runtime_before_preemption = FromSeconds(min_runtime);
@@ -151,6 +154,10 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
   if (c.scheduler.max_active_spec_bytes_per_user < (int64_t{1} << 20)) {
     return Status(StatusCode::kInvalidArgument,
                   "scheduler.max_active_spec_bytes_per_user: must be at least 1048576 (1 MiB)");
+  }
+  if (c.scheduler.max_jobs_created_per_user_per_hour < 1) {
+    return Status(StatusCode::kInvalidArgument,
+                  "scheduler.max_jobs_created_per_user_per_hour: must be at least 1");
   }
   if (c.scheduler.max_active_jobs_per_user < 1) {
     return Status(StatusCode::kInvalidArgument,

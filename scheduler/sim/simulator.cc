@@ -404,6 +404,7 @@ Result<SimResult> Simulation::Run() {
   // A trace is replayed as submitted: the daemon's guard against one user flooding it does not
   // apply (a backlog of a trace's user may exceed it).
   config.max_active_jobs_per_user = std::numeric_limits<int>::max();
+  config.max_jobs_created_per_user_per_hour = std::numeric_limits<int>::max();
   config.max_active_spec_bytes_per_user = std::numeric_limits<int64_t>::max();
   for (int p = 0; p < opt_.pods; ++p) {
     config.seed = opt_.seed + static_cast<uint64_t>(p);
