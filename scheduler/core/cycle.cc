@@ -199,7 +199,10 @@ bool Pass::AwaitReservation(JobRecord& job) {
   if (res == s_.reservations.end()) return false;
   std::vector<JobId> stopping;
   for (JobId v : res->second.victims) {
-    if (s_.jobs.at(v).state == JobState::kPreempting) stopping.push_back(v);
+    auto victim = s_.jobs.find(v);  // an ended victim may be forgotten (retention)
+    if (victim != s_.jobs.end() && victim->second.state == JobState::kPreempting) {
+      stopping.push_back(v);
+    }
   }
   bool healthy = true;
   for (HostId h : s_.pod.HostsIn(res->second.placement)) healthy &= s_.pod.host(h).healthy;

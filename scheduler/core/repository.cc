@@ -2,6 +2,34 @@
 
 namespace podsched::core {
 
+Result<StoredState> JobRepository::LoadEndedSince(TimePoint ended_since) {
+  auto state = Load();
+  if (!state) return state;
+  std::erase_if(state->jobs, [&](const JobRecord& job) {
+    return IsTerminal(job.state) && job.end_time < ended_since;
+  });
+  return state;
+}
+
+Result<std::vector<JobRecord>> JobRepository::JobsInRange(JobId first, int64_t count) {
+  auto state = Load();
+  if (!state) return std::unexpected(state.error());
+  std::vector<JobRecord> out;
+  for (JobRecord& job : state->jobs) {
+    if (job.id >= first && job.id.value() - first.value() < count) out.push_back(std::move(job));
+  }
+  return out;
+}
+
+Result<std::vector<JobRecord>> InMemoryJobRepository::JobsInRange(JobId first, int64_t count) {
+  std::vector<JobRecord> out;
+  for (auto it = jobs_.lower_bound(first);
+       it != jobs_.end() && it->first.value() - first.value() < count; ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
 Result<StoredState> InMemoryJobRepository::Load() {
   StoredState state;
   state.jobs.reserve(jobs_.size());

@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "scheduler/core/job.h"
 
@@ -56,6 +57,13 @@ class JobRepository {
 
   // Loads everything (on open).
   virtual Result<StoredState> Load() = 0;
+  // Load(), but without the jobs that ended before `ended_since` (the scheduler keeps ended jobs
+  // in memory only for its retention, SchedulerConfig::ended_job_retention); next_job_id still
+  // counts every stored job. The default filters Load(); a store with an index does better.
+  virtual Result<StoredState> LoadEndedSince(TimePoint ended_since);
+  // The stored jobs with ids in [first, first + count), by id: how the scheduler and the API read
+  // back an ended job the scheduler no longer keeps. The default filters Load().
+  virtual Result<std::vector<JobRecord>> JobsInRange(JobId first, int64_t count);
   // Persists one batch atomically (see the contract above).
   virtual Status Commit(const StoreBatch& batch) = 0;
   // The events of one job, oldest first (history for the API; the core never reads it).
@@ -76,6 +84,7 @@ class InMemoryJobRepository final : public JobRepository {
   explicit InMemoryJobRepository(bool keep_events = true) : keep_events_(keep_events) {}
 
   Result<StoredState> Load() override;
+  Result<std::vector<JobRecord>> JobsInRange(JobId first, int64_t count) override;
   Status Commit(const StoreBatch& batch) override;
   Result<std::vector<JobEvent>> EventsOf(JobId job) override;
 

@@ -113,6 +113,10 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
     }
     reservations.erase(job.id);
     unasked_exits.erase(job.id);  // also when it ends without another exit (cancelled queued)
+    CountDependencyTargets(job.spec, -1);
+    if (config.ended_job_retention > Duration::zero()) {
+      forget_at.emplace(now + config.ended_job_retention, job.id);
+    }
   }
   if (to != JobState::kQueued) reservations.erase(job.id);
   changed_jobs.insert(job.id);
@@ -403,8 +407,16 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
   if (config.max_jobs_created_per_user_per_hour < 1) {
     return InvalidArgument("max_jobs_created_per_user_per_hour must be >= 1");
   }
-  auto loaded = repo->Load();
+  if (config.ended_job_retention < Duration::zero()) {
+    return InvalidArgument("ended_job_retention must be >= 0");
+  }
+  const bool retention = config.ended_job_retention > Duration::zero();
+  auto loaded = retention ? repo->LoadEndedSince(now - config.ended_job_retention) : repo->Load();
   if (!loaded) return std::unexpected(loaded.error().WithContext("loading the job store"));
+  if (retention) {
+    Status targets = LoadDependencyTargets(*repo, &*loaded);
+    if (!targets.ok()) return std::unexpected(targets.WithContext("loading the job store"));
+  }
 
   auto impl = std::make_unique<Impl>(std::move(pod), std::move(config), *profile,
                                      std::move(*placement), repo);
@@ -430,6 +442,9 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     if (!IsTerminal(job.state)) {
       impl->active.insert(job.id);
       impl->AddActive(job.spec);
+      impl->CountDependencyTargets(job.spec, +1);
+    } else if (retention) {
+      impl->forget_at.emplace(job.end_time + impl->config.ended_job_retention, job.id);
     }
     const bool waiting = job.state == JobState::kQueued;
     if (HoldsHosts(job.state)) {
@@ -519,6 +534,7 @@ Result<Actions> Scheduler::Preempt(JobId id, std::string reason, TimePoint now) 
 Actions Scheduler::Tick(TimePoint now) {
   Impl& s = *impl_;
   s.RunTimers(now);
+  s.ForgetEndedJobs(now);
   if (s.dirty) s.RunPass(now);
   auto done = s.Finish(now);
   PODSCHED_CHECK_MSG(done.has_value(), done.error().message().c_str());
@@ -658,6 +674,13 @@ Status Scheduler::SetQuota(const UserName& user, Quota quota, TimePoint now) {
 const JobRecord* Scheduler::Find(JobId job) const {
   auto it = impl_->jobs.find(job);
   return it == impl_->jobs.end() ? nullptr : &it->second;
+}
+
+Result<std::optional<JobRecord>> Scheduler::FindStored(JobId job) const {
+  auto found = impl_->repo->JobsInRange(job, 1);
+  if (!found) return std::unexpected(found.error().WithContext("reading " + JobName(job)));
+  if (found->empty()) return std::nullopt;
+  return std::move(found->front());
 }
 
 QuotaUsage Scheduler::UsageOf(const UserName& user) const {

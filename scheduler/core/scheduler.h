@@ -104,6 +104,12 @@ struct SchedulerConfig {
   // user can make podsched create and store ended jobs by submitting and cancelling (audit H1).
   // In memory only: a restart gives every user a full hour's budget again.
   int max_jobs_created_per_user_per_hour = 50000;
+  // How long an ended job stays in memory (lists, /pods, dependencies on it) before the
+  // scheduler forgets it; its rows stay in the store, where Scheduler::FindStored reads it back
+  // (as Slurm's MinJobAge and sacct). An array goes as a whole after its last task; a job a
+  // waiting job depends on, or whose hosts are not all released, stays until it is not. 0: keep
+  // every ended job (podsim and the tests; the daemon's default is an hour).
+  Duration ended_job_retention{0};
   Duration min_runtime_before_preemption = std::chrono::minutes(10);  // anti-thrash
   Duration preemptible_lifetime = std::chrono::hours(24);  // 0: unlimited
   double reclaim_rate_per_hour = 0;  // provider reclaims per preemptible allocation-hour
@@ -132,6 +138,7 @@ struct SchedulerStats {
   int64_t preemptions = 0;    // Preempt actions issued (any cause)
   int64_t launches = 0;
   int64_t events = 0;         // transitions recorded
+  int64_t forgotten = 0;      // ended jobs dropped from memory (ended_job_retention)
 };
 
 class Scheduler {
@@ -195,6 +202,9 @@ class Scheduler {
 
   // Queries.
   const JobRecord* Find(JobId job) const;
+  // A job that is not in memory any more (forgotten after ended_job_retention), read from the
+  // store; nullopt when the store has no such job. Find first: this reads the store.
+  Result<std::optional<JobRecord>> FindStored(JobId job) const;
   // The array whose first task is `array`, or nullptr.
   const JobArray* FindArray(JobId array) const;
   // What `dep` waits for now: its target's state ("RUNNING", "4/6 ended") and its verdict.

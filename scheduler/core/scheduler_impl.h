@@ -54,6 +54,10 @@ struct Timer {
   JobEpoch job;
 };
 
+// Adds to `state` (a LoadEndedSince) the ended jobs its active jobs name in dependencies, and
+// every task of a named array (retention.cc).
+Status LoadDependencyTargets(JobRepository& repo, StoredState* state);
+
 class Scheduler::Impl {
  public:
   Impl(pod::Pod pod, SchedulerConfig config, Profile profile,
@@ -103,6 +107,17 @@ class Scheduler::Impl {
   std::set<JobId> dependencies_stale;
   std::map<JobId, std::string> waiting_on_dependencies;  // QUEUED jobs not yet free to start
   std::multimap<TimePoint, Timer> timers;
+  // Retention (config.ended_job_retention > 0): ended jobs in memory, by when they may be
+  // forgotten; and how many active jobs name each job or array id in a dependency (those stay:
+  // a waiting job is judged by its targets' states, again after a restart).
+  std::set<std::pair<TimePoint, JobId>> forget_at;
+  std::map<JobId, int> named_by_active;
+  void CountDependencyTargets(const JobSpec& spec, int delta);
+  bool NamedByActive(const JobRecord& job) const;
+  bool HasLease(JobId job) const;  // a lease of any epoch of the job is still held
+  // Forgets the ended jobs whose retention is over (Tick), and one job (Forget).
+  void ForgetEndedJobs(TimePoint now);
+  void Forget(JobId job);
   // Exits 75 of a job without a Preempt of ours, within the last hour (ApplyExit): the first
   // few are requeued at once, later ones back off. In memory only: a restart forgets them.
   std::map<JobId, std::deque<TimePoint>> unasked_exits;

@@ -67,6 +67,8 @@ TEST_P(SchedulerPropertyTest, RandomSequencesKeepInvariants) {
   config.min_runtime_before_preemption = std::chrono::seconds(30);
   config.profile = GetParam() % 2 == 0 ? "fair-best-fit" : "fifo-first-fit";
   config.seed = GetParam();
+  // Half the seeds forget ended jobs after 30 minutes (of about 50 hours simulated).
+  if (GetParam() > 2) config.ended_job_retention = std::chrono::minutes(30);
   Start(4, 4, config);
   std::mt19937_64 rng(GetParam());
   auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
@@ -136,6 +138,11 @@ TEST_P(SchedulerPropertyTest, RandomSequencesKeepInvariants) {
   }
   EXPECT_GT(sched_->stats().launches, 50);
   EXPECT_GT(sched_->stats().preemptions, 5);
+  if (GetParam() > 2) {
+    EXPECT_GT(sched_->stats().forgotten, 100);
+  } else {
+    EXPECT_EQ(sched_->stats().forgotten, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, SchedulerPropertyTest, ::testing::Values(1, 2, 3, 4));

@@ -99,8 +99,14 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
       target = &it->second;
     }
     if (target == nullptr || target->spec.user != spec.user) {
+      // Said alike for a job of another user and for one forgotten (retention).
+      const std::string forgotten =
+          config.ended_job_retention > Duration::zero()
+              ? " (a job that ended is a target only while podsched keeps it: "
+                "scheduler.ended_job_retention_hours)"
+              : "";
       return InvalidArgument("dependency " + FormatDependency(dep) + ": " + spec.user.value() +
-                             " has no job " + TargetName(dep));
+                             " has no job " + TargetName(dep) + forgotten);
     }
   }
   return type;
@@ -131,6 +137,7 @@ JobId Scheduler::Impl::Queue(JobSpec spec, const pod::AcceleratorType& type, Tim
   ++jobs_in_state[static_cast<int>(JobState::kQueued)];
   active.insert(job.id);
   AddActive(job.spec);
+  CountDependencyTargets(job.spec, +1);
   changed_jobs.insert(job.id);
   const JobId id = job.id;
   JobRecord& stored = jobs.emplace(id, std::move(job)).first->second;

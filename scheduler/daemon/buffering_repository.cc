@@ -39,4 +39,10 @@ Result<std::vector<core::JobEvent>> BufferingRepository::EventsOf(JobId job) {
   return inner_->EventsOf(job);
 }
 
+Result<std::vector<core::JobRecord>> BufferingRepository::JobsInRange(JobId first,
+                                                                      int64_t count) {
+  if (Status s = Flush(); !s.ok()) return std::unexpected(s);
+  return inner_->JobsInRange(first, count);
+}
+
 }  // namespace podsched::daemon

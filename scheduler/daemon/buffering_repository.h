@@ -36,6 +36,11 @@ class BufferingRepository final : public core::JobRepository {
   BufferingRepository(core::JobRepository* inner, CommitAll commit_all)
       : inner_(inner), commit_all_(std::move(commit_all)) {}
   Result<core::StoredState> Load() override { return inner_->Load(); }
+  Result<core::StoredState> LoadEndedSince(TimePoint ended_since) override {
+    return inner_->LoadEndedSince(ended_since);
+  }
+  // Flushes first, as EventsOf.
+  Result<std::vector<core::JobRecord>> JobsInRange(JobId first, int64_t count) override;
   Status Commit(const core::StoreBatch& batch) override;
   // Flushes first, so the history includes everything the caller has seen.
   Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;

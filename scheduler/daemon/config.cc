@@ -123,11 +123,12 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
                         "preemptible_lifetime_hours", "reclaim_rate_per_hour",
                         "retry_backoff_base_seconds", "seed", "default_quota",
                         "max_active_jobs_per_user", "max_active_spec_bytes_per_user",
-                        "max_jobs_created_per_user_per_hour"});
+                        "max_jobs_created_per_user_per_hour", "ended_job_retention_hours"});
   if (!s.ok()) return s;
   double min_runtime = ToSeconds(c.scheduler.min_runtime_before_preemption);
   double lifetime_h = ToSeconds(c.scheduler.preemptible_lifetime) / 3600;
   double backoff = ToSeconds(c.scheduler.retry_backoff_base);
+  double retention_h = ToSeconds(c.scheduler.ended_job_retention) / 3600;
   for (Status r : {Read(n, "profile", section, c.scheduler.profile),
                    Read(n, "tick_interval_ms", section, c.tick_interval_ms),
                    Read(n, "min_runtime_before_preemption_seconds", section, min_runtime),
@@ -140,12 +141,20 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
                    Read(n, "max_active_spec_bytes_per_user", section,
                         c.scheduler.max_active_spec_bytes_per_user),
                    Read(n, "max_jobs_created_per_user_per_hour", section,
-                        c.scheduler.max_jobs_created_per_user_per_hour)}) {
+                        c.scheduler.max_jobs_created_per_user_per_hour),
+                   Read(n, "ended_job_retention_hours", section, retention_h)}) {
     if (!r.ok()) return r;
   }
   c.scheduler.min_runtime_before_preemption = FromSeconds(min_runtime);
   c.scheduler.preemptible_lifetime = FromSeconds(lifetime_h * 3600);
   c.scheduler.retry_backoff_base = FromSeconds(backoff);
+  // At least a second: 0 would mean "keep every ended job forever" (the core's podsim setting),
+  // which is the unbounded growth this limit exists to stop.
+  if (!(retention_h >= 1.0 / 3600) || retention_h > 24 * 365) {
+    return Status(StatusCode::kInvalidArgument,
+                  "scheduler.ended_job_retention_hours: must be from 0.000278 (1 s) to 8760 (a year)");
+  }
+  c.scheduler.ended_job_retention = FromSeconds(retention_h * 3600);
   if (n["default_quota"]) {
     auto q = ParseQuota(n["default_quota"], "scheduler.default_quota");
     if (!q) return q.error();

@@ -85,7 +85,9 @@ struct Config {
   std::vector<PodConfig> pods = {PodConfig{}};
   std::vector<UserConfig> users;
   std::map<std::string, core::Quota> quotas;  // per user; others get scheduler.default_quota
-  core::SchedulerConfig scheduler;
+  // Ended jobs leave the scheduler's memory an hour after they end (audit H1); the store keeps
+  // them (GET /jobs/{id} and its events read them back).
+  core::SchedulerConfig scheduler{.ended_job_retention = std::chrono::hours(1)};
   int tick_interval_ms = 200;
   Limits limits;
   // The dashboard's directory (web/ of the source tree: static/, node_modules/). Empty: podsched

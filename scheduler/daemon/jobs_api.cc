@@ -32,23 +32,40 @@ std::optional<JobId> ParseJobName(const core::Scheduler& scheduler, const std::s
   return task->second;
 }
 
+// A job the caller may see: in the scheduler's memory, or an ended job it has forgotten
+// (SchedulerConfig::ended_job_retention) read back from the store.
+struct FoundJob {
+  const core::JobRecord* live = nullptr;
+  std::optional<core::JobRecord> stored;
+  const core::JobRecord& operator*() const { return live != nullptr ? *live : *stored; }
+  const core::JobRecord* operator->() const { return &**this; }
+};
+
 // The job named by the route's {id} if the caller may see it, else the 404 to answer.
-std::expected<const core::JobRecord*, HttpResponse> VisibleJob(const ApiView& view,
-                                                               const Principal& who,
-                                                               const ApiRequest& request) {
+std::expected<FoundJob, HttpResponse> VisibleJob(const ApiView& view, const Principal& who,
+                                                 const ApiRequest& request) {
   const std::string& raw = request.params.at(0);
-  auto id = ParseJobName(view.scheduler, raw);
-  const core::JobRecord* job = id ? FindVisible(view.scheduler, *id, who) : nullptr;
-  if (job == nullptr) {
+  auto not_found = [&] {
     return std::unexpected(ErrorResponse(
         404, "not_found", "no job '" + raw + "' (a job id, or ARRAYID_INDEX for an array task)"));
+  };
+  auto id = ParseJobName(view.scheduler, raw);
+  if (!id) return not_found();
+  if (const core::JobRecord* job = view.scheduler.Find(*id)) {
+    if (!MaySee(who, *job)) return not_found();
+    return FoundJob{job, std::nullopt};
   }
-  return job;
+  auto stored = view.scheduler.FindStored(*id);
+  if (!stored) return std::unexpected(StatusError(stored.error()));
+  if (!*stored || !MaySee(who, **stored)) return not_found();
+  return FoundJob{nullptr, std::move(*stored)};
 }
 
 api::Job JobWithDetails(const ApiView& view, const core::JobRecord& job, TimePoint now) {
   api::Job out = JobToProto(job, view.scheduler.pod(), now, true);
-  AddSweepDetails(view.scheduler, job, &out);
+  // A forgotten job's dependencies were settled before it ended, and its array is gone from
+  // memory: there is nothing current to say about either.
+  if (view.scheduler.Find(job.id) != nullptr) AddSweepDetails(view.scheduler, job, &out);
   return out;
 }
 

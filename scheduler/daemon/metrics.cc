@@ -71,7 +71,8 @@ std::string Metrics::Format(const MetricGauges& g) const {
   auto family = [&out](std::string_view name, std::string_view type, std::string_view help) {
     out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
   };
-  family("podsched_jobs", "gauge", "Jobs by state.");
+  family("podsched_jobs", "gauge",
+         "Jobs in memory by state: ended ones for scheduler.ended_job_retention_hours.");
   for (const auto& [state, n] : g.jobs_by_state) {
     out << "podsched_jobs{state=\"" << state << "\"} " << n << '\n';
   }
@@ -83,6 +84,9 @@ std::string Metrics::Format(const MetricGauges& g) const {
   family("podsched_jobs_quarantined", "gauge",
          "Ended jobs left out at start: unreadable, or not valid on the configured pod (logged).");
   out << "podsched_jobs_quarantined " << g.jobs_quarantined << '\n';
+  family("podsched_jobs_forgotten_total", "counter",
+         "Ended jobs dropped from memory after their retention (kept in the store).");
+  out << "podsched_jobs_forgotten_total " << g.jobs_forgotten << '\n';
   family("podsched_stream_clients", "gauge", "Open event-stream connections.");
   out << "podsched_stream_clients " << g.stream_clients << '\n';
   family("podsched_scheduling_passes_total", "counter", "Scheduling passes run.");

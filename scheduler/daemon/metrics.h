@@ -20,6 +20,7 @@ struct MetricGauges {
   int64_t cores_preemptible = 0;
   int64_t queue_length = 0;
   int64_t jobs_quarantined = 0;  // ended jobs left out at load (Scheduler::quarantined)
+  int64_t jobs_forgotten = 0;    // ended jobs dropped from memory since start (retention)
   int64_t stream_clients = 0;
   int64_t scheduler_passes = 0;
 };

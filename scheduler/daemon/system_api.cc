@@ -24,6 +24,7 @@ HttpResponse MetricsText(const ApiView& view, ApiCalls&, const Principal&, const
   g.cores_on_demand = scheduler.CoresHeld().on_demand_cores;
   g.cores_preemptible = scheduler.CoresHeld().preemptible_cores;
   g.jobs_quarantined = static_cast<int64_t>(scheduler.quarantined().size());
+  g.jobs_forgotten = scheduler.stats().forgotten;
   g.stream_clients = view.stream_clients;
   g.scheduler_passes = scheduler.stats().passes;
   BusGauges b;

@@ -89,6 +89,16 @@ Result<core::StoredState> GroupCommitter::Load() {
   return repo_->Load();
 }
 
+Result<core::StoredState> GroupCommitter::LoadEndedSince(TimePoint ended_since) {
+  std::lock_guard lock(db_mutex_);
+  return repo_->LoadEndedSince(ended_since);
+}
+
+Result<std::vector<core::JobRecord>> GroupCommitter::JobsInRange(JobId first, int64_t count) {
+  std::lock_guard lock(db_mutex_);
+  return repo_->JobsInRange(first, count);
+}
+
 Result<std::vector<core::JobEvent>> GroupCommitter::EventsOf(JobId job) {
   std::lock_guard lock(db_mutex_);
   return repo_->EventsOf(job);

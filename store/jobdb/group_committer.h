@@ -59,6 +59,8 @@ class GroupCommitter final : public core::JobRepository {
   Status Commit(const core::StoreBatch& batch) override;
 
   Result<core::StoredState> Load() override;
+  Result<core::StoredState> LoadEndedSince(TimePoint ended_since) override;
+  Result<std::vector<core::JobRecord>> JobsInRange(JobId first, int64_t count) override;
   Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
   Result<std::string> IntegrityCheck();
 

@@ -1,5 +1,7 @@
 #include "store/jobdb/sqlite_job_repository.h"
 
+#include <limits>
+
 #include "store/jobdb/codec.h"
 #include "store/jobdb/schema.h"
 
@@ -27,9 +29,15 @@ constexpr std::string_view kPutJob =
     ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 // The spec is written once per job (schema v3): a row update never carries it.
 constexpr std::string_view kPutSpec = "INSERT OR IGNORE INTO job_specs (id, spec) VALUES (?,?)";
+#define PODSCHED_SELECT_JOBS \
+  "SELECT " PODSCHED_JOB_COLUMNS ", job_specs.spec FROM jobs JOIN job_specs USING (id) "
+// ?1: the earliest end time (µs) of an ended job to load; active jobs always. The states 5, 6, 7
+// are SUCCEEDED, FAILED and CANCELLED (JobState, stored as its integer).
 constexpr std::string_view kLoadJobs =
-    "SELECT " PODSCHED_JOB_COLUMNS ", job_specs.spec FROM jobs JOIN job_specs USING (id) "
-    "ORDER BY id";
+    PODSCHED_SELECT_JOBS "WHERE state NOT IN (5, 6, 7) OR end_time_us >= ?1 ORDER BY id";
+constexpr std::string_view kJobsInRange =
+    PODSCHED_SELECT_JOBS "WHERE id >= ?1 AND id < ?2 ORDER BY id";
+#undef PODSCHED_SELECT_JOBS
 #undef PODSCHED_JOB_COLUMNS
 
 constexpr std::string_view kPutEpoch =
@@ -288,21 +296,46 @@ Status SqliteJobRepository::WriteUser(const UserRecord& user) {
 }
 
 Result<core::StoredState> SqliteJobRepository::Load() {
+  return LoadEndedSince(FromMicros(std::numeric_limits<int64_t>::min()));
+}
+
+Result<core::StoredState> SqliteJobRepository::LoadEndedSince(TimePoint ended_since) {
   // One read transaction: jobs, users and the event counter come from the same snapshot even
   // when another connection commits meanwhile.
   if (Status s = db_->Exec("BEGIN"); !s.ok()) return std::unexpected(s);
-  auto state = LoadSnapshot();
+  auto state = LoadSnapshot(ended_since);
   (void)db_->Exec(state ? "COMMIT" : "ROLLBACK");
   return state;
 }
 
-Result<core::StoredState> SqliteJobRepository::LoadSnapshot() {
+Result<std::vector<JobRecord>> SqliteJobRepository::JobsInRange(JobId first, int64_t count) {
+  auto query = db_->Prepare(kJobsInRange);
+  if (!query) return std::unexpected(query.error());
+  const int64_t end = count > std::numeric_limits<int64_t>::max() - first.value()
+                          ? std::numeric_limits<int64_t>::max()
+                          : first.value() + count;
+  (*query)->Bind(1, first.value()).Bind(2, end);
+  std::vector<JobRecord> out;
+  Status read = (*query)->ForEachRow([&out](const Statement& s) {
+    auto job = ReadJob(s);
+    if (job) out.push_back(std::move(*job));  // an unreadable row reads as missing (audit M11)
+    return Status::Ok();
+  });
+  if (!read.ok()) return std::unexpected(read.WithContext("reading jobs"));
+  return out;
+}
+
+Result<core::StoredState> SqliteJobRepository::LoadSnapshot(TimePoint ended_since) {
   core::StoredState state;
+  // Ids are never reused: the next one counts every stored job, loaded or not.
+  auto max_id = db_->QueryInt("SELECT coalesce(max(id), 0) FROM jobs");
+  if (!max_id) return std::unexpected(max_id.error());
+  state.next_job_id = *max_id + 1;
   auto jobs = db_->Prepare(kLoadJobs);
   if (!jobs) return std::unexpected(jobs.error());
+  (*jobs)->Bind(1, Micros(ended_since));
   Status loaded = (*jobs)->ForEachRow([this, &state](const Statement& s) {
     const int64_t id = s.Int(0);
-    state.next_job_id = std::max(state.next_job_id, id + 1);  // never reused, quarantined or not
     specs_stored_.insert(id);
     auto job = ReadJob(s);
     if (!job) {

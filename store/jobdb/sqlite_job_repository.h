@@ -45,6 +45,9 @@ class SqliteJobRepository final : public core::JobRepository, public core::Accou
                                                            JobDbOptions options = {});
 
   Result<core::StoredState> Load() override;
+  // Filters in SQL: an ended job that is left out is never decoded.
+  Result<core::StoredState> LoadEndedSince(TimePoint ended_since) override;
+  Result<std::vector<core::JobRecord>> JobsInRange(JobId first, int64_t count) override;
   Status Commit(const core::StoreBatch& batch) override;
   Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
 
@@ -61,7 +64,7 @@ class SqliteJobRepository final : public core::JobRepository, public core::Accou
 
  private:
   explicit SqliteJobRepository(std::unique_ptr<Connection> db) : db_(std::move(db)) {}
-  Result<core::StoredState> LoadSnapshot();
+  Result<core::StoredState> LoadSnapshot(TimePoint ended_since);
   Status Apply(const core::StoreBatch& batch);
   Status WriteJob(const core::JobRecord& job);
   Status WriteEvent(const core::JobEvent& event);

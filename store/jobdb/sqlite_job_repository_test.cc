@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "store/jobdb/schema.h"
 #include "store/jobdb/test_util.h"
@@ -24,6 +25,50 @@ std::unique_ptr<SqliteJobRepository> OpenOrDie(const std::string& path) {
   auto repo = SqliteJobRepository::Open(path);
   EXPECT_TRUE(repo.has_value()) << repo.error().ToString();
   return repo ? std::move(*repo) : nullptr;
+}
+
+// Retention (audit H1): the scheduler loads active jobs and those that ended recently, and reads
+// a forgotten one back by id; ids are never reused.
+TEST(SqliteJobRepositoryTest, LoadEndedSinceLeavesOldEndedJobsOutAndJobsInRangeReadsThem) {
+  TempDir dir;
+  auto repo = OpenOrDie(dir.File("jobs.db"));
+  ASSERT_NE(repo, nullptr);
+  const TimePoint cutoff = TimePoint(std::chrono::hours(100));
+  auto job = [&](int64_t id, JobState state, TimePoint end) {
+    JobRecord j = FullJob(id);
+    j.state = state;
+    j.end_time = end;
+    if (!core::HoldsHosts(state)) j.placement.reset();
+    return j;
+  };
+  const std::vector<JobRecord> jobs = {
+      job(1, JobState::kSucceeded, cutoff - std::chrono::seconds(1)),  // old: left out
+      job(2, JobState::kCancelled, cutoff),                             // recent: loaded
+      job(3, JobState::kQueued, TimePoint{}),                           // active: always
+      job(4, JobState::kFailed, TimePoint{}),                           // old: left out
+      job(9, JobState::kFailed, cutoff - std::chrono::hours(50)),       // the newest id, old
+  };
+  ASSERT_TRUE(repo->Commit(StoreBatch{jobs, {}, {}}).ok());
+
+  auto state = repo->LoadEndedSince(cutoff);
+  ASSERT_TRUE(state.has_value()) << state.error().ToString();
+  std::vector<int64_t> loaded;
+  for (const JobRecord& j : state->jobs) loaded.push_back(j.id.value());
+  EXPECT_EQ(loaded, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(state->next_job_id, 10) << "ids of jobs left out are not given again";
+  EXPECT_EQ(repo->Load()->jobs.size(), 5u);
+
+  auto range = repo->JobsInRange(JobId(2), 7);  // ids 2..8
+  ASSERT_TRUE(range.has_value());
+  ASSERT_EQ(range->size(), 3u);
+  EXPECT_EQ(range->at(0), jobs[1]);
+  EXPECT_EQ(range->at(2), jobs[3]);
+  auto one = repo->JobsInRange(JobId(1), 1);
+  ASSERT_TRUE(one.has_value());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ(one->front(), jobs[0]);
+  EXPECT_TRUE(repo->JobsInRange(JobId(5), 4)->empty());
+  EXPECT_EQ(repo->JobsInRange(JobId(9), std::numeric_limits<int64_t>::max())->size(), 1u);
 }
 
 TEST(SqliteJobRepositoryTest, RoundTripsEveryField) {

@@ -43,10 +43,10 @@ class Podsched(Process):
     """podsched --port 0 with the bus on an ephemeral port; `config` is YAML text appended to a
     one-pod configuration. CURVE is on, as by default (Worker enrols each agent); curve=False
     for test clients that speak plain ZeroMQ (bench_bus). `limits`: more keys of the limits
-    mapping (", max_connections: 200")."""
+    mapping (", max_connections: 200"); `scheduler`: more keys of the scheduler mapping."""
 
     def __init__(self, binary, work, pod_rows=2, pod_cols=4, bus_extra="", extra="",
-                 generation="v2", curve=True, limits=""):
+                 generation="v2", curve=True, limits="", scheduler=""):
         self.binary, self.work, self.curve = binary, work, curve
         self.data_dir = os.path.join(work, "var")
         if not curve:
@@ -58,7 +58,7 @@ class Podsched(Process):
             f.write("bus:\n  address: \"tcp://127.0.0.1:*\"\n" + bus_extra)
             f.write("limits: {requests_per_second: 100000, burst: 100000%s}\n" % limits)
             f.write("scheduler: {min_runtime_before_preemption_seconds: 0, "
-                    "retry_backoff_base_seconds: 1}\n" + extra)
+                    "retry_backoff_base_seconds: 1%s}\n" % scheduler + extra)
         self.proc = None
         self.bus = None
         self.start()
