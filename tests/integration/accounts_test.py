@@ -7,7 +7,8 @@ mpirun and `podworker launch`.
 
 The machine's account database is not touched: the test re-runs itself in a private mount
 namespace (unshare) where /etc/passwd and /etc/group are bind-mounted copies with the test's
-accounts added: alice (uid 50001), bob (50002) and a system account svc (uid 500). Every wait
+accounts added: alice (uid 50001, also in sudo), bob (50002), a system account svc (uid 500)
+and drone (50003, shell nologin); `nobody` is the machine's. Every wait
 polls a condition with a deadline.
 """
 import hashlib
@@ -25,7 +26,8 @@ from testaccounts import add_accounts, enter_namespace, in_namespace, install_po
 from testlib import ok, print_logs  # noqa: E402
 
 PODSCHED, PODCTL, PODWORKER = sys.argv[1:4]
-ACCOUNTS = {"alice": 50001, "bob": 50002, "svc": 500}
+ACCOUNTS = {"alice": 50001, "bob": 50002, "svc": 500, "drone": 50003}
+SUDO_GID = 27  # Debian's sudo group; alice is made a member (audit M6: jobs never get it)
 
 
 class User:
@@ -89,12 +91,15 @@ def test_jobs_run_as_their_user(ps, alice, work):
                          "cwd=%s" % home, "secret=none"):
                 if want not in line:
                     fail("%s job: '%s' missing in: %s" % (launcher, want, line))
-            if "50100" not in line.split("groups=")[1]:
+            groups = line.split("groups=")[1].split()[0].split(",")
+            if "50100" not in groups:
                 fail("supplementary group research (50100) missing: " + line)
+            if str(SUDO_GID) in groups:
+                fail("alice's job runs with the sudo group (%d): %s" % (SUDO_GID, line))
         if text.count("TMPOWNER 50001 700") != 2:
             fail("each rank's TMPDIR must be alice's 0700 scratch:\n" + text)
-    ok("mpi and exec jobs: every rank runs as alice (uid, gid, groups, home, cwd), sees none "
-       "of the agent's environment, and has her own 0700 TMPDIR")
+    ok("mpi and exec jobs: every rank runs as alice (uid, gid, groups without sudo, home, cwd), "
+       "sees none of the agent's environment, and has her own 0700 TMPDIR")
 
 
 def test_checkpoints_are_the_users(ps, alice, bob, work):
@@ -230,13 +235,15 @@ def test_signals_and_leftovers(ps, alice, bob):
     ok("a process that escaped its job (setsid, no tag) is killed when alice's last job ends")
 
 
-def test_refused_accounts(ps, svc, rooty):
-    for user, why in ((svc, "system account"), (rooty, "--allow-root-jobs")):
+def test_refused_accounts(ps, svc, rooty, drone, nob):
+    for user, why in ((svc, "system account"), (rooty, "--allow-root-jobs"),
+                      (drone, "refuses logins"), (nob, "overflow account")):
         j = user.submit(spec("refused", "id", accelerator="v2-8"))
         text = expect_state(ps, j, "FAILED", "%s's job" % user.name)
         if why not in text:
             fail("%s's job failed without saying why (%s):\n%s" % (user.name, why, text))
-    ok("jobs of a system account (uid 500) and of root fail with the reason in their log")
+    ok("jobs of a system account (uid 500), root, a nologin account and nobody fail with the "
+       "reason in their log")
 
 
 def main():
@@ -247,10 +254,12 @@ def main():
     workers = []
     ps = None
     try:
-        add_accounts(work, ACCOUNTS, groups=["research:x:50100:alice"])
+        add_accounts(work, ACCOUNTS, groups=["research:x:50100:alice"],
+                     shells={"drone": "/usr/sbin/nologin"}, memberships={"sudo": ["alice"]})
         podworker = install_podworker(work, PODWORKER)
         # API user -> Unix account (rooty's jobs would run as root).
-        names = {"alice": "alice", "bob": "bob", "svc": "svc", "rooty": "root"}
+        names = {"alice": "alice", "bob": "bob", "svc": "svc", "rooty": "root",
+                 "drone": "drone", "nob": "nobody"}
         tokens = {api: secrets.token_hex(16) for api in names}
         config = "users:\n" + "".join(
             "  - {name: %s, token_sha256: %s, role: user, unix_user: %s}\n" % (
@@ -273,7 +282,7 @@ def main():
         test_preempt_notice_cannot_be_redirected(ps, users["alice"], work)
         test_scratch(ps, users["alice"], workers)
         test_signals_and_leftovers(ps, users["alice"], users["bob"])
-        test_refused_accounts(ps, users["svc"], users["rooty"])
+        test_refused_accounts(ps, users["svc"], users["rooty"], users["drone"], users["nob"])
     except SystemExit as e:
         if e.code not in (0, None):
             print_logs(work)

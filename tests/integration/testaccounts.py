@@ -29,20 +29,31 @@ def enter_namespace(script):
     sys.exit(r.returncode)
 
 
-def add_accounts(work, accounts, groups=()):
+def add_accounts(work, accounts, groups=(), shells=None, memberships=None):
     """Copies of /etc/passwd and /etc/group with `accounts` ({name: uid}, each with a group of
-    the same id) and `groups` (lines for /etc/group), bound over the originals (only in this
-    mount namespace); each account gets a home of its own (work/home/NAME, 0700)."""
+    the same id and the shell /bin/sh, or shells[name]), `groups` (lines for /etc/group) and
+    `memberships` ({existing group: [accounts]}, added to its members), bound over the originals
+    (only in this mount namespace); each account gets a home of its own (work/home/NAME, 0700)."""
     passwd, group = open("/etc/passwd").read(), open("/etc/group").read()
     for name, uid in accounts.items():
         home = os.path.join(work, "home", name)
         os.makedirs(home)
         os.chown(home, uid, uid)
         os.chmod(home, 0o700)
-        passwd += "%s:x:%d:%d::%s:/bin/sh\n" % (name, uid, uid, home)
+        shell = (shells or {}).get(name, "/bin/sh")
+        passwd += "%s:x:%d:%d::%s:%s\n" % (name, uid, uid, home, shell)
         group += "%s:x:%d:\n" % (name, uid)
     for line in groups:
         group += line + "\n"
+    lines = group.splitlines()
+    for name, members in (memberships or {}).items():
+        at = [i for i, l in enumerate(lines) if l.split(":")[0] == name]
+        if not at:
+            fail("group %s is not in /etc/group" % name)
+        fields = lines[at[0]].split(":")
+        fields[3] = ",".join([m for m in fields[3].split(",") if m] + members)
+        lines[at[0]] = ":".join(fields)
+    group = "\n".join(lines) + "\n"
     for path, text in (("/etc/passwd", passwd), ("/etc/group", group)):
         copy = os.path.join(work, os.path.basename(path))
         with open(copy, "w") as f:

@@ -4,11 +4,16 @@
 #include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <string_view>
+
+#include "worker/agent/proc_text.h"
 
 extern char** environ;
 
@@ -43,7 +48,21 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  // The job's tag first: the process table reads only the head of a process's environment
+  // (kMaxEnvironRead), and a job's own variables may be large.
+  std::stable_partition(cenv.begin(), cenv.end(), [](const char* e) {
+    return std::string_view(e).starts_with(std::string(kTagVariable) + "=");
+  });
   cenv.push_back(nullptr);
+  // What a job may lock in memory: lowered to kChildMemlockBytes, never raised (the agent's
+  // unit once gave LimitMEMLOCK=infinity to every job, which let one job pin the machine's RAM
+  // and take the agent down with it; audit M12).
+  rlimit memlock{};
+  const bool lower_memlock = getrlimit(RLIMIT_MEMLOCK, &memlock) == 0 &&
+                             (memlock.rlim_cur > kChildMemlockBytes ||
+                              memlock.rlim_max > kChildMemlockBytes);
+  memlock.rlim_cur = std::min<rlim_t>(memlock.rlim_cur, kChildMemlockBytes);
+  memlock.rlim_max = std::min<rlim_t>(memlock.rlim_max, kChildMemlockBytes);
   const pid_t parent = getpid();
   const bool switch_user = as != nullptr && geteuid() == 0;
   const std::vector<gid_t> groups = switch_user ? as->groups : std::vector<gid_t>{};
@@ -55,6 +74,13 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   }
   if (pid == 0) {
     setpgid(0, 0);
+    // The agent protects itself from the OOM killer (podworker_main.cc); its children go back
+    // to the default, before the switch of account while we may still write it.
+    if (const int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); oom >= 0) {
+      (void)!write(oom, "0", 1);
+      close(oom);
+    }
+    if (lower_memlock) setrlimit(RLIMIT_MEMLOCK, &memlock);
     if (switch_user) {
       if (setgroups(groups.size(), groups.data()) != 0 || setgid(as->gid) != 0 ||
           setuid(as->uid) != 0) {

@@ -2,7 +2,9 @@
 //
 // Each child: its own process group (so it and what stays in its group can be killed at once),
 // PR_SET_PDEATHSIG = SIGKILL (if podworker dies, the child dies with it), stdin from /dev/null,
-// stdout/stderr to pipes the caller reads, no inherited fds, default signal mask and handlers.
+// stdout/stderr to pipes the caller reads, no inherited fds, default signal mask and handlers,
+// the default OOM score (not the agent's protected one), RLIMIT_MEMLOCK at most
+// kChildMemlockBytes, and the job's tag (PODWORKER_TAG) first in its environment.
 //
 // Thread safety: call from the agent's one thread.
 #pragma once
@@ -16,6 +18,10 @@
 #include "worker/agent/job_account.h"
 
 namespace podsched::agent {
+
+// RLIMIT_MEMLOCK of every child, when the agent's is higher (OpenMPI's shared memory needs
+// none of it; 64 MiB is what Debian gives a login since systemd 253).
+inline constexpr unsigned long kChildMemlockBytes = 64ul << 20;
 
 struct ChildProcess {
   pid_t pid = -1;      // also its process group id

@@ -2,11 +2,13 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <shadow.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <map>
 
 extern char** environ;
@@ -53,6 +55,20 @@ Result<JobAccount> LookUp(const std::string& what, Lookup lookup) {
   return FromPasswd(found);
 }
 
+// Whether `name`'s shadow entry has an expiry day (days since 1970-01-01) that is today or
+// past, as PAM's account check reads it. No entry (NSS without shadow) or no date: false.
+bool ShadowExpired(const std::string& name) {
+  spwd sp{};
+  spwd* found = nullptr;
+  std::vector<char> buf(16384);
+  if (getspnam_r(name.c_str(), &sp, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return false;
+  }
+  if (found->sp_expire < 0) return false;
+  const long today = static_cast<long>(time(nullptr) / 86400);
+  return found->sp_expire <= today;
+}
+
 bool Passed(const std::string& name, const std::vector<std::string>& pass) {
   static constexpr const char* kExact[] = {"PATH", "LANG", "LANGUAGE", "TZ"};
   static constexpr const char* kPrefixes[] = {"LC_", "OMPI_MCA_", "PMIX_MCA_", "PRTE_MCA_"};
@@ -87,13 +103,61 @@ Result<JobAccount> CheckJobAccount(const JobAccount& wanted, const JobAccount& a
                      std::to_string(policy.min_uid) +
                      "); podworker --min-job-uid allows lower uids");
   }
-  return runs;
+  if (runs.uid == agent.uid) return runs;  // the agent's own: chosen by whoever started it
+  if (runs.uid == kOverflowUid) {
+    return Error(StatusCode::kPermissionDenied,
+                 "the job's account " + Describe(runs) +
+                     " is the overflow account that unrelated daemons share; map the user to an "
+                     "account of their own");
+  }
+  static constexpr const char* kNoLoginShells[] = {"/usr/sbin/nologin", "/sbin/nologin",
+                                                   "/bin/false", "/usr/bin/false"};
+  for (const char* shell : kNoLoginShells) {
+    if (runs.shell == shell) {
+      return Error(StatusCode::kPermissionDenied,
+                   "the job's account " + Describe(runs) + " has the shell " + runs.shell +
+                       ", which refuses logins: it is not a person's account (give it a login "
+                       "shell if it should run jobs)");
+    }
+  }
+  if (runs.expired) {
+    return Error(StatusCode::kPermissionDenied,
+                 "the job's account " + Describe(runs) +
+                     " has expired (its expiry date in /etc/shadow has passed)");
+  }
+  auto denied = [&](gid_t g) {
+    return std::find(policy.denied_groups.begin(), policy.denied_groups.end(), g) !=
+           policy.denied_groups.end();
+  };
+  if (denied(runs.gid)) {
+    return Error(StatusCode::kPermissionDenied,
+                 "the job's account " + Describe(runs) + " has the privileged primary group " +
+                     std::to_string(runs.gid) + " (podworker --deny-job-groups)");
+  }
+  JobAccount out = runs;
+  std::erase_if(out.groups, denied);
+  return out;
+}
+
+std::vector<gid_t> GroupIds(const std::vector<std::string>& names) {
+  std::vector<gid_t> out;
+  for (const std::string& name : names) {
+    group gr{};
+    group* found = nullptr;
+    std::vector<char> buf(1 << 16);
+    if (getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
+      out.push_back(found->gr_gid);
+    }
+  }
+  return out;
 }
 
 Result<JobAccount> LookUpAccount(const std::string& name) {
-  return LookUp("'" + name + "'", [&](passwd* pw, char* buf, size_t size, passwd** found) {
+  auto account = LookUp("'" + name + "'", [&](passwd* pw, char* buf, size_t size, passwd** found) {
     return getpwnam_r(name.c_str(), pw, buf, size, found);
   });
+  if (account && geteuid() == 0) account->expired = ShadowExpired(name);
+  return account;
 }
 
 Result<JobAccount> LookUpAccount(uid_t uid) {

@@ -35,18 +35,43 @@ struct JobAccount {
   std::vector<gid_t> groups;  // supplementary groups, the primary one included
   std::string home;
   std::string shell;
+  // Its shadow entry's expiry date has passed (`usermod --expiredate`, what locks an account
+  // for every way in); read only by a root agent. A password locked with "!" is not expiry:
+  // accounts that log in with keys alone have one.
+  bool expired = false;
 };
+
+// The kernel's overflow uid: `nobody`, which NFS and unrelated daemons share.
+inline constexpr uid_t kOverflowUid = 65534;
+
+// Groups that grant root or its equivalent (sudo, the docker socket, raw disks, the system's
+// logs and /usr/local in root's PATH): a job never runs with them (audit M6: the API admin who
+// maps a user to an account would otherwise hand its jobs every group of that account).
+inline constexpr const char* kDefaultDeniedJobGroups[] = {
+    "root", "sudo", "wheel", "adm", "docker", "lxd", "incus-admin", "libvirt", "disk", "shadow",
+    "systemd-journal", "staff"};
 
 struct JobAccountPolicy {
   bool jobs_as_agent_user = false;
   bool allow_root = false;
   uid_t min_uid = 1000;  // Debian's first uid of a person (SYS_UID_MAX is 999)
+  // Never a job's supplementary group (dropped), nor its primary one (refused); the agent's own
+  // account is not judged. podworker fills it from --deny-job-groups.
+  std::vector<gid_t> denied_groups;
 };
 
 // The account a job runs as, given the account the Launch names (`wanted`, already looked up)
 // and the agent's own (`agent`). Errors (kPermissionDenied) say why and what to change.
+// Besides root and system accounts, an account other than the agent's own is refused when it is
+// `nobody` (the overflow uid 65534, shared by unrelated daemons), has a shell that refuses
+// logins (nologin, false) or has expired (audit L10): each says the account is not a person's.
+// A denied group (policy.denied_groups) is dropped from the groups, or refuses the account
+// when it is the primary group.
 Result<JobAccount> CheckJobAccount(const JobAccount& wanted, const JobAccount& agent,
                                    const JobAccountPolicy& policy);
+
+// The gids of the groups named (those that exist here; the others are skipped).
+std::vector<gid_t> GroupIds(const std::vector<std::string>& names);
 
 // Reads the account `name` (passwd, then its groups). kNotFound when there is none.
 Result<JobAccount> LookUpAccount(const std::string& name);

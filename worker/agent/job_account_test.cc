@@ -43,6 +43,54 @@ TEST(JobAccountTest, RootAndSystemAccountsAreRefusedUnlessAllowed) {
   EXPECT_TRUE(CheckJobAccount(kDaemon, kRoot, {.min_uid = 1}).has_value());
 }
 
+// Audit L10: accounts that are not a person's pass the uid checks but are refused, saying why;
+// the agent's own account (whoever started it chose it) is not judged.
+TEST(JobAccountTest, NobodyNoLoginAndExpiredAccountsAreRefused) {
+  JobAccount nobody = Account("nobody", kOverflowUid);
+  nobody.shell = "/bin/sh";
+  auto refused = CheckJobAccount(nobody, kRoot, {});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(refused.error().message().find("overflow account"), std::string::npos);
+
+  for (const char* shell : {"/usr/sbin/nologin", "/sbin/nologin", "/bin/false"}) {
+    JobAccount svc = Account("svc", 1500);
+    svc.shell = shell;
+    auto r = CheckJobAccount(svc, kRoot, {});
+    ASSERT_FALSE(r.has_value()) << shell;
+    EXPECT_NE(r.error().message().find("refuses logins"), std::string::npos) << shell;
+  }
+  JobAccount gone = kAlice;
+  gone.expired = true;
+  auto expired = CheckJobAccount(gone, kRoot, {});
+  ASSERT_FALSE(expired.has_value());
+  EXPECT_NE(expired.error().message().find("has expired"), std::string::npos);
+
+  // The agent's own account, e.g. a service account with nologin running podworker unprivileged.
+  JobAccount agent = Account("podworker", 1600);
+  agent.shell = "/usr/sbin/nologin";
+  EXPECT_TRUE(CheckJobAccount(agent, agent, {}).has_value());
+  EXPECT_TRUE(CheckJobAccount(kAlice, agent, {.jobs_as_agent_user = true}).has_value());
+  EXPECT_TRUE(CheckJobAccount(kAlice, kRoot, {}).has_value());  // a person's account still runs
+}
+
+// Audit M6: a privileged group of the account never reaches its jobs.
+TEST(JobAccountTest, DeniedGroupsAreDroppedAndRefuseAsPrimaryGroup) {
+  JobAccount alice = kAlice;
+  alice.groups = {1001, 27, 50100, 999};  // its own, sudo, research, docker
+  const JobAccountPolicy policy{.denied_groups = {27, 999}};
+  auto runs = CheckJobAccount(alice, kRoot, policy);
+  ASSERT_TRUE(runs.has_value()) << runs.error().ToString();
+  EXPECT_EQ(runs->groups, (std::vector<gid_t>{1001, 50100}));
+  JobAccount sudoer = kBob;
+  sudoer.gid = 27;
+  auto refused = CheckJobAccount(sudoer, kRoot, policy);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message().find("privileged primary group 27"), std::string::npos);
+  EXPECT_FALSE(GroupIds({"root", "no-such-group-here"}).empty());  // root exists; the other not
+  EXPECT_EQ(GroupIds({"no-such-group-here"}).size(), 0u);
+}
+
 TEST(JobAccountTest, UnprivilegedAgentRunsOnlyItsOwnAccountsJobs) {
   EXPECT_TRUE(CheckJobAccount(kAlice, kAlice, {}).has_value());
   auto other = CheckJobAccount(kBob, kAlice, {});

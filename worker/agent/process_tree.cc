@@ -24,6 +24,17 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// The entries (NUL-terminated) of a /proc environ file that lie in its first `max` bytes: an
+// entry cut at the limit is left out whole, never read as a shorter value.
+std::string ReadEnvironHead(const std::string& path, size_t max) {
+  std::ifstream in(path, std::ios::binary);
+  std::string out(max, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(max));
+  out.resize(static_cast<size_t>(in.gcount()));
+  if (out.size() == max) out.resize(out.rfind('\0') + 1);  // npos + 1 == 0: nothing whole
+  return out;
+}
+
 // The children of every thread of `pid` (a thread's `children` lists what it forked).
 std::vector<pid_t> ChildrenOf(pid_t pid) {
   const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
@@ -111,7 +122,11 @@ void ProcessTable::ScanFrom(const std::vector<pid_t>& walked) {
       p.rank = known->second.rank;
       continue;
     }
-    p.tag = FindEnvVar(ReadAll("/proc/" + std::to_string(pid) + "/environ"), kTagVariable)
+    // Only the head (audit M12: a job's environment may be megabytes, read on the agent's one
+    // thread). SpawnChild puts the tag first; a descendant that moved it further down (a shell
+    // reorders its environment) is attributed by its parent's tag below.
+    p.tag = FindEnvVar(ReadEnvironHead("/proc/" + std::to_string(pid) + "/environ", kMaxEnvironRead),
+                       kTagVariable)
                 .value_or("");
     JobEpoch je;
     int32_t host = 0;

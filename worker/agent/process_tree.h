@@ -23,6 +23,10 @@
 
 namespace podsched::agent {
 
+// How much of a process's environment a scan reads for its tag (audit M12: an environment may
+// be megabytes). SpawnChild puts the tag first; entries past this are not seen.
+inline constexpr size_t kMaxEnvironRead = 64 << 10;
+
 // Every descendant of `root` (not root itself), from /proc/PID/task/TID/children.
 std::vector<pid_t> Descendants(pid_t root);
 // std::nullopt when the process is gone.

@@ -1,12 +1,16 @@
 // ProcessTable against real processes: what a scan keeps when the walk of /proc misses one.
 #include "worker/agent/process_tree.h"
 
+#include <sys/resource.h>
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
+
+#include "worker/agent/child.h"
 
 namespace podsched::agent {
 namespace {
@@ -54,6 +58,83 @@ class ProcessTableTest : public ::testing::Test {
   }
   std::vector<pid_t> children_;
 };
+
+// Audit M12: a scan reads only the head of an environment. A tag behind a large variable is
+// not seen there; SpawnChild puts it first, so the agent's own children are always found.
+TEST_F(ProcessTableTest, OnlyTheHeadOfAnEnvironmentIsReadAndSpawnChildPutsTheTagThere) {
+  const std::string big = "AAAA_BIG=" + std::string(kMaxEnvironRead + 1024, 'x');
+  const std::string tag = std::string(kTagVariable) + "=7:3:1:0";
+  const pid_t behind = fork();
+  if (behind == 0) {
+    char* const argv[] = {const_cast<char*>("/bin/sleep"), const_cast<char*>("60"), nullptr};
+    char* const envp[] = {const_cast<char*>(big.c_str()), const_cast<char*>(tag.c_str()), nullptr};
+    execve(argv[0], argv, envp);
+    _exit(127);
+  }
+  children_.push_back(behind);
+  WaitForExec(behind);
+  auto child = SpawnChild({"/bin/sleep", "60"}, {big, tag});  // in this order, as given
+  ASSERT_TRUE(child.has_value()) << child.error().ToString();
+  children_.push_back(child->pid);
+  close(child->stdout_fd);
+  close(child->stderr_fd);
+  WaitForExec(child->pid);
+  ProcessTable table;
+  table.Scan();
+  ASSERT_TRUE(table.processes().contains(behind));
+  EXPECT_EQ(table.processes().at(behind).tag, "") << "a tag 65 KiB down is not read";
+  ASSERT_TRUE(table.processes().contains(child->pid));
+  EXPECT_EQ(table.processes().at(child->pid).tag, "7:3:1:0");
+  EXPECT_EQ(table.processes().at(child->pid).rank, 0);
+}
+
+// Audit M12: the agent protects itself from the OOM killer; its children go back to the
+// default score. (Raising a score needs no privilege, so this runs anywhere: the agent at +500
+// stands for the agent at -900.)
+TEST_F(ProcessTableTest, SpawnedChildrenGetTheDefaultOomScore) {
+  auto read_oom = [](pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/oom_score_adj");
+    int score = -1;
+    in >> score;
+    return score;
+  };
+  const pid_t self = getpid();
+  const int saved = read_oom(self);
+  std::ofstream("/proc/self/oom_score_adj") << 500 << std::flush;
+  ASSERT_EQ(read_oom(self), 500);
+  auto child = SpawnChild({"/bin/sleep", "60"}, {"PATH=/bin"});
+  ASSERT_TRUE(child.has_value()) << child.error().ToString();
+  children_.push_back(child->pid);
+  close(child->stdout_fd);
+  close(child->stderr_fd);
+  WaitForExec(child->pid);
+  EXPECT_EQ(read_oom(child->pid), 0);
+  std::ofstream("/proc/self/oom_score_adj") << saved << std::flush;  // may stay 500 unprivileged
+}
+
+// The old unit's LimitMEMLOCK=infinity reached every job; now a child's is at most 64 MiB.
+TEST_F(ProcessTableTest, SpawnedChildrenGetABoundedMemlock) {
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_MEMLOCK, &saved), 0);
+  const rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
+  if (setrlimit(RLIMIT_MEMLOCK, &unlimited) != 0) {
+    GTEST_SKIP() << "raising RLIMIT_MEMLOCK needs CAP_SYS_RESOURCE";
+  }
+  auto child = SpawnChild({"/bin/sleep", "60"}, {"PATH=/bin"});
+  setrlimit(RLIMIT_MEMLOCK, &saved);
+  ASSERT_TRUE(child.has_value()) << child.error().ToString();
+  children_.push_back(child->pid);
+  close(child->stdout_fd);
+  close(child->stderr_fd);
+  WaitForExec(child->pid);
+  std::ifstream limits("/proc/" + std::to_string(child->pid) + "/limits");
+  std::string line, memlock;
+  while (std::getline(limits, line)) {
+    if (line.starts_with("Max locked memory")) memlock = line;
+  }
+  EXPECT_EQ(memlock.find("unlimited"), std::string::npos) << memlock;
+  EXPECT_NE(memlock.find(std::to_string(kChildMemlockBytes) + " "), std::string::npos) << memlock;
+}
 
 TEST_F(ProcessTableTest, AWalkFindsTheDescendantsAndTheirTags) {
   const pid_t rank = Start("7:3:1:0");

@@ -203,10 +203,19 @@ void StateDir::RemoveJobDirs(const JobEpoch& je, const JobAccount* owner) {
       ::unlink(entry.path().c_str());
     }
   }
-  // The removals run as child processes: this epoch's directory goes empty later, and a later
-  // call removes it with every other empty one (rmdir fails on the others).
-  for (const auto& entry : std::filesystem::directory_iterator(path_ + "/jobs", ec)) {
-    rmdir(entry.path().c_str());
+  // The removals run as child processes, and an owner cannot unlink its emptied hH from this
+  // root-owned directory: root rmdirs them once empty, here at a later call (audit L1: every
+  // job left jobs/J.E/hH behind). Only epochs that ended: a live job's hH may well be empty.
+  removing_.insert(dir);
+  for (auto it = removing_.begin(); it != removing_.end();) {
+    for (const auto& entry : std::filesystem::directory_iterator(*it, ec)) {
+      ::rmdir(entry.path().c_str());  // only an empty directory goes; never follows a link
+    }
+    if (::rmdir(it->c_str()) == 0 || errno == ENOENT) {
+      it = removing_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 

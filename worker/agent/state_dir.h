@@ -60,7 +60,8 @@ class StateDir {
   // Writes `text` to the file atomically (temp + rename: a reader sees all of it or nothing),
   // mode 0644; never through a symlink or into a FIFO at the temp file's name.
   Status WriteAtomically(const std::string& file, const std::string& text);
-  // Removes jobs/JOB.EPOCH/ and everything in it (with the owner's rights when there is one).
+  // Removes jobs/JOB.EPOCH/ and everything in it (with the owner's rights when there is one:
+  // its content goes in a child process, the emptied directories at a later call).
   void RemoveJobDirs(const JobEpoch& je, const JobAccount* owner);
 
   // Scratch of (job, epoch) on `host` under `scratch_root`, created owned by `owner`.
@@ -85,6 +86,7 @@ class StateDir {
  private:
   std::string path_;
   std::vector<std::pair<pid_t, uint64_t>> recorded_;
+  std::set<std::string> removing_;  // jobs/J.E of ended epochs whose owner is emptying them
 };
 
 }  // namespace podsched::agent

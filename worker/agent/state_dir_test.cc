@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -30,6 +31,40 @@ class StateDirTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
   fs::path root_;
 };
+
+// Waits for every child process (the removals RemoveJobDirs starts as the owner).
+void ReapChildren() {
+  while (::waitpid(-1, nullptr, 0) > 0) {
+  }
+}
+
+// The audit's L1: an owner empties its jobs/J.E/hH but cannot unlink it from the root-owned
+// J.E, so every job left its directories behind. A later call rmdirs them; a live job's empty
+// directories stay.
+TEST_F(StateDirTest, AnEndedJobsDirectoriesAreGoneAfterTheNextRemoval) {
+  if (::geteuid() != 0) GTEST_SKIP() << "switching to another account needs root";
+  JobAccount owner;
+  owner.name = "nobody";
+  owner.uid = owner.gid = kOverflowUid;
+  owner.groups = {kOverflowUid};
+  fs::permissions(root_, fs::perms(0711));  // as the agent's state dir: the owner reaches hH
+  StateDir state(root_.string());
+  ASSERT_TRUE(state.Open().ok());
+  const JobEpoch ended{JobId(1), 1}, live{JobId(2), 1}, next{JobId(3), 1};
+  for (const JobEpoch& je : {ended, live, next}) {
+    ASSERT_TRUE(state.CreateJobDirs(je, {0, 1}, &owner).ok());
+  }
+  std::ofstream(state.HostDir(ended, 0) + "/out.txt") << "written by the job\n";
+  const fs::path ended_dir = fs::path(state.HostDir(ended, 0)).parent_path();
+  state.RemoveJobDirs(ended, &owner);
+  ReapChildren();
+  EXPECT_FALSE(fs::exists(state.HostDir(ended, 0) + "/out.txt"));
+  state.RemoveJobDirs(next, &owner);
+  ReapChildren();
+  EXPECT_FALSE(fs::exists(ended_dir)) << "jobs/1.1 (with its hH) is left behind";
+  EXPECT_TRUE(fs::exists(state.HostDir(live, 0))) << "a live job's empty directory went";
+  EXPECT_TRUE(fs::exists(state.HostDir(live, 1) + "/ompi"));
+}
 
 // The audit's C1: the root agent wrote the preemption notice through `<file>.tmp` in the job's
 // own directory, following a symlink the job planted (root overwrote any file) or blocking on a
