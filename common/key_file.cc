@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "common/strings.h"
 
@@ -109,6 +110,14 @@ Status WritePrivateFile(const std::string& path, std::string_view content, bool 
     }
   }
   unlink(tmp.c_str());  // after rename: already gone
+  // The new name is durable only once its directory is (audit L8: after a power loss the name
+  // could be missing, or point at an empty file).
+  if (s.ok()) {
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    const int dfd = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || fsync(dfd) != 0) s = Errno("cannot sync the directory of " + path);
+    if (dfd >= 0) close(dfd);
+  }
   return s;
 }
 

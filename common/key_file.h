@@ -40,7 +40,8 @@ Result<KeyFile> ParseKeyFile(std::string_view text);
 std::string FormatKeyFile(const KeyFile& keys, std::string_view comment);
 
 // Writes `content` to `path` with mode 0600 atomically (a temporary file in the same
-// directory, fsync, rename). `replace` false: fails with kAlreadyExists when `path` exists.
+// directory, fsync, rename, fsync of the directory). `replace` false: fails with
+// kAlreadyExists when `path` exists.
 Status WritePrivateFile(const std::string& path, std::string_view content, bool replace);
 
 }  // namespace podsched

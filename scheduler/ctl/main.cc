@@ -2,6 +2,8 @@
 // server and token come from flags, POD_SERVER / POD_TOKEN, the config file `podctl login`
 // writes ($XDG_CONFIG_HOME or ~/.config/podctl/config.yaml), or var/admin.token in the working
 // directory.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +28,32 @@ struct Settings {
   std::string token;
 };
 
+// The admin token `podsched` wrote in ./var (the one-machine quick start), if this user owns it
+// and nobody else can write it: in a shared directory, a file another user planted would
+// otherwise make podctl act, unasked, with that user's identity (audit L7).
+std::string AdminTokenHere() {
+  constexpr const char* kPath = "var/admin.token";
+  const int fd = open(kPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return "";  // none here (or a symlink: not ours to follow)
+  struct stat st {};
+  std::string token;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::cerr << "podctl: ignoring " << kPath << ": not a regular file\n";
+  } else if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+    std::cerr << "podctl: ignoring " << kPath << ": owned by uid " << st.st_uid
+              << (st.st_uid != geteuid() ? " (not you)" : "") << ", mode "
+              << std::oct << (st.st_mode & 0777) << std::dec
+              << "; only your own file that no one else can write is used\n";
+  } else {
+    char buf[512];
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    token.assign(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    token = token.substr(0, token.find_first_of("\r\n"));
+  }
+  close(fd);
+  return token;
+}
+
 // Flags win over the environment, which wins over the config file, then var/admin.token.
 // Without `want_token` only the server is resolved (the token stays as given).
 Settings Resolve(std::string server, std::string token, bool want_token = true) {
@@ -44,9 +72,7 @@ Settings Resolve(std::string server, std::string token, bool want_token = true) 
       if (want_token && token.empty()) token = file->token;
     }
   }
-  if (want_token && token.empty()) {
-    if (std::ifstream in("var/admin.token"); in) std::getline(in, token);
-  }
+  if (want_token && token.empty()) token = AdminTokenHere();
   if (server.empty()) server = "http://127.0.0.1:8470";
   return {server, token};
 }

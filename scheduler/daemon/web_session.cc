@@ -76,15 +76,23 @@ std::string WebSessions::Create(const Principal& who, TimePoint now) {
   unsigned char bytes[32];
   PODSCHED_CHECK(RAND_bytes(bytes, sizeof bytes) == 1);
   std::string id = HexEncode(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
-  // Drop expired sessions, then the oldest ones beyond the bound.
   std::erase_if(sessions_, [now](const auto& kv) { return kv.second.expires <= now; });
-  while (sessions_.size() >= max_sessions_) {
-    auto oldest = sessions_.begin();
-    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-      if (it->second.created < oldest->second.created) oldest = it;
+  // The oldest session of those `select` picks, while `limit` or more of them are held.
+  auto drop_oldest = [this](size_t limit, auto select) {
+    for (;;) {
+      size_t held = 0;
+      auto oldest = sessions_.end();
+      for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+        if (!select(it->second)) continue;
+        ++held;
+        if (oldest == sessions_.end() || it->second.created < oldest->second.created) oldest = it;
+      }
+      if (held < limit || oldest == sessions_.end()) return;
+      sessions_.erase(oldest);
     }
-    sessions_.erase(oldest);
-  }
+  };
+  drop_oldest(max_per_user_, [&who](const Session& s) { return s.who.user == who.user; });
+  drop_oldest(max_sessions_, [](const Session&) { return true; });
   sessions_[Sha256(id)] = Session{who, now + lifetime_, now};
   return id;
 }

@@ -41,10 +41,16 @@ std::optional<std::string> CookieValue(std::string_view cookie_header, std::stri
 
 class WebSessions {
  public:
-  explicit WebSessions(Duration lifetime = std::chrono::hours(12), size_t max_sessions = 10000)
-      : lifetime_(lifetime), max_sessions_(max_sessions) {}
+  // Sessions one user may hold: beyond it, that user's oldest goes (audit L4: any user's logins
+  // used to evict everyone's sessions from the shared bound).
+  static constexpr size_t kMaxPerUser = 16;
 
-  // A new session for `who`; returns its id (the cookie value).
+  explicit WebSessions(Duration lifetime = std::chrono::hours(12), size_t max_sessions = 10000,
+                       size_t max_per_user = kMaxPerUser)
+      : lifetime_(lifetime), max_sessions_(max_sessions), max_per_user_(max_per_user) {}
+
+  // A new session for `who`; returns its id (the cookie value). Drops expired sessions, then
+  // `who`'s oldest beyond max_per_user, then the oldest of all beyond max_sessions.
   std::string Create(const Principal& who, TimePoint now);
   // The principal of a live session id; nullopt if unknown or expired.
   std::optional<Principal> Find(std::string_view id, TimePoint now);
@@ -65,6 +71,7 @@ class WebSessions {
   };
   Duration lifetime_;
   size_t max_sessions_;
+  size_t max_per_user_;
   std::map<std::string, Session> sessions_;  // by SHA-256 of the id
 };
 

@@ -156,6 +156,21 @@ TEST(WebSessionsTest, ExpireAndBound) {
   EXPECT_NE(c, d);
 }
 
+// Audit L4: one user's logins evict only that user's oldest sessions, never another's.
+TEST(WebSessionsTest, OneUsersLoginsEvictOnlyTheirOwnSessions) {
+  WebSessions sessions(std::chrono::hours(1), 100, 3);
+  TimePoint t{std::chrono::seconds(1000)};
+  std::string bob = sessions.Create({"bob", false}, t);
+  std::vector<std::string> mallory;
+  for (int i = 0; i < 50; ++i) {
+    mallory.push_back(sessions.Create({"mallory", false}, t + std::chrono::seconds(1 + i)));
+  }
+  EXPECT_EQ(sessions.size(), 4u);
+  EXPECT_TRUE(sessions.Find(bob, t + std::chrono::seconds(60)));
+  EXPECT_FALSE(sessions.Find(mallory[46], t + std::chrono::seconds(60)));
+  for (int i = 47; i < 50; ++i) EXPECT_TRUE(sessions.Find(mallory[i], t + std::chrono::seconds(60)));
+}
+
 // Login, cookie auth and CSRF through the engine (no sockets).
 class WebEngineTest : public testing::EngineFixture {
  protected:

@@ -126,6 +126,14 @@ check "podctl cancel" bash -c "'$PODCTL' --server $URL --token $ALICE cancel $J1
 check "podctl quota" bash -c "'$PODCTL' --server $URL --token $ALICE quota | grep -q alice"
 check "admin sees every user's quota" bash -c "'$PODCTL' --server $URL --token $ADMIN quota | grep -q bob"
 check "podctl uses var/admin.token in the working directory" bash -c "cd '$WORK' && '$PODCTL' --server $URL jobs --all | grep -q resnet50"
+# Audit L7: a token file another user planted in a shared directory is not used.
+mkdir -p "$WORK/shared/var" && cp "$WORK/var/admin.token" "$WORK/shared/var/admin.token"
+chmod 0622 "$WORK/shared/var/admin.token"
+check "podctl ignores a var/admin.token others can write, saying why" bash -c "cd '$WORK/shared' && ! '$PODCTL' --server $URL jobs --all > /dev/null 2> '$WORK/planted.err' && grep -q 'ignoring var/admin.token: .*mode 622' '$WORK/planted.err'"
+if [ "$(id -u)" = 0 ]; then
+  chmod 0600 "$WORK/shared/var/admin.token" && chown 65534 "$WORK/shared/var/admin.token"
+  check "podctl ignores a var/admin.token it does not own, saying why" bash -c "cd '$WORK/shared' && ! '$PODCTL' --server $URL jobs --all > /dev/null 2> '$WORK/planted.err' && grep -q 'ignoring var/admin.token: owned by uid 65534 (not you)' '$WORK/planted.err'"
+fi
 
 # podctl exit codes
 ctl --token wrong jobs 2>/dev/null; check "podctl: auth error exits 3" test $? = 3
