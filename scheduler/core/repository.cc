@@ -21,6 +21,29 @@ Result<std::vector<JobRecord>> JobRepository::JobsInRange(JobId first, int64_t c
   return out;
 }
 
+Result<EndedJobPage> JobRepository::EndedJobs(const EndedJobQuery& q) {
+  auto state = Load();
+  if (!state) return std::unexpected(state.error());
+  EndedJobPage page;
+  page.last_read = q.after;
+  int read = 0;
+  for (JobRecord& job : state->jobs) {  // by id
+    if (job.id <= q.after || (q.before && job.id >= *q.before) || !IsTerminal(job.state)) continue;
+    if ((q.user && job.spec.user != *q.user) || (q.state && job.state != *q.state) ||
+        (q.preemptible && job.spec.preemptible != *q.preemptible)) {
+      continue;
+    }
+    if (read == q.limit) {
+      page.more = true;
+      break;
+    }
+    ++read;
+    page.last_read = job.id;
+    page.jobs.push_back(std::move(job));
+  }
+  return page;
+}
+
 Result<std::vector<JobRecord>> InMemoryJobRepository::JobsInRange(JobId first, int64_t count) {
   std::vector<JobRecord> out;
   for (auto it = jobs_.lower_bound(first);

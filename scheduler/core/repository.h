@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -51,6 +52,21 @@ struct StoredState {
   int64_t next_event_seq = 1;     // greater than every stored event seq
 };
 
+// Ended jobs in the store, for the history the scheduler no longer keeps (GET /jobs?history).
+struct EndedJobQuery {
+  JobId after{0};                   // ids above this
+  std::optional<JobId> before;      // and below this (an array's tasks: [id, id + 10,000))
+  std::optional<UserName> user;
+  std::optional<JobState> state;    // one of SUCCEEDED, FAILED, CANCELLED
+  std::optional<bool> preemptible;
+  int limit = 100;                  // rows read at most
+};
+struct EndedJobPage {
+  std::vector<JobRecord> jobs;  // by id; rows that cannot be read are left out
+  JobId last_read{0};           // the highest id read: the next query's `after`
+  bool more = false;            // `limit` rows were read: there may be more
+};
+
 class JobRepository {
  public:
   virtual ~JobRepository() = default;
@@ -64,6 +80,8 @@ class JobRepository {
   // The stored jobs with ids in [first, first + count), by id: how the scheduler and the API read
   // back an ended job the scheduler no longer keeps. The default filters Load().
   virtual Result<std::vector<JobRecord>> JobsInRange(JobId first, int64_t count);
+  // Stored jobs in an ended state matching `query`, by id. The default filters Load().
+  virtual Result<EndedJobPage> EndedJobs(const EndedJobQuery& query);
   // Persists one batch atomically (see the contract above).
   virtual Status Commit(const StoreBatch& batch) = 0;
   // The events of one job, oldest first (history for the API; the core never reads it).

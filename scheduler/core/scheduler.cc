@@ -683,6 +683,10 @@ Result<std::optional<JobRecord>> Scheduler::FindStored(JobId job) const {
   return std::move(found->front());
 }
 
+Result<EndedJobPage> Scheduler::StoredEndedJobs(const EndedJobQuery& query) const {
+  return impl_->repo->EndedJobs(query);
+}
+
 QuotaUsage Scheduler::UsageOf(const UserName& user) const {
   auto it = impl_->in_use.find(user);
   return it == impl_->in_use.end() ? QuotaUsage{} : it->second;

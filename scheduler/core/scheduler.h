@@ -205,6 +205,9 @@ class Scheduler {
   // A job that is not in memory any more (forgotten after ended_job_retention), read from the
   // store; nullopt when the store has no such job. Find first: this reads the store.
   Result<std::optional<JobRecord>> FindStored(JobId job) const;
+  // Ended jobs as the store has them (history, GET /jobs?history=true): forgotten ones and
+  // those still in memory alike.
+  Result<EndedJobPage> StoredEndedJobs(const EndedJobQuery& query) const;
   // The array whose first task is `array`, or nullptr.
   const JobArray* FindArray(JobId array) const;
   // What `dep` waits for now: its target's state ("RUNNING", "4/6 ended") and its verdict.

@@ -143,10 +143,13 @@ namespace {
 // Every page of the list `o` asks for.
 std::expected<api::JobList, CallError> FetchJobs(ApiClient& api, const JobsOptions& o,
                                                  const std::string& user) {
+  constexpr int kHistoryLimit = 1000;  // the history can be every job ever: ask for more
+  const int limit = o.limit > 0 ? o.limit : (o.history ? kHistoryLimit : 0);
   api::JobList all;
   std::string token;
   do {
     std::string path = "/api/v1/jobs?page_size=500";
+    if (o.history) path += "&history=true";
     if (!o.state.empty()) path += "&state=" + o.state;
     if (!user.empty()) path += "&user=" + user;
     if (!o.array.empty()) path += "&array=" + o.array;
@@ -158,7 +161,8 @@ std::expected<api::JobList, CallError> FetchJobs(ApiClient& api, const JobsOptio
     for (auto& j : *page->mutable_jobs()) *all.add_jobs() = std::move(j);
     all.set_total(page->total());
     token = page->next_page_token();
-  } while (!token.empty() && (o.limit == 0 || all.jobs_size() < o.limit));
+  } while (!token.empty() && (limit == 0 || all.jobs_size() < limit));
+  while (limit > 0 && all.jobs_size() > limit) all.mutable_jobs()->RemoveLast();
   return all;
 }
 

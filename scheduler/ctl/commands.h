@@ -17,7 +17,8 @@ struct JobsOptions {
   std::string output = "table";  // table, json, yaml
   std::string user;
   std::string array;  // only the tasks of this array
-  int limit = 0;      // 0: every page
+  int limit = 0;      // 0: every page (with history: kHistoryLimit)
+  bool history = false;  // also the ended jobs only the store keeps (older than the retention)
   bool watch = false; // redraw when the list changes, until Ctrl-C
 };
 

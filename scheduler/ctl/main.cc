@@ -119,6 +119,10 @@ int main(int argc, char** argv) {
                  "QUEUED, PLACED, STARTING, RUNNING, PREEMPTING, SUCCEEDED, FAILED, CANCELLED");
   jl->add_option("--user", jobs.user, "only this user's jobs (admin)");
   jl->add_option("--array", jobs.array, "only the tasks of this array (its id)");
+  jl->add_flag("--history", jobs.history,
+               "also jobs that ended before podsched's retention (an hour), from its store");
+  jl->add_option("--limit", jobs.limit, "at most this many jobs (default all; 1000 with --history)")
+      ->check(CLI::PositiveNumber);
   jl->add_flag("-w,--watch", jobs.watch, "redraw the list when it changes (Ctrl-C stops)");
   jl->add_option("-o,--output", jobs.output, "table, json or yaml")
       ->check(CLI::IsMember({"table", "json", "yaml"}));

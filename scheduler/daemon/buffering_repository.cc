@@ -45,4 +45,9 @@ Result<std::vector<core::JobRecord>> BufferingRepository::JobsInRange(JobId firs
   return inner_->JobsInRange(first, count);
 }
 
+Result<core::EndedJobPage> BufferingRepository::EndedJobs(const core::EndedJobQuery& query) {
+  if (Status s = Flush(); !s.ok()) return std::unexpected(s);
+  return inner_->EndedJobs(query);
+}
+
 }  // namespace podsched::daemon

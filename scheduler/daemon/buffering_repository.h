@@ -41,6 +41,7 @@ class BufferingRepository final : public core::JobRepository {
   }
   // Flushes first, as EventsOf.
   Result<std::vector<core::JobRecord>> JobsInRange(JobId first, int64_t count) override;
+  Result<core::EndedJobPage> EndedJobs(const core::EndedJobQuery& query) override;
   Status Commit(const core::StoreBatch& batch) override;
   // Flushes first, so the history includes everything the caller has seen.
   Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;

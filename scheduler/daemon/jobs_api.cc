@@ -1,6 +1,7 @@
 #include "scheduler/daemon/jobs_api.h"
 
 #include <cctype>
+#include <deque>
 #include <expected>
 #include <optional>
 
@@ -172,13 +173,76 @@ HttpResponse ListJobs(const ApiView& view, ApiCalls&, const Principal& who,
     if (!n || *n < 0) return ErrorResponse(400, "invalid_argument", "invalid page_token");
     after = *n;
   }
+  bool history = false;
+  if (const std::string* v = request.NonEmptyQuery("history")) {
+    if (*v != "true" && *v != "false") {
+      return ErrorResponse(400, "invalid_argument", "history must be true or false");
+    }
+    history = *v == "true";
+  }
+  auto matches = [&](const core::JobRecord& job) {
+    return (!state || job.state == *state) &&
+           (!preemptible || job.spec.preemptible == *preemptible) &&
+           (!user || job.spec.user.value() == *user) &&
+           (!array || (job.spec.array && job.spec.array->array_id == *array));
+  };
   api::JobList out;
+  if (history) {
+    // The jobs in memory merged by id with the ended ones only the store still has (forgotten
+    // after scheduler.ended_job_retention_hours). Not counted: `total` stays 0.
+    core::EndedJobQuery query;
+    query.after = JobId(after);
+    if (array) query.before = JobId(array->value() + core::kMaxArrayTasks);
+    if (user) query.user = UserName(*user);
+    query.state = state;
+    query.preemptible = preemptible;
+    query.limit = page_size + 1;
+    const bool may_be_stored = !state || core::IsTerminal(*state);
+    std::deque<core::JobRecord> stored;
+    bool store_more = may_be_stored;
+    const auto& jobs = view.scheduler.jobs();
+    auto mem = jobs.upper_bound(JobId(after));
+    std::vector<const core::JobRecord*> page;
+    std::vector<core::JobRecord> kept;  // the stored ones on this page
+    kept.reserve(static_cast<size_t>(page_size) + 1);
+    while (static_cast<int>(page.size()) <= page_size) {
+      if (stored.empty() && store_more) {
+        auto batch = view.scheduler.StoredEndedJobs(query);
+        if (!batch) return StatusError(batch.error());
+        for (core::JobRecord& job : batch->jobs) {
+          if (view.scheduler.Find(job.id) == nullptr && matches(job)) {
+            stored.push_back(std::move(job));
+          }
+        }
+        query.after = batch->last_read;
+        store_more = batch->more;
+        continue;
+      }
+      while (mem != jobs.end() && !matches(mem->second)) ++mem;
+      const bool take_memory =
+          mem != jobs.end() && (stored.empty() || mem->first < stored.front().id);
+      if (take_memory) {
+        page.push_back(&(mem++)->second);
+      } else if (!stored.empty()) {
+        kept.push_back(std::move(stored.front()));
+        stored.pop_front();
+        page.push_back(&kept.back());
+      } else {
+        break;
+      }
+    }
+    for (int i = 0; i < static_cast<int>(page.size()) && i < page_size; ++i) {
+      *out.add_jobs() = JobToProto(*page[static_cast<size_t>(i)], view.scheduler.pod(),
+                                   request.now, false);
+    }
+    if (static_cast<int>(page.size()) > page_size) {
+      out.set_next_page_token(std::to_string(out.jobs(page_size - 1).id()));
+    }
+    return JsonResponse(out);
+  }
   int total = 0;
   for (const auto& [id, job] : view.scheduler.jobs()) {
-    if (state && job.state != *state) continue;
-    if (preemptible && job.spec.preemptible != *preemptible) continue;
-    if (user && job.spec.user.value() != *user) continue;
-    if (array && (!job.spec.array || job.spec.array->array_id != *array)) continue;
+    if (!matches(job)) continue;
     ++total;
     if (id.value() <= after) continue;
     if (out.jobs_size() < page_size) {

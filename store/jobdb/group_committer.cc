@@ -99,6 +99,11 @@ Result<std::vector<core::JobRecord>> GroupCommitter::JobsInRange(JobId first, in
   return repo_->JobsInRange(first, count);
 }
 
+Result<core::EndedJobPage> GroupCommitter::EndedJobs(const core::EndedJobQuery& query) {
+  std::lock_guard lock(db_mutex_);
+  return repo_->EndedJobs(query);
+}
+
 Result<std::vector<core::JobEvent>> GroupCommitter::EventsOf(JobId job) {
   std::lock_guard lock(db_mutex_);
   return repo_->EventsOf(job);

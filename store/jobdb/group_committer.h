@@ -61,6 +61,7 @@ class GroupCommitter final : public core::JobRepository {
   Result<core::StoredState> Load() override;
   Result<core::StoredState> LoadEndedSince(TimePoint ended_since) override;
   Result<std::vector<core::JobRecord>> JobsInRange(JobId first, int64_t count) override;
+  Result<core::EndedJobPage> EndedJobs(const core::EndedJobQuery& query) override;
   Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
   Result<std::string> IntegrityCheck();
 

@@ -37,6 +37,11 @@ constexpr std::string_view kLoadJobs =
     PODSCHED_SELECT_JOBS "WHERE state NOT IN (5, 6, 7) OR end_time_us >= ?1 ORDER BY id";
 constexpr std::string_view kJobsInRange =
     PODSCHED_SELECT_JOBS "WHERE id >= ?1 AND id < ?2 ORDER BY id";
+// EndedJobQuery; a NULL filter matches every row.
+constexpr std::string_view kEndedJobs =
+    PODSCHED_SELECT_JOBS
+    "WHERE id > ?1 AND id < ?2 AND state IN (5, 6, 7) AND (?3 IS NULL OR user = ?3) "
+    "AND (?4 IS NULL OR state = ?4) AND (?5 IS NULL OR preemptible = ?5) ORDER BY id LIMIT ?6";
 #undef PODSCHED_SELECT_JOBS
 #undef PODSCHED_JOB_COLUMNS
 
@@ -323,6 +328,36 @@ Result<std::vector<JobRecord>> SqliteJobRepository::JobsInRange(JobId first, int
   });
   if (!read.ok()) return std::unexpected(read.WithContext("reading jobs"));
   return out;
+}
+
+Result<core::EndedJobPage> SqliteJobRepository::EndedJobs(const core::EndedJobQuery& q) {
+  auto query = db_->Prepare(kEndedJobs);
+  if (!query) return std::unexpected(query.error());
+  std::optional<std::string> user;
+  if (q.user) user = q.user->value();
+  std::optional<int64_t> state, preemptible;
+  if (q.state) state = static_cast<int64_t>(*q.state);
+  if (q.preemptible) preemptible = *q.preemptible ? 1 : 0;
+  (*query)
+      ->Bind(1, q.after.value())
+      .Bind(2, q.before ? q.before->value() : std::numeric_limits<int64_t>::max())
+      .Bind(3, user)
+      .Bind(4, state)
+      .Bind(5, preemptible)
+      .Bind(6, int64_t{q.limit});
+  core::EndedJobPage page;
+  page.last_read = q.after;
+  int read = 0;
+  Status status = (*query)->ForEachRow([&](const Statement& s) {
+    ++read;
+    page.last_read = JobId(s.Int(0));
+    auto job = ReadJob(s);
+    if (job) page.jobs.push_back(std::move(*job));  // an unreadable row reads as missing
+    return Status::Ok();
+  });
+  if (!status.ok()) return std::unexpected(status.WithContext("reading ended jobs"));
+  page.more = read == q.limit;
+  return page;
 }
 
 Result<core::StoredState> SqliteJobRepository::LoadSnapshot(TimePoint ended_since) {

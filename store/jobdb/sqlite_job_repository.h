@@ -48,6 +48,7 @@ class SqliteJobRepository final : public core::JobRepository, public core::Accou
   // Filters in SQL: an ended job that is left out is never decoded.
   Result<core::StoredState> LoadEndedSince(TimePoint ended_since) override;
   Result<std::vector<core::JobRecord>> JobsInRange(JobId first, int64_t count) override;
+  Result<core::EndedJobPage> EndedJobs(const core::EndedJobQuery& query) override;
   Status Commit(const core::StoreBatch& batch) override;
   Result<std::vector<core::JobEvent>> EventsOf(JobId job) override;
 

@@ -69,6 +69,28 @@ TEST(SqliteJobRepositoryTest, LoadEndedSinceLeavesOldEndedJobsOutAndJobsInRangeR
   EXPECT_EQ(one->front(), jobs[0]);
   EXPECT_TRUE(repo->JobsInRange(JobId(5), 4)->empty());
   EXPECT_EQ(repo->JobsInRange(JobId(9), std::numeric_limits<int64_t>::max())->size(), 1u);
+
+  // The history query: ended jobs only, filtered in SQL, paged by id.
+  auto ended = [&](core::EndedJobQuery q) {
+    auto page = repo->EndedJobs(q);
+    EXPECT_TRUE(page.has_value()) << page.error().ToString();
+    std::vector<int64_t> ids;
+    for (const JobRecord& j : page->jobs) ids.push_back(j.id.value());
+    return std::make_pair(ids, *page);
+  };
+  EXPECT_EQ(ended({}).first, (std::vector<int64_t>{1, 2, 4, 9}));
+  auto [first_two, page] = ended({.limit = 2});
+  EXPECT_EQ(first_two, (std::vector<int64_t>{1, 2}));
+  EXPECT_TRUE(page.more);
+  EXPECT_EQ(page.last_read, JobId(2));
+  EXPECT_EQ(ended({.after = JobId(2), .limit = 2}).first, (std::vector<int64_t>{4, 9}));
+  EXPECT_EQ(ended({.before = JobId(4)}).first, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(ended({.state = JobState::kFailed}).first, (std::vector<int64_t>{4, 9}));
+  EXPECT_EQ(ended({.user = UserName("ada")}).first, (std::vector<int64_t>{1, 9}));  // FullJob
+  EXPECT_TRUE(ended({.user = UserName("nobody-here")}).first.empty());
+  EXPECT_EQ(ended({.preemptible = true}).first, (std::vector<int64_t>{9}));
+  EXPECT_EQ(ended({.preemptible = false}).first, (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_FALSE(ended({}).second.more);
 }
 
 TEST(SqliteJobRepositoryTest, RoundTripsEveryField) {

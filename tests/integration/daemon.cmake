@@ -18,5 +18,6 @@ set_tests_properties(http_limits_integration PROPERTIES LABELS integration TIMEO
 # Audit H1 (retention_test.py): a per-user creation budget refuses a third 10,000-task array,
 # ended jobs leave memory after the retention and read back from the store, also after kill -9.
 add_test(NAME retention_integration
-  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/retention_test.py $<TARGET_FILE:podsched>)
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/retention_test.py $<TARGET_FILE:podsched>
+          $<TARGET_FILE:podctl>)
 set_tests_properties(retention_integration PROPERTIES LABELS integration TIMEOUT 120)

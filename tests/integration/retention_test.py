@@ -2,7 +2,7 @@
 """Audit H1 against a real podsched: submit-and-cancel cycles no longer grow podsched's memory
 without bound, and ended jobs stay readable.
 
-  retention_test.py PODSCHED
+  retention_test.py PODSCHED PODCTL
 
 podsched runs with scheduler.ended_job_retention_hours 0.001 (3.6 s; the default is an hour)
 and max_jobs_created_per_user_per_hour 25,000 (the default is 50,000).
@@ -12,10 +12,13 @@ and max_jobs_created_per_user_per_hour 25,000 (the default is 50,000).
    podsched_jobs_forgotten_total 20,001, and alice's list is empty.
 3. A forgotten job still reads back from the store (GET /jobs/{id} and its events), only for its
    owner and admins; cancelling it again is 409; a dependency on it is refused with a reason.
-4. After kill -9 and a restart the old ended jobs are not loaded, still read back, and new jobs
+4. The history (GET /jobs?history=true, podctl jobs --history) pages through them all from the
+   store, merged with the jobs in memory by id, each once, only the caller's.
+5. After kill -9 and a restart the old ended jobs are not loaded, still read back, and new jobs
    get new ids.
 Prints FIGURE lines: the /metrics scrape time with 20,000 ended jobs in memory and after.
 """
+import json
 import os
 import sys
 import tempfile
@@ -23,9 +26,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bus_harness import Podsched, fail, wait_for  # noqa: E402
-from testlib import ok  # noqa: E402
+from testlib import ok, run_podctl  # noqa: E402
 
-PODSCHED = sys.argv[1]
+PODSCHED, PODCTL = sys.argv[1:3]
 ENDED = ("SUCCEEDED", "FAILED", "CANCELLED")
 
 
@@ -126,7 +129,43 @@ def main():
                 fail("dependency on a forgotten job: %s %s" % (status, body))
             ok("a forgotten job reads back (job, events; owner and admin only), cancel is 409")
 
-            # 4. A restart loads none of them and reads them back alike.
+            # 4. The history, merged with what is in memory (a queued job of alice's).
+            queued = int(call_ok(ps, "POST", "/api/v1/jobs",
+                                 spec(name="waits"), alice, 201)["job"]["id"])
+            ids, token, pages = [], "", 0
+            while True:
+                page = call_ok(ps, "GET", "/api/v1/jobs?history=true&page_size=500%s" %
+                               ("&page_token=" + token if token else ""), token=alice)
+                ids += [int(j["id"]) for j in page.get("jobs", [])]
+                pages += 1
+                token = page.get("next_page_token", "")
+                if not token:
+                    break
+            want = list(range(arrays[0], arrays[0] + 10000)) + \
+                list(range(arrays[1], arrays[1] + 10000)) + [job, queued]
+            if ids != want:
+                fail("alice's history: %d ids (%d pages), want %d; first differences %s" % (
+                    len(ids), pages, len(want),
+                    [(a, b) for a, b in zip(ids, want) if a != b][:3]))
+            page = call_ok(ps, "GET", "/api/v1/jobs?history=true&state=CANCELLED&page_size=3"
+                           "&page_token=%d" % (arrays[1] + 9998), token=alice)
+            if [int(j["id"]) for j in page["jobs"]] != [arrays[1] + 9999, job] or \
+                    page.get("next_page_token"):
+                fail("the last page of alice's cancelled history: %s" % page)
+            if call_ok(ps, "GET", "/api/v1/jobs?history=true", token=bob).get("jobs"):
+                fail("bob's history shows jobs that are not his")
+            out = run_podctl(PODCTL, ps, "jobs", "--history", "--limit", "5", "-o", "json",
+                             token=alice).stdout
+            listed = [int(j["id"]) for j in json.loads(out)["jobs"]]
+            if listed != want[:5]:
+                fail("podctl jobs --history --limit 5: %s" % listed)
+            status, body = ps.call("GET", "/api/v1/jobs?history=maybe", token=alice)
+            if status != 400:
+                fail("history=maybe: %s %s" % (status, body))
+            ok("the history pages 20,002 jobs from the store and memory (%d pages), each once, "
+               "only the owner's; podctl jobs --history" % pages)
+
+            # 5. A restart loads none of them and reads them back alike.
             ps.kill9()
             ps.start()
             if ended_in_memory(ps) != 0:
