@@ -265,7 +265,9 @@ void Scheduler::Impl::FailOrRetry(JobRecord& job, const std::string& why, TimePo
 
 void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string& reason,
                                 TimePoint now) {
-  if (kind != ExitKind::kPreempted) unasked_exits.erase(job.id);
+  if (kind != ExitKind::kPreempted && kind != ExitKind::kNeverStarted) {
+    unasked_exits.erase(job.id);
+  }
   if (kind == ExitKind::kSucceeded) {
     PODSCHED_CHECK(Transition(job, JobState::kSucceeded, "exited 0", now).ok());
     return;
@@ -296,24 +298,43 @@ void Scheduler::Impl::ApplyExit(JobRecord& job, ExitKind kind, const std::string
     // forever (the audit's M3): past kFreeUnaskedExits within an hour it waits, doubling.
     ++job.preemptions;
     std::string why = reason.empty() ? "preempted (exit 75)" : reason;
-    std::deque<TimePoint>& recent = unasked_exits[job.id];
-    while (!recent.empty() && recent.front() <= now - std::chrono::hours(1)) recent.pop_front();
-    recent.push_back(now);
-    const int excess = static_cast<int>(recent.size()) - kFreeUnaskedExits;
-    if (excess > 0) {
-      Duration backoff = config.retry_backoff_base;
-      for (int i = 1; i < excess && backoff < config.retry_backoff_max; ++i) backoff *= 2;
-      backoff = std::min(backoff, config.retry_backoff_max);
-      job.not_before = now + backoff;
-      AddWakeup(job.not_before);
-      why = "preempted: " + std::to_string(recent.size()) +
+    if (auto [count, backoff] = CountUnaskedRequeue(job, now); backoff > Duration::zero()) {
+      why = "preempted: " + std::to_string(count) +
             " exits 75 without a preemption within an hour, waits " +
             std::to_string(static_cast<int64_t>(ToSeconds(backoff))) + " s (" + why + ")";
     }
     PODSCHED_CHECK(Transition(job, JobState::kQueued, why, now).ok());
     return;
   }
+  if (kind == ExitKind::kNeverStarted && job.state == JobState::kPlaced) {
+    // The launch was lost, not the job's doing (audit L11: podsched crashed between committing
+    // PLACED and sending the Launch): requeued without a restart charged, under the same
+    // hourly count as exits 75, so an agent that dies at every launch does not loop freely.
+    std::string why = "requeued: its launch never started (" + reason + "); not a failure";
+    if (auto [count, backoff] = CountUnaskedRequeue(job, now); backoff > Duration::zero()) {
+      why = "requeued: " + std::to_string(count) +
+            " launches lost or exits 75 within an hour, waits " +
+            std::to_string(static_cast<int64_t>(ToSeconds(backoff))) + " s (" + reason + ")";
+    }
+    PODSCHED_CHECK(Transition(job, JobState::kQueued, why, now).ok());
+    return;
+  }
   FailOrRetry(job, reason.empty() ? "exited with an error" : reason, now);
+}
+
+std::pair<size_t, Duration> Scheduler::Impl::CountUnaskedRequeue(JobRecord& job,
+                                                                 TimePoint now) {
+  std::deque<TimePoint>& recent = unasked_exits[job.id];
+  while (!recent.empty() && recent.front() <= now - std::chrono::hours(1)) recent.pop_front();
+  recent.push_back(now);
+  const int excess = static_cast<int>(recent.size()) - kFreeUnaskedExits;
+  if (excess <= 0) return {recent.size(), Duration::zero()};
+  Duration backoff = config.retry_backoff_base;
+  for (int i = 1; i < excess && backoff < config.retry_backoff_max; ++i) backoff *= 2;
+  backoff = std::min(backoff, config.retry_backoff_max);
+  job.not_before = now + backoff;
+  AddWakeup(job.not_before);
+  return {recent.size(), backoff};
 }
 
 void Scheduler::Impl::AddWakeup(TimePoint at) {

@@ -83,6 +83,9 @@ enum class ExitKind {
   kFailed,     // non-zero exit or crash
   kPreempted,  // exited after SIGTERM with the documented "preempted" code (checkpoint written)
   kKilled,     // SIGKILLed (grace expired, or Kill)
+  // No process of the launch ever ran: a PLACED job its agent does not know after a restart
+  // (the Launch was lost). Requeued without a restart charged; in any later state, as kKilled.
+  kNeverStarted,
 };
 
 struct SchedulerConfig {

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/token_bucket.h"
@@ -161,6 +162,10 @@ class Scheduler::Impl {
   // After a failure: retry with backoff or FAILED.
   void FailOrRetry(JobRecord& job, const std::string& why, TimePoint now);
   void ApplyExit(JobRecord& job, ExitKind kind, const std::string& reason, TimePoint now);
+  // Records a requeue that is no failure and no preemption of ours (an exit 75 of its own, a
+  // lost launch) in unasked_exits; past kFreeUnaskedExits within an hour sets the job's backoff.
+  // Returns the count within the hour and the backoff (zero while free).
+  std::pair<size_t, Duration> CountUnaskedRequeue(JobRecord& job, TimePoint now);
   // The spec's max_runtime counts the time held over all epochs (Slurm's time limit, kept
   // across preemptions): what is left of it when the current epoch started, and whether it is
   // used up at `now` (always false without a limit).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/core/scheduler_impl.h"  // kFreeUnaskedExits
 #include "scheduler/core/test_util.h"
 
 namespace podsched::core {
@@ -398,6 +399,41 @@ TEST_F(SchedulerTest, RepeatedExitsSeventyFiveWithoutAPreemptBackOff) {
   ASSERT_TRUE(sched_->Cancel(id, At(t += 1)).has_value());
   EXPECT_EQ(Job(id).state, S::kCancelled);
   EXPECT_EQ(sched_->JobsWithUnaskedExits(), 0u);
+}
+
+// Audit L11: a lost launch is requeued at once and charged no restart; lost again and again
+// within an hour (an agent that dies at every launch), it backs off as exits 75 do.
+TEST_F(SchedulerTest, ALostLaunchIsRequeuedWithoutARestartButNotForeverForFree) {
+  Start(1, 1);
+  JobSpec spec = Spec("ada", "v2-8", false);
+  spec.max_restarts = 0;
+  JobId id = Submit(spec, 0);
+  double t = 0;
+  for (int lost = 1; lost <= kFreeUnaskedExits; ++lost) {
+    Tick(t += 1);
+    ASSERT_EQ(Job(id).state, S::kPlaced) << lost;
+    auto r = sched_->ReportExited(Epoch(id), std::nullopt, ExitKind::kNeverStarted,
+                                  "not running after a restart", At(t));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(Job(id).state, S::kQueued) << Job(id).reason;
+    EXPECT_EQ(Job(id).restarts, 0);
+    EXPECT_LE(Job(id).not_before, At(t));
+  }
+  Tick(t += 1);
+  ASSERT_EQ(Job(id).state, S::kPlaced);
+  ASSERT_TRUE(sched_->ReportExited(Epoch(id), std::nullopt, ExitKind::kNeverStarted, "lost",
+                                   At(t)).has_value());
+  EXPECT_EQ(Job(id).state, S::kQueued);
+  EXPECT_GT(Job(id).not_before, At(t)) << Job(id).reason;
+  EXPECT_NE(Job(id).reason.find("launches lost or exits 75 within an hour"), std::string::npos)
+      << Job(id).reason;
+  // A job that had started is not "never started": with max_restarts 0 it fails.
+  Tick(t += 3600);
+  ASSERT_EQ(Job(id).state, S::kPlaced);
+  ASSERT_TRUE(sched_->ReportStarted(Epoch(id), At(t)).has_value());
+  ASSERT_TRUE(sched_->ReportExited(Epoch(id), std::nullopt, ExitKind::kNeverStarted, "gone",
+                                   At(t)).has_value());
+  EXPECT_EQ(Job(id).state, S::kFailed);
 }
 
 // One user cannot make podsched keep (and sort) an unbounded number of jobs; the count comes

@@ -213,8 +213,14 @@ Status BusLogic::OnRegister(const std::string& id, const bus::Register& m, TimeP
   for (HostId h : hosts) {
     std::optional<Reconciler::Missing> missing = reconciler_.MissingOn(h, report);
     if (!missing) continue;
+    // Still PLACED: no host ever reported the processes started. The Launch may never have
+    // left (podsched crashed after committing PLACED): not the job's failure (audit L11).
+    const core::JobRecord* job = scheduler_->Find(missing->job.job);
+    const core::ExitKind kind = job != nullptr && job->state == core::JobState::kPlaced
+                                    ? core::ExitKind::kNeverStarted
+                                    : core::ExitKind::kKilled;
     Status s = missing->launcher
-                   ? Apply(scheduler_->ReportExited(missing->job, h, core::ExitKind::kKilled,
+                   ? Apply(scheduler_->ReportExited(missing->job, h, kind,
                                                     "not running after a restart", now),
                            "unknown_job")
                    : Apply(scheduler_->ReportHostReleased(missing->job, h, now), "unknown_job");

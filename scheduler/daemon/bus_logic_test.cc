@@ -481,6 +481,10 @@ TEST_F(BusLogicTest, RestartRequeuesWhatIsNotRunningAndKillsWhatItDoesNotKnow) {
   const auto* job = sched_->Find(je.job);
   EXPECT_EQ(job->state, core::JobState::kQueued);
   EXPECT_NE(job->reason.find("not running"), std::string::npos) << job->reason;
+  // It was still PLACED: its Launch may never have left (audit L11), so no restart is charged.
+  EXPECT_NE(job->reason.find("launch never started"), std::string::npos) << job->reason;
+  EXPECT_EQ(job->restarts, 0);
+  EXPECT_LE(job->not_before, now_);
   auto out = Out();
   EXPECT_EQ(Count(out, bus::Envelope::kKill), 1);
   EXPECT_EQ(bus_->hosts()[ghost_host].reason, "stale processes");
@@ -488,6 +492,19 @@ TEST_F(BusLogicTest, RestartRequeuesWhatIsNotRunningAndKillsWhatItDoesNotKnow) {
   Heartbeat(row);  // the ghost is gone
   EXPECT_EQ(bus_->hosts()[ghost_host].reason, "");
   EXPECT_TRUE(sched_->pod().host(HostId(ghost_host)).healthy);
+}
+
+// A job that had started and is gone after a restart was killed: a restart is charged.
+TEST_F(BusLogicTest, RestartChargesARestartToAStartedJobThatIsGone) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  ASSERT_TRUE(sched_->ReportStarted(je, now_).has_value());
+  ASSERT_EQ(sched_->Find(je.job)->state, core::JobState::kStarting);
+  Restart();
+  RegisterAll();
+  const auto* job = sched_->Find(je.job);
+  EXPECT_EQ(job->state, core::JobState::kQueued);
+  EXPECT_EQ(job->restarts, 1) << job->reason;
 }
 
 TEST_F(BusLogicTest, RegisterLooksOnlyAtThePlacementsOfItsOwnHosts) {
