@@ -37,7 +37,7 @@ struct Reservation {
 };
 
 // A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
-// over 10,000 queued jobs does no lookups in the map of every job ever submitted.
+// over 10,000 queued jobs does no lookups in the map of every job kept.
 struct QueuedRef {
   JobRecord* job;
   const pod::AcceleratorType* type;

@@ -36,27 +36,26 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
                                                               TimePoint now) const {
   auto type = ValidateSpec(spec, pod);
   if (!type) return std::unexpected(type.error());
+  const int per_hour = config.max_jobs_created_per_user_per_hour;
+  if (new_jobs > per_hour) {
+    return Error(StatusCode::kResourceExhausted,
+                 std::to_string(new_jobs) + " jobs at once are more than the " +
+                     std::to_string(per_hour) +
+                     " a user may create in an hour "
+                     "(scheduler.max_jobs_created_per_user_per_hour): split the array");
+  }
+  // A user absent from creation_budget has a full one.
   if (auto budget = creation_budget.find(spec.user); budget != creation_budget.end()) {
-    const double wait = budget->second.SecondsUntil(new_jobs, now);
-    if (wait > 0) {
-      const int limit = config.max_jobs_created_per_user_per_hour;
+    if (const double wait = budget->second.SecondsUntil(new_jobs, now); wait > 0) {
       const auto seconds = static_cast<int64_t>(std::ceil(wait - 1e-6));  // 360.0000001 is 360
-      const std::string when =
-          new_jobs > limit ? "never: split it into parts of at most " + std::to_string(limit)
-                           : "in " + std::to_string(seconds) + " s";
       return Error(StatusCode::kResourceExhausted,
-                   spec.user.value() + " may create " + std::to_string(limit) +
+                   spec.user.value() + " may create " + std::to_string(per_hour) +
                        " jobs an hour (scheduler.max_jobs_created_per_user_per_hour; array "
                        "tasks count one by one) and has " +
                        std::to_string(static_cast<int64_t>(budget->second.Available(now))) +
-                       " left now; " + std::to_string(new_jobs) + " more fit " + when);
+                       " left now; " + std::to_string(new_jobs) + " more fit in " +
+                       std::to_string(seconds) + " s");
     }
-  } else if (new_jobs > config.max_jobs_created_per_user_per_hour) {
-    return Error(StatusCode::kResourceExhausted,
-                 std::to_string(new_jobs) + " jobs at once are more than the " +
-                     std::to_string(config.max_jobs_created_per_user_per_hour) +
-                     " a user may create in an hour "
-                     "(scheduler.max_jobs_created_per_user_per_hour): split the array");
   }
   const auto count = active_per_user.find(spec.user);
   const ActiveUse use = count == active_per_user.end() ? ActiveUse{} : count->second;
@@ -234,7 +233,8 @@ DependencyTarget Scheduler::Impl::TargetOf(const Dependency& dep) const {
   } else if (auto it = jobs.find(dep.job); it != jobs.end()) {
     return one(it->second);
   }
-  // Only a damaged store gets here (jobs are never deleted): a target that cannot end well.
+  // Only a damaged store gets here (a waiting job's targets stay in memory, retention.cc):
+  // a target that cannot end well.
   DependencyTarget missing;
   missing.name = "job " + TargetName(dep);
   missing.ended = 1;
