@@ -341,12 +341,19 @@ TEST_F(AgentTest, RunsAnMpiJobAcrossTwoAgentsAndReportsEverything) {
                       seconds(10)));
   SendBoth(MakeLaunch(7, 1, {"--run-seconds", "1", "--progress-every-ms", "100"}));
   ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
-  // A datagram of another job on the launcher's progress socket is dropped.
+  // A datagram of another job on the launcher's progress socket is dropped, and so is one of
+  // this job without its POD_PROGRESS_KEY (anyone on the network can send to the port): its
+  // checkpoint step must not reach the Exited report, where it would steer victim choice.
   const std::string a0_log = ReadFile(dir_ / "a0.log");
   const size_t at = a0_log.find("progress udp://127.0.0.1:");
   ASSERT_NE(at, std::string::npos);
   const std::string port = a0_log.substr(at + 25, a0_log.find_first_not_of("0123456789", at + 25) - at - 25);
   SendUdp(static_cast<uint16_t>(std::stoi(port)), R"({"job":"999","epoch":1,"step":5})");
+  constexpr int64_t kForged = 987654321;
+  for (const char* key : {"", R"(,"key":"00000000000000000000000000000000")"}) {
+    SendUdp(static_cast<uint16_t>(std::stoi(port)),
+            R"({"job":"7","epoch":1,"step":5,"checkpoint_step":)" + std::to_string(kForged) + key + "}");
+  }
   ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 7, 1) && FindExited("a1", 7, 1); }, seconds(90)));
   int progress = 0;
   for (const auto& r : got_) {
@@ -359,7 +366,9 @@ TEST_F(AgentTest, RunsAnMpiJobAcrossTwoAgentsAndReportsEverything) {
   }
   EXPECT_GT(progress, 0);
   EXPECT_NE(ReadFile(dir_ / "a0.log").find("(progress_other_job"), std::string::npos);
-  EXPECT_GT(FindExited("a0", 7, 1)->last_checkpoint_step(), 0);
+  EXPECT_NE(ReadFile(dir_ / "a0.log").find("(progress_bad_key"), std::string::npos);
+  EXPECT_GT(FindExited("a0", 7, 1)->last_checkpoint_step(), 0);  // podprobe's own, keyed reports
+  EXPECT_LT(FindExited("a0", 7, 1)->last_checkpoint_step(), kForged);
   const Exited& launcher = *FindExited("a0", 7, 1);
   EXPECT_EQ(launcher.reason(), Exited::COMPLETED) << launcher.message();
   EXPECT_EQ(launcher.exit_code(), 0);

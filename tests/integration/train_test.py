@@ -307,10 +307,11 @@ def test_usage(tmp):
     sock.bind(("127.0.0.1", 0))
     sock.settimeout(TIMEOUT)
     env = dict(ENV, POD_PROGRESS_ENDPOINT="udp://127.0.0.1:%d" % sock.getsockname()[1],
-               POD_JOB_ID="job-7", POD_EPOCH="3")
+               POD_JOB_ID="job-7", POD_EPOCH="3", POD_PROGRESS_KEY="k3y-of-job-7")
     r = Run(2, ["--steps", "20", "--global-batch", "16", "--progress-every", "10"], env=env)
     msg = json.loads(sock.recv(65536))
-    if msg["job"] != "job-7" or msg["epoch"] != 3 or msg["step"] != 10 or not 0 < msg["accuracy"] <= 1:
+    if (msg["job"] != "job-7" or msg["epoch"] != 3 or msg["step"] != 10 or not 0 < msg["accuracy"] <= 1
+            or msg.get("key") != "k3y-of-job-7"):
         fail("unexpected progress datagram %s" % msg)
     if r.wait() != 0:
         fail("progress run failed")

@@ -266,7 +266,8 @@ TEST(BusValidateTest, EnvelopeAndJobControl) {
 }
 
 TEST(BusValidateTest, ReservedEnvNames) {
-  for (const char* n : {"PODWORKER_TAG", "POD_RSH_TOKEN", "POD_HOST", "POD_PROGRESS_ENDPOINT"}) {
+  for (const char* n :
+       {"PODWORKER_TAG", "POD_RSH_TOKEN", "POD_HOST", "POD_PROGRESS_ENDPOINT", "POD_PROGRESS_KEY"}) {
     EXPECT_TRUE(IsReservedEnvName(n)) << n;
   }
   for (const char* n : {"POD_JOB_ID", "POD_HOSTS", "PATH", "POD_HOSTNAME_X"}) {

@@ -6,6 +6,7 @@
 
 #include "common/host_list.h"
 #include "worker/agent/rsh_wire.h"
+#include "worker/progress/progress_wire.h"
 
 namespace podsched::agent {
 namespace {
@@ -156,7 +157,8 @@ std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<
 
 bool IsReservedEnvName(std::string_view name) {
   return name.starts_with("PODWORKER_") || name.starts_with("POD_RSH_") || name == "POD_HOST" ||
-         name == "POD_PROGRESS_ENDPOINT" || name == "POD_PREEMPT_FILE";
+         name == "POD_PROGRESS_ENDPOINT" || name == progress::kProgressKeyVariable ||
+         name == "POD_PREEMPT_FILE";
 }
 
 std::optional<Rejection> ValidateJobControl(const bus::JobEpoch& job,

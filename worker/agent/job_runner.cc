@@ -15,6 +15,7 @@
 #include "worker/agent/exec_launch.h"
 
 #include "worker/agent/child.h"
+#include "common/hash.h"
 #include "common/host_list.h"
 #include "worker/agent/mpirun_argv.h"
 #include "worker/agent/rsh_wire.h"
@@ -159,6 +160,12 @@ std::optional<Rejection> JobRunner::OnProgress(const progress::Progress& p) {
     return Rejection{"progress_other_job", "progress of job '" + p.job.substr(0, 32) +
                                                "' epoch " + std::to_string(p.epoch) +
                                                " does not run here"};
+  }
+  // The port is reachable from the network: only the job's own processes have its key.
+  if (!ConstantTimeEqual(p.key, job->progress_key)) {
+    return Rejection{"progress_bad_key", "progress of job " + p.job.substr(0, 32) + " epoch " +
+                                             std::to_string(p.epoch) + " without its " +
+                                             std::string(progress::kProgressKeyVariable)};
   }
   Forward(*job, p);
   return std::nullopt;
@@ -354,6 +361,9 @@ void JobRunner::StartLauncher(Job& job) {
   std::sort(names.begin(), names.end());
   overrides.push_back("POD_PROGRESS_ENDPOINT=" + progress_endpoint_);
   names.push_back("POD_PROGRESS_ENDPOINT");
+  job.progress_key = HexEncode(RandomBytes(16));
+  overrides.push_back(std::string(progress::kProgressKeyVariable) + "=" + job.progress_key);
+  names.push_back(std::string(progress::kProgressKeyVariable));
   std::map<int32_t, std::string> eps(l.rsh_endpoints().begin(), l.rsh_endpoints().end());
   overrides.push_back("POD_RSH_ENDPOINTS=" + FormatRshEndpoints(eps));
   overrides.push_back("POD_RSH_TOKEN=" + l.rsh_token());

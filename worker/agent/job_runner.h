@@ -62,7 +62,8 @@ class JobRunner {
   std::optional<Rejection> OnPreempt(const bus::Preempt& preempt);
   std::optional<Rejection> OnKill(const bus::Kill& kill);
   void OnAck(const std::vector<JobEpoch>& acked) { book_.Ack(acked); }
-  // A progress datagram: forwarded as Progress with the launcher's epoch.
+  // A progress datagram: forwarded as Progress with the launcher's epoch when it carries that
+  // launch's POD_PROGRESS_KEY; a rejection otherwise (another job's, a stale epoch, no key).
   std::optional<Rejection> OnProgress(const progress::Progress& p);
   // A host's ranks came up since the last call: a heartbeat should go out now (RUNNING).
   bool TakeRanksUpNews() { return std::exchange(ranks_up_news_, false); }
@@ -118,6 +119,7 @@ class JobRunner {
     JobEpoch je;
     std::vector<int32_t> my_hosts;  // this agent's hosts of the slice, sorted
     bool launcher = false;
+    std::string progress_key;  // the launcher's POD_PROGRESS_KEY (hex, drawn at launch)
     JobLifecycle life;
     pid_t mpirun = -1;
     bool mpirun_reaped = false;

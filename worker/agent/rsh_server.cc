@@ -15,6 +15,7 @@
 #include "worker/agent/bus_validate.h"
 #include "worker/agent/child.h"
 #include "worker/agent/process_tree.h"
+#include "worker/progress/progress_wire.h"
 #include "worker/agent/rsh_admission.h"
 
 namespace podsched::agent {
@@ -210,7 +211,11 @@ void RshServer::Run(Session& s, const bus::RshRequest& req) {
   // knows; names it reserves are never taken from a request.
   std::vector<std::string> env;
   for (const auto& [name, value] : req.env()) {
-    if (!IsReservedEnvName(name) || name == "POD_PROGRESS_ENDPOINT") env.push_back(name + "=" + value);
+    // The progress endpoint and key go along: rank 0 may run on this host and report.
+    if (!IsReservedEnvName(name) || name == "POD_PROGRESS_ENDPOINT" ||
+        name == progress::kProgressKeyVariable) {
+      env.push_back(name + "=" + value);
+    }
   }
   env.push_back("POD_HOST=" + std::to_string(req.host()));
   env.push_back("POD_PREEMPT_FILE=" + state_.PreemptFile(je, req.host()));

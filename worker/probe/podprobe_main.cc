@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   podsched::train::UdpProgressSink sink;
   const std::string endpoint = Env("POD_PROGRESS_ENDPOINT");
   if (rank == 0 && o.progress_every_ms > 0 && !endpoint.empty()) {
-    if (auto s = sink.Open(endpoint); !s.ok()) std::fprintf(stderr, "podprobe: %s\n", s.ToString().c_str());
+    if (auto s = sink.Open(endpoint, Env("POD_PROGRESS_KEY")); !s.ok()) std::fprintf(stderr, "podprobe: %s\n", s.ToString().c_str());
   }
 
   using Clock = std::chrono::steady_clock;

@@ -42,15 +42,16 @@ std::string ProgressLine(const Progress& p) {
 }
 
 std::string ProgressJson(const Progress& p) {
-  return nlohmann::json{{"job", p.job},
-                        {"epoch", p.epoch},
-                        {"step", p.step},
-                        {"steps", p.steps},
-                        {"loss", p.loss},
-                        {"accuracy", p.accuracy},
-                        {"examples_per_s", p.examples_per_s},
-                        {"checkpoint", p.checkpoint}}
-      .dump();
+  nlohmann::json j{{"job", p.job},
+                   {"epoch", p.epoch},
+                   {"step", p.step},
+                   {"steps", p.steps},
+                   {"loss", p.loss},
+                   {"accuracy", p.accuracy},
+                   {"examples_per_s", p.examples_per_s},
+                   {"checkpoint", p.checkpoint}};
+  if (!p.key.empty()) j["key"] = p.key;
+  return j.dump();
 }
 
 Result<Progress> ParseProgressJson(std::string_view json) {
@@ -80,6 +81,13 @@ Result<Progress> ParseProgressJson(std::string_view json) {
   if (auto it = j.find("checkpoint"); it != j.end() && it->is_string()) p.checkpoint = it->get<std::string>();
   if (auto it = j.find("checkpoint_step"); it != j.end()) {
     p.checkpoint_step = std::max<int64_t>(0, JsonInteger<int64_t>(*it).value_or(0));
+  }
+  if (auto it = j.find("key"); it != j.end()) {
+    if (!it->is_string() || it->get_ref<const std::string&>().size() > kMaxProgressKey) {
+      return InvalidArgument("progress report's key is not a string of at most " +
+                             std::to_string(kMaxProgressKey) + " bytes");
+    }
+    p.key = it->get<std::string>();
   }
   if (auto it = j.find("scalars"); it != j.end() && it->is_object()) {
     for (const auto& [name, value] : it->items()) {

@@ -4,7 +4,10 @@
 // POD_PROGRESS_ENDPOINT=udp://HOST:PORT makes rank 0 send one JSON object per report as one
 // UDP datagram (fire and forget; a lost datagram is only a missed update):
 //   {"job":"j","epoch":2,"step":40,"steps":200,"loss":0.61,"accuracy":0.78,
-//    "examples_per_s":51234.5,"checkpoint":"ckpt-2-40"}
+//    "examples_per_s":51234.5,"checkpoint":"ckpt-2-40","key":"<POD_PROGRESS_KEY>"}
+// "key" is the job's POD_PROGRESS_KEY, a secret the agent draws per launch and gives only to the
+// job's own processes: the port is open to the network, and a datagram without the key is
+// dropped, so no one else can move a job's checkpoint step (which steers preemption victims).
 // "checkpoint" is the last committed checkpoint ("" when none yet). Optional too:
 // "checkpoint_step" (the step of the last committed checkpoint, for programs whose checkpoints
 // are not named ckpt-EPOCH-STEP) and "scalars" ({"lr": 0.001, ...}: named figures).
@@ -38,11 +41,14 @@ struct Progress {
   std::string checkpoint;
   int64_t checkpoint_step = 0;            // explicit; else CheckpointStep(checkpoint)
   std::map<std::string, double> scalars;  // at most kMaxScalars, names kMaxScalarName bytes
+  std::string key;                        // the job's POD_PROGRESS_KEY (datagrams only)
 };
 
 inline constexpr size_t kMaxScalars = 16;
 inline constexpr size_t kMaxScalarName = 32;
 inline constexpr std::string_view kProgressLinePrefix = "POD_PROGRESS ";
+inline constexpr std::string_view kProgressKeyVariable = "POD_PROGRESS_KEY";
+inline constexpr size_t kMaxProgressKey = 128;
 
 // The committed checkpoint's step of a report: checkpoint_step, else that of its name.
 int64_t ReportedCheckpointStep(const Progress& p);
@@ -52,7 +58,8 @@ int64_t ReportedCheckpointStep(const Progress& p);
 std::string ProgressLine(const Progress& p);
 std::string ProgressJson(const Progress& p);
 // Inverse of ProgressJson for the receiving agent: kInvalidArgument for anything that is not one
-// JSON object with a string "job" and integer "epoch" and "step" (other keys optional).
+// JSON object with a string "job" and integer "epoch" and "step" (other keys optional; "key", when
+// present, a string of at most kMaxProgressKey bytes).
 Result<Progress> ParseProgressJson(std::string_view json);
 // A line printed by rank 0 (starting with kProgressLinePrefix), for the job and epoch whose
 // output it is; kInvalidArgument naming the bad field otherwise.

@@ -53,6 +53,22 @@ TEST(ProgressTest, IntegersBeyondInt64AreRefused) {
   EXPECT_EQ(p->steps, 0);
 }
 
+TEST(ProgressTest, TheKeyTravelsInTheDatagramAndIsBounded) {
+  EXPECT_EQ(nlohmann::json::parse(ProgressJson(Sample())).count("key"), 0u);  // none: not sent
+  Progress keyed = Sample();
+  keyed.key = "0123456789abcdef";
+  auto p = ParseProgressJson(ProgressJson(keyed));
+  ASSERT_TRUE(p.has_value()) << p.error().ToString();
+  EXPECT_EQ(p->key, "0123456789abcdef");
+  EXPECT_EQ(ParseProgressJson(R"({"job":"j","epoch":1,"step":2})")->key, "");
+  auto number = ParseProgressJson(R"({"job":"j","epoch":1,"step":2,"key":7})");
+  ASSERT_FALSE(number.has_value());
+  EXPECT_NE(number.error().message().find("key"), std::string::npos);
+  const std::string longer = R"({"job":"j","epoch":1,"step":2,"key":")" +
+                             std::string(kMaxProgressKey + 1, 'a') + "\"}";
+  EXPECT_FALSE(ParseProgressJson(longer).has_value());
+}
+
 TEST(ProgressTest, CheckpointStepOfName) {
   EXPECT_EQ(CheckpointStep("ckpt-2-40"), 40);
   EXPECT_EQ(CheckpointStep("ckpt-12-0"), 0);

@@ -90,6 +90,7 @@ Status FinishTrain(TrainOptions& o, const std::string& allreduce, const std::str
     o.checkpoint_url = *e;
   }
   if (auto e = env("POD_PROGRESS_ENDPOINT")) o.progress_endpoint = *e;
+  if (auto e = env("POD_PROGRESS_KEY")) o.progress_key = *e;
   return Status::Ok();
 }
 

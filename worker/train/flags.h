@@ -34,6 +34,7 @@ struct TrainOptions {
   std::string job = "standalone";
   int64_t epoch = 0;
   std::string progress_endpoint;  // "udp://127.0.0.1:PORT" or empty
+  std::string progress_key;       // POD_PROGRESS_KEY, sent in every datagram
   std::string pid_dir;            // each rank writes rank-R.pid here
   int min_step_ms = 0;            // pads each step to at least this long (simulates a bigger model)
   int write_delay_ms = 0;         // sleep per 1 MiB shard chunk written (fault-injection tests)

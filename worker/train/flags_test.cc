@@ -31,13 +31,15 @@ TEST(FlagsTest, EnvironmentFillsTheJobContractAndFlagsWin) {
   std::map<std::string, std::string> env{{"POD_JOB_ID", "j42"},
                                          {"POD_EPOCH", "7"},
                                          {"POD_CHECKPOINT_URL", "file:///ckpt"},
-                                         {"POD_PROGRESS_ENDPOINT", "udp://127.0.0.1:9"}};
+                                         {"POD_PROGRESS_ENDPOINT", "udp://127.0.0.1:9"},
+                                         {"POD_PROGRESS_KEY", "k3y"}};
   auto c = Parse({"--allreduce", "float", "--batchnorm", "sync", "--optimizer", "sgd"}, env);
   ASSERT_TRUE(c) << c.error().ToString();
   EXPECT_EQ(c->train.job, "j42");
   EXPECT_EQ(c->train.epoch, 7);
   EXPECT_EQ(c->train.checkpoint_url, "file:///ckpt");
   EXPECT_EQ(c->train.progress_endpoint, "udp://127.0.0.1:9");
+  EXPECT_EQ(c->train.progress_key, "k3y");
   EXPECT_EQ(c->train.allreduce, ReduceMode::kFloat);
   EXPECT_TRUE(c->train.model.batchnorm);
   EXPECT_EQ(c->train.optimizer.kind, OptimizerKind::kSgd);

@@ -142,7 +142,7 @@ void Trainer::Setup() {
     store_ = std::move(*s);
   }
   if (rank_ == 0 && !o_.progress_endpoint.empty()) {
-    if (Status s = sink_.Open(o_.progress_endpoint); !s.ok()) {
+    if (Status s = sink_.Open(o_.progress_endpoint, o_.progress_key); !s.ok()) {
       std::fprintf(stderr, "podtrain: progress endpoint disabled: %s\n", s.ToString().c_str());
     }
   }

@@ -14,7 +14,8 @@ UdpProgressSink::~UdpProgressSink() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Status UdpProgressSink::Open(const std::string& url) {
+Status UdpProgressSink::Open(const std::string& url, std::string key) {
+  key_ = std::move(key);
   auto ep = progress::ParseProgressEndpoint(url);
   if (!ep) return ep.error();
   fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -32,7 +33,9 @@ Status UdpProgressSink::Open(const std::string& url) {
 
 void UdpProgressSink::Send(const progress::Progress& p) {
   if (fd_ < 0) return;
-  const std::string json = progress::ProgressJson(p);
+  progress::Progress keyed = p;
+  keyed.key = key_;
+  const std::string json = progress::ProgressJson(keyed);
   (void)::send(fd_, json.data(), json.size(), MSG_DONTWAIT);
 }
 
