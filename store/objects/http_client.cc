@@ -102,7 +102,7 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& req) {
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, options_.min_bytes_per_s);
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, options_.stall_timeout_s);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &resp.body);
@@ -115,6 +115,9 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& req) {
     curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
     curl_easy_setopt(curl, CURLOPT_READDATA, &up);
     curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    const long body_seconds =
+        static_cast<long>(req.body.size()) / std::max(1L, options_.send_min_bytes_per_s);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, options_.send_timeout_base_s + body_seconds);
     if (req.method == "POST") curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "POST");
   } else if (req.method != "GET") {
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());

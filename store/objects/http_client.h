@@ -31,8 +31,16 @@ struct HttpResponse {
 
 struct HttpOptions {
   long connect_timeout_ms = 5000;
-  // A transfer slower than 1 byte/s for this long is abandoned (a hung server).
+  // A transfer slower than min_bytes_per_s on average over stall_timeout_s is abandoned (a hung
+  // or trickling server; audit M13).
   long stall_timeout_s = 30;
+  long min_bytes_per_s = 1024;
+  // A request with a body (PUT, POST: one part of an upload, a manifest) ends within
+  // send_timeout_base_s + body bytes / send_min_bytes_per_s (an 8 MiB part: 188 s), whatever the
+  // server does: one that answers just fast enough, forever, still ends. A GET has no total bound
+  // (its size is the object's); the rate rule above cuts it when it trickles.
+  long send_timeout_base_s = 60;
+  long send_min_bytes_per_s = 64 << 10;
 };
 
 class HttpClient {

@@ -544,7 +544,7 @@ TEST_F(AgentTest, AHungObjectStoreDoesNotHoldTheExit) {
     for (int fd : held) close(fd);
   };
 
-  StartAgent("a2", "4", {"--exit-log-deadline-seconds", "2"});
+  StartAgent("a2", "4-5", {"--exit-log-deadline-seconds", "2"});
   if (!WaitFor([&] { return rsh_.count("a2") && HeartbeatsAfter("a2", {}) >= 1; }, seconds(20))) {
     release();
     FAIL() << "a2 did not register";
@@ -559,12 +559,33 @@ TEST_F(AgentTest, AHungObjectStoreDoesNotHoldTheExit) {
     std::lock_guard lock(held_mu);
     EXPECT_FALSE(held.empty()) << "the upload never reached the hung store";
   }
+  // Meanwhile another job's log goes to a store that works: uploads run side by side, so it is
+  // stored before its exit is reported, not queued behind the hung one.
+  Envelope second = MakeLaunchOn(27, "a2", 5, {});
+  second.mutable_launch()->set_log_url("file://" + (dir_ / "objects").string());
+  SendTo("a2", second);
+  const bool second_exited =
+      WaitFor([&] { return FindExited("a2", 27, 1) != nullptr; }, seconds(20));
+  // A stopping agent does not wait for the hung upload (at most 5 s, then it leaves it).
+  kill(agents_["a2"], SIGTERM);
+  int status = -1;
+  const bool stopped = WaitFor(
+      [&] { return waitpid(agents_["a2"], &status, WNOHANG) == agents_["a2"]; }, seconds(20));
   release();
+  if (stopped) agents_["a2"] = -1;
   ASSERT_TRUE(exited) << ReadFile(dir_ / "a2.log");
   const Exited& e = *FindExited("a2", 26, 1);
   EXPECT_EQ(e.reason(), Exited::COMPLETED) << e.message();
   EXPECT_NE(e.message().find("the log was still being stored"), std::string::npos)
       << e.message();
+  ASSERT_TRUE(second_exited) << ReadFile(dir_ / "a2.log");
+  const Exited& e2 = *FindExited("a2", 27, 1);
+  EXPECT_EQ(e2.reason(), Exited::COMPLETED) << e2.message();
+  EXPECT_EQ(e2.message().find("still being stored"), std::string::npos) << e2.message();
+  EXPECT_TRUE(fs::exists(dir_ / "objects" / "27" / "logs" / "epoch-1.log"));
+  ASSERT_TRUE(stopped) << "the agent waited for the hung upload\n" << ReadFile(dir_ / "a2.log");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_NE(ReadFile(dir_ / "a2.log").find("still in progress"), std::string::npos);
 }
 
 // The audit's M7: whoever answers on the bus chose where the root agent created directories and

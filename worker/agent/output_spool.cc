@@ -5,36 +5,56 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 namespace podsched::agent {
 
-OutputSpool::OutputSpool(std::string dir, Stored stored, int64_t max_bytes,
-                         StoreOpener open_store)
+OutputSpool::Shared::~Shared() {
+  if (event_fd >= 0) close(event_fd);
+}
+
+OutputSpool::OutputSpool(std::string dir, Stored stored, Options options, StoreOpener open_store)
     : dir_(std::move(dir)),
       stored_(std::move(stored)),
-      max_bytes_(max_bytes),
-      open_store_(std::move(open_store)) {}
+      options_(options),
+      shared_(std::make_shared<Shared>(std::move(open_store))) {}
 
 OutputSpool::~OutputSpool() {
+  int left = 0;
   {
-    std::lock_guard lock(mu_);
-    stop_ = true;
+    std::unique_lock lock(shared_->mu);
+    shared_->stop = true;
+    shared_->wake.notify_all();
+    shared_->idle.wait_for(lock, options_.shutdown_wait, [&] { return shared_->uploading == 0; });
+    left = shared_->uploading;
   }
-  wake_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  for (std::thread& t : workers_) {
+    // An upload still going after the wait (a store that hangs) must not hold the agent's stop
+    // until systemd's SIGKILL: its thread co-owns what it touches, and ends with the process.
+    if (left > 0) {
+      t.detach();
+    } else {
+      t.join();
+    }
+  }
+  if (left > 0) {
+    spdlog::warn("stopping with {} log upload(s) still in progress after {} ms; their spool "
+                 "files stay in {}", left, options_.shutdown_wait.count(), dir_);
+  }
   for (auto& [je, fd] : files_) close(fd);
-  if (event_fd_ >= 0) close(event_fd_);
 }
 
 Status OutputSpool::Start() {
-  event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (event_fd_ < 0) {
+  shared_->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (shared_->event_fd < 0) {
     return Status(StatusCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
   }
-  worker_ = std::thread([this] { Work(); });
+  for (int i = 0; i < std::max(1, options_.upload_threads); ++i) {
+    workers_.emplace_back([shared = shared_] { Work(shared); });
+  }
   return Status::Ok();
 }
 
@@ -62,10 +82,10 @@ void OutputSpool::Open(const JobEpoch& je) {
 void OutputSpool::Append(const JobEpoch& je, int64_t offset, std::string_view chunk) {
   auto it = files_.find(je);
   if (it == files_.end()) return;
-  if (offset + static_cast<int64_t>(chunk.size()) <= max_bytes_) {
+  if (offset + static_cast<int64_t>(chunk.size()) <= options_.max_bytes) {
     (void)!write(it->second, chunk.data(), chunk.size());
-  } else if (offset <= max_bytes_) {
-    const std::string note = "podworker: output beyond " + std::to_string(max_bytes_ >> 20) +
+  } else if (offset <= options_.max_bytes) {
+    const std::string note = "podworker: output beyond " + std::to_string(options_.max_bytes >> 20) +
                              " MiB is not stored (it was streamed as Log messages)\n";
     (void)!write(it->second, note.data(), note.size());  // once: the crossing chunk
   }
@@ -77,19 +97,19 @@ void OutputSpool::Finish(const JobEpoch& je, const std::string& log_url) {
     files_.erase(it);
   }
   {
-    std::lock_guard lock(mu_);
-    queue_.push_back({je, PathOf(je), log_url});
+    std::lock_guard lock(shared_->mu);
+    shared_->queue.push_back({je, PathOf(je), log_url});
   }
-  wake_.notify_one();
+  shared_->wake.notify_one();
 }
 
 void OutputSpool::OnReadable() {
   uint64_t n = 0;
-  (void)!read(event_fd_, &n, sizeof n);
+  (void)!read(shared_->event_fd, &n, sizeof n);
   std::deque<Done> done;
   {
-    std::lock_guard lock(mu_);
-    done.swap(done_);
+    std::lock_guard lock(shared_->mu);
+    done.swap(shared_->done);
   }
   for (const Done& d : done) {
     if (!d.status.ok()) {
@@ -100,30 +120,33 @@ void OutputSpool::OnReadable() {
   }
 }
 
-void OutputSpool::Work() {
+void OutputSpool::Work(const std::shared_ptr<Shared>& shared) {
   while (true) {
     Copy copy;
     {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (stop_) return;
-      copy = std::move(queue_.front());
-      queue_.pop_front();
+      std::unique_lock lock(shared->mu);
+      shared->wake.wait(lock, [&] { return shared->stop || !shared->queue.empty(); });
+      if (shared->stop) return;
+      copy = std::move(shared->queue.front());
+      shared->queue.pop_front();
+      ++shared->uploading;
     }
-    Status status = copy.url.empty() ? Status::Ok() : Upload(copy);
+    Status status = copy.url.empty() ? Status::Ok() : Upload(shared->open_store, copy);
     std::error_code ec;
     std::filesystem::remove(copy.path, ec);
     {
-      std::lock_guard lock(mu_);
-      done_.push_back({copy.je, copy.url, std::move(status)});
+      std::lock_guard lock(shared->mu);
+      shared->done.push_back({copy.je, copy.url, std::move(status)});
+      --shared->uploading;
     }
+    shared->idle.notify_all();
     const uint64_t one = 1;
-    (void)!write(event_fd_, &one, sizeof one);
+    (void)!write(shared->event_fd, &one, sizeof one);
   }
 }
 
-Status OutputSpool::Upload(const Copy& copy) const {
-  auto store = open_store_(copy.url);
+Status OutputSpool::Upload(const StoreOpener& open_store, const Copy& copy) {
+  auto store = open_store(copy.url);
   if (!store) return store.error();
   auto writer = (*store)->NewWriter(LogKey(copy.je));
   if (!writer) return writer.error().WithContext(LogKey(copy.je));

@@ -2,14 +2,18 @@
 // epoch in the state dir (`job-J-epoch-E.log`, at most `max_bytes`, then one note line), copied
 // at the job's end to `{log_url}/{J}/logs/epoch-{E}.log` in the object store and deleted.
 //
-// The copy runs on a worker thread of its own, streamed from the file in 1 MiB pieces (an s3
-// store's retries and a 256 MiB log never hold up the poll thread, nor sit in memory whole);
-// when it is done the worker makes fd() readable and OnReadable(), on the poll thread, calls
-// the `stored` callback.
+// The copies run on a small pool of upload threads, each streamed from its file in 1 MiB pieces
+// (an s3 store's retries and a 256 MiB log never hold up the poll thread, nor sit in memory
+// whole, and one store that hangs holds one thread, not every other job's log: audit M13); when
+// one is done its thread makes fd() readable and OnReadable(), on the poll thread, calls the
+// `stored` callback.
 //
-// Thread safety: every method but the worker's own is for the poll thread.
+// Thread safety: every public method is for the poll thread. The upload threads share only
+// `Shared` (its own lock), which they co-own: a stopping agent leaves uploads still hung after
+// `shutdown_wait` to finish or die with the process, instead of waiting for them.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -20,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "common/ids.h"
 #include "common/status.h"
@@ -36,18 +41,24 @@ class OutputSpool {
   // Runs on the poll thread once a job's output is stored (or storing it failed, logged).
   using Stored = std::function<void(const JobEpoch&)>;
 
-  OutputSpool(std::string dir, Stored stored, int64_t max_bytes = kMaxSpool,
+  struct Options {
+    int64_t max_bytes = kMaxSpool;
+    int upload_threads = 4;
+    std::chrono::milliseconds shutdown_wait{5000};
+  };
+  OutputSpool(std::string dir, Stored stored, Options options,
               StoreOpener open_store = store::OpenObjectStore);
-  // Lets the copy in progress finish (its store's retries included), then stops the worker;
-  // copies still queued are abandoned (their files stay in the state dir).
+  OutputSpool(std::string dir, Stored stored) : OutputSpool(std::move(dir), std::move(stored), Options{}) {}
+  // Lets the copies in progress finish for at most shutdown_wait, then leaves them (their threads
+  // are detached; their spool files stay in the state dir); copies still queued are abandoned.
   ~OutputSpool();
   OutputSpool(const OutputSpool&) = delete;
   OutputSpool& operator=(const OutputSpool&) = delete;
 
-  // The eventfd and the worker thread.
+  // The eventfd and the upload threads.
   Status Start();
   // Readable when copies have finished: then call OnReadable().
-  int fd() const { return event_fd_; }
+  int fd() const { return shared_->event_fd; }
   void OnReadable();
 
   // Starts the file of (job, epoch), empty.
@@ -72,23 +83,31 @@ class OutputSpool {
     Status status;
   };
 
+  // What the poll thread and the upload threads share; the last of them to go closes the fd.
+  struct Shared {
+    explicit Shared(StoreOpener opener) : open_store(std::move(opener)) {}
+    ~Shared();
+    const StoreOpener open_store;
+    int event_fd = -1;
+    std::mutex mu;
+    std::condition_variable wake;  // a copy queued, or stop
+    std::condition_variable idle;  // a copy finished
+    std::deque<Copy> queue;        // guarded by mu
+    std::deque<Done> done;         // guarded by mu
+    int uploading = 0;             // guarded by mu
+    bool stop = false;             // guarded by mu
+  };
+
   std::string PathOf(const JobEpoch& je) const;
-  Status Upload(const Copy& copy) const;  // worker thread
-  void Work();                             // worker thread
+  static Status Upload(const StoreOpener& open_store, const Copy& copy);  // upload thread
+  static void Work(const std::shared_ptr<Shared>& shared);               // upload thread
 
   const std::string dir_;
   const Stored stored_;
-  const int64_t max_bytes_;
-  const StoreOpener open_store_;
+  const Options options_;
   std::map<JobEpoch, int> files_;  // open spool files (poll thread)
-  int event_fd_ = -1;
-
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<Copy> queue_;  // guarded by mu_
-  std::deque<Done> done_;   // guarded by mu_
-  bool stop_ = false;       // guarded by mu_
-  std::thread worker_;
+  std::shared_ptr<Shared> shared_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace podsched::agent

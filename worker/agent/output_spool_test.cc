@@ -4,9 +4,11 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <thread>
 #include <vector>
 
 namespace podsched::agent {
@@ -75,7 +77,7 @@ TEST_F(OutputSpoolTest, StoresTheWholeOutputThenDeletesTheSpool) {
 }
 
 TEST_F(OutputSpoolTest, BeyondTheLimitOneNoteLine) {
-  OutputSpool spool((dir_ / "state").string(), Record(), /*max_bytes=*/10);
+  OutputSpool spool((dir_ / "state").string(), Record(), {.max_bytes = 10});
   ASSERT_TRUE(spool.Start().ok());
   const JobEpoch je{JobId(3), 1};
   spool.Open(je);
@@ -94,7 +96,7 @@ TEST_F(OutputSpoolTest, BeyondTheLimitOneNoteLine) {
 TEST_F(OutputSpoolTest, ASlowStoreDoesNotHoldUpThePollThread) {
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  OutputSpool spool((dir_ / "state").string(), Record(), kMaxSpool,
+  OutputSpool spool((dir_ / "state").string(), Record(), {},
                     [released](std::string_view url) {
                       released.wait();  // an s3 store retrying
                       return store::OpenObjectStore(url);
@@ -111,8 +113,50 @@ TEST_F(OutputSpoolTest, ASlowStoreDoesNotHoldUpThePollThread) {
   EXPECT_TRUE(stored_.empty());
   release.set_value();
   WaitStored(spool, 2);
+  std::sort(stored_.begin(), stored_.end());  // side by side: either may finish first
   EXPECT_EQ(stored_, (std::vector<JobEpoch>{first, second}));
   EXPECT_EQ(ReadFile(dir_ / "objects" / "2" / "logs" / "epoch-1.log"), "second\n");
+}
+
+// Audit M13: one store that hangs holds one upload thread; other jobs' logs are stored meanwhile,
+// and a stopping agent leaves the hung upload after shutdown_wait instead of waiting for it.
+TEST_F(OutputSpoolTest, AHungStoreHoldsOneUploadNotTheOthersNorTheStop) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  const std::string hung_url = "file://" + (dir_ / "hung").string();
+  {
+    OutputSpool spool((dir_ / "state").string(), Record(),
+                      {.upload_threads = 2, .shutdown_wait = std::chrono::milliseconds(100)},
+                      [released, hung_url](std::string_view url)
+                          -> Result<std::unique_ptr<store::ObjectStore>> {
+                        if (url == hung_url) {
+                          released.wait();
+                          return std::unexpected(Status(StatusCode::kUnavailable, "hung"));
+                        }
+                        return store::OpenObjectStore(url);
+                      });
+    ASSERT_TRUE(spool.Start().ok());
+    const JobEpoch stuck{JobId(1), 1}, fine{JobId(2), 1}, later{JobId(3), 1};
+    spool.Open(stuck);
+    spool.Finish(stuck, hung_url);
+    spool.Open(fine);
+    spool.Append(fine, 0, "fine\n");
+    spool.Finish(fine, Url());
+    WaitStored(spool, 1);
+    EXPECT_EQ(stored_[0], fine);
+    spool.Open(later);
+    spool.Finish(later, Url());  // the free thread takes it too
+    WaitStored(spool, 2);
+    EXPECT_EQ(stored_[1], later);
+    EXPECT_EQ(ReadFile(dir_ / "objects" / "2" / "logs" / "epoch-1.log"), "fine\n");
+  }  // the destructor returns while the hung upload still waits (it would deadlock otherwise)
+  EXPECT_EQ(stored_.size(), 2u);
+  EXPECT_TRUE(fs::exists(dir_ / "state" / "job-1-epoch-1.log"));  // its upload still runs
+  release.set_value();  // the detached upload fails on its own and deletes its spool file
+  for (int i = 0; i < 1000 && fs::exists(dir_ / "state" / "job-1-epoch-1.log"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "state" / "job-1-epoch-1.log"));
 }
 
 TEST_F(OutputSpoolTest, NoUrlOrABadStoreStillReportsAndDeletes) {
