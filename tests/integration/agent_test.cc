@@ -774,6 +774,10 @@ TEST_F(AgentTest, RestartKillsWhatThePreviousRunLeft) {
   kill(agents_["a1"], SIGKILL);
   waitpid(agents_["a1"], nullptr, 0);
   { std::ofstream(dir_ / "state-a1" / "processes") << leftover << " " << f << "\n"; }
+  // And what a killed run leaves on disk (audit L2): an epoch's directories, an output spool.
+  fs::create_directories(dir_ / "state-a1" / "jobs" / "9.1" / "h2" / "ompi");
+  { std::ofstream(dir_ / "state-a1" / "jobs" / "9.1" / "h2.preempt") << "1\n"; }
+  { std::ofstream(dir_ / "state-a1" / "job-9-epoch-1.log") << "output\n"; }
   StartAgent("a1", "2-3");
   int status = 0;
   bool reaped = false;
@@ -783,6 +787,10 @@ TEST_F(AgentTest, RestartKillsWhatThePreviousRunLeft) {
   EXPECT_TRUE(WaitFor([&] {
     return ReadFile(dir_ / "a1.log").find("killed 1 processes left by a previous run") != std::string::npos;
   }, seconds(10)));
+  EXPECT_TRUE(WaitFor([&] {
+    return !fs::exists(dir_ / "state-a1" / "jobs" / "9.1") &&
+           !fs::exists(dir_ / "state-a1" / "job-9-epoch-1.log");
+  }, seconds(10))) << ReadFile(dir_ / "a1.log");
 }
 
 // The scheduler restarts (a new ROUTER on the same address that knows no agent): the agents'

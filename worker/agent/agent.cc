@@ -163,6 +163,11 @@ int Agent::Run() {
       return 1;
     }
   }
+  // Then what it left on disk: no job survives an agent restart. After OpenSignals: the removals
+  // as the directories' owners are child processes, reaped by the loop.
+  if (int n = state_.RemoveLeftovers(); n > 0) {
+    spdlog::warn("removing {} job directories and output spool files left by a previous run", n);
+  }
   spdlog::info("podworker {} serving pod {} hosts {} on bus {}; rsh {}; progress {}", o_.agent_id,
                o_.pod, FormatHostRanges(o_.hosts), o_.bus, rsh_.endpoint(), progress_endpoint_);
   SendRegister();
@@ -264,6 +269,7 @@ void Agent::SendHeartbeat() {
   for (const auto& e : runner_.unacked()) ToProto(e, *hb->add_unacked_exits());
   Send(env);
   pacer_.HeartbeatSent(clock_.Now());
+  state_.RmdirEmptied();  // epoch directories whose owners' removals have run since
 }
 
 void Agent::Drop(const Rejection& r) {

@@ -191,6 +191,11 @@ void StateDir::RemoveJobDirs(const JobEpoch& je, const JobAccount* owner) {
     std::filesystem::remove_all(dir, ec);
     return;
   }
+  EmptyEpochDir(dir, owner);
+  RmdirEmptied();
+}
+
+void StateDir::EmptyEpochDir(const std::string& dir, const JobAccount* owner) {
   // The host directories are the account's: their content goes with its rights. The rest is
   // the agent's own files (the preemption notices) in this root-owned directory, where the
   // account cannot plant anything: unlinked directly.
@@ -198,15 +203,46 @@ void StateDir::RemoveJobDirs(const JobEpoch& je, const JobAccount* owner) {
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     struct stat st {};
     if (::lstat(entry.path().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      RemoveAsOwner(entry.path().string(), owner);
+      JobAccount found;  // a previous run's: the account that owns the directory
+      found.name = "uid " + std::to_string(st.st_uid);
+      found.uid = st.st_uid;
+      found.gid = st.st_gid;
+      found.groups = {st.st_gid};
+      RemoveAsOwner(entry.path().string(), owner != nullptr ? owner : &found);
     } else {
       ::unlink(entry.path().c_str());
     }
   }
   // The removals run as child processes, and an owner cannot unlink its emptied hH from this
-  // root-owned directory: root rmdirs them once empty, here at a later call (audit L1: every
+  // root-owned directory: root rmdirs them once empty, at a later RmdirEmptied (audit L1: every
   // job left jobs/J.E/hH behind). Only epochs that ended: a live job's hH may well be empty.
   removing_.insert(dir);
+}
+
+int StateDir::RemoveLeftovers() {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(path_ + "/jobs", ec)) {
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    EmptyEpochDir(entry.path().string(), nullptr);
+    ++removed;
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(path_, ec)) {
+    const std::string name = entry.path().filename().string();
+    struct stat st {};
+    if (name.starts_with("job-") && name.ends_with(".log") &&
+        ::lstat(entry.path().c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::unlink(entry.path().c_str()) == 0) {
+      ++removed;
+    }
+  }
+  RmdirEmptied();
+  return removed;
+}
+
+void StateDir::RmdirEmptied() {
+  std::error_code ec;
   for (auto it = removing_.begin(); it != removing_.end();) {
     for (const auto& entry : std::filesystem::directory_iterator(*it, ec)) {
       ::rmdir(entry.path().c_str());  // only an empty directory goes; never follows a link

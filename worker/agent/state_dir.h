@@ -63,6 +63,14 @@ class StateDir {
   // Removes jobs/JOB.EPOCH/ and everything in it (with the owner's rights when there is one:
   // its content goes in a child process, the emptied directories at a later call).
   void RemoveJobDirs(const JobEpoch& je, const JobAccount* owner);
+  // At start, after KillLeftovers (nothing of a previous run is alive, and no job survives an
+  // agent restart): removes every jobs/J.E a previous run left, each host directory with the
+  // rights of the account that owns it, and its output spool files `job-J-epoch-E.log` (audit
+  // L2: a killed agent's were never cleaned up). Returns how many of them.
+  int RemoveLeftovers();
+  // rmdirs the jobs/J.E whose removal has run since (their owners' removals are child
+  // processes): at every RemoveJobDirs, and now and then (the agent's heartbeat).
+  void RmdirEmptied();
 
   // Scratch of (job, epoch) on `host` under `scratch_root`, created owned by `owner`.
   static std::string ScratchDir(const std::string& scratch_root, const std::string& account,
@@ -84,6 +92,10 @@ class StateDir {
                           const std::set<std::string>& live);
 
  private:
+  // Empties the epoch directory `dir`: each directory in it with the rights of `owner`, or of
+  // the account that owns it when `owner` is null; the agent's own files unlinked.
+  void EmptyEpochDir(const std::string& dir, const JobAccount* owner);
+
   std::string path_;
   std::vector<std::pair<pid_t, uint64_t>> recorded_;
   std::set<std::string> removing_;  // jobs/J.E of ended epochs whose owner is emptying them

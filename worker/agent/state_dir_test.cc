@@ -66,6 +66,40 @@ TEST_F(StateDirTest, AnEndedJobsDirectoriesAreGoneAfterTheNextRemoval) {
   EXPECT_TRUE(fs::exists(state.HostDir(live, 1) + "/ompi"));
 }
 
+// The audit's L2: a killed agent's job directories and spool files stayed for ever. At the next
+// start every jobs/J.E goes (each hH with its owner's rights: a planted link is the owner's
+// own problem), and so do the spool files; the rest of the state dir stays.
+TEST_F(StateDirTest, ARestartRemovesWhatAKilledRunLeftOnDisk) {
+  if (::geteuid() != 0) GTEST_SKIP() << "switching to another account needs root";
+  JobAccount owner;
+  owner.name = "nobody";
+  owner.uid = owner.gid = kOverflowUid;
+  owner.groups = {kOverflowUid};
+  fs::permissions(root_, fs::perms(0711));
+  {
+    StateDir killed(root_.string());
+    ASSERT_TRUE(killed.Open().ok());
+    for (int64_t job : {4, 5}) {
+      ASSERT_TRUE(killed.CreateJobDirs({JobId(job), 1}, {0, 1}, &owner).ok());
+    }
+    ASSERT_TRUE(killed.CreateJobDirs({JobId(6), 2}, {3}, nullptr).ok());  // the agent's own
+    std::ofstream(killed.HostDir({JobId(4), 1}, 0) + "/out.txt") << "the job's\n";
+    ASSERT_TRUE(killed.WriteAtomically(killed.PreemptFile({JobId(5), 1}, 1), "123\n").ok());
+  }
+  std::ofstream(root_ / "job-4-epoch-1.log") << "spooled output\n";
+  std::ofstream(root_ / "notes") << "not the agent's to judge\n";
+  StateDir restarted(root_.string());
+  ASSERT_TRUE(restarted.Open().ok());
+  EXPECT_EQ(restarted.RemoveLeftovers(), 4);  // 3 epochs and 1 spool file
+  ReapChildren();
+  restarted.RmdirEmptied();
+  EXPECT_FALSE(fs::exists(root_ / "job-4-epoch-1.log"));
+  EXPECT_TRUE(fs::exists(root_ / "jobs"));
+  EXPECT_TRUE(fs::is_empty(root_ / "jobs")) << fs::directory_iterator(root_ / "jobs")->path();
+  EXPECT_EQ(Read(root_ / "notes"), "not the agent's to judge\n");
+  EXPECT_EQ(restarted.RemoveLeftovers(), 0);
+}
+
 // The audit's C1: the root agent wrote the preemption notice through `<file>.tmp` in the job's
 // own directory, following a symlink the job planted (root overwrote any file) or blocking on a
 // FIFO. Whatever sits at the temp name now, the write neither follows nor blocks.
