@@ -221,27 +221,37 @@ HttpResponse Engine::Serve(const HttpRequest& request, TimePoint now) {
 
 std::variant<int64_t, HttpResponse> Engine::OpenStream(const HttpRequest& request, TimePoint now,
                                                        SendFrame send) {
-  // Browsers' EventSource cannot set headers: the stream also takes ?access_token=TOKEN, or the
-  // dashboard's session cookie.
-  HttpRequest authed = request;
-  if (authed.authorization.empty()) {
-    ParsedTarget target = ParseTarget(request.target);
-    if (auto it = target.query.find("access_token"); it != target.query.end()) {
-      authed.authorization = "Bearer " + it->second;
-    }
+  // Browsers' EventSource cannot set headers: the dashboard's stream is authenticated by its
+  // session cookie. A token in the URL is refused (audit L5): URLs end up in access logs, proxy
+  // logs and browser history.
+  if (ParseTarget(request.target).query.contains("access_token")) {
+    metrics_.CountRequest(400);
+    return ErrorResponse(400, "invalid_argument",
+                         "a token in the URL (access_token) is not accepted: URLs end up in logs "
+                         "and browser history; send the header 'Authorization: Bearer TOKEN', or "
+                         "log in to the dashboard, whose cookie opens the stream");
   }
-  auto who = Admit(authed, now);
+  auto who = Admit(request, now);
   HttpResponse error;
   if (!who) {
     error = std::move(who.error());
   } else if (streams_.size() >= static_cast<size_t>(config_.limits.max_stream_clients)) {
     error = ErrorResponse(503, "unavailable", "too many open event streams");
+  } else if (streams_.CountOf(who->user) >= EventStreams::kMaxPerUser) {
+    error = ErrorResponse(429, "resource_exhausted",
+                          "user " + who->user + " has " + std::to_string(EventStreams::kMaxPerUser) +
+                              " event streams open, the most one user may: close one first");
   } else if (request.method != "GET") {
     error = ErrorResponse(405, "method_not_allowed", "use GET");
   }
   metrics_.CountRequest(error.body.empty() ? 200 : error.status);
   if (!error.body.empty()) return error;
-  return streams_.Open(*who, std::move(send));
+  // Opened by the cookie (no Authorization header): the stream ends with that session.
+  std::string session;
+  if (request.authorization.empty()) {
+    session = CookieValue(request.cookie, kSessionCookie).value_or("");
+  }
+  return streams_.Open(*who, std::move(send), std::move(session));
 }
 
 void Engine::EndInvalidCredentials(TimePoint now, bool sessions) {
@@ -250,7 +260,15 @@ void Engine::EndInvalidCredentials(TimePoint now, bool sessions) {
     if (still) return std::nullopt;
     return still.error().status.message();
   };
-  streams_.CloseWhere(invalid);
+  streams_.CloseWhere([&](const Principal& who,
+                          const std::string& session) -> std::optional<std::string> {
+    if (auto why = invalid(who)) return why;
+    if (!session.empty() && !sessions_.Find(session, now)) {
+      return std::string("the dashboard session this stream was opened with ended (logged out "
+                         "or expired)");
+    }
+    return std::nullopt;
+  });
   if (sessions) sessions_.RemoveWhere([&invalid](const Principal& who) { return !!invalid(who); });
 }
 

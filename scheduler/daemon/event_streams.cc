@@ -1,24 +1,31 @@
 #include "scheduler/daemon/event_streams.h"
 
+#include <algorithm>
+
 #include "scheduler/daemon/convert.h"
 #include "scheduler/daemon/json_util.h"
 #include "scheduler/daemon/visibility.h"
 
 namespace podsched::daemon {
 
-int64_t EventStreams::Open(Principal who, SendFrame send) {
+int64_t EventStreams::Open(Principal who, SendFrame send, std::string session) {
   int64_t id = next_stream_++;
-  streams_[id] = Stream{std::move(who), std::move(send)};
+  streams_[id] = Stream{std::move(who), std::move(send), std::move(session)};
   return id;
+}
+
+size_t EventStreams::CountOf(std::string_view user) const {
+  return static_cast<size_t>(std::count_if(streams_.begin(), streams_.end(), [&](const auto& kv) {
+    return kv.second.who.user == user;
+  }));
 }
 
 void EventStreams::Close(int64_t stream) { streams_.erase(stream); }
 
-size_t EventStreams::CloseWhere(
-    const std::function<std::optional<std::string>(const Principal&)>& why) {
+size_t EventStreams::CloseWhere(const EndReason& why) {
   size_t closed = 0;
   for (auto it = streams_.begin(); it != streams_.end();) {
-    std::optional<std::string> message = why(it->second.who);
+    std::optional<std::string> message = why(it->second.who, it->second.session);
     if (!message) {
       ++it;
       continue;

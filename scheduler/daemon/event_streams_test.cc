@@ -42,9 +42,34 @@ TEST_F(EventStreamsApiTest, CancelQueuedJobAndStreamItsTransitions) {
       engine_->OpenStream({"GET", "/api/v1/events/stream", "", "", ""}, now_, [](std::string) {});
   ASSERT_TRUE(std::holds_alternative<HttpResponse>(unauth));
   EXPECT_EQ(std::get<HttpResponse>(unauth).status, 401);
+  // A token in the URL would end up in logs and browser history (audit L5): refused, and saying
+  // what to send instead.
   auto by_query = engine_->OpenStream(
       {"GET", "/api/v1/events/stream?access_token=t-alice", "", "", ""}, now_, [](std::string) {});
-  EXPECT_TRUE(std::holds_alternative<int64_t>(by_query));
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(by_query));
+  EXPECT_EQ(std::get<HttpResponse>(by_query).status, 400);
+  EXPECT_NE(std::get<HttpResponse>(by_query).body.find("Authorization: Bearer"), std::string::npos);
+}
+
+// Audit L5: the stream limit was global only, so one user could hold every stream.
+TEST_F(EventStreamsApiTest, OneUserCannotHoldEveryStream) {
+  auto open = [&](const char* token) {
+    return engine_->OpenStream({"GET", "/api/v1/events/stream", token, "", ""}, now_,
+                               [](std::string) {});
+  };
+  std::vector<int64_t> alice;
+  for (size_t i = 0; i < EventStreams::kMaxPerUser; ++i) {
+    auto s = open("Bearer t-alice");
+    ASSERT_TRUE(std::holds_alternative<int64_t>(s)) << i;
+    alice.push_back(std::get<int64_t>(s));
+  }
+  auto over = open("Bearer t-alice");
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(over));
+  EXPECT_EQ(std::get<HttpResponse>(over).status, 429);
+  EXPECT_NE(std::get<HttpResponse>(over).body.find("close one first"), std::string::npos);
+  EXPECT_TRUE(std::holds_alternative<int64_t>(open("Bearer t-bob")));
+  engine_->CloseStream(alice.front());
+  EXPECT_TRUE(std::holds_alternative<int64_t>(open("Bearer t-alice")));
 }
 
 core::JobRecord JobOf(const std::string& user, int64_t id) {

@@ -284,6 +284,29 @@ TEST_F(WebEngineTest, StreamAcceptsTheCookie) {
   EXPECT_EQ(std::get<HttpResponse>(refused).status, 401);
 }
 
+// Audit L5: a stream opened with the dashboard's cookie outlived a logout.
+TEST_F(WebEngineTest, AStreamEndsWithTheSessionItWasOpenedWith) {
+  const std::string cookie = LoginAs("t-alice"), other = LoginAs("t-alice");
+  std::vector<std::string> frames, kept;
+  ASSERT_TRUE(std::holds_alternative<int64_t>(engine_->OpenStream(
+      Req("GET", "/api/v1/events/stream", cookie), now_, [&](std::string f) { frames.push_back(f); })));
+  ASSERT_TRUE(std::holds_alternative<int64_t>(engine_->OpenStream(
+      Req("GET", "/api/v1/events/stream", other), now_, [&](std::string f) { kept.push_back(f); })));
+  engine_->Tick(now_);
+  EXPECT_TRUE(frames.empty());
+  ASSERT_EQ(Call(Req("POST", "/api/v1/logout", cookie)).status, 200);
+  engine_->Tick(now_);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_TRUE(frames[0].starts_with("event: end\n")) << frames[0];
+  EXPECT_NE(frames[0].find("logged out"), std::string::npos) << frames[0];
+  EXPECT_EQ(frames[1], "");  // the end of the stream
+  EXPECT_TRUE(kept.empty()) << "the other session's stream goes on";
+  now_ += std::chrono::hours(12);  // that session expires: its stream ends too
+  engine_->Tick(now_);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_TRUE(kept[0].starts_with("event: end\n")) << kept[0];
+}
+
 TEST_F(WebEngineTest, NonApiPathsGoToTheDashboard) {
   // No web_root configured here: the dashboard says so; the API's own 404s stay JSON.
   auto page = Call(Req("GET", "/"));
