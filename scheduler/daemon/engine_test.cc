@@ -127,6 +127,9 @@ TEST(EngineBus, AgentsHealthLogsAndProgressThroughTheApi) {
   EXPECT_TRUE(pod.hosts(0).healthy());
   EXPECT_EQ(pod.hosts(0).agent_id(), "w1");
   EXPECT_EQ(get("/api/v1/agents", "t").status, 403);
+  ASSERT_TRUE(ParseJson(get("/api/v1/pods/pod0", "t").body, {}, &pod).ok());
+  EXPECT_TRUE(pod.hosts(0).healthy());
+  EXPECT_EQ(pod.hosts(0).agent_id(), "") << "a user sees health, not which agent serves a host";
   api::AgentList agents;
   ASSERT_TRUE(ParseJson(get("/api/v1/agents").body, {}, &agents).ok());
   ASSERT_EQ(agents.agents_size(), 1);

@@ -13,7 +13,9 @@ api::Pod PodFor(const ApiView& view, const Principal& who) {
   api::Pod pod = PodToProto(view.scheduler);
   for (auto& h : *pod.mutable_hosts()) {
     const HostHealth& health = view.bus.hosts()[static_cast<size_t>(h.id())];
-    h.set_agent_id(health.agent_id);
+    // Which machine serves a host is the operators' business (audit L6), as /agents is
+    // admin-only; whether it is healthy, and why not, is everyone's: their jobs wait on it.
+    if (who.admin) h.set_agent_id(health.agent_id);
     h.set_health_reason(health.reason);
     const auto* job = h.job_id() ? view.scheduler.Find(JobId(h.job_id())) : nullptr;
     if (job != nullptr && !MaySee(who, *job)) h.set_job_id(0);  // held, not by whom
