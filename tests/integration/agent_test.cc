@@ -588,6 +588,54 @@ TEST_F(AgentTest, AHungObjectStoreDoesNotHoldTheExit) {
   EXPECT_NE(ReadFile(dir_ / "a2.log").find("still in progress"), std::string::npos);
 }
 
+// The audit's M10: podsched's rendezvous ports are predictable and every job on a machine shares
+// its network. A port another process already listens on (another user's job waiting to take
+// over the rendezvous) is moved to a free one for every rank, and the job's log says so; a free
+// one is kept.
+TEST_F(AgentTest, ATakenRendezvousPortIsMovedForTheJob) {
+  const int squatter = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(squatter, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(squatter, 4), 0);
+  ASSERT_EQ(getsockname(squatter, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int taken = ntohs(addr.sin_port);
+  const int free_fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in free_addr{};
+  free_addr.sin_family = AF_INET;
+  len = sizeof free_addr;
+  ASSERT_EQ(bind(free_fd, reinterpret_cast<sockaddr*>(&free_addr), sizeof free_addr), 0);
+  ASSERT_EQ(getsockname(free_fd, reinterpret_cast<sockaddr*>(&free_addr), &len), 0);
+  const int kept = ntohs(free_addr.sin_port);
+  close(free_fd);  // free again: the job keeps it
+
+  Envelope launch = MakeLaunchOn(28, "a0", 0, {});
+  Launch* l = launch.mutable_launch();
+  l->clear_command();
+  for (const char* a : {"/bin/sh", "-c", "echo master=$MASTER_PORT jax=$JAX_COORDINATOR_ADDRESS"}) {
+    l->add_command(a);
+  }
+  (*l->mutable_env())["MASTER_ADDR"] = "127.0.0.1";
+  (*l->mutable_env())["MASTER_PORT"] = std::to_string(taken);
+  (*l->mutable_env())["JAX_COORDINATOR_ADDRESS"] = "127.0.0.1:" + std::to_string(kept);
+  SendTo("a0", launch);
+  const bool exited = WaitFor([&] { return FindExited("a0", 28, 1) != nullptr; }, seconds(60));
+  close(squatter);
+  ASSERT_TRUE(exited) << ReadFile(dir_ / "a0.log");
+  const std::string log = LogText(28, 1);
+  const size_t at = log.find("master=");
+  ASSERT_NE(at, std::string::npos) << log;
+  const int got = std::atoi(log.c_str() + at + 7);
+  EXPECT_GT(got, 0) << log;
+  EXPECT_NE(got, taken) << log;
+  EXPECT_NE(log.find("jax=127.0.0.1:" + std::to_string(kept)), std::string::npos) << log;
+  EXPECT_NE(log.find("rendezvous port " + std::to_string(taken) + " is already in use"),
+            std::string::npos)
+      << log;
+}
+
 // The audit's M7: whoever answers on the bus chose where the root agent created directories and
 // wrote logs. With --checkpoint-root and --log-root, a Launch naming another place is dropped
 // as invalid (nothing is created there); one within them runs.

@@ -9,6 +9,7 @@
 #include "common/host_list.h"
 #include "worker/agent/launch_book.h"
 #include "worker/agent/mpirun_argv.h"
+#include "worker/agent/rendezvous_ports.h"
 #include "worker/agent/rsh_wire.h"
 
 namespace podsched::agent {
@@ -353,6 +354,35 @@ TEST(ParsersTest, RandomInputIsRejectedOrParsedNeverACrash) {
     (void)ParseRshCommandLine({bytes, "x"});
     (void)ParseMpiHostName(bytes);
   }
+}
+
+}  // namespace
+}  // namespace podsched::agent
+
+namespace podsched::agent {
+namespace {
+
+// Audit M10: the rendezvous ports a Launch names, and the same env with taken ones moved.
+TEST(RendezvousPortsTest, FindsAndMovesMasterAndJaxPorts) {
+  const EnvMap env{{"MASTER_ADDR", "10.0.0.1"},
+                   {"MASTER_PORT", "29500"},
+                   {"JAX_COORDINATOR_ADDRESS", "10.0.0.1:29501"},
+                   {"OTHER", "29500"}};
+  EXPECT_EQ(RendezvousPortsOf(env), (std::vector<int>{29500, 29501}));
+  const EnvMap moved = MoveRendezvousPorts(env, {{29501, 40001}});
+  EXPECT_EQ(moved.at("MASTER_PORT"), "29500");
+  EXPECT_EQ(moved.at("JAX_COORDINATOR_ADDRESS"), "10.0.0.1:40001");
+  EXPECT_EQ(moved.at("OTHER"), "29500");  // only the rendezvous variables
+  const EnvMap both = MoveRendezvousPorts(env, {{29500, 40000}, {29501, 40001}});
+  EXPECT_EQ(both.at("MASTER_PORT"), "40000");
+  EXPECT_EQ(both.at("JAX_COORDINATOR_ADDRESS"), "10.0.0.1:40001");
+  // Values that are not ports are not ports: never moved, never probed.
+  for (const char* bad : {"", "0", "65536", "29500x", "-1", " 29500"}) {
+    EXPECT_TRUE(RendezvousPortsOf({{"MASTER_PORT", bad}}).empty()) << bad;
+  }
+  EXPECT_TRUE(RendezvousPortsOf({{"JAX_COORDINATOR_ADDRESS", "noport"}}).empty());
+  EXPECT_EQ(RendezvousPortsOf({{"MASTER_PORT", "7"}, {"JAX_COORDINATOR_ADDRESS", "h:7"}}),
+            (std::vector<int>{7}));
 }
 
 }  // namespace

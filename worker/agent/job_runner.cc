@@ -349,7 +349,7 @@ void JobRunner::SweepScratch() {
 void JobRunner::StartLauncher(Job& job) {
   const bus::Launch& l = job.launch;
   std::vector<std::string> overrides, names;
-  for (const auto& [name, value] : l.env()) {
+  for (const auto& [name, value] : WithFreeRendezvousPorts(job)) {
     if (IsReservedEnvName(name)) {
       spdlog::warn("job {}: env {} is set by podworker; the Launch's value is ignored",
                    job.je.job.value(), name);
@@ -414,6 +414,34 @@ void JobRunner::StartLauncher(Job& job) {
   job.out_fd = child->stdout_fd;
   job.err_fd = child->stderr_fd;
   ScanSoon();
+}
+
+// Audit M10: the rendezvous ports podsched names are predictable, and this machine's other jobs
+// share its network: one another user's job already listens on is moved to a free port (which
+// every rank gets: the env reaches them from here), and the job's log says so.
+EnvMap JobRunner::WithFreeRendezvousPorts(Job& job) {
+  EnvMap env(job.launch.env().begin(), job.launch.env().end());
+  std::vector<int> taken;
+  for (int port : RendezvousPortsOf(env)) {
+    if (TcpPortInUse(port)) taken.push_back(port);
+  }
+  if (taken.empty()) return env;
+  auto free = PickFreeTcpPorts(static_cast<int>(taken.size()));
+  if (!free) {
+    spdlog::warn("job {}: {}", job.je.job.value(), free.error().message());
+    return env;
+  }
+  std::map<int, int> moved;
+  for (size_t i = 0; i < taken.size(); ++i) {
+    moved[taken[i]] = (*free)[i];
+    const std::string note = "podworker: rendezvous port " + std::to_string(taken[i]) +
+                             " is already in use on this machine (another process holds "
+                             "it); this job uses port " + std::to_string((*free)[i]) +
+                             " instead";
+    spdlog::warn("job {} epoch {}: {}", job.je.job.value(), job.je.epoch, note);
+    job.output.AddLine(note);
+  }
+  return MoveRendezvousPorts(std::move(env), moved);
 }
 
 // ---- signals and scans ----

@@ -31,6 +31,7 @@
 #include "worker/agent/output_spool.h"
 #include "worker/agent/poll_set.h"
 #include "worker/agent/process_tree.h"
+#include "worker/agent/rendezvous_ports.h"
 #include "worker/agent/rsh_admission.h"
 #include "worker/agent/state_dir.h"
 #include "worker/progress/progress_wire.h"
@@ -148,6 +149,8 @@ class JobRunner {
   void StartLauncher(Job& job);
   void PreemptJob(Job& job, int32_t grace_seconds, std::string_view reason);
   void Forward(Job& job, const progress::Progress& p);
+  // The Launch's env, its rendezvous ports moved off any another process holds here.
+  EnvMap WithFreeRendezvousPorts(Job& job);
   bool FilterLine(const JobEpoch& je, std::string_view line);
   void KillJob(Job& job);
   void SignalRanks(Job& job);
