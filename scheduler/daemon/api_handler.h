@@ -34,6 +34,8 @@ struct BusIoCounters {
   int64_t rejected_keys = 0;  // CURVE handshakes refused by the ZAP handler
   // Messages dropped: an enrolled key used under another agent id, or a key since revoked.
   int64_t rejected_agent_ids = 0;
+  // Messages to an agent not sent: its route's key is not (any more) enrolled for it.
+  int64_t unbound_routes = 0;
   // Dropped before the scheduler thread (Daemon's BusInbox): Log/Progress over their agent's or
   // the global budget; control messages only when the scheduler thread stopped taking them.
   int64_t overloaded = 0;

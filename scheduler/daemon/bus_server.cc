@@ -122,7 +122,17 @@ void BusServer::Loop() {
         }
         if (!got) break;
         bool ok = frames.size() == 2;
-        if (curve_ && !frames.empty() && !BoundTo(frames.back(), frames[0].to_string())) continue;
+        if (curve_ && !frames.empty()) {
+          const std::string agent_id = frames[0].to_string();
+          auto key = BoundKey(frames.back(), agent_id);
+          if (!key) {
+            // The route now leads to a connection that may not speak as this id (a takeover,
+            // or the agent revoked): nothing more goes out to it until one that may speaks.
+            route_keys_.erase(agent_id);
+            continue;
+          }
+          route_keys_[agent_id] = std::move(*key);
+        }
         on_message_(frames[0].to_string(), ok ? frames[1].to_string() : std::string(), ok);
       }
     }
@@ -133,6 +143,10 @@ void BusServer::Loop() {
         if (!got) break;
         if (frames.size() != 2) continue;
         if (frames[0].size() == 0) return;  // stop
+        if (curve_ && !RouteBound(frames[0].to_string())) {
+          ++unbound_routes_;
+          continue;
+        }
         try {
           router_.send(frames[0], zmq::send_flags::sndmore | zmq::send_flags::dontwait);
           router_.send(frames[1], zmq::send_flags::dontwait);
@@ -221,11 +235,28 @@ std::optional<std::vector<int32_t>> BusServer::EnrolledHostsOf(const std::string
   return it->second;
 }
 
-bool BusServer::BoundTo(const zmq::message_t& msg, const std::string& agent_id) {
+bool BusServer::RouteBound(const std::string& agent_id) {
+  auto route = route_keys_.find(agent_id);
+  if (route == route_keys_.end()) return false;
+  if (route->second == "*") return true;
+  if (std::chrono::steady_clock::now() - agent_keys_checked_ > std::chrono::seconds(1)) {
+    ReloadAgentKeys(false);
+  }
+  auto it = enrolled_z85_.find(route->second);
+  if (it != enrolled_z85_.end() && it->second == agent_id) return true;
+  if (unbound_routes_ % 100 == 0) {
+    spdlog::warn("bus: not sending to agent '{}': the key its connection spoke with is no longer "
+                 "enrolled for it (revoked)", agent_id);
+  }
+  return false;
+}
+
+std::optional<std::string> BusServer::BoundKey(const zmq::message_t& msg,
+                                               const std::string& agent_id) {
   const char* user = zmq_msg_gets(const_cast<zmq_msg_t*>(msg.handle()), "User-Id");
   const std::string_view uid = user == nullptr ? "" : user;
   const size_t space = uid.find(' ');
-  if (space != std::string_view::npos && uid.substr(0, space) == "*") return true;
+  if (space != std::string_view::npos && uid.substr(0, space) == "*") return std::string("*");
   if (std::chrono::steady_clock::now() - agent_keys_checked_ > std::chrono::seconds(1)) {
     ReloadAgentKeys(false);
   }
@@ -243,7 +274,8 @@ bool BusServer::BoundTo(const zmq::message_t& msg, const std::string& agent_id) 
                      : "enrolled for agent id '" + std::string(uid.substr(0, space)) + "'",
                  rejected_agent_ids_.load());
   }
-  return ok;
+  if (!ok) return std::nullopt;
+  return std::string(uid.substr(space + 1));
 }
 
 }  // namespace podsched::daemon

@@ -9,6 +9,11 @@
 // whose routing id (the agent id) is not ID, or whose key has been revoked since, is dropped
 // and counted (rejected_agent_ids) before anything reads it. The hosts each id was enrolled for
 // are kept for the scheduler thread (EnrolledHostsOf), which refuses a Register for any other.
+// Outbound, a message goes to an agent id only while the key its route last spoke with is still
+// enrolled for that id (audit L9): after a revocation, or once the route was taken over
+// (ROUTER_HANDOVER) by a connection whose key is not that id's and which spoke, nothing more
+// reaches it (counted: unbound_routes). A takeover that never speaks still receives until the
+// real agent reconnects (ZeroMQ tells a ROUTER nothing about a handover).
 #pragma once
 
 #include <atomic>
@@ -48,6 +53,8 @@ class BusServer {
   int64_t unroutable() const { return unroutable_.load(); }
   int64_t rejected_keys() const { return rejected_keys_.load(); }
   int64_t rejected_agent_ids() const { return rejected_agent_ids_.load(); }
+  // Messages not sent: the agent id's route is not (any more) bound to one of its keys.
+  int64_t unbound_routes() const { return unbound_routes_.load(); }
   // The hosts `agent_id` was enrolled for (podsched agent enroll --hosts); nullopt when it may
   // register any host: enrolled without --hosts, a configured key, or no CURVE. Thread-safe; as
   // of the agents.keys read that admitted the agent's connection or later.
@@ -59,8 +66,11 @@ class BusServer {
   void ServeZap();
   // Re-reads agent_keys_file when its modification time or size changed (or `force`).
   void ReloadAgentKeys(bool force);
-  // false: the message's connection is not (any more) allowed to speak as `agent_id`.
-  bool BoundTo(const zmq::message_t& msg, const std::string& agent_id);
+  // The key (Z85, or "*" for a configured key) the message's connection speaks as `agent_id`
+  // with; nullopt when it is not (any more) allowed to.
+  std::optional<std::string> BoundKey(const zmq::message_t& msg, const std::string& agent_id);
+  // Whether a message may go to `agent_id`: its route's last key is still enrolled for it.
+  bool RouteBound(const std::string& agent_id);
 
   zmq::context_t context_;
   zmq::socket_t router_;
@@ -81,6 +91,9 @@ class BusServer {
   std::atomic<int64_t> unroutable_{0};
   std::atomic<int64_t> rejected_keys_{0};
   std::atomic<int64_t> rejected_agent_ids_{0};
+  std::atomic<int64_t> unbound_routes_{0};
+  // Bus thread only: agent id -> the key its last accepted message came with.
+  std::map<std::string, std::string> route_keys_;
   std::thread thread_;
 };
 

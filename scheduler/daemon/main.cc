@@ -316,6 +316,7 @@ int main(int argc, char** argv) {
   (*engine)->SetBusIoCounters([bus_server, &daemon_for_metrics] {
     Engine::BusIoCounters io{bus_server->unroutable(), bus_server->rejected_keys(),
                              bus_server->rejected_agent_ids()};
+    io.unbound_routes = bus_server->unbound_routes();
     io.overloaded = daemon_for_metrics ? daemon_for_metrics->bus_overloaded() : 0;
     io.control_overloaded = daemon_for_metrics ? daemon_for_metrics->bus_control_overloaded() : 0;
     return io;

@@ -37,6 +37,7 @@ std::string FormatBusMetrics(const BusGauges& g) {
     out << "podsched_bus_dropped_total{reason=\"" << r << "\"} " << count(g.dropped, r) << '\n';
   }
   out << "podsched_bus_dropped_total{reason=\"unroutable\"} " << g.unroutable << '\n';
+  out << "podsched_bus_dropped_total{reason=\"route_not_bound\"} " << g.unbound_routes << '\n';
   out << "podsched_bus_dropped_total{reason=\"overloaded\"} " << g.overloaded << '\n';
   out << "podsched_bus_dropped_total{reason=\"overloaded_control\"} " << g.control_overloaded
       << '\n';

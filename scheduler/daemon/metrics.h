@@ -26,7 +26,8 @@ struct MetricGauges {
 };
 
 // The reasons BusLogic drops a bus message for (podsched_bus_dropped_total, docs/bus.md); the
-// bus thread's "unroutable", "overloaded" and "overloaded_control" are counted apart (BusGauges).
+// bus thread's "unroutable", "route_not_bound", "overloaded" and "overloaded_control" are counted
+// apart (BusGauges).
 inline constexpr std::string_view kBusDropReasons[] = {
     "malformed",   "oversized", "unknown_agent", "unknown_host",
     "stale_epoch", "unknown_job", "invalid",     "host_not_enrolled"};
@@ -39,6 +40,7 @@ struct BusGauges {
   int64_t unroutable = 0;  // sends to an agent the ROUTER no longer knows
   int64_t rejected_keys = 0;  // CURVE clients refused (key not enrolled nor configured)
   int64_t rejected_agent_ids = 0;  // messages under an agent id the key is not bound to
+  int64_t unbound_routes = 0;      // messages to an agent whose route's key was revoked
   int64_t overloaded = 0;          // Log/Progress dropped before the scheduler thread (BusInbox)
   int64_t control_overloaded = 0;  // Register/Heartbeat/Exited dropped there (a stalled thread)
 };

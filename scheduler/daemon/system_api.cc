@@ -38,6 +38,7 @@ HttpResponse MetricsText(const ApiView& view, ApiCalls&, const Principal&, const
     b.unroutable = io.unroutable;
     b.rejected_keys = io.rejected_keys;
     b.rejected_agent_ids = io.rejected_agent_ids;
+    b.unbound_routes = io.unbound_routes;
     b.overloaded = io.overloaded;
     b.control_overloaded = io.control_overloaded;
   }
