@@ -1,6 +1,7 @@
 #include "scheduler/daemon/bus_inbox.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <limits>
 #include <google/protobuf/wire_format_lite.h>
 
 #include "bus.pb.h"
@@ -63,12 +64,24 @@ bool BusInbox::Push(Message m, bool* wake) {
 }
 
 std::vector<BusInbox::Message> BusInbox::TakeTurn() {
-  std::vector<Message> turn;
   std::lock_guard lock(mu_);
+  std::vector<Message> turn = TakeLocked(limits_.turn_bytes);
+  if (turn.empty()) taking_ = false;
+  return turn;
+}
+
+std::vector<BusInbox::Message> BusInbox::TakeAll() {
+  std::lock_guard lock(mu_);
+  return TakeLocked(std::numeric_limits<int64_t>::max());
+}
+
+std::vector<BusInbox::Message> BusInbox::TakeLocked(int64_t bytes_per_agent) {
+  std::vector<Message> turn;
   for (auto it = queues_.begin(); it != queues_.end();) {
     Queue& q = it->second;
     int64_t taken = 0;
-    while (!q.entries.empty() && (taken == 0 || taken + q.entries.front().cost <= limits_.turn_bytes)) {
+    while (!q.entries.empty() &&
+           (taken == 0 || q.entries.front().cost <= bytes_per_agent - taken)) {
       Entry& e = q.entries.front();
       taken += e.cost;
       if (e.lane == BusLane::kControl) {
@@ -82,7 +95,6 @@ std::vector<BusInbox::Message> BusInbox::TakeTurn() {
     }
     it = q.entries.empty() ? queues_.erase(it) : std::next(it);
   }
-  if (turn.empty()) taking_ = false;
   return turn;
 }
 

@@ -59,12 +59,19 @@ class BusInbox {
   // The next turn, oldest first within each agent. Empty when nothing is queued; the taker
   // then stops, and the next Push wakes it.
   std::vector<Message> TakeTurn();
+  // Everything queued now, oldest first within each agent, without turns: for the scheduler
+  // thread to read before it judges who went silent (Daemon's tick). Leaves the taker's state
+  // alone (a posted taker stops at its next, empty, turn).
+  std::vector<Message> TakeAll();
 
   int64_t dropped_data() const;
   int64_t dropped_control() const;
   int64_t queued_bytes() const;
 
  private:
+  // Each agent's oldest messages up to `bytes_per_agent` (at least one); mu_ held.
+  std::vector<Message> TakeLocked(int64_t bytes_per_agent);
+
   struct Entry {
     Message message;
     BusLane lane;

@@ -118,6 +118,35 @@ TEST(BusInboxTest, TurnsServeEveryAgentAndKeepEachAgentsOrder) {
   EXPECT_EQ(inbox.queued_bytes(), 0);
 }
 
+// Found when a CI run under load declared every agent lost: the scheduler thread, held in a slow
+// commit past the heartbeat timeout, judged silence before reading the heartbeats that waited
+// here. The tick now reads everything queued first (Daemon); TakeAll gives it all of it, in
+// each agent's order, and leaves the turn-taking loop as it was.
+TEST(BusInboxTest, TakeAllGivesEverythingQueuedInEachAgentsOrder) {
+  BusInbox inbox;  // turn_bytes 256 KiB: a turn would give a0 at most 4 of these
+  bool wake = false;
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(inbox.Push({"a0", Log(1, 64 << 10)}, &wake));
+  ASSERT_TRUE(inbox.Push({"a0", Heartbeat("a0")}, &wake));
+  ASSERT_TRUE(inbox.Push({"a1", Heartbeat("a1")}, &wake));
+  std::vector<BusInbox::Message> all = inbox.TakeAll();
+  ASSERT_EQ(all.size(), 42u);
+  std::vector<std::string> a0;
+  for (const auto& m : all) {
+    if (m.agent_id == "a0") a0.push_back(m.bytes);
+  }
+  ASSERT_EQ(a0.size(), 41u);
+  EXPECT_EQ(a0.back(), Heartbeat("a0")) << "behind its own agent's Logs, never dropped";
+  EXPECT_EQ(inbox.queued_bytes(), 0);
+  EXPECT_TRUE(inbox.TakeAll().empty());
+  // The posted taker still stops at its next, empty, turn, and a Push then wakes a new one.
+  ASSERT_TRUE(inbox.Push({"a1", Heartbeat("a1")}, &wake));
+  EXPECT_FALSE(wake);
+  EXPECT_EQ(inbox.TakeTurn().size(), 1u);
+  EXPECT_TRUE(inbox.TakeTurn().empty());
+  ASSERT_TRUE(inbox.Push({"a1", Heartbeat("a1")}, &wake));
+  EXPECT_TRUE(wake);
+}
+
 // One TakeTurn loop at a time: the first Push wakes it, an empty turn ends it, and the next
 // Push wakes it again (no message is left without a loop to take it).
 TEST(BusInboxTest, TheTakerIsWokenOncePerIdlePeriod) {

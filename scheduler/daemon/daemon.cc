@@ -14,12 +14,7 @@ Daemon::Daemon(std::unique_ptr<Engine> engine, const Clock* clock, std::chrono::
       on_fatal_(std::move(on_fatal)),
       work_(io_.get_executor()),
       timer_(io_) {
-  asio::post(io_, [this] {
-    engine_->Tick(clock_->Now());
-    (void)engine_->Flush(clock_->Now());
-    AfterCall();
-    if (!tick_soon_) ScheduleTick(tick_);
-  });
+  asio::post(io_, [this] { TickNow(); });
   thread_ = std::thread([this] { io_.run(); });
 }
 
@@ -41,11 +36,28 @@ void Daemon::ScheduleTick(std::chrono::milliseconds after) {
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;  // rescheduled or stopped
     tick_soon_ = false;
-    engine_->Tick(clock_->Now());
-    (void)engine_->Flush(clock_->Now());  // failure -> fatal(), reported by AfterCall
-    AfterCall();
-    if (!tick_soon_) ScheduleTick(tick_);
+    TickNow();
   });
+}
+
+void Daemon::TickNow() {
+  // What the agents sent while this thread was busy is read before the tick judges who went
+  // silent: a commit held up past the heartbeat timeout (a slow disk) otherwise declared every
+  // agent lost, and requeued their jobs, with their heartbeats waiting in the inbox (seen in a
+  // CI run on a loaded machine). A posted TakeBusTurn then finds an empty turn.
+  for (BusInbox::Message& m : bus_inbox_.TakeAll()) Deliver(m);
+  engine_->Tick(clock_->Now());
+  (void)engine_->Flush(clock_->Now());  // failure -> fatal(), reported by AfterCall
+  AfterCall();
+  if (!tick_soon_) ScheduleTick(tick_);
+}
+
+void Daemon::Deliver(const BusInbox::Message& m) {
+  if (m.well_framed) {
+    engine_->OnBusMessage(m.agent_id, m.bytes, clock_->Now());
+  } else {
+    engine_->OnBusMalformed();
+  }
 }
 
 void Daemon::AfterCall() {
@@ -84,13 +96,7 @@ void Daemon::PostBusMessage(std::string agent_id, std::string bytes, bool well_f
 void Daemon::TakeBusTurn() {
   std::vector<BusInbox::Message> turn = bus_inbox_.TakeTurn();
   if (turn.empty()) return;
-  for (BusInbox::Message& m : turn) {
-    if (m.well_framed) {
-      engine_->OnBusMessage(m.agent_id, m.bytes, clock_->Now());
-    } else {
-      engine_->OnBusMalformed();
-    }
-  }
+  for (const BusInbox::Message& m : turn) Deliver(m);
   // A turn of heartbeats shares one commit, and Acks/Launches go out after it.
   PostFlush();
   asio::post(io_, [this] { TakeBusTurn(); });

@@ -58,6 +58,10 @@ class Daemon final : public HttpBackend {
 
  private:
   void ScheduleTick(std::chrono::milliseconds after);
+  // Reads everything in the bus inbox, then the engine's tick and its commit.
+  void TickNow();
+  // One bus message to the engine.
+  void Deliver(const BusInbox::Message& m);
   void AfterCall();
   void Flush();
   void PostFlush();
