@@ -636,6 +636,45 @@ TEST_F(AgentTest, ATakenRendezvousPortIsMovedForTheJob) {
       << log;
 }
 
+// The audit's M12: a job that forks without end (here a 300-deep chain of shells) took the
+// agent's scans, and the machine, with it. Over --max-job-processes it is killed whole at the
+// next scan and fails saying so; the agent goes on.
+TEST_F(AgentTest, AJobOverTheProcessCapIsKilledAndTheAgentGoesOn) {
+  StartAgent("a2", "4", {"--max-job-processes", "20"});
+  ASSERT_TRUE(WaitFor([&] { return rsh_.count("a2") && HeartbeatsAfter("a2", {}) >= 1; },
+                      seconds(20)));
+  Envelope launch = MakeLaunchOn(29, "a2", 4, {});
+  Launch* l = launch.mutable_launch();
+  l->clear_command();
+  for (const char* a : {"/bin/sh", "-c",
+                        "f() { if [ \"$1\" -gt 0 ]; then f $(($1 - 1)) & wait; "
+                        "else sleep 3017; fi; }; f 300"}) {
+    l->add_command(a);
+  }
+  SendTo("a2", launch);
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a2", 29, 1) != nullptr; }, seconds(60)))
+      << ReadFile(dir_ / "a2.log");
+  const Exited& e = *FindExited("a2", 29, 1);
+  EXPECT_EQ(e.reason(), Exited::FAILED) << e.message();
+  EXPECT_NE(e.message().find("more than --max-job-processes 20"), std::string::npos)
+      << e.message();
+  EXPECT_NE(LogText(29, 1).find("more than --max-job-processes 20"), std::string::npos);
+  auto chain_left = [] {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+      const std::string cmd = ReadFile(entry.path() / "cmdline");
+      if (cmd.find("sleep") != std::string::npos && cmd.find("3017") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitFor([&] { return !chain_left(); }, seconds(10))) << "the chain outlived its job";
+  const auto after = Clock::now();
+  EXPECT_TRUE(WaitFor([&] { return HeartbeatsAfter("a2", after) >= 1; }, seconds(10)))
+      << "the agent stopped";
+}
+
 // The audit's M7: whoever answers on the bus chose where the root agent created directories and
 // wrote logs. With --checkpoint-root and --log-root, a Launch naming another place is dropped
 // as invalid (nothing is created there); one within them runs.

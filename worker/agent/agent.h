@@ -45,6 +45,10 @@ struct AgentOptions {
   // A job's Exited waits for its log to be stored at most this long (the audit's M13: a
   // trickling object store held every later exit, and so its hosts); the upload goes on.
   int32_t exit_log_deadline_seconds = 30;
+  // A job with more processes than this on this machine (a fork bomb, a 50,000-deep chain) is
+  // killed whole at the next scan, and fails saying so (audit M12): the scans, and the machine,
+  // stay the agent's. Threads do not count.
+  int32_t max_job_processes = 10000;
   std::string version;
 };
 

@@ -62,7 +62,24 @@ JobRunner::JobRunner(const AgentOptions& options, const MonotonicClock& clock, S
       state_(state),
       spool_(spool),
       send_(std::move(send)),
-      agent_env_(AgentEnvironment()) {}
+      agent_env_(AgentEnvironment()) {
+  procs_.set_tag_trust([this](pid_t pid, std::string_view tag, uint32_t uid) {
+    JobEpoch je;
+    int32_t host = 0;
+    if (!ParseTag(tag, je, host)) return true;
+    const Job* job = Find(je);
+    // A job not running here: its processes are killed as such. Otherwise the tag holds only
+    // for the account the job runs as.
+    if (job == nullptr || !job->account || job->account->uid == uid) return true;
+    if (untrusted_warned_.size() >= 4096) untrusted_warned_.clear();  // a log line now and then
+    if (untrusted_warned_.insert(pid).second) {
+      spdlog::warn("pid {} (uid {}) carries the tag of job {} epoch {}, which runs as uid {}: "
+                   "not taken as that job's process", pid, uid, je.job.value(), je.epoch,
+                   job->account->uid);
+    }
+    return false;
+  });
+}
 
 JobRunner::Job* JobRunner::Find(const JobEpoch& je) {
   auto it = jobs_.find(je.job);
@@ -490,7 +507,17 @@ void JobRunner::Scan() {
 
   const MonotonicTime now = clock_.Now();
   for (auto& [id, job] : jobs_) {
-    if (job.life.killing()) {
+    if (job.killed_for.empty() &&
+        job.pids.size() > static_cast<size_t>(o_.max_job_processes)) {
+      job.killed_for = "podworker: the job had " + std::to_string(job.pids.size()) +
+                       " processes on this machine, more than --max-job-processes " +
+                       std::to_string(o_.max_job_processes) + "; killed";
+      spdlog::warn("job {} epoch {}: {}", job.je.job.value(), job.je.epoch, job.killed_for);
+      job.output.AddLine(job.killed_for);
+      if (job.mpirun > 0 && !job.mpirun_reaped) kill(-job.mpirun, SIGKILL);
+      if (sessions_ != nullptr) sessions_->KillAll(job.je);
+    }
+    if (job.life.killing() || !job.killed_for.empty()) {
       for (pid_t p : job.pids) kill(p, SIGKILL);
       continue;
     }
@@ -613,6 +640,7 @@ void JobRunner::EndJob(Job& job) {
   if (!job.launcher) {
     report.reason = ExitReason::kReleased;
     report.message = job.session_hosts.empty() ? "no process was started here" : "processes gone";
+    if (!job.killed_for.empty()) report.message += " (" + job.killed_for + ")";
     job.ended = std::move(report);
     return Report(job);
   }
@@ -620,6 +648,7 @@ void JobRunner::EndJob(Job& job) {
   report.reason = v.reason;
   report.exit_code = v.exit_code;
   report.message = v.message;
+  if (!job.killed_for.empty()) report.message += " (" + job.killed_for + ")";
   job.output.EndStream(LogCutter::kStdout);
   job.output.EndStream(LogCutter::kStderr);
   FlushOutput(job);

@@ -138,6 +138,8 @@ class JobRunner {
     Result<JobAccount> account = JobAccount{};  // resolved at Start
     std::map<int32_t, std::string> scratch;      // host -> scratch directory
     bool failed_here = false;  // a command of an rsh session here failed (keeps scratch)
+    // Why the agent killed it on its own (over --max-job-processes); "" when it did not.
+    std::string killed_for;
     // The live log's byte budget (AgentOptions::live_log_bytes_per_second) and what it skipped.
     TokenBucket<MonotonicTime> live_log{0, 0};
     int64_t live_log_skipped = 0;
@@ -177,6 +179,7 @@ class JobRunner {
   LaunchBook book_;
   std::map<JobId, Job> jobs_;
   ProcessTable procs_;
+  std::set<pid_t> untrusted_warned_;  // pids logged for another account's tag (at most 4096)
   MonotonicTime next_scan_{};
   bool ranks_up_news_ = false;
   bool stopping_ = false;  // PreemptAll was called: no new Launch

@@ -222,6 +222,11 @@ int main(int argc, char** argv) {
   app.add_option("--log-root", o.log_root,
                  "URL prefix a Launch's log_url must start with, e.g. file:///srv/objects; "
                  "others are refused. Default: any");
+  app.add_option("--max-job-processes", o.max_job_processes,
+                 "A job with more processes than this on this machine is killed and fails "
+                 "(threads do not count)")
+      ->check(CLI::Range(8, 1000000))
+      ->capture_default_str();
   app.add_option("--exit-log-deadline-seconds", o.exit_log_deadline_seconds,
                  "A job's exit is reported at most this long after its processes ended, even "
                  "while its log is still being stored (a slow object store never holds hosts)")

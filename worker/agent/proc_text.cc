@@ -46,6 +46,17 @@ std::optional<ProcInfo> ParseProcStat(std::string_view stat, pid_t pid) {
   return info;
 }
 
+std::optional<uint32_t> StatusRealUid(std::string_view status) {
+  for (std::string_view line : SplitOn(status, '\n')) {
+    if (!line.starts_with("Uid:")) continue;
+    std::string_view rest = line.substr(4);
+    while (!rest.empty() && (rest.front() == '\t' || rest.front() == ' ')) rest.remove_prefix(1);
+    const size_t end = rest.find_first_of("\t ");
+    return Number<uint32_t>(rest.substr(0, end), 10);
+  }
+  return std::nullopt;
+}
+
 bool StatusHandlesSignal(std::string_view status, int sig) {
   if (sig < 1 || sig > 64) return false;
   const uint64_t bit = uint64_t{1} << (sig - 1);

@@ -32,6 +32,8 @@ struct ProcInfo {
 std::optional<ProcInfo> ParseProcStat(std::string_view stat, pid_t pid);
 // /proc/PID/status: whether the SigCgt or SigIgn mask has signal `sig` (1..64) set.
 bool StatusHandlesSignal(std::string_view status, int sig);
+// /proc/PID/status: the real uid (the first field of its "Uid:" line); nullopt when missing.
+std::optional<uint32_t> StatusRealUid(std::string_view status);
 // /proc/PID/environ (NUL-separated NAME=VALUE): the value of the first `name`.
 std::optional<std::string> FindEnvVar(std::string_view environ, std::string_view name);
 

@@ -37,6 +37,14 @@ TEST(ProcTextTest, MalformedStatIsNulloptNeverAThrow) {
   }
 }
 
+TEST(ProcTextTest, RealUidOfStatus) {
+  EXPECT_EQ(StatusRealUid("Name:\tx\nUid:\t1001\t0\t0\t0\nGid:\t1\n"), 1001u);
+  EXPECT_EQ(StatusRealUid("Uid: 0 1001 1001 1001\n"), 0u);  // the real one, not the effective
+  EXPECT_FALSE(StatusRealUid("Name:\tx\n").has_value());
+  EXPECT_FALSE(StatusRealUid("Uid:\tabc\t0\n").has_value());
+  EXPECT_FALSE(StatusRealUid("Uid:\t99999999999\n").has_value());
+}
+
 TEST(ProcTextTest, SignalMasks) {
   const std::string status = "Name:\tx\nSigIgn:\t0000000000000001\nSigCgt:\t0000000000004000\n";
   EXPECT_TRUE(StatusHandlesSignal(status, 1));    // SIGHUP ignored

@@ -128,6 +128,10 @@ void ProcessTable::ScanFrom(const std::vector<pid_t>& walked) {
     p.tag = FindEnvVar(ReadEnvironHead("/proc/" + std::to_string(pid) + "/environ", kMaxEnvironRead),
                        kTagVariable)
                 .value_or("");
+    if (!p.tag.empty() && trust_) {
+      const auto uid = StatusRealUid(ReadAll("/proc/" + std::to_string(pid) + "/status"));
+      if (!uid || !trust_(pid, p.tag, *uid)) p.tag.clear();  // its parent's, below
+    }
     JobEpoch je;
     int32_t host = 0;
     if (!ParseTag(p.tag, je, host, &p.rank)) p.rank = -1;

@@ -12,9 +12,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -54,6 +56,13 @@ class ProcessTable {
     bool inherited = false;
   };
 
+  // Whether process `pid`, whose real uid is `uid`, may carry `tag` in its own environment. A
+  // process that may not is taken as untagged: it belongs to its parent's job, and is no rank
+  // (audit M1: the tag is the process's own claim, so another account's process could pass as a
+  // rank of your job). Unset: every tag is trusted.
+  using TagTrust = std::function<bool(pid_t pid, std::string_view tag, uint32_t uid)>;
+  void set_tag_trust(TagTrust trust) { trust_ = std::move(trust); }
+
   // Walks this process's descendants.
   void Scan();
   // The same from a given walk (the unit tests' way to stand for a walk that missed some).
@@ -73,6 +82,7 @@ class ProcessTable {
 
  private:
   std::map<pid_t, Process> processes_;
+  TagTrust trust_;
 };
 
 }  // namespace podsched::agent

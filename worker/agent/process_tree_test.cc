@@ -190,6 +190,41 @@ TEST_F(ProcessTableTest, AnUntaggedChildBelongsToItsParentsJob) {
   kill(child, SIGKILL);
 }
 
+// Audit M1: the tag is a process's own claim. A child that sets another job's tag is, when the
+// trust rule refuses it (the agent's: that job runs as another uid), no rank of that job but a
+// process of its parent's, and dies with it.
+TEST_F(ProcessTableTest, ATagTheTrustRuleRefusesIsTheParentsNotARank) {
+  const pid_t rank = SpawnTagged(
+      "7:3:1:0", {"/bin/sh", "-c", "env PODWORKER_TAG=9:1:4:0 /bin/sleep 60 & wait"});
+  children_.push_back(rank);
+  ProcessTable table;
+  std::vector<std::pair<std::string, uint32_t>> asked;
+  table.set_tag_trust([&](pid_t, std::string_view tag, uint32_t uid) {
+    asked.emplace_back(std::string(tag), uid);
+    return tag.starts_with("7:");  // job 9 "runs as another account"
+  });
+  pid_t decoy = 0;
+  for (int i = 0; i < 5000 && decoy == 0; ++i) {
+    usleep(1000);
+    table.Scan();
+    for (const auto& [pid, p] : table.processes()) {
+      if (p.info.ppid == rank && p.info.comm == "sleep") decoy = pid;
+    }
+  }
+  ASSERT_NE(decoy, 0) << "the decoy never showed";
+  table.Scan();
+  EXPECT_EQ(table.processes().at(rank).tag, "7:3:1:0");
+  EXPECT_TRUE(table.IsRank(rank));
+  EXPECT_EQ(table.processes().at(decoy).tag, "7:3:1:0") << "its parent's job, not job 9";
+  EXPECT_FALSE(table.IsRank(decoy));
+  bool asked_about_decoy = false;
+  for (const auto& [tag, uid] : asked) {
+    if (tag == "9:1:4:0") asked_about_decoy = uid == ::getuid();
+  }
+  EXPECT_TRUE(asked_about_decoy) << "the rule is asked with the process's real uid";
+  kill(decoy, SIGKILL);
+}
+
 // A missed walk (see ScanFrom): a Kill, orted dying, its ranks reparented to the agent while
 // the walk read neither list.
 TEST_F(ProcessTableTest, AKnownProcessTheWalkMissedIsKeptWhileItLives) {
