@@ -31,6 +31,8 @@ packages=(
   ccache                                      # check.sh's builds reuse earlier compiles
   # tests: network namespaces, process tools, HTTP tests of the daemon
   iproute2 procps curl jq python3
+  # tests: `systemd-analyze verify` of deploy/systemd's units (no systemd needs to run)
+  systemd
   # tests: a real S3 server on 127.0.0.1 (OpenStack Swift + s3api, deploy/s3-server.sh) and a
   # real S3 client for interop tests and benchmarks
   swift swift-proxy swift-object swift-container swift-account awscli

@@ -1,7 +1,9 @@
 #include "scheduler/daemon/agent_keys.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -134,9 +136,27 @@ Result<KeyFile> LoadOrCreateServerKey(const std::string& data_dir, const KeyGene
   return k;
 }
 
+Status CheckDataDirOwner(const std::string& data_dir) {
+  struct stat st {};
+  if (::stat(data_dir.c_str(), &st) != 0 || st.st_uid == ::geteuid()) return Status::Ok();
+  std::string owner = "uid " + std::to_string(st.st_uid);
+  std::string name;
+  if (const passwd* pw = ::getpwuid(st.st_uid); pw != nullptr) {
+    name = pw->pw_name;
+    owner = name + " (" + owner + ")";
+  }
+  return Status(StatusCode::kFailedPrecondition,
+                data_dir + " belongs to " + owner + ", not to this process (uid " +
+                    std::to_string(::geteuid()) +
+                    "): the key files written here would be this process's, mode 0600, and "
+                    "podsched could not read them. Run it as the data dir's owner, e.g. "
+                    "runuser -u " + (name.empty() ? "OWNER" : name) + " -- podsched --config ... agent ...");
+}
+
 Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agent_id,
                             const std::string& bus, const KeyGenerator& keygen,
                             std::optional<std::vector<int32_t>> hosts) {
+  if (Status s = CheckDataDirOwner(data_dir); !s.ok()) return std::unexpected(s);
   if (!IsValidAgentId(agent_id)) {
     return InvalidArgument("agent id '" + agent_id + "' must be 1..64 of [A-Za-z0-9._-]");
   }
@@ -164,6 +184,7 @@ Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agen
 }
 
 Status RevokeAgent(const std::string& data_dir, const std::string& agent_id) {
+  if (Status s = CheckDataDirOwner(data_dir); !s.ok()) return s;
   KeysLock lock(data_dir);
   if (!lock.ok()) return Status(StatusCode::kUnavailable, "cannot lock agents.keys");
   auto agents = ReadAgentKeys(AgentKeysPath(data_dir));

@@ -58,6 +58,12 @@ Result<KeyFile> LoadOrCreateServerKey(const std::string& data_dir, const KeyGene
 Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agent_id,
                             const std::string& bus, const KeyGenerator& keygen,
                             std::optional<std::vector<int32_t>> hosts = std::nullopt);
+// Audit M8: enrolling as root in the data dir of a daemon that runs as its own account wrote a
+// root-owned 0600 agents.keys that the daemon could not read (it failed to start, or kept the old
+// list). kFailedPrecondition, saying how to run it instead, when `data_dir` exists and is not
+// this process's (effective uid); EnrollAgent and RevokeAgent check it first.
+Status CheckDataDirOwner(const std::string& data_dir);
+
 // Removes `agent_id` from agents.keys (kNotFound when it is not there). A connected agent's
 // messages are dropped from the next re-read on (within a second); it cannot reconnect.
 Status RevokeAgent(const std::string& data_dir, const std::string& agent_id);

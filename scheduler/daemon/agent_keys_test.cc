@@ -35,6 +35,26 @@ class AgentKeysTest : public ::testing::Test {
   KeyGenerator keygen_ = FakeKeys();
 };
 
+// Audit M8: root enrolling in the data dir of podsched's own account wrote a root-owned 0600
+// agents.keys the daemon could not read. Now refused, naming the account to run it as.
+TEST_F(AgentKeysTest, EnrolAndRevokeOnlyAsTheDataDirsOwner) {
+  if (::geteuid() != 0) GTEST_SKIP() << "handing the directory to another account needs root";
+  ASSERT_TRUE(EnrollAgent(dir_, "m1", "tcp://h:1", keygen_).has_value());
+  ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
+  auto refused = EnrollAgent(dir_, "m2", "tcp://h:1", keygen_);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.error().message().find("runuser -u nobody"), std::string::npos)
+      << refused.error().message();
+  Status revoke = RevokeAgent(dir_, "m1");
+  EXPECT_EQ(revoke.code(), StatusCode::kFailedPrecondition) << revoke.ToString();
+  auto agents = ReadAgentKeys(AgentKeysPath(dir_));
+  ASSERT_TRUE(agents.has_value());
+  EXPECT_EQ(agents->size(), 1u) << "nothing was written";
+  ASSERT_EQ(::chown(dir_.c_str(), 0, 0), 0);
+  EXPECT_TRUE(RevokeAgent(dir_, "m1").ok());
+}
+
 TEST_F(AgentKeysTest, ServerKeyIsCreatedOnceWithMode0600) {
   bool created = false;
   auto first = LoadOrCreateServerKey(dir_, keygen_, &created);

@@ -42,6 +42,18 @@ void WaitForExec(pid_t pid) {
   ASSERT_TRUE(ExecDone(pid)) << "pid " << pid << " never became sleep";
 }
 
+// Scans until a `sleep` child of `parent` shows (at most 5 s); its pid, 0 when it never did.
+pid_t ScanUntilSleepUnder(ProcessTable& table, pid_t parent) {
+  for (int i = 0; i < 5000; ++i) {
+    usleep(1000);
+    table.Scan();
+    for (const auto& [pid, p] : table.processes()) {
+      if (p.info.ppid == parent && p.info.comm == "sleep") return pid;
+    }
+  }
+  return 0;
+}
+
 class ProcessTableTest : public ::testing::Test {
  protected:
   void TearDown() override {
@@ -171,14 +183,7 @@ TEST_F(ProcessTableTest, AnUntaggedChildBelongsToItsParentsJob) {
   const pid_t rank = SpawnTagged("7:3:1:0", {"/bin/sh", "-c", "env -i /bin/sleep 60 & wait"});
   children_.push_back(rank);
   ProcessTable table;
-  pid_t child = 0;
-  for (int i = 0; i < 5000 && child == 0; ++i) {
-    usleep(1000);
-    table.Scan();
-    for (const auto& [pid, p] : table.processes()) {
-      if (p.info.ppid == rank && p.info.comm == "sleep") child = pid;
-    }
-  }
+  const pid_t child = ScanUntilSleepUnder(table, rank);
   ASSERT_NE(child, 0) << "the shell's untagged sleep never showed";
   table.Scan();
   EXPECT_EQ(table.processes().at(rank).tag, "7:3:1:0");
@@ -203,14 +208,7 @@ TEST_F(ProcessTableTest, ATagTheTrustRuleRefusesIsTheParentsNotARank) {
     asked.emplace_back(std::string(tag), uid);
     return tag.starts_with("7:");  // job 9 "runs as another account"
   });
-  pid_t decoy = 0;
-  for (int i = 0; i < 5000 && decoy == 0; ++i) {
-    usleep(1000);
-    table.Scan();
-    for (const auto& [pid, p] : table.processes()) {
-      if (p.info.ppid == rank && p.info.comm == "sleep") decoy = pid;
-    }
-  }
+  const pid_t decoy = ScanUntilSleepUnder(table, rank);
   ASSERT_NE(decoy, 0) << "the decoy never showed";
   table.Scan();
   EXPECT_EQ(table.processes().at(rank).tag, "7:3:1:0");
