@@ -1,8 +1,10 @@
 #include "scheduler/daemon/bus_inbox.h"
 
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/coded_stream.h>
-#include <limits>
 #include <google/protobuf/wire_format_lite.h>
+
+#include <limits>
 
 #include "bus.pb.h"
 
@@ -12,11 +14,21 @@ BusLane LaneOf(std::string_view bytes) {
   using google::protobuf::internal::WireFormatLite;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                             static_cast<int>(bytes.size()));
-  // The body is a oneof: of several fields the last one wins, as in a parse.
+  // The body is a oneof: of several fields the last one wins, as in a parse. Only what a parse
+  // takes as the body counts: a field of the oneof, length-delimited (another number, or that
+  // number with another wire type, is an unknown field to the parser and leaves the body as it
+  // was; found by the bus_lane fuzz target's oracle).
+  const google::protobuf::OneofDescriptor* oneof =
+      bus::Envelope::descriptor()->FindOneofByName("body");
   int body = 0;
   while (uint32_t tag = in.ReadTag()) {
     if (!WireFormatLite::SkipField(&in, tag)) return BusLane::kData;
-    body = static_cast<int>(WireFormatLite::GetTagFieldNumber(tag));
+    const int number = static_cast<int>(WireFormatLite::GetTagFieldNumber(tag));
+    const auto* field = bus::Envelope::descriptor()->FindFieldByNumber(number);
+    if (field != nullptr && field->containing_oneof() == oneof &&
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      body = number;
+    }
   }
   if (!in.ConsumedEntireMessage() || in.CurrentPosition() != static_cast<int>(bytes.size())) {
     return BusLane::kData;

@@ -50,6 +50,11 @@ TEST(BusInboxTest, TheLaneComesFromTheEnvelopesBody) {
   // Two bodies: the last one wins, as in a parse; a Log cannot pass as a heartbeat.
   EXPECT_EQ(LaneOf(Heartbeat("a0") + Log(3, 10)), BusLane::kData);
   EXPECT_EQ(LaneOf(Log(3, 10) + Heartbeat("a0")), BusLane::kControl);
+  // Fields a parse keeps as unknown leave the body as it was: a later field of a number the
+  // Envelope lacks, or a body's number with another wire type (field 11, Log, as a varint).
+  EXPECT_EQ(LaneOf(Heartbeat("a0") + std::string("\x62\x00", 2)), BusLane::kControl);  // 12
+  EXPECT_EQ(LaneOf(Heartbeat("a0") + std::string("\x58\x01", 2)), BusLane::kControl);  // 11 varint
+  EXPECT_EQ(LaneOf(Log(3, 10) + std::string("\x10\x01", 2)), BusLane::kData);  // 2 as a varint
 }
 
 // The audit's H2: agent a0's output flood must not cost a1 (or a0 itself) a heartbeat.
