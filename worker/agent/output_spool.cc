@@ -6,11 +6,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 namespace podsched::agent {
+namespace {
+
+std::atomic<int64_t> g_abandoned_uploads{0};
+
+}  // namespace
+
+int64_t OutputSpool::AbandonedUploads() { return g_abandoned_uploads.load(); }
 
 OutputSpool::Shared::~Shared() {
   if (event_fd >= 0) close(event_fd);
@@ -41,6 +49,7 @@ OutputSpool::~OutputSpool() {
     }
   }
   if (left > 0) {
+    g_abandoned_uploads += left;
     spdlog::warn("stopping with {} log upload(s) still in progress after {} ms; their spool "
                  "files stay in {}", left, options_.shutdown_wait.count(), dir_);
   }

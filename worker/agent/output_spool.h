@@ -71,6 +71,8 @@ class OutputSpool {
 
   // The object key of a job's log: "J/logs/epoch-E.log".
   static std::string LogKey(const JobEpoch& je);
+  // Uploads left running by spools destroyed so far (their threads detached). Thread-safe.
+  static int64_t AbandonedUploads();
 
  private:
   struct Copy {

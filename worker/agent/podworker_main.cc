@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -25,6 +26,7 @@
 #include "worker/agent/exec_launcher.h"
 #include "common/host_list.h"
 #include "worker/agent/mpirun_argv.h"
+#include "worker/agent/output_spool.h"
 #include "worker/agent/rsh_client.h"
 
 namespace {
@@ -341,5 +343,13 @@ int main(int argc, char** argv) {
                  geteuid());
   }
   ProtectFromOomKiller();
-  return RunAgent(o);
+  const int rc = RunAgent(o);
+  // An upload the stop left running (a hung object store) still runs on its detached thread:
+  // end the process without the static destructors (OpenSSL's and libcurl's cleanup among
+  // them), which must not run under it.
+  if (podsched::agent::OutputSpool::AbandonedUploads() > 0) {
+    spdlog::shutdown();
+    std::_Exit(rc);
+  }
+  return rc;
 }
