@@ -1,4 +1,4 @@
-// The environment names of the job contract (DESIGN.md section 5, docs/jobspec.md): what the
+// The environment names of the job contract (docs/jobspec.md, "The launch contract"): what the
 // scheduler and the agents set in every rank's environment. A job spec may not set them (a rank
 // that found its own RANK overridden by a typo in a spec would rendezvous with the wrong peers).
 // This is the one list: the core's spec validation refuses these names, and whoever composes a

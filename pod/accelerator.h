@@ -20,7 +20,7 @@ namespace podsched::pod {
 
 enum class Generation { kV2, kV3 };
 
-// Facts about one TPU generation (DESIGN.md section 3).
+// Facts about one TPU generation (docs/pod.md, "Accelerator types").
 struct GenerationSpec {
   Generation generation;
   std::string_view name;             // "v2"

@@ -1,7 +1,7 @@
 // Cost model: what a slice costs per hour, what stored bytes cost, and how long a training step
 // of a simulated workload takes on a slice.
 //
-// Prices (DESIGN.md section 3, Cloud TPU US 2018-19) are for the 8-core slice and scale linearly
+// Prices (Cloud TPU US 2018-19; docs/pod.md, "Cost model") are for the 8-core slice and scale linearly
 // with TensorCores: v2-32 on-demand is 4 x $4.50 = $18.00/h.
 //
 // Step-time model (weak scaling: the per-core batch stays constant as slices grow, so the global
@@ -14,7 +14,7 @@
 // Each host computes its share in parallel, so compute does not depend on the slice size; the
 // ring term grows slowly with n. The interconnect figures are model assumptions (documented in
 // InterconnectOf), not measured facts. The workload constants are calibrated so that the two
-// reference workloads of DESIGN.md section 3 come out right on a v2-8:
+// reference workloads of docs/pod.md, "Cost model", come out right on a v2-8:
 //   "resnet50": ResNet-50, global batch 1024 (128 per core), bf16: ~4 min per epoch of
 //               1.28M images = 1250 steps of ~0.192 s;
 //   "gan128":   a 128x128 GAN at batch 128 (16 per core): 100 iterations in ~60 s.

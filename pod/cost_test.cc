@@ -35,7 +35,7 @@ TEST(CostTest, StorageIsPerGbMonthAndConfigurable) {
   EXPECT_NEAR(StoragePricing{0.020}.Usd(1024.0 * 1024 * 1024, month), 0.020, 1e-12);
 }
 
-// The calibration must reproduce DESIGN.md's reference figures within 10%.
+// The calibration must reproduce the reference figures of docs/pod.md, "Cost model", within 10%.
 TEST(CostTest, ResNet50OnV2_8TakesAboutFourMinutesPerEpoch) {
   const Workload w = ReferenceWorkload("resnet50").value();
   const StepEstimate e = EstimateStep(w, Type("v2-8"));

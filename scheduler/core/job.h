@@ -78,7 +78,7 @@ struct JobSpec {
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
 
-// DESIGN.md section 4: QUEUED -> PLACED -> STARTING -> RUNNING -> (PREEMPTING -> QUEUED) ...
+// docs/scheduler.md, "States and epochs": QUEUED -> PLACED -> STARTING -> RUNNING -> (PREEMPTING -> QUEUED) ...
 //                      -> SUCCEEDED | FAILED | CANCELLED
 // The integer values are stable (the job store persists them).
 enum class JobState {

@@ -7,8 +7,9 @@
 //   ...) with everything that call changed, so a transition (job row + its event) is always in
 //   one transaction. When Commit returns an error the scheduler's memory is ahead of the store;
 //   the caller (the daemon) must treat that as fatal and restart, reloading with Load().
-// - Load() returns the latest row of every job and user and the next ids; feeding it to
-//   Scheduler::Restore rebuilds the scheduler's state exactly.
+// - Load() returns the latest row of every job and user and the next ids; Scheduler::Create
+//   rebuilds the scheduler's state from it exactly (with retention, only active and recently
+//   ended jobs: LoadEndedSince, LoadDependencyTargets).
 // - Job rows are upserts keyed by JobRecord::id; events are appended and never change.
 //
 // Thread safety: implementations need not be thread-safe; one owner calls them.

@@ -89,8 +89,10 @@ enum class ExitKind {
 };
 
 struct SchedulerConfig {
-  // "fair-best-fit" (fair share + best-fit + EASY backfill) or "fifo-first-fit" (FIFO +
-  // first-fit, no backfill); preemption is on in both. See ProfileNames() in profile.h.
+  // One of ProfileNames() (profile.h): "fair-best-fit" (fair share + best-fit + EASY
+  // backfill, the default), "fair-first-fit" (the same with first-fit), "fifo-backfill" (FIFO +
+  // first-fit + backfill) or "fifo-first-fit" (FIFO + first-fit, no backfill); preemption is on
+  // in all four.
   std::string profile = "fair-best-fit";
   Quota default_quota;                               // for users not configured otherwise
   Duration fair_share_half_life = std::chrono::hours(24);

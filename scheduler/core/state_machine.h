@@ -1,4 +1,4 @@
-// The job state machine (DESIGN.md section 4): which transitions are legal.
+// The job state machine (docs/scheduler.md, "States and epochs"): which transitions are legal.
 //
 //   (submit) -> QUEUED
 //   QUEUED     -> PLACED | CANCELLED

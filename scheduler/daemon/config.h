@@ -1,6 +1,6 @@
 // podsched's configuration: YAML (yaml-cpp) with embedded defaults that work with no file at all
-// (DESIGN.md section 10): HTTP on 127.0.0.1:8470, bus reserved on tcp://127.0.0.1:8471, data in
-// ./var, one TPU v2 pod "pod0" of 8x8 hosts, no users besides the generated admin.
+// (docs/api.md, "Configuration (YAML)"): HTTP on 127.0.0.1:8470, the bus on tcp://127.0.0.1:8471,
+// data in ./var, one TPU v2 pod "pod0" of 8x8 hosts, no users besides the generated admin.
 //
 // Every key is optional; unknown keys are errors (a typo must not be silently ignored).
 // Pure (parsing only; the caller reads the file). Thread-safe.

@@ -3,8 +3,8 @@
 //
 // It accepts connections on the main io_context, reads requests with bounded headers and body,
 // and hands each request to a Backend as a plain HttpRequest; the Backend answers later (from any
-// thread) and the session writes the response on its own strand, then reads the next request
-// (keep-alive). Oversized bodies get 413, oversized headers 431, malformed requests 400, each as
+// thread), the answer is posted to the io_context, whose one thread writes the response and
+// then reads the next request (keep-alive). Oversized bodies get 413, oversized headers 431, malformed requests 400, each as
 // JSON {code, message}, and the connection is closed after such an error (the server keeps
 // serving others).
 //

@@ -2,7 +2,7 @@
 // (docs/bus.md "Launch"). It is the one owner of the job contract (docs/jobspec.md, "The launch
 // contract"): the POD_* variables and the framework variables that are the same for every rank.
 // What differs per rank (RANK, LOCAL_RANK, NODE_RANK, JAX_PROCESS_ID, TF_CONFIG) is derived from
-// these by `podworker rank` (worker/launch/rank_env.h); podworker adds only what it alone knows
+// these by `podworker rank` (worker/agent/rank_env.h); podworker adds only what it alone knows
 // (POD_PROGRESS_ENDPOINT, POD_RSH_*, POD_HOST, POD_PREEMPT_FILE, PODWORKER_TAG).
 //
 // Ports: every host of the pod owns a block of PortsPerHost(range, hosts) ports of the

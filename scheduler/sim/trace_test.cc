@@ -33,7 +33,7 @@ TEST(TraceTest, DurationFromStepsAndTheCostModel) {
       "0,ada,v2-8,0,1250,resnet50\n");
   auto trace = ParsePodsimCsv(in);
   ASSERT_TRUE(trace.has_value()) << trace.error().ToString();
-  // One ResNet-50 epoch on a v2-8 is about 4 minutes (DESIGN.md section 3).
+  // One ResNet-50 epoch on a v2-8 is about 4 minutes (docs/pod.md, "Cost model").
   EXPECT_NEAR(trace->jobs[0].duration_s, 240, 30);
 }
 

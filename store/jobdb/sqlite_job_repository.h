@@ -1,4 +1,4 @@
-// SqliteJobRepository: the scheduler core's JobRepository on an SQLite file (DESIGN.md section 8).
+// SqliteJobRepository: the scheduler core's JobRepository on an SQLite file (docs/jobdb.md).
 //
 // Open(path) creates or opens the database, switches it to WAL with synchronous=FULL, sets a
 // busy timeout and migrates the schema (schema.h); a database of a newer schema version, a file

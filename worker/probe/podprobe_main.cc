@@ -1,4 +1,4 @@
-// podprobe: the smallest MPI program that honours the job contract (DESIGN.md section 5), for
+// podprobe: the smallest MPI program that honours the job contract (docs/jobspec.md, "The launch contract"), for
 // tests of podworker and podsched. It all-reduces the ranks, prints, and exits; options make it
 // run for a while, report progress, ignore SIGTERM or fail, so that every exit reason of the
 // bus can be produced on purpose.

@@ -1,4 +1,4 @@
-// Checkpoint layout and manifest (DESIGN.md section 6), as pure functions.
+// Checkpoint layout and manifest (docs/podtrain.md, "Checkpoints"), as pure functions.
 //
 //   {job}/ckpt-{epoch}-{step}/shard-{r}-of-{n}   rank r's shard: for each state tensor in
 //                                                manifest order ("params", then the optimizer's
