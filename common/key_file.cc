@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/hash.h"
 #include "common/strings.h"
 
 namespace podsched {
@@ -30,6 +31,14 @@ bool IsValidAgentId(std::string_view id) {
   return !id.empty() && id.size() <= 64 &&
          id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
              std::string_view::npos;
+}
+
+std::string NewBusRoutingId(std::string_view agent_id) {
+  return std::string(agent_id) + "/" + HexEncode(RandomBytes(16));
+}
+
+std::string_view AgentIdOfRoutingId(std::string_view routing_id) {
+  return routing_id.substr(0, routing_id.find('/'));
 }
 
 Result<KeyFile> ParseKeyFile(std::string_view text) {

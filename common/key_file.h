@@ -33,6 +33,16 @@ bool IsZ85Key(std::string_view key);
 // 1..64 of [A-Za-z0-9._-] (also what podworker accepts for --agent-id).
 bool IsValidAgentId(std::string_view id);
 
+// The worker bus routing id of one agent connection: "ID/NONCE", NONCE being 16 random bytes in
+// hex, drawn once per socket (audit L9). podsched routes an agent id's messages to the routing
+// id its last authenticated message came from; ZeroMQ lets a new connection take over a routing
+// id (ROUTER_HANDOVER, which a reconnecting agent needs), and the nonce travels only inside the
+// encrypted CURVE handshake, so no other connection can name the route to take it over.
+std::string NewBusRoutingId(std::string_view agent_id);
+// The agent id a bus routing id names: everything before the first '/' (all of it when there
+// is none, as with a bare "ID"). Agent ids never hold '/'.
+std::string_view AgentIdOfRoutingId(std::string_view routing_id);
+
 // Errors name the line and what is expected; public-key and secret-key are required, unknown
 // names are errors.
 Result<KeyFile> ParseKeyFile(std::string_view text);

@@ -48,6 +48,17 @@ TEST(KeyFileTest, RejectsWhatIsNotAKeyFile) {
   }
 }
 
+TEST(KeyFileTest, ABusRoutingIdNamesItsAgentAndIsNewEachTime) {
+  const std::string a = NewBusRoutingId("m1.zone-b_2");
+  const std::string b = NewBusRoutingId("m1.zone-b_2");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.size(), std::string("m1.zone-b_2/").size() + 32);
+  EXPECT_EQ(AgentIdOfRoutingId(a), "m1.zone-b_2");
+  EXPECT_EQ(AgentIdOfRoutingId("m1"), "m1");  // a bare id (older agents, test harnesses)
+  EXPECT_EQ(AgentIdOfRoutingId("m1/x/y"), "m1");
+  EXPECT_EQ(AgentIdOfRoutingId(""), "");
+}
+
 TEST(KeyFileTest, WritePrivateFileIsOwnerOnlyAndDoesNotOverwrite) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("key-file-test-" + std::to_string(getpid()));

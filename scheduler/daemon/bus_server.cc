@@ -5,6 +5,7 @@
 #include <array>
 #include <sys/stat.h>
 
+#include "common/key_file.h"
 #include "scheduler/daemon/agent_keys.h"
 
 namespace podsched::daemon {
@@ -121,19 +122,25 @@ void BusServer::Loop() {
           break;
         }
         if (!got) break;
-        bool ok = frames.size() == 2;
-        if (curve_ && !frames.empty()) {
-          const std::string agent_id = frames[0].to_string();
+        const bool ok = frames.size() == 2;
+        const std::string routing_id = frames[0].to_string();
+        const std::string agent_id(AgentIdOfRoutingId(routing_id));
+        if (curve_) {
           auto key = BoundKey(frames.back(), agent_id);
           if (!key) {
-            // The route now leads to a connection that may not speak as this id (a takeover,
-            // or the agent revoked): nothing more goes out to it until one that may speaks.
-            route_keys_.erase(agent_id);
+            // A connection that may not speak as this id. Should it hold the id's route (it
+            // took over that exact routing id), nothing more goes out until one that may speaks.
+            auto route = routes_.find(agent_id);
+            if (route != routes_.end() && route->second.routing_id == routing_id) {
+              routes_.erase(route);
+            }
             continue;
           }
-          route_keys_[agent_id] = std::move(*key);
+          routes_[agent_id] = Route{routing_id, std::move(*key)};
+        } else {
+          routes_[agent_id] = Route{routing_id, ""};
         }
-        on_message_(frames[0].to_string(), ok ? frames[1].to_string() : std::string(), ok);
+        on_message_(agent_id, ok ? frames[1].to_string() : std::string(), ok);
       }
     }
     if (items[1].revents & ZMQ_POLLIN) {
@@ -143,12 +150,15 @@ void BusServer::Loop() {
         if (!got) break;
         if (frames.size() != 2) continue;
         if (frames[0].size() == 0) return;  // stop
-        if (curve_ && !RouteBound(frames[0].to_string())) {
+        const std::string agent_id = frames[0].to_string();
+        if (curve_ && !RouteBound(agent_id)) {
           ++unbound_routes_;
           continue;
         }
+        auto route = routes_.find(agent_id);
+        const std::string& routing_id = route != routes_.end() ? route->second.routing_id : agent_id;
         try {
-          router_.send(frames[0], zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+          router_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
           router_.send(frames[1], zmq::send_flags::dontwait);
         } catch (const zmq::error_t&) {  // EHOSTUNREACH: not connected (any more)
           ++unroutable_;
@@ -236,13 +246,13 @@ std::optional<std::vector<int32_t>> BusServer::EnrolledHostsOf(const std::string
 }
 
 bool BusServer::RouteBound(const std::string& agent_id) {
-  auto route = route_keys_.find(agent_id);
-  if (route == route_keys_.end()) return false;
-  if (route->second == "*") return true;
+  auto route = routes_.find(agent_id);
+  if (route == routes_.end()) return false;
+  if (route->second.key == "*") return true;
   if (std::chrono::steady_clock::now() - agent_keys_checked_ > std::chrono::seconds(1)) {
     ReloadAgentKeys(false);
   }
-  auto it = enrolled_z85_.find(route->second);
+  auto it = enrolled_z85_.find(route->second.key);
   if (it != enrolled_z85_.end() && it->second == agent_id) return true;
   if (unbound_routes_ % 100 == 0) {
     spdlog::warn("bus: not sending to agent '{}': the key its connection spoke with is no longer "

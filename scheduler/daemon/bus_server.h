@@ -6,14 +6,16 @@
 // thread admits only enrolled keys (bus.agent_keys_file, re-read when it changes) and those of
 // bus.curve_agent_keys; any other is refused and counted (rejected_keys). An enrolled key is
 // bound to one agent id: the handler gives the connection the User-Id "ID KEY", and a message
-// whose routing id (the agent id) is not ID, or whose key has been revoked since, is dropped
+// whose routing id does not name ID, or whose key has been revoked since, is dropped
 // and counted (rejected_agent_ids) before anything reads it. The hosts each id was enrolled for
 // are kept for the scheduler thread (EnrolledHostsOf), which refuses a Register for any other.
-// Outbound, a message goes to an agent id only while the key its route last spoke with is still
-// enrolled for that id (audit L9): after a revocation, or once the route was taken over
-// (ROUTER_HANDOVER) by a connection whose key is not that id's and which spoke, nothing more
-// reaches it (counted: unbound_routes). A takeover that never speaks still receives until the
-// real agent reconnects (ZeroMQ tells a ROUTER nothing about a handover).
+// An agent connects as "ID/NONCE" (NewBusRoutingId, common/key_file.h): on_message gets ID.
+// Outbound, a message for ID goes to the routing id ID's last accepted message came from, and
+// only while the key that message came with is still enrolled for ID (audit L9): after a
+// revocation nothing more reaches it (counted: unbound_routes). ROUTER_HANDOVER stays on, so
+// that an agent reconnecting with its routing id takes its route back at once; no other
+// connection can take that route over, silent or not, as the nonce is sent only inside the
+// encrypted CURVE handshake (H6). A bare "ID" routing id (test harnesses) still works.
 #pragma once
 
 #include <atomic>
@@ -69,7 +71,7 @@ class BusServer {
   // The key (Z85, or "*" for a configured key) the message's connection speaks as `agent_id`
   // with; nullopt when it is not (any more) allowed to.
   std::optional<std::string> BoundKey(const zmq::message_t& msg, const std::string& agent_id);
-  // Whether a message may go to `agent_id`: its route's last key is still enrolled for it.
+  // Whether a message may go to `agent_id` (CURVE): its route's key is still enrolled for it.
   bool RouteBound(const std::string& agent_id);
 
   zmq::context_t context_;
@@ -92,8 +94,13 @@ class BusServer {
   std::atomic<int64_t> rejected_keys_{0};
   std::atomic<int64_t> rejected_agent_ids_{0};
   std::atomic<int64_t> unbound_routes_{0};
-  // Bus thread only: agent id -> the key its last accepted message came with.
-  std::map<std::string, std::string> route_keys_;
+  // Bus thread only: agent id -> the routing id and key (Z85, "*" for a configured key) of its
+  // last accepted message; without CURVE the key is empty.
+  struct Route {
+    std::string routing_id;
+    std::string key;
+  };
+  std::map<std::string, Route> routes_;
   std::thread thread_;
 };
 

@@ -27,6 +27,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/key_file.h"
 #include "proto/bus.pb.h"
 
 namespace {
@@ -134,7 +135,9 @@ class AgentTest : public ::testing::Test {
       zmq::message_t id, body;
       while (router_.recv(id, zmq::recv_flags::dontwait)) {
         (void)router_.recv(body);
-        Received r{id.to_string(), {}, Clock::now()};
+        // The agent connects as "ID/NONCE" (common/key_file.h); route to what it came from.
+        Received r{std::string(podsched::AgentIdOfRoutingId(id.to_string())), {}, Clock::now()};
+        routes_[r.agent] = id.to_string();
         if (!r.env.ParseFromArray(body.data(), static_cast<int>(body.size()))) continue;
         if (!r.env.has_register_() && !known_.count(r.agent)) {
           Envelope rr;  // what podsched answers an agent it does not know
@@ -167,11 +170,15 @@ class AgentTest : public ::testing::Test {
   void SendTo(const std::string& agent, const Envelope& env) { SendRaw(agent, env.SerializeAsString()); }
   void SendRaw(const std::string& agent, const std::string& bytes) {
     try {
-      router_.send(zmq::buffer(agent), zmq::send_flags::sndmore);
+      router_.send(zmq::buffer(RouteOf(agent)), zmq::send_flags::sndmore);
       router_.send(zmq::buffer(bytes), zmq::send_flags::none);
     } catch (const zmq::error_t& e) {
       ADD_FAILURE() << "send to " << agent << ": " << e.what();
     }
+  }
+  std::string RouteOf(const std::string& agent) const {
+    auto it = routes_.find(agent);
+    return it == routes_.end() ? agent : it->second;
   }
   void SendBoth(const Envelope& env) {
     SendTo("a0", env);
@@ -329,6 +336,7 @@ class AgentTest : public ::testing::Test {
   std::string bus_;
   std::map<std::string, pid_t> agents_;
   std::map<std::string, std::string> rsh_;
+  std::map<std::string, std::string> routes_;  // agent id -> its connection's routing id
   std::set<std::string> known_;  // agents registered with this ROUTER
   std::vector<Received> got_;
   std::string marker_ = "PODWORKER_TEST_MARKER=" + std::to_string(getpid()) + "-" +
@@ -754,7 +762,7 @@ TEST_F(AgentTest, GarbageOnEveryInputDoesNotCrashTheAgent) {
   Envelope hb;
   hb.mutable_heartbeat()->set_agent_id("a0");
   SendTo("a0", hb);
-  router_.send(zmq::buffer(std::string("a0")), zmq::send_flags::sndmore);
+  router_.send(zmq::buffer(RouteOf("a0")), zmq::send_flags::sndmore);
   router_.send(zmq::str_buffer("part1"), zmq::send_flags::sndmore);
   router_.send(zmq::str_buffer("part2"), zmq::send_flags::none);
   // Oversized (past ZMQ_MAXMSGSIZE: the agent's socket drops the connection and reconnects).

@@ -21,6 +21,7 @@
 #include "worker/agent/bus_pacer.h"
 #include "worker/agent/bus_validate.h"
 #include "common/host_list.h"
+#include "common/key_file.h"
 #include "worker/agent/job_runner.h"
 #include "worker/agent/output_spool.h"
 #include "worker/agent/poll_set.h"
@@ -121,7 +122,8 @@ Status Agent::OpenProgressSocket() {
 Status Agent::OpenDealer() {
   try {
     dealer_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::dealer);
-    dealer_->set(zmq::sockopt::routing_id, o_.agent_id);
+    // A fresh nonce per socket: only this connection can take its route at podsched back.
+    dealer_->set(zmq::sockopt::routing_id, NewBusRoutingId(o_.agent_id));
     dealer_->set(zmq::sockopt::linger, 0);
     dealer_->set(zmq::sockopt::reconnect_ivl, 100);
     dealer_->set(zmq::sockopt::reconnect_ivl_max, 2000);
