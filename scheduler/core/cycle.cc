@@ -44,7 +44,7 @@ std::vector<QueueEntry> SortQueue(const Scheduler::Impl& s, TimePoint now) {
   std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
   if (fair) {
     for (const auto& [name, user] : s.users) usage[&user] = s.DecayedUsage(user, now);
-    for (const auto& [alloc, lease] : s.leases) {
+    for (const auto& [alloc, lease] : s.hosts.leases()) {
       if (const JobRecord* job = s.LiveOwner(lease)) {
         usage[&s.users.at(job->spec.user)] += s.HeldCoreHours(*job, now);
       }
@@ -70,8 +70,8 @@ std::vector<QueueEntry> SortQueue(const Scheduler::Impl& s, TimePoint now) {
   return queue;
 }
 
-Pass::Pass(Scheduler::Impl& s, TimePoint now) : s_(s), now_(now), view_(s.pod) {
-  for (const auto& [id, res] : s_.reservations) Exclude(view_, res.placement);
+Pass::Pass(Scheduler::Impl& s, TimePoint now) : s_(s), now_(now), view_(s.hosts.pod()) {
+  for (const auto& [id, res] : s_.hosts.reservations()) Exclude(view_, res.placement);
 }
 
 void Scheduler::Impl::RunPass(TimePoint now) {
@@ -87,13 +87,13 @@ void Pass::Consider(const QueueEntry& entry) {
   const pod::AcceleratorType& type = *entry.ref->type;
   if (auto why = Filter(entry)) {
     // A reservation is only held for a job that could use it now.
-    if (s_.reservations.erase(job.id) > 0) s_.dirty = true;
+    if (s_.hosts.Unreserve(job.id)) s_.dirty = true;
     s_.SetReason(job, *why);
     return;
   }
   // Strict order: a job holding a reservation is past the blocker already (its hosts are set
   // aside); every other job waits behind it.
-  if (behind_ && !s_.reservations.contains(job.id)) {
+  if (behind_ && s_.hosts.ReservationOf(job.id) == nullptr) {
     s_.SetReason(job, *behind_);
     return;
   }
@@ -106,8 +106,9 @@ void Pass::Consider(const QueueEntry& entry) {
   if (!FitsHealthyPod(type)) {
     // No eviction can help and waiting in line would hold up everyone behind: it waits aside.
     int out_of_service = 0;
-    for (int h = 0; h < s_.pod.num_hosts(); ++h) {
-      const pod::HostStatus& host = s_.pod.host(HostId(h));
+    const pod::Pod& pod = s_.hosts.pod();
+    for (int h = 0; h < pod.num_hosts(); ++h) {
+      const pod::HostStatus& host = pod.host(HostId(h));
       out_of_service += (!host.healthy || host.draining) ? 1 : 0;
     }
     const pod::SliceShape shape = type.shape();
@@ -160,7 +161,7 @@ std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
 
 int Pass::ReservedCores(const UserName& user, bool preemptible, JobId except) const {
   int cores = 0;
-  for (const auto& [id, res] : s_.reservations) {
+  for (const auto& [id, res] : s_.hosts.reservations()) {
     if (id == except) continue;
     const JobRecord& holder = s_.jobs.at(id);
     if (holder.spec.user == user && holder.spec.preemptible == preemptible) cores += s_.Cores(id);
@@ -182,9 +183,9 @@ std::optional<pod::Placement> Pass::Score(const QueueEntry& entry) {
     chosen = s_.placement->Choose(view, *entry.ref->type);
     if (!chosen) failed_.insert({shape.rows, shape.cols, protect_});
   }
-  auto res = s_.reservations.find(job.id);
-  if (!chosen && res != s_.reservations.end() && s_.pod.CanPlace(res->second.placement)) {
-    chosen = res->second.placement;
+  const Reservation* res = s_.hosts.ReservationOf(job.id);
+  if (!chosen && res != nullptr && s_.hosts.pod().CanPlace(res->placement)) {
+    chosen = res->placement;
   }
   return chosen;
 }
@@ -195,23 +196,24 @@ void Pass::Take(const pod::Placement& p) {
 }
 
 bool Pass::AwaitReservation(JobRecord& job) {
-  auto res = s_.reservations.find(job.id);
-  if (res == s_.reservations.end()) return false;
+  const Reservation* res = s_.hosts.ReservationOf(job.id);
+  if (res == nullptr) return false;
   std::vector<JobId> stopping;
-  for (JobId v : res->second.victims) {
+  for (JobId v : res->victims) {
     auto victim = s_.jobs.find(v);  // an ended victim may be forgotten (retention)
     if (victim != s_.jobs.end() && victim->second.state == JobState::kPreempting) {
       stopping.push_back(v);
     }
   }
   bool healthy = true;
-  for (HostId h : s_.pod.HostsIn(res->second.placement)) healthy &= s_.pod.host(h).healthy;
+  const pod::Pod& pod = s_.hosts.pod();
+  for (HostId h : pod.HostsIn(res->placement)) healthy &= pod.host(h).healthy;
   if (!healthy) {
-    s_.reservations.erase(res);  // a reserved host failed: look again
+    s_.hosts.Unreserve(job.id);  // a reserved host failed: look again
     return false;
   }
   s_.SetReason(job, stopping.empty() ? "waiting for the hosts of job " +
-                                           Ids(res->second.victims) + " to be released"
+                                           Ids(res->victims) + " to be released"
                                      : "waiting for job " + Ids(stopping) + " to checkpoint");
   return true;
 }
@@ -220,13 +222,13 @@ bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
   const pod::SliceShape shape = type.shape();
   auto [it, inserted] = fits_healthy_.try_emplace({shape.rows, shape.cols}, true);
   if (!inserted) return it->second;
-  if (s_.pod.AvailableHosts() + s_.pod.AllocatedHosts() == s_.pod.num_hosts()) return true;
+  const pod::Pod& pod = s_.hosts.pod();
+  if (pod.AvailableHosts() + pod.AllocatedHosts() == pod.num_hosts()) return true;
   if (!healthy_view_) {
-    auto empty = pod::Pod::Create(s_.pod.name(), s_.pod.generation(), s_.pod.host_rows(),
-                                  s_.pod.host_cols());
+    auto empty = pod::Pod::Create(pod.name(), pod.generation(), pod.host_rows(), pod.host_cols());
     PODSCHED_CHECK(empty.has_value());
-    for (int h = 0; h < s_.pod.num_hosts(); ++h) {
-      const pod::HostStatus& host = s_.pod.host(HostId(h));
+    for (int h = 0; h < pod.num_hosts(); ++h) {
+      const pod::HostStatus& host = pod.host(HostId(h));
       if (!host.healthy) PODSCHED_CHECK(empty->MarkUnhealthy(HostId(h)).ok());
       if (host.draining) PODSCHED_CHECK(empty->SetDraining(HostId(h), true).ok());
     }
@@ -251,7 +253,7 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
   if (!running_built_) {
     // Running work that could be evicted, once per pass (not per blocked job).
     running_built_ = true;
-    for (const auto& [alloc, lease] : s_.leases) {
+    for (const auto& [alloc, lease] : s_.hosts.leases()) {
       if (const JobRecord* v = s_.LiveOwner(lease)) running_.push_back({alloc, v, s_.Cores(v->id)});
     }
   }
@@ -277,7 +279,7 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
                              (job.spec.preemptible ? " (higher priority)" : " (on-demand)"),
                          job.id, now_);
     }
-    s_.reservations[job.id] = Reservation{choice->placement, choice->victims};
+    s_.hosts.Reserve(job.id, Reservation{choice->placement, choice->victims});
     Take(choice->placement);
     s_.SetReason(job, "waiting for job " + Ids(choice->victims) + " to checkpoint");
     return true;
@@ -300,7 +302,7 @@ void Pass::Block(const pod::AcceleratorType& type) {
   }
   if (head_view_) return;
   std::vector<ExpectedRelease> releases;
-  for (const auto& [alloc, lease] : s_.leases) {
+  for (const auto& [alloc, lease] : s_.hosts.leases()) {
     TimePoint at = now_;  // lingering leases (job moved on) go soon
     if (const JobRecord* v = s_.LiveOwner(lease)) {
       const Duration estimate = v->spec.expected_runtime.value_or(v->spec.max_runtime);

@@ -35,11 +35,6 @@ bool Scheduler::Impl::NamedByActive(const JobRecord& job) const {
   return job.spec.array && named_by_active.contains(job.spec.array->array_id);
 }
 
-bool Scheduler::Impl::HasLease(JobId job) const {
-  auto it = lease_of.lower_bound(JobEpoch{job, 0});
-  return it != lease_of.end() && it->first.job == job;
-}
-
 void Scheduler::Impl::ForgetEndedJobs(TimePoint now) {
   const TimePoint recheck = now + std::min(kRecheck, config.ended_job_retention);
   while (!forget_at.empty() && forget_at.begin()->first <= now) {
@@ -49,7 +44,7 @@ void Scheduler::Impl::ForgetEndedJobs(TimePoint now) {
     if (it == jobs.end()) continue;  // forgotten with its array
     const JobRecord& job = it->second;
     if (!job.spec.array) {
-      if (NamedByActive(job) || HasLease(id)) {
+      if (NamedByActive(job) || hosts.HoldsAnyEpochOf(id)) {
         forget_at.emplace(recheck, id);
       } else {
         Forget(id);
@@ -63,7 +58,7 @@ void Scheduler::Impl::ForgetEndedJobs(TimePoint now) {
     bool needed = NamedByActive(job);
     for (const auto& [index, task] : array.tasks) {
       last_end = std::max(last_end, jobs.at(task).end_time);
-      needed = needed || HasLease(task);
+      needed = needed || hosts.HoldsAnyEpochOf(task);
     }
     if (last_end + config.ended_job_retention > now) {
       forget_at.emplace(last_end + config.ended_job_retention, id);
@@ -87,7 +82,7 @@ void Scheduler::Impl::Forget(JobId id) {
   }
   types.erase(id);
   kill_sent.erase(id);
-  reservations.erase(id);
+  hosts.Unreserve(id);
   unasked_exits.erase(id);
   dependents.erase(id);
   jobs.erase(it);

@@ -30,7 +30,7 @@ Result<JobRecord*> FindActive(std::map<JobId, JobRecord>& jobs, JobId id) {
 
 Scheduler::Impl::Impl(pod::Pod p, SchedulerConfig c, Profile prof,
                       std::unique_ptr<pod::PlacementPolicy> pl, JobRepository* r)
-    : pod(std::move(p)),
+    : hosts(std::move(p)),
       config(std::move(c)),
       profile(prof),
       placement(std::move(pl)),
@@ -70,7 +70,7 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   event.from = job.state;
   event.to = to;
   event.reason = reason;
-  if (job.placement) event.hosts = pod.HostsIn(*job.placement);
+  if (job.placement) event.hosts = hosts.pod().HostsIn(*job.placement);
 
   const bool held = HoldsHosts(job.state);
   const bool holds = HoldsHosts(to);
@@ -111,14 +111,14 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
       u.spec_bytes -= SpecBytes(job.spec);
       if (--u.jobs == 0) active_per_user.erase(job.spec.user);
     }
-    reservations.erase(job.id);
+    hosts.Unreserve(job.id);
     unasked_exits.erase(job.id);  // also when it ends without another exit (cancelled queued)
     CountDependencyTargets(job.spec, -1);
     if (config.ended_job_retention > Duration::zero()) {
       forget_at.emplace(now + config.ended_job_retention, job.id);
     }
   }
-  if (to != JobState::kQueued) reservations.erase(job.id);
+  if (to != JobState::kQueued) hosts.Unreserve(job.id);
   changed_jobs.insert(job.id);
   events.push_back(std::move(event));
   ++stats.events;
@@ -148,24 +148,20 @@ void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
 }
 
 void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint now) {
-  const AllocationId alloc(next_allocation_id++);
-  Status allocated = pod.Allocate(alloc, p);
-  PODSCHED_CHECK_MSG(allocated.ok(), allocated.message().c_str());
-  ++job.epoch;
+  const JobEpoch owner{job.id, job.epoch + 1};
+  auto held = hosts.Hold(owner, p);
+  PODSCHED_CHECK_MSG(held.has_value(), held.error().message().c_str());
+  job.epoch = owner.epoch;
   job.placement = p;
   job.start_time = now;
   job.last_checkpoint_time = now;
-  const JobEpoch owner{job.id, job.epoch};
-  std::vector<HostId> hosts = pod.HostsIn(p);
-  leases[alloc] = Lease{alloc, owner, p, std::set<HostId>(hosts.begin(), hosts.end())};
-  lease_of[owner] = alloc;
   Status moved = Transition(job, JobState::kPlaced, "placed", now);
   PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
   LaunchPlan launch{owner,
                     types.at(job.id),
-                    pod.name(),
+                    hosts.pod().name(),
                     p,
-                    std::move(hosts),
+                    hosts.pod().HostsIn(p),
                     job.spec.command,
                     job.spec.args,
                     job.spec.env,
@@ -178,17 +174,28 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
                     job.spec.user};
   actions.emplace_back(std::in_place_type<LaunchPlan>, std::move(launch));
   ++stats.launches;
+  ArmHoldTimers(job, /*draw_reclaim=*/true);
+}
+
+void Scheduler::Impl::ArmHoldTimers(const JobRecord& job, bool draw_reclaim) {
+  const JobEpoch owner{job.id, job.epoch};
+  if (job.state == JobState::kPreempting) {
+    timers.emplace(job.preempt_deadline, Timer{TimerKind::kKill, owner});
+    return;
+  }
   if (job.spec.preemptible) {
     if (config.preemptible_lifetime > Duration::zero()) {
-      timers.emplace(now + config.preemptible_lifetime, Timer{TimerKind::kLifetime, owner});
+      timers.emplace(job.start_time + config.preemptible_lifetime,
+                     Timer{TimerKind::kLifetime, owner});
     }
-    if (config.reclaim_rate_per_hour > 0) {
+    if (draw_reclaim && config.reclaim_rate_per_hour > 0) {
       std::exponential_distribution<double> hours(config.reclaim_rate_per_hour);
-      timers.emplace(now + FromSeconds(hours(rng) * 3600.0), Timer{TimerKind::kReclaim, owner});
+      timers.emplace(job.start_time + FromSeconds(hours(rng) * 3600.0),
+                     Timer{TimerKind::kReclaim, owner});
     }
   }
   if (job.spec.max_runtime > Duration::zero()) {
-    timers.emplace(now + RuntimeLeftAtStart(job), Timer{TimerKind::kMaxRuntime, owner});
+    timers.emplace(job.start_time + RuntimeLeftAtStart(job), Timer{TimerKind::kMaxRuntime, owner});
   }
 }
 
@@ -210,32 +217,19 @@ std::string Scheduler::Impl::MaxRuntimeReason(const JobRecord& job) const {
 void Scheduler::Impl::StartPreemption(JobRecord& job, std::string reason,
                                       std::optional<JobId> reserved_for, TimePoint now) {
   const JobEpoch owner{job.id, job.epoch};
-  std::vector<HostId> hosts = pod.HostsIn(*job.placement);
+  std::vector<HostId> held = hosts.pod().HostsIn(*job.placement);
   job.preempt_deadline = now + job.spec.grace_period;
   job.reserved_for = reserved_for;
   Status moved = Transition(job, JobState::kPreempting, reason, now);
   PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
-  PreemptAction preempt{owner, job.spec.grace_period, std::move(hosts), reason};
+  PreemptAction preempt{owner, job.spec.grace_period, std::move(held), reason};
   actions.emplace_back(std::in_place_type<PreemptAction>, std::move(preempt));
   timers.emplace(job.preempt_deadline, Timer{TimerKind::kKill, owner});
   ++stats.preemptions;
 }
 
 void Scheduler::Impl::HostGone(JobEpoch owner, std::optional<HostId> host) {
-  auto it = lease_of.find(owner);
-  if (it == lease_of.end()) return;
-  Lease& lease = leases.at(it->second);
-  if (host) {
-    lease.pending.erase(*host);
-  } else {
-    lease.pending.clear();
-  }
-  if (!lease.pending.empty()) return;
-  Status released = pod.Release(lease.allocation);
-  PODSCHED_CHECK_MSG(released.ok(), released.message().c_str());
-  leases.erase(it->second);
-  lease_of.erase(it);
-  dirty = true;
+  if (hosts.Gone(owner, host)) dirty = true;
 }
 
 void Scheduler::Impl::FailOrRetry(JobRecord& job, const std::string& why, TimePoint now) {
@@ -360,7 +354,7 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
       case TimerKind::kKill:
         if (job.state == JobState::kPreempting && !kill_sent[job.id]) {
           kill_sent[job.id] = true;
-          KillAction kill{timer.job, pod.HostsIn(*job.placement),
+          KillAction kill{timer.job, hosts.pod().HostsIn(*job.placement),
                           "grace period of " +
                               std::to_string(static_cast<int64_t>(
                                   ToSeconds(job.spec.grace_period))) +
@@ -446,7 +440,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
   for (UserRecord& user : loaded->users) impl->users[user.name] = std::move(user);
   impl->quarantined = std::move(loaded->quarantined);
   for (JobRecord& job : loaded->jobs) {
-    auto type = ValidateSpec(job.spec, impl->pod, SpecOrigin::kStored);
+    auto type = ValidateSpec(job.spec, impl->hosts.pod(), SpecOrigin::kStored);
     if (!type && IsTerminal(job.state)) {
       impl->quarantined.push_back(
           {job.id, std::string(JobStateName(job.state)) + ", " + type.error().message()});
@@ -470,31 +464,14 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     const bool waiting = job.state == JobState::kQueued;
     if (HoldsHosts(job.state)) {
       if (!job.placement) return Internal(JobName(job.id) + " holds hosts but has no placement");
-      const AllocationId alloc(impl->next_allocation_id++);
-      Status allocated = impl->pod.Allocate(alloc, *job.placement);
-      if (!allocated.ok()) return std::unexpected(allocated.WithContext(JobName(job.id)));
-      std::vector<HostId> hosts = impl->pod.HostsIn(*job.placement);
-      const JobEpoch owner{job.id, job.epoch};
-      impl->leases[alloc] =
-          Lease{alloc, owner, *job.placement, std::set<HostId>(hosts.begin(), hosts.end())};
-      impl->lease_of[owner] = alloc;
+      auto held = impl->hosts.Hold(JobEpoch{job.id, job.epoch}, *job.placement);
+      if (!held) return std::unexpected(held.error().WithContext(JobName(job.id)));
       QuotaUsage& use = impl->in_use[job.spec.user];
       (job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores) += type->tensor_cores();
       QuotaUsage& total = impl->cores_held;
       (job.spec.preemptible ? total.preemptible_cores : total.on_demand_cores) +=
           type->tensor_cores();
-      if (job.state == JobState::kPreempting) {
-        impl->timers.emplace(job.preempt_deadline, Timer{TimerKind::kKill, owner});
-      } else {
-        if (job.spec.preemptible && impl->config.preemptible_lifetime > Duration::zero()) {
-          impl->timers.emplace(job.start_time + impl->config.preemptible_lifetime,
-                               Timer{TimerKind::kLifetime, owner});
-        }
-        if (job.spec.max_runtime > Duration::zero()) {
-          impl->timers.emplace(job.start_time + impl->RuntimeLeftAtStart(job),
-                               Timer{TimerKind::kMaxRuntime, owner});
-        }
-      }
+      impl->ArmHoldTimers(job, /*draw_reclaim=*/false);
     }
     if (job.state == JobState::kQueued && job.not_before > now) {
       impl->AddWakeup(job.not_before);
@@ -636,7 +613,7 @@ Result<Actions> Scheduler::ReportHostReleased(JobEpoch je, HostId host, TimePoin
   Impl& s = *impl_;
   (void)now;
   if (!s.jobs.contains(je.job)) return NotFound(JobName(je.job) + " does not exist");
-  if (!s.pod.Contains(host)) {
+  if (!s.hosts.pod().Contains(host)) {
     return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
   }
   s.HostGone(je, host);
@@ -645,21 +622,22 @@ Result<Actions> Scheduler::ReportHostReleased(JobEpoch je, HostId host, TimePoin
 
 Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
   Impl& s = *impl_;
-  if (!s.pod.Contains(host)) return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
-  Status marked = s.pod.MarkUnhealthy(host);
+  if (!s.hosts.pod().Contains(host)) {
+    return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
+  }
+  Status marked = s.hosts.MarkUnhealthy(host);
   if (!marked.ok()) return std::unexpected(marked);
   s.dirty = true;
-  const auto alloc = s.pod.host(host).allocation;
-  if (!alloc) return s.Finish(now);
-  const Lease& lease = s.leases.at(*alloc);
-  const JobEpoch owner = lease.owner;
-  const std::vector<HostId> hosts = s.pod.HostsIn(lease.placement);
-  const bool live = s.LiveOwner(lease) != nullptr;
-  s.HostGone(owner, host);  // nothing runs on a dead host any more
+  const Lease* lease = s.hosts.LeaseOn(host);
+  if (lease == nullptr) return s.Finish(now);
+  const JobEpoch owner = lease->owner;
+  const std::vector<HostId> held = s.hosts.pod().HostsIn(lease->placement);
+  const bool live = s.LiveOwner(*lease) != nullptr;
+  s.HostGone(owner, host);  // nothing runs on a dead host any more (`lease` may be gone now)
   JobRecord& job = s.jobs.at(owner.job);
   if (live) {
     const std::string why = "host " + std::to_string(host.value()) + " failed";
-    KillAction kill{owner, hosts, why};
+    KillAction kill{owner, held, why};
     s.actions.emplace_back(std::in_place_type<KillAction>, std::move(kill));
     if (job.cancel_requested) {
       PODSCHED_CHECK(s.Transition(job, JobState::kCancelled, "cancelled; " + why, now).ok());
@@ -672,9 +650,10 @@ Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
 
 Result<Actions> Scheduler::HostUp(HostId host, TimePoint now) {
   Impl& s = *impl_;
-  (void)now;
-  if (!s.pod.Contains(host)) return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
-  Status marked = s.pod.MarkHealthy(host);
+  if (!s.hosts.pod().Contains(host)) {
+    return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
+  }
+  Status marked = s.hosts.MarkHealthy(host);
   if (!marked.ok()) return std::unexpected(marked);
   s.dirty = true;
   return s.Finish(now);
@@ -719,7 +698,7 @@ double Scheduler::FairShareUsage(const UserName& user, TimePoint now) const {
   const Impl& s = *impl_;
   auto it = s.users.find(user);
   double usage = it == s.users.end() ? 0 : s.DecayedUsage(it->second, now);
-  for (const auto& [alloc, lease] : s.leases) {
+  for (const auto& [alloc, lease] : s.hosts.leases()) {
     const JobRecord* job = s.LiveOwner(lease);
     if (job && job->spec.user == user) usage += s.HeldCoreHours(*job, now);
   }
@@ -728,7 +707,7 @@ double Scheduler::FairShareUsage(const UserName& user, TimePoint now) const {
 
 const std::map<JobId, JobRecord>& Scheduler::jobs() const { return impl_->jobs; }
 const std::vector<QuarantinedJob>& Scheduler::quarantined() const { return impl_->quarantined; }
-const pod::Pod& Scheduler::pod() const { return impl_->pod; }
+const pod::Pod& Scheduler::pod() const { return impl_->hosts.pod(); }
 const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
 const SchedulerConfig& Scheduler::config() const { return impl_->config; }
 size_t Scheduler::JobsWithUnaskedExits() const { return impl_->unasked_exits.size(); }

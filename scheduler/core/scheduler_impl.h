@@ -16,25 +16,12 @@
 
 #include "common/token_bucket.h"
 #include "pod/placement.h"
+#include "scheduler/core/host_leases.h"
 #include "scheduler/core/profile.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/core/spec.h"
 
 namespace podsched::core {
-
-// Hosts held by one placement (job, epoch) until every host reports its processes gone.
-struct Lease {
-  AllocationId allocation;
-  JobEpoch owner;
-  pod::Placement placement;
-  std::set<HostId> pending;  // hosts that have not reported the processes gone
-};
-
-// Hosts promised to a waiting job while its preemption victims stop.
-struct Reservation {
-  pod::Placement placement;
-  std::vector<JobId> victims;
-};
 
 // A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
 // over 10,000 queued jobs does no lookups in the map of every job kept.
@@ -65,7 +52,7 @@ class Scheduler::Impl {
        std::unique_ptr<pod::PlacementPolicy> placement, JobRepository* repo);
 
   // --- state ---
-  pod::Pod pod;
+  HostLeases hosts;  // the pod, its leases and reservations (host_leases.h)
   SchedulerConfig config;
   Profile profile;
   std::unique_ptr<pod::PlacementPolicy> placement;
@@ -95,9 +82,6 @@ class Scheduler::Impl {
   // O(1) however many jobs have ended (audit H1).
   std::array<int64_t, kJobStateCount> jobs_in_state{};
   QuotaUsage cores_held;                        // in_use summed over users
-  std::map<AllocationId, Lease> leases;
-  std::map<JobEpoch, AllocationId> lease_of;
-  std::map<JobId, Reservation> reservations;    // by waiting job
   std::map<JobId, bool> kill_sent;              // current epoch got a Kill already
   std::map<JobId, JobArray> arrays;             // by array id (sweeps.cc)
   // Dependencies (sweeps.cc). A job's verdict changes only when one of its targets changes
@@ -115,7 +99,6 @@ class Scheduler::Impl {
   std::map<JobId, int> named_by_active;
   void CountDependencyTargets(const JobSpec& spec, int delta);
   bool NamedByActive(const JobRecord& job) const;
-  bool HasLease(JobId job) const;  // a lease of any epoch of the job is still held
   // Forgets the ended jobs whose retention is over (Tick), and one job (Forget).
   void ForgetEndedJobs(TimePoint now);
   void Forget(JobId job);
@@ -125,7 +108,6 @@ class Scheduler::Impl {
   std::mt19937_64 rng;
   int64_t next_job_id = 1;
   int64_t next_event_seq = 1;
-  int64_t next_allocation_id = 1;
   bool dirty = true;
   SchedulerStats stats;
 
@@ -154,10 +136,15 @@ class Scheduler::Impl {
   void SetReason(JobRecord& job, const std::string& reason);  // persists only when it changed
   // Places `job` at `p`: allocates, new epoch, PLACED, Launch action, timers.
   void Bind(JobRecord& job, const pod::Placement& p, TimePoint now);
+  // The timers of an epoch that holds hosts, from its start_time: the preemptible lifetime and
+  // max_runtime (a PREEMPTING one: its kill at the deadline); with `draw_reclaim`, also a
+  // simulated provider reclaim (drawn at Bind only, not again after a restart).
+  void ArmHoldTimers(const JobRecord& job, bool draw_reclaim);
   // Sends Preempt and moves the job to PREEMPTING.
   void StartPreemption(JobRecord& job, std::string reason, std::optional<JobId> reserved_for,
                        TimePoint now);
-  // Removes `host` (or every host) from the lease's pending set; releases it when empty.
+  // Removes `host` (or every host) from the lease's pending set; a pass may place on what that
+  // released.
   void HostGone(JobEpoch owner, std::optional<HostId> host);
   // After a failure: retry with backoff or FAILED.
   void FailOrRetry(JobRecord& job, const std::string& why, TimePoint now);

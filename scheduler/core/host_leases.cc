@@ -1,0 +1,67 @@
+#include "scheduler/core/host_leases.h"
+
+#include <string>
+#include <utility>
+
+#include "common/check.h"
+
+namespace podsched::core {
+
+HostLeases::HostLeases(pod::Pod pod) : pod_(std::move(pod)) {}
+
+Result<AllocationId> HostLeases::Hold(JobEpoch owner, const pod::Placement& placement) {
+  if (lease_of_.contains(owner)) {
+    return FailedPrecondition("job " + std::to_string(owner.job.value()) + " epoch " +
+                              std::to_string(owner.epoch) + " already holds hosts");
+  }
+  const AllocationId alloc(next_allocation_id_);
+  Status allocated = pod_.Allocate(alloc, placement);
+  if (!allocated.ok()) return std::unexpected(allocated);
+  ++next_allocation_id_;
+  const std::vector<HostId> hosts = pod_.HostsIn(placement);
+  leases_.emplace(alloc, Lease{alloc, owner, placement, std::set<HostId>(hosts.begin(), hosts.end())});
+  lease_of_.emplace(owner, alloc);
+  return alloc;
+}
+
+bool HostLeases::Gone(JobEpoch owner, std::optional<HostId> host) {
+  auto it = lease_of_.find(owner);
+  if (it == lease_of_.end()) return false;
+  Lease& lease = leases_.at(it->second);
+  if (host) {
+    lease.pending.erase(*host);
+  } else {
+    lease.pending.clear();
+  }
+  if (!lease.pending.empty()) return false;
+  Status released = pod_.Release(lease.allocation);
+  PODSCHED_CHECK_MSG(released.ok(), released.message().c_str());
+  leases_.erase(it->second);
+  lease_of_.erase(it);
+  return true;
+}
+
+bool HostLeases::HoldsAnyEpochOf(JobId job) const {
+  auto it = lease_of_.lower_bound(JobEpoch{job, 0});
+  return it != lease_of_.end() && it->first.job == job;
+}
+
+const Lease* HostLeases::LeaseOn(HostId host) const {
+  if (!pod_.Contains(host)) return nullptr;
+  const auto alloc = pod_.host(host).allocation;
+  if (!alloc) return nullptr;
+  return &leases_.at(*alloc);
+}
+
+void HostLeases::Reserve(JobId job, Reservation reservation) {
+  reservations_[job] = std::move(reservation);
+}
+
+bool HostLeases::Unreserve(JobId job) { return reservations_.erase(job) > 0; }
+
+const Reservation* HostLeases::ReservationOf(JobId job) const {
+  auto it = reservations_.find(job);
+  return it == reservations_.end() ? nullptr : &it->second;
+}
+
+}  // namespace podsched::core

@@ -1,0 +1,89 @@
+// HostLeases: the hosts of the pod and who holds them (issue 27, the first of the core's owners).
+//
+// Holds
+//   - the pod: its hosts' health and their allocations;
+//   - one Lease per placed job epoch, from Hold until every host of it has reported its
+//     processes gone (a lease outlives its job's epoch while processes linger: a requeued job
+//     does not get its old hosts back before they are empty);
+//   - the reservations: hosts promised to a waiting job while the victims it preempted stop.
+//
+// Promises
+//   - A host is in at most one lease; Hold changes nothing when it fails.
+//   - A lease's hosts are freed exactly when the last of its pending hosts is reported gone
+//     (Gone), never before; Gone of an epoch that holds no lease does nothing.
+//   - Allocation ids are never reused within one process.
+//   - The pod is reached only through this class: a fleet (issue 28) changes it here.
+//
+// Who calls it: Scheduler::Impl (Bind and Create both Hold; reports of exits and released
+// hosts call Gone; HostDown/HostUp change health) and the scheduling pass (reads the pod and the
+// leases; reserves and drops reservations). It knows no jobs: which job is a lease's live owner
+// is the coordinator's question (Scheduler::Impl::LiveOwner).
+//
+// Pure (no I/O); single-threaded, like the Scheduler that owns it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/status.h"
+#include "pod/pod.h"
+
+namespace podsched::core {
+
+// Hosts held by one placement (job, epoch) until every host reports its processes gone.
+struct Lease {
+  AllocationId allocation;
+  JobEpoch owner;
+  pod::Placement placement;
+  std::set<HostId> pending;  // hosts that have not reported the processes gone
+};
+
+// Hosts promised to a waiting job while its preemption victims stop.
+struct Reservation {
+  pod::Placement placement;
+  std::vector<JobId> victims;
+};
+
+class HostLeases {
+ public:
+  explicit HostLeases(pod::Pod pod);
+
+  const pod::Pod& pod() const { return pod_; }
+
+  // Allocates `placement` to `owner` (one job epoch), every host of it pending. Fails, changing
+  // nothing, when a host is outside the pod, unhealthy, draining or held, or when `owner`
+  // already holds a lease.
+  Result<AllocationId> Hold(JobEpoch owner, const pod::Placement& placement);
+  // `host` of `owner`'s lease (every host when nullopt) reported its processes gone. Returns
+  // true when that was the last one: the lease is released and its hosts are free.
+  bool Gone(JobEpoch owner, std::optional<HostId> host);
+  // Whether any epoch of `job` still holds a lease (an ended job's lingering processes).
+  bool HoldsAnyEpochOf(JobId job) const;
+  // The lease `host` is allocated to, or nullptr.
+  const Lease* LeaseOn(HostId host) const;
+  const std::map<AllocationId, Lease>& leases() const { return leases_; }
+
+  // Host health (the pod's own checks: the host must exist).
+  Status MarkUnhealthy(HostId host) { return pod_.MarkUnhealthy(host); }
+  Status MarkHealthy(HostId host) { return pod_.MarkHealthy(host); }
+
+  // Reservations, by waiting job. Reserve replaces the job's earlier one; Unreserve returns
+  // whether there was one.
+  void Reserve(JobId job, Reservation reservation);
+  bool Unreserve(JobId job);
+  const Reservation* ReservationOf(JobId job) const;
+  const std::map<JobId, Reservation>& reservations() const { return reservations_; }
+
+ private:
+  pod::Pod pod_;
+  std::map<AllocationId, Lease> leases_;
+  std::map<JobEpoch, AllocationId> lease_of_;
+  std::map<JobId, Reservation> reservations_;
+  int64_t next_allocation_id_ = 1;
+};
+
+}  // namespace podsched::core

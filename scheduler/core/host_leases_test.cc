@@ -1,0 +1,106 @@
+// HostLeases alone: holding, releasing host by host, failed holds, reservations.
+#include "scheduler/core/host_leases.h"
+
+#include <gtest/gtest.h>
+
+namespace podsched::core {
+namespace {
+
+pod::Pod FourByFour() {
+  auto pod = pod::Pod::Create("test", pod::Generation::kV2, 4, 4);
+  EXPECT_TRUE(pod.has_value());
+  return std::move(*pod);
+}
+
+// A 2x2 block at (row, col).
+pod::Placement Block(int row, int col) { return pod::Placement{{row, col}, {2, 2}}; }
+
+JobEpoch Epoch(int64_t job, int64_t epoch) { return JobEpoch{JobId(job), epoch}; }
+
+TEST(HostLeasesTest, AHoldAllocatesEveryHostAndAnOverlapChangesNothing) {
+  HostLeases hosts(FourByFour());
+  auto first = hosts.Hold(Epoch(1, 1), Block(0, 0));
+  ASSERT_TRUE(first.has_value()) << first.error().ToString();
+  EXPECT_EQ(hosts.pod().AllocatedHosts(), 4);
+  for (HostId h : hosts.pod().HostsIn(Block(0, 0))) {
+    ASSERT_NE(hosts.LeaseOn(h), nullptr);
+    EXPECT_EQ(hosts.LeaseOn(h)->owner, Epoch(1, 1));
+    EXPECT_EQ(hosts.LeaseOn(h)->pending.size(), 4u);
+  }
+  EXPECT_EQ(hosts.LeaseOn(HostId(15)), nullptr);
+  EXPECT_EQ(hosts.LeaseOn(HostId(99)), nullptr);  // not in the pod
+
+  auto overlap = hosts.Hold(Epoch(2, 1), Block(1, 1));
+  EXPECT_FALSE(overlap.has_value());
+  auto twice = hosts.Hold(Epoch(1, 1), Block(2, 2));  // the same epoch holds already
+  EXPECT_FALSE(twice.has_value());
+  EXPECT_EQ(hosts.pod().AllocatedHosts(), 4);
+  EXPECT_EQ(hosts.leases().size(), 1u);
+
+  auto second = hosts.Hold(Epoch(2, 1), Block(2, 2));
+  ASSERT_TRUE(second.has_value());
+  EXPECT_NE(*first, *second);
+  EXPECT_EQ(hosts.leases().size(), 2u);
+}
+
+TEST(HostLeasesTest, HostsAreFreedOnlyWhenTheLastOneReportsItsProcessesGone) {
+  HostLeases hosts(FourByFour());
+  ASSERT_TRUE(hosts.Hold(Epoch(7, 3), Block(0, 2)).has_value());
+  const std::vector<HostId> held = hosts.pod().HostsIn(Block(0, 2));
+  EXPECT_FALSE(hosts.Gone(Epoch(7, 2), held[0]));  // another epoch of the job: nothing
+  EXPECT_FALSE(hosts.Gone(Epoch(8, 3), held[0]));
+  for (size_t i = 0; i + 1 < held.size(); ++i) {
+    EXPECT_FALSE(hosts.Gone(Epoch(7, 3), held[i]));
+    EXPECT_FALSE(hosts.Gone(Epoch(7, 3), held[i]));  // a repeated report changes nothing
+    EXPECT_EQ(hosts.pod().AllocatedHosts(), 4) << "freed before every host reported";
+  }
+  EXPECT_TRUE(hosts.HoldsAnyEpochOf(JobId(7)));
+  EXPECT_TRUE(hosts.Gone(Epoch(7, 3), held.back()));
+  EXPECT_EQ(hosts.pod().AllocatedHosts(), 0);
+  EXPECT_TRUE(hosts.leases().empty());
+  EXPECT_FALSE(hosts.HoldsAnyEpochOf(JobId(7)));
+  EXPECT_FALSE(hosts.Gone(Epoch(7, 3), std::nullopt));  // released already
+
+  // The freed hosts can be held again, by the job's next epoch; all at once (a lost agent).
+  ASSERT_TRUE(hosts.Hold(Epoch(7, 4), Block(0, 2)).has_value());
+  EXPECT_TRUE(hosts.Gone(Epoch(7, 4), std::nullopt));
+  EXPECT_EQ(hosts.pod().AllocatedHosts(), 0);
+}
+
+TEST(HostLeasesTest, HoldsAnyEpochOfLooksAtEveryEpochAndNoOtherJob) {
+  HostLeases hosts(FourByFour());
+  ASSERT_TRUE(hosts.Hold(Epoch(5, 1), Block(0, 0)).has_value());  // lingering
+  ASSERT_TRUE(hosts.Hold(Epoch(5, 2), Block(2, 2)).has_value());
+  EXPECT_TRUE(hosts.HoldsAnyEpochOf(JobId(5)));
+  EXPECT_FALSE(hosts.HoldsAnyEpochOf(JobId(4)));
+  EXPECT_FALSE(hosts.HoldsAnyEpochOf(JobId(6)));
+  EXPECT_TRUE(hosts.Gone(Epoch(5, 2), std::nullopt));
+  EXPECT_TRUE(hosts.HoldsAnyEpochOf(JobId(5)));
+}
+
+TEST(HostLeasesTest, AnUnhealthyHostCannotBeHeldUntilItIsHealthyAgain) {
+  HostLeases hosts(FourByFour());
+  ASSERT_TRUE(hosts.MarkUnhealthy(HostId(0)).ok());
+  EXPECT_FALSE(hosts.Hold(Epoch(1, 1), Block(0, 0)).has_value());
+  EXPECT_FALSE(hosts.MarkUnhealthy(HostId(99)).ok());
+  ASSERT_TRUE(hosts.MarkHealthy(HostId(0)).ok());
+  EXPECT_TRUE(hosts.Hold(Epoch(1, 1), Block(0, 0)).has_value());
+}
+
+TEST(HostLeasesTest, AReservationIsKeptPerJobUntilDropped) {
+  HostLeases hosts(FourByFour());
+  EXPECT_EQ(hosts.ReservationOf(JobId(3)), nullptr);
+  EXPECT_FALSE(hosts.Unreserve(JobId(3)));
+  hosts.Reserve(JobId(3), Reservation{Block(0, 0), {JobId(1)}});
+  hosts.Reserve(JobId(3), Reservation{Block(2, 0), {JobId(2)}});  // replaces
+  ASSERT_NE(hosts.ReservationOf(JobId(3)), nullptr);
+  EXPECT_EQ(hosts.ReservationOf(JobId(3))->placement, Block(2, 0));
+  EXPECT_EQ(hosts.ReservationOf(JobId(3))->victims, std::vector<JobId>{JobId(2)});
+  EXPECT_EQ(hosts.reservations().size(), 1u);
+  EXPECT_EQ(hosts.pod().AllocatedHosts(), 0);  // a reservation holds no host
+  EXPECT_TRUE(hosts.Unreserve(JobId(3)));
+  EXPECT_EQ(hosts.ReservationOf(JobId(3)), nullptr);
+}
+
+}  // namespace
+}  // namespace podsched::core
