@@ -42,14 +42,6 @@ void Exclude(pod::Pod& view, const pod::Placement& p) {
 std::vector<QueueEntry> SortQueue(const Scheduler::Impl& s, TimePoint now) {
   const bool fair = s.profile.order == QueueOrder::kFairShare;
   std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
-  if (fair) {
-    for (const auto& [name, user] : s.users) usage[&user] = s.DecayedUsage(user, now);
-    for (const auto& [alloc, lease] : s.hosts.leases()) {
-      if (const JobRecord* job = s.LiveOwner(lease)) {
-        usage[&s.users.at(job->spec.user)] += s.HeldCoreHours(*job, now);
-      }
-    }
-  }
   std::vector<QueueEntry> queue;
   queue.reserve(s.queued.size());
   for (const auto& [id, ref] : s.queued) {
@@ -59,7 +51,9 @@ std::vector<QueueEntry> SortQueue(const Scheduler::Impl& s, TimePoint now) {
       const int64_t waited = (now - job.submit_time) / s.config.aging_step;
       e.effective_priority =
           job.spec.priority + static_cast<int>(std::min<int64_t>(waited, s.config.max_aging_bonus));
-      e.usage = usage[ref.user];
+      auto [known, fresh] = usage.try_emplace(ref.user, 0.0);
+      if (fresh) known->second = s.accounting.UsageNow(ref.user->name, now);
+      e.usage = known->second;
     }
     queue.push_back(e);
   }

@@ -14,8 +14,6 @@ namespace {
 
 std::string JobName(JobId id) { return "job " + std::to_string(id.value()); }
 
-double Hours(Duration d) { return ToSeconds(d) / 3600.0; }
-
 Result<JobRecord*> FindActive(std::map<JobId, JobRecord>& jobs, JobId id) {
   auto it = jobs.find(id);
   if (it == jobs.end()) return NotFound(JobName(id) + " does not exist");
@@ -32,30 +30,16 @@ Scheduler::Impl::Impl(pod::Pod p, SchedulerConfig c, Profile prof,
                       std::unique_ptr<pod::PlacementPolicy> pl, JobRepository* r)
     : hosts(std::move(p)),
       config(std::move(c)),
+      accounting(Accounting::Rules{config.default_quota, config.fair_share_half_life,
+                                   config.max_jobs_created_per_user_per_hour}),
       profile(prof),
       placement(std::move(pl)),
       repo(r),
       rng(config.seed) {}
 
-UserRecord& Scheduler::Impl::User(const UserName& name, TimePoint now) {
-  auto [it, inserted] = users.try_emplace(name);
-  if (inserted) {
-    it->second.name = name;
-    it->second.quota = config.default_quota;
-    it->second.usage_as_of = now;
-    changed_users.insert(name);
-  }
-  return it->second;
-}
-
 void Scheduler::Impl::Enqueue(JobRecord& job, TimePoint now) {
-  queued[job.id] = QueuedRef{&job, &types.at(job.id), &User(job.spec.user, now),
-                             &in_use[job.spec.user]};
-}
-
-Quota Scheduler::Impl::QuotaOf(const UserName& name) const {
-  auto it = users.find(name);
-  return it == users.end() ? config.default_quota : it->second.quota;
+  queued[job.id] = QueuedRef{&job, &types.at(job.id), &accounting.User(job.spec.user, now),
+                             &accounting.InUse(job.spec.user)};
 }
 
 Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reason,
@@ -74,26 +58,14 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
 
   const bool held = HoldsHosts(job.state);
   const bool holds = HoldsHosts(to);
-  const int cores = Cores(job.id);
-  QuotaUsage& use = in_use[job.spec.user];
-  int& class_use = job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores;
-  int& class_total =
-      job.spec.preemptible ? cores_held.preemptible_cores : cores_held.on_demand_cores;
   if (!held && holds) {
-    class_use += cores;
-    class_total += cores;
+    accounting.StartHolding(job.id, job.spec.user, job.spec.preemptible, Cores(job.id),
+                            job.start_time);
   }
   if (held && !holds) {
-    class_use -= cores;
-    class_total -= cores;
-    // Close the epoch's accounting: the job's usage and the user's decayed fair-share usage.
-    const double core_hours = HeldCoreHours(job, now);
+    // Close the epoch's accounting: the job's usage (and, in Accounting, the user's).
     job.run_time += now - job.start_time;
-    job.usage_core_hours += core_hours;
-    UserRecord& user = User(job.spec.user, now);
-    user.decayed_core_hours = DecayedUsage(user, now) + core_hours;
-    user.usage_as_of = now;
-    changed_users.insert(user.name);
+    job.usage_core_hours += accounting.StopHolding(job.id, now);
     job.placement.reset();
     kill_sent.erase(job.id);
   }
@@ -125,15 +97,6 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   // Only changes that can let a waiting job start (or change the queue) need a pass.
   if ((held && !holds) || to == JobState::kQueued || IsTerminal(to)) dirty = true;
   return Status::Ok();
-}
-
-double Scheduler::Impl::DecayedUsage(const UserRecord& user, TimePoint now) const {
-  return user.decayed_core_hours *
-         std::exp2(-ToSeconds(now - user.usage_as_of) / ToSeconds(config.fair_share_half_life));
-}
-
-double Scheduler::Impl::HeldCoreHours(const JobRecord& job, TimePoint now) const {
-  return Cores(job.id) * Hours(now - job.start_time);
 }
 
 const JobRecord* Scheduler::Impl::LiveOwner(const Lease& lease) const {
@@ -388,10 +351,9 @@ Result<Actions> Scheduler::Impl::Finish(TimePoint now) {
   StoreBatch batch;
   batch.jobs.reserve(changed_jobs.size());
   for (JobId id : changed_jobs) batch.jobs.push_back(jobs.at(id));
-  for (const UserName& name : changed_users) batch.users.push_back(users.at(name));
+  batch.users = accounting.TakeChanged();
   batch.events = std::move(events);
   changed_jobs.clear();
-  changed_users.clear();
   events.clear();
   Actions out = std::move(actions);
   actions.clear();
@@ -437,7 +399,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
                                      std::move(*placement), repo);
   impl->next_job_id = loaded->next_job_id;
   impl->next_event_seq = loaded->next_event_seq;
-  for (UserRecord& user : loaded->users) impl->users[user.name] = std::move(user);
+  impl->accounting.Load(std::move(loaded->users));
   impl->quarantined = std::move(loaded->quarantined);
   for (JobRecord& job : loaded->jobs) {
     auto type = ValidateSpec(job.spec, impl->hosts.pod(), SpecOrigin::kStored);
@@ -466,11 +428,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
       if (!job.placement) return Internal(JobName(job.id) + " holds hosts but has no placement");
       auto held = impl->hosts.Hold(JobEpoch{job.id, job.epoch}, *job.placement);
       if (!held) return std::unexpected(held.error().WithContext(JobName(job.id)));
-      QuotaUsage& use = impl->in_use[job.spec.user];
-      (job.spec.preemptible ? use.preemptible_cores : use.on_demand_cores) += type->tensor_cores();
-      QuotaUsage& total = impl->cores_held;
-      (job.spec.preemptible ? total.preemptible_cores : total.on_demand_cores) +=
-          type->tensor_cores();
+      impl->accounting.StartHolding(job.id, job.spec.user, job.spec.preemptible,
+                                    type->tensor_cores(), job.start_time);
       impl->ArmHoldTimers(job, /*draw_reclaim=*/false);
     }
     if (job.state == JobState::kQueued && job.not_before > now) {
@@ -489,7 +448,7 @@ Result<JobId> Scheduler::Submit(JobSpec spec, TimePoint now) {
   if (spec.array) return InvalidArgument("a single job's spec carries no array task");
   auto type = s.CheckSubmission(spec, 1, now);
   if (!type) return std::unexpected(type.error());
-  s.ChargeCreation(spec.user, 1, now);
+  s.accounting.ChargeCreation(spec.user, 1, now);
   const JobId id = s.Queue(std::move(spec), *type, now);
   auto done = s.Finish(now);
   if (!done) return std::unexpected(done.error());
@@ -664,8 +623,7 @@ Status Scheduler::SetQuota(const UserName& user, Quota quota, TimePoint now) {
   if (quota.on_demand_cores < 0 || quota.preemptible_cores < 0) {
     return Status(StatusCode::kInvalidArgument, "quota cores must be >= 0");
   }
-  s.User(user, now).quota = quota;
-  s.changed_users.insert(user);
+  s.accounting.SetQuota(user, quota, now);
   s.dirty = true;
   auto done = s.Finish(now);
   return done ? Status::Ok() : done.error();
@@ -688,21 +646,13 @@ Result<EndedJobPage> Scheduler::StoredEndedJobs(const EndedJobQuery& query) cons
 }
 
 QuotaUsage Scheduler::UsageOf(const UserName& user) const {
-  auto it = impl_->in_use.find(user);
-  return it == impl_->in_use.end() ? QuotaUsage{} : it->second;
+  return impl_->accounting.InUseOf(user);
 }
 
-Quota Scheduler::QuotaOf(const UserName& user) const { return impl_->QuotaOf(user); }
+Quota Scheduler::QuotaOf(const UserName& user) const { return impl_->accounting.QuotaOf(user); }
 
 double Scheduler::FairShareUsage(const UserName& user, TimePoint now) const {
-  const Impl& s = *impl_;
-  auto it = s.users.find(user);
-  double usage = it == s.users.end() ? 0 : s.DecayedUsage(it->second, now);
-  for (const auto& [alloc, lease] : s.hosts.leases()) {
-    const JobRecord* job = s.LiveOwner(lease);
-    if (job && job->spec.user == user) usage += s.HeldCoreHours(*job, now);
-  }
-  return usage;
+  return impl_->accounting.UsageNow(user, now);
 }
 
 const std::map<JobId, JobRecord>& Scheduler::jobs() const { return impl_->jobs; }
@@ -721,11 +671,11 @@ int Scheduler::ActiveJobsOf(const UserName& user) const {
 int64_t Scheduler::JobsIn(JobState state) const {
   return impl_->jobs_in_state[static_cast<int>(state)];
 }
-QuotaUsage Scheduler::CoresHeld() const { return impl_->cores_held; }
+QuotaUsage Scheduler::CoresHeld() const { return impl_->accounting.CoresHeld(); }
 std::vector<UserName> Scheduler::KnownUsers() const {
   std::vector<UserName> out;
-  out.reserve(impl_->users.size());
-  for (const auto& [name, user] : impl_->users) out.push_back(name);
+  out.reserve(impl_->accounting.users().size());
+  for (const auto& [name, user] : impl_->accounting.users()) out.push_back(name);
   return out;
 }
 

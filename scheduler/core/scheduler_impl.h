@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/token_bucket.h"
 #include "pod/placement.h"
+#include "scheduler/core/accounting.h"
 #include "scheduler/core/host_leases.h"
 #include "scheduler/core/profile.h"
 #include "scheduler/core/scheduler.h"
@@ -54,6 +54,7 @@ class Scheduler::Impl {
   // --- state ---
   HostLeases hosts;  // the pod, its leases and reservations (host_leases.h)
   SchedulerConfig config;
+  Accounting accounting;  // users, quotas, cores held, fair-share usage (accounting.h)
   Profile profile;
   std::unique_ptr<pod::PlacementPolicy> placement;
   JobRepository* repo;
@@ -72,16 +73,9 @@ class Scheduler::Impl {
     u.spec_bytes += SpecBytes(spec);
   }
   std::map<JobId, QueuedRef> queued;            // QUEUED jobs
-  std::map<UserName, UserRecord> users;         // users seen or configured
-  // Each user's budget of jobs to create (config.max_jobs_created_per_user_per_hour); a user
-  // absent here has a full one. Taken by Submit and SubmitArray once every check has passed.
-  std::map<UserName, TokenBucket<TimePoint>> creation_budget;
-  void ChargeCreation(const UserName& user, int new_jobs, TimePoint now);
-  std::map<UserName, QuotaUsage> in_use;        // cores of jobs in holding states
   // Kept up to date by Queue, Transition and Create, so that /metrics and the gauges cost
   // O(1) however many jobs have ended (audit H1).
   std::array<int64_t, kJobStateCount> jobs_in_state{};
-  QuotaUsage cores_held;                        // in_use summed over users
   std::map<JobId, bool> kill_sent;              // current epoch got a Kill already
   std::map<JobId, JobArray> arrays;             // by array id (sweeps.cc)
   // Dependencies (sweeps.cc). A job's verdict changes only when one of its targets changes
@@ -114,22 +108,14 @@ class Scheduler::Impl {
   // --- the current call's output ---
   Actions actions;
   std::set<JobId> changed_jobs;
-  std::set<UserName> changed_users;
   std::vector<JobEvent> events;
 
   // --- helpers (scheduler.cc) ---
   int Cores(JobId job) const { return types.at(job).tensor_cores(); }
-  // The one definition of each accounting formula:
-  // the user's closed usage decayed to `now` (half-life config.fair_share_half_life);
-  double DecayedUsage(const UserRecord& user, TimePoint now) const;
-  // core-hours of the job's current epoch up to `now`;
-  double HeldCoreHours(const JobRecord& job, TimePoint now) const;
-  // the job whose current epoch holds the lease, or nullptr for a lingering lease (the job moved
+  // The job whose current epoch holds the lease, or nullptr for a lingering lease (the job moved
   // on; its hosts have not all reported the processes gone).
   const JobRecord* LiveOwner(const Lease& lease) const;
-  UserRecord& User(const UserName& name, TimePoint now);
   void Enqueue(JobRecord& job, TimePoint now);
-  Quota QuotaOf(const UserName& name) const;
   // Checks legality, records the event, updates quota use and fair-share usage when the job
   // starts or stops holding hosts. Returns the legality error without changing anything.
   Status Transition(JobRecord& job, JobState to, std::string reason, TimePoint now);

@@ -44,15 +44,15 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
                      " a user may create in an hour "
                      "(scheduler.max_jobs_created_per_user_per_hour): split the array");
   }
-  // A user absent from creation_budget has a full one.
-  if (auto budget = creation_budget.find(spec.user); budget != creation_budget.end()) {
-    if (const double wait = budget->second.SecondsUntil(new_jobs, now); wait > 0) {
+  {
+    if (const double wait = accounting.SecondsUntilCreation(spec.user, new_jobs, now); wait > 0) {
       const auto seconds = static_cast<int64_t>(std::ceil(wait - 1e-6));  // 360.0000001 is 360
       return Error(StatusCode::kResourceExhausted,
                    spec.user.value() + " may create " + std::to_string(per_hour) +
                        " jobs an hour (scheduler.max_jobs_created_per_user_per_hour; array "
                        "tasks count one by one) and has " +
-                       std::to_string(static_cast<int64_t>(budget->second.Available(now))) +
+                       std::to_string(static_cast<int64_t>(
+                           accounting.CreationsAvailable(spec.user, now))) +
                        " left now; " + std::to_string(new_jobs) + " more fit in " +
                        std::to_string(seconds) + " s");
     }
@@ -77,7 +77,7 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
                      " MiB (scheduler.max_active_spec_bytes_per_user): wait for some to end, "
                      "cancel them, or keep large data out of env and args");
   }
-  const Quota quota = QuotaOf(spec.user);
+  const Quota quota = accounting.QuotaOf(spec.user);
   const int limit = spec.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
   if (type->tensor_cores() > limit) {
     return Error(StatusCode::kResourceExhausted,
@@ -111,14 +111,8 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
   return type;
 }
 
-void Scheduler::Impl::ChargeCreation(const UserName& user, int new_jobs, TimePoint now) {
-  const double per_hour = config.max_jobs_created_per_user_per_hour;
-  auto it = creation_budget.try_emplace(user, per_hour / 3600.0, per_hour).first;
-  PODSCHED_CHECK(it->second.Take(new_jobs, now));  // CheckSubmission found them there
-}
-
 JobId Scheduler::Impl::Queue(JobSpec spec, const pod::AcceleratorType& type, TimePoint now) {
-  User(spec.user, now);
+  accounting.User(spec.user, now);
   JobRecord job;
   job.id = JobId(next_job_id++);
   job.spec = std::move(spec);
@@ -313,7 +307,7 @@ Result<std::vector<JobId>> Scheduler::SubmitArray(JobSpec spec, const ArraySpec&
   }
   auto type = s.CheckSubmission(spec, static_cast<int>(array.indices.size()), now);
   if (!type) return std::unexpected(type.error());
-  s.ChargeCreation(spec.user, static_cast<int>(array.indices.size()), now);
+  s.accounting.ChargeCreation(spec.user, static_cast<int>(array.indices.size()), now);
   const JobId first(s.next_job_id);
   std::vector<JobId> ids;
   ids.reserve(array.indices.size());

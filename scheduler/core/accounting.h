@@ -1,0 +1,102 @@
+// Accounting: the users, what each may use and what each has used (issue 27, the second of the
+// core's owners).
+//
+// Holds
+//   - every user seen or configured (UserRecord: quota, admin, decayed usage), the store's rows;
+//   - the cores each user holds now, per class (what quotas limit), and their sum;
+//   - the job epochs holding cores now, with their start: fair share counts them while they run;
+//   - each user's budget of jobs to create per hour (a token bucket; absent: a full one).
+//
+// Promises
+//   - One rule for fair-share usage (UsageNow): the user's closed usage decayed to `now`
+//     (half-life scheduler.fair_share_half_life) plus the core-hours of the epochs holding cores
+//     now. The queue order and Scheduler::FairShareUsage both read it.
+//   - StartHolding and StopHolding pair up per job: cores in use never go below zero, and the
+//     core-hours StopHolding returns are the ones it adds to the user's decayed usage.
+//   - Every user record changed since the last TakeChanged is returned by it once, in name order
+//     (the rows of the next commit).
+//
+// Who calls it: Scheduler::Impl (Transition starts and stops holding, Create loads, Submit and
+// SubmitArray charge creations, SetQuota) and the pass (UsageNow in the queue order; quotas).
+//
+// Pure (no I/O); single-threaded, like the Scheduler that owns it.
+#pragma once
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/token_bucket.h"
+#include "scheduler/core/job.h"
+
+namespace podsched::core {
+
+class Accounting {
+ public:
+  struct Rules {
+    Quota default_quota;
+    Duration fair_share_half_life;   // > 0
+    int max_jobs_created_per_hour;   // >= 1
+  };
+  explicit Accounting(Rules rules) : rules_(rules) {}
+
+  // --- users ---
+  // The stored users (Scheduler::Create); not reported as changed.
+  void Load(std::vector<UserRecord> users);
+  // The user, added with the default quota (and reported as changed) when new.
+  UserRecord& User(const UserName& name, TimePoint now);
+  Quota QuotaOf(const UserName& name) const;  // the default quota for an unknown user
+  void SetQuota(const UserName& name, Quota quota, TimePoint now);
+  const std::map<UserName, UserRecord>& users() const { return users_; }
+  std::vector<UserRecord> TakeChanged();
+
+  // --- cores held ---
+  // `job`'s current epoch holds `cores` of its class from `start` on.
+  void StartHolding(JobId job, const UserName& user, bool preemptible, int cores,
+                    TimePoint start);
+  // It stopped at `now`: returns the epoch's core-hours, which are now part of the user's
+  // decayed usage. Nothing (0) when the job held nothing.
+  double StopHolding(JobId job, TimePoint now);
+  // The user's cores in use; the entry stays where it is (the queue keeps pointers to it).
+  QuotaUsage& InUse(const UserName& user) { return in_use_[user]; }
+  QuotaUsage InUseOf(const UserName& user) const;
+  const QuotaUsage& CoresHeld() const { return cores_held_; }
+
+  // --- fair share ---
+  double UsageNow(const UserName& user, TimePoint now) const;
+
+  // --- creation budget ---
+  // Seconds until `jobs` more may be created (0: now; infinite past the hourly limit), and how
+  // many may be created now.
+  double SecondsUntilCreation(const UserName& user, int jobs, TimePoint now) const;
+  double CreationsAvailable(const UserName& user, TimePoint now) const;
+  // Takes `jobs` from the budget; the caller checked SecondsUntilCreation is 0.
+  void ChargeCreation(const UserName& user, int jobs, TimePoint now);
+
+ private:
+  struct Holding {
+    UserName user;
+    bool preemptible = false;
+    int cores = 0;
+    TimePoint start{};
+  };
+  // A user's budget before any creation (absent users have this one).
+  TokenBucket<TimePoint> FullBudget() const;
+  // The user's closed usage decayed to `now`.
+  double DecayedUsage(const UserRecord& user, TimePoint now) const;
+  static int& ClassOf(QuotaUsage& use, bool preemptible) {
+    return preemptible ? use.preemptible_cores : use.on_demand_cores;
+  }
+
+  Rules rules_;
+  std::map<UserName, UserRecord> users_;
+  std::set<UserName> changed_;
+  std::map<UserName, QuotaUsage> in_use_;
+  QuotaUsage cores_held_;
+  std::map<JobId, Holding> holding_;
+  std::map<UserName, std::set<JobId>> holding_of_user_;
+  std::map<UserName, TokenBucket<TimePoint>> creation_budget_;
+};
+
+}  // namespace podsched::core
