@@ -282,7 +282,7 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
   if (auto relaxed = ChooseVictims(victim_view, shape, later)) {
     why += "; " + std::to_string(relaxed->victims.size()) +
            " running jobs would have to go, after their minimum runtime";
-    s_.AddWakeup(earliest);
+    s_.timers.AddWakeup(earliest);
   }
   s_.SetReason(job, failed_preemption_.emplace(key, std::move(why)).first->second);
   return false;

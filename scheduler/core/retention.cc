@@ -81,7 +81,7 @@ void Scheduler::Impl::Forget(JobId id) {
     if (array->second.tasks.empty()) arrays.erase(array);
   }
   types.erase(id);
-  kill_sent.erase(id);
+  timers.ClearKill(id);
   hosts.Unreserve(id);
   unasked_exits.erase(id);
   dependents.erase(id);

@@ -67,7 +67,7 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
     job.run_time += now - job.start_time;
     job.usage_core_hours += accounting.StopHolding(job.id, now);
     job.placement.reset();
-    kill_sent.erase(job.id);
+    timers.ClearKill(job.id);
   }
   if (job.state == JobState::kQueued) queued.erase(job.id);
   if (to == JobState::kQueued) Enqueue(job, now);
@@ -143,22 +143,20 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
 void Scheduler::Impl::ArmHoldTimers(const JobRecord& job, bool draw_reclaim) {
   const JobEpoch owner{job.id, job.epoch};
   if (job.state == JobState::kPreempting) {
-    timers.emplace(job.preempt_deadline, Timer{TimerKind::kKill, owner});
+    timers.Add(job.preempt_deadline, TimerKind::kKill, owner);
     return;
   }
   if (job.spec.preemptible) {
     if (config.preemptible_lifetime > Duration::zero()) {
-      timers.emplace(job.start_time + config.preemptible_lifetime,
-                     Timer{TimerKind::kLifetime, owner});
+      timers.Add(job.start_time + config.preemptible_lifetime, TimerKind::kLifetime, owner);
     }
     if (draw_reclaim && config.reclaim_rate_per_hour > 0) {
       std::exponential_distribution<double> hours(config.reclaim_rate_per_hour);
-      timers.emplace(job.start_time + FromSeconds(hours(rng) * 3600.0),
-                     Timer{TimerKind::kReclaim, owner});
+      timers.Add(job.start_time + FromSeconds(hours(rng) * 3600.0), TimerKind::kReclaim, owner);
     }
   }
   if (job.spec.max_runtime > Duration::zero()) {
-    timers.emplace(job.start_time + RuntimeLeftAtStart(job), Timer{TimerKind::kMaxRuntime, owner});
+    timers.Add(job.start_time + RuntimeLeftAtStart(job), TimerKind::kMaxRuntime, owner);
   }
 }
 
@@ -187,7 +185,7 @@ void Scheduler::Impl::StartPreemption(JobRecord& job, std::string reason,
   PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
   PreemptAction preempt{owner, job.spec.grace_period, std::move(held), reason};
   actions.emplace_back(std::in_place_type<PreemptAction>, std::move(preempt));
-  timers.emplace(job.preempt_deadline, Timer{TimerKind::kKill, owner});
+  timers.Add(job.preempt_deadline, TimerKind::kKill, owner);
   ++stats.preemptions;
 }
 
@@ -210,7 +208,7 @@ void Scheduler::Impl::FailOrRetry(JobRecord& job, const std::string& why, TimePo
   for (int i = 1; i < job.restarts && backoff < config.retry_backoff_max; ++i) backoff *= 2;
   backoff = std::min(backoff, config.retry_backoff_max);
   job.not_before = now + backoff;
-  AddWakeup(job.not_before);
+  timers.AddWakeup(job.not_before);
   Status s = Transition(job, JobState::kQueued,
                         "retry " + std::to_string(job.restarts) + "/" +
                             std::to_string(job.spec.max_restarts) + " in " +
@@ -290,22 +288,13 @@ std::pair<size_t, Duration> Scheduler::Impl::CountUnaskedRequeue(JobRecord& job,
   for (int i = 1; i < excess && backoff < config.retry_backoff_max; ++i) backoff *= 2;
   backoff = std::min(backoff, config.retry_backoff_max);
   job.not_before = now + backoff;
-  AddWakeup(job.not_before);
+  timers.AddWakeup(job.not_before);
   return {recent.size(), backoff};
 }
 
-void Scheduler::Impl::AddWakeup(TimePoint at) {
-  auto [begin, end] = timers.equal_range(at);
-  for (auto it = begin; it != end; ++it) {
-    if (it->second.kind == TimerKind::kWakeup) return;
-  }
-  timers.emplace(at, Timer{TimerKind::kWakeup, {}});
-}
-
 void Scheduler::Impl::RunTimers(TimePoint now) {
-  while (!timers.empty() && timers.begin()->first <= now) {
-    auto [at, timer] = *timers.begin();
-    timers.erase(timers.begin());
+  while (const std::optional<Timer> due = timers.PopDue(now)) {
+    const Timer& timer = *due;
     if (timer.kind == TimerKind::kWakeup) {
       dirty = true;  // a waiting job may have become eligible (backoff, minimum runtime)
       continue;
@@ -315,8 +304,7 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
     JobRecord& job = it->second;
     switch (timer.kind) {
       case TimerKind::kKill:
-        if (job.state == JobState::kPreempting && !kill_sent[job.id]) {
-          kill_sent[job.id] = true;
+        if (job.state == JobState::kPreempting && timers.TakeKill(job.id)) {
           KillAction kill{timer.job, hosts.pod().HostsIn(*job.placement),
                           "grace period of " +
                               std::to_string(static_cast<int64_t>(
@@ -433,7 +421,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
       impl->ArmHoldTimers(job, /*draw_reclaim=*/false);
     }
     if (job.state == JobState::kQueued && job.not_before > now) {
-      impl->AddWakeup(job.not_before);
+      impl->timers.AddWakeup(job.not_before);
     }
     auto [it, inserted] = impl->jobs.emplace(job.id, std::move(job));
     if (waiting) impl->Enqueue(it->second, now);
@@ -498,10 +486,7 @@ Actions Scheduler::Tick(TimePoint now) {
   return std::move(*done);
 }
 
-std::optional<TimePoint> Scheduler::NextTimer() const {
-  if (impl_->timers.empty()) return std::nullopt;
-  return impl_->timers.begin()->first;
-}
+std::optional<TimePoint> Scheduler::NextTimer() const { return impl_->timers.Next(); }
 
 bool Scheduler::dirty() const { return impl_->dirty; }
 

@@ -20,6 +20,7 @@
 #include "scheduler/core/profile.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/core/spec.h"
+#include "scheduler/core/timers.h"
 
 namespace podsched::core {
 
@@ -35,12 +36,6 @@ struct QueuedRef {
 // Exits 75 without a Preempt that a job may make within an hour before it backs off (an agent
 // stopped, a provider's notice: each is a real preemption; a program looping on exit 75 is not).
 constexpr int kFreeUnaskedExits = 3;
-
-enum class TimerKind { kKill, kReclaim, kLifetime, kMaxRuntime, kWakeup };
-struct Timer {
-  TimerKind kind;
-  JobEpoch job;
-};
 
 // Adds to `state` (a LoadEndedSince) the ended jobs its active jobs name in dependencies, and
 // every task of a named array (retention.cc).
@@ -76,7 +71,6 @@ class Scheduler::Impl {
   // Kept up to date by Queue, Transition and Create, so that /metrics and the gauges cost
   // O(1) however many jobs have ended (audit H1).
   std::array<int64_t, kJobStateCount> jobs_in_state{};
-  std::map<JobId, bool> kill_sent;              // current epoch got a Kill already
   std::map<JobId, JobArray> arrays;             // by array id (sweeps.cc)
   // Dependencies (sweeps.cc). A job's verdict changes only when one of its targets changes
   // state, so it is re-evaluated then (not on every pass): `dependents` maps a target (a job id,
@@ -85,7 +79,7 @@ class Scheduler::Impl {
   std::map<JobId, std::vector<JobId>> dependents;
   std::set<JobId> dependencies_stale;
   std::map<JobId, std::string> waiting_on_dependencies;  // QUEUED jobs not yet free to start
-  std::multimap<TimePoint, Timer> timers;
+  Timers timers;  // wake-ups, epochs' timers, kills sent (timers.h)
   // Retention (config.ended_job_retention > 0): ended jobs in memory, by when they may be
   // forgotten; and how many active jobs name each job or array id in a dependency (those stay:
   // a waiting job is judged by its targets' states, again after a restart).
@@ -145,9 +139,8 @@ class Scheduler::Impl {
   Duration RuntimeLeftAtStart(const JobRecord& job) const;
   bool RuntimeExhausted(const JobRecord& job, TimePoint now) const;
   std::string MaxRuntimeReason(const JobRecord& job) const;
+  // Acts on every timer due at `now` (Timers::PopDue); drops those of epochs that moved on.
   void RunTimers(TimePoint now);
-  // A timer that only makes the next Tick run a pass (backoff end, minimum runtime reached).
-  void AddWakeup(TimePoint at);
   // A worker's report that the epoch got further: `to` when the job is in one of `from` (an old
   // epoch's report is counted as stale and changes nothing).
   Result<Actions> Advance(JobEpoch je, std::initializer_list<JobState> from, JobState to,
