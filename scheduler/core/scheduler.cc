@@ -47,7 +47,6 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   Status legal = CheckTransition(job.id, job.state, to);
   if (!legal.ok()) return legal;
   JobEvent event;
-  event.seq = next_event_seq++;
   event.time = now;
   event.job = job.id;
   event.epoch = job.epoch;
@@ -91,8 +90,7 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
     }
   }
   if (to != JobState::kQueued) hosts.Unreserve(job.id);
-  changed_jobs.insert(job.id);
-  events.push_back(std::move(event));
+  outbox.Record(std::move(event));
   ++stats.events;
   // Only changes that can let a waiting job start (or change the queue) need a pass.
   if ((held && !holds) || to == JobState::kQueued || IsTerminal(to)) dirty = true;
@@ -107,7 +105,7 @@ const JobRecord* Scheduler::Impl::LiveOwner(const Lease& lease) const {
 void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
   if (job.reason == reason) return;
   job.reason = reason;
-  changed_jobs.insert(job.id);
+  outbox.Changed(job.id);
 }
 
 void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint now) {
@@ -135,7 +133,7 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
                     job.preemptions,
                     job.spec.array,
                     job.spec.user};
-  actions.emplace_back(std::in_place_type<LaunchPlan>, std::move(launch));
+  outbox.Send(std::move(launch));
   ++stats.launches;
   ArmHoldTimers(job, /*draw_reclaim=*/true);
 }
@@ -184,7 +182,7 @@ void Scheduler::Impl::StartPreemption(JobRecord& job, std::string reason,
   Status moved = Transition(job, JobState::kPreempting, reason, now);
   PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
   PreemptAction preempt{owner, job.spec.grace_period, std::move(held), reason};
-  actions.emplace_back(std::in_place_type<PreemptAction>, std::move(preempt));
+  outbox.Send(std::move(preempt));
   timers.Add(job.preempt_deadline, TimerKind::kKill, owner);
   ++stats.preemptions;
 }
@@ -310,7 +308,7 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
                               std::to_string(static_cast<int64_t>(
                                   ToSeconds(job.spec.grace_period))) +
                               " s expired"};
-          actions.emplace_back(std::in_place_type<KillAction>, std::move(kill));
+          outbox.Send(std::move(kill));
         }
         break;
       case TimerKind::kMaxRuntime:
@@ -336,20 +334,17 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
 
 Result<Actions> Scheduler::Impl::Finish(TimePoint now) {
   ResolveDependencies(now);
+  Outbox::Batch out = outbox.Take();
   StoreBatch batch;
-  batch.jobs.reserve(changed_jobs.size());
-  for (JobId id : changed_jobs) batch.jobs.push_back(jobs.at(id));
+  batch.jobs.reserve(out.changed_jobs.size());
+  for (JobId id : out.changed_jobs) batch.jobs.push_back(jobs.at(id));
   batch.users = accounting.TakeChanged();
-  batch.events = std::move(events);
-  changed_jobs.clear();
-  events.clear();
-  Actions out = std::move(actions);
-  actions.clear();
+  batch.events = std::move(out.events);
   if (!batch.empty()) {
     Status committed = repo->Commit(batch);
     if (!committed.ok()) return std::unexpected(committed.WithContext("job store commit"));
   }
-  return out;
+  return std::move(out.actions);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -386,7 +381,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
   auto impl = std::make_unique<Impl>(std::move(pod), std::move(config), *profile,
                                      std::move(*placement), repo);
   impl->next_job_id = loaded->next_job_id;
-  impl->next_event_seq = loaded->next_event_seq;
+  impl->outbox.SetNextEventSeq(loaded->next_event_seq);
   impl->accounting.Load(std::move(loaded->users));
   impl->quarantined = std::move(loaded->quarantined);
   for (JobRecord& job : loaded->jobs) {
@@ -448,7 +443,7 @@ void Scheduler::Impl::CancelOne(JobRecord& j, TimePoint now) {
     PODSCHED_CHECK(Transition(j, JobState::kCancelled, "cancelled", now).ok());
   } else if (j.state == JobState::kPreempting) {
     j.cancel_requested = true;
-    changed_jobs.insert(j.id);
+    outbox.Changed(j.id);
   } else {
     j.cancel_requested = true;
     StartPreemption(j, "cancelled", std::nullopt, now);
@@ -530,7 +525,7 @@ Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t las
   job.step = step;
   if (last_checkpoint_step > job.last_checkpoint_step) job.last_checkpoint_time = now;
   job.last_checkpoint_step = std::max(job.last_checkpoint_step, last_checkpoint_step);
-  s.changed_jobs.insert(job.id);
+  s.outbox.Changed(job.id);
   if (job.state == JobState::kPlaced || job.state == JobState::kStarting) {
     PODSCHED_CHECK(s.Transition(job, JobState::kRunning, "running", now).ok());
   }
@@ -582,7 +577,7 @@ Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
   if (live) {
     const std::string why = "host " + std::to_string(host.value()) + " failed";
     KillAction kill{owner, held, why};
-    s.actions.emplace_back(std::in_place_type<KillAction>, std::move(kill));
+    s.outbox.Send(std::move(kill));
     if (job.cancel_requested) {
       PODSCHED_CHECK(s.Transition(job, JobState::kCancelled, "cancelled; " + why, now).ok());
     } else {

@@ -17,6 +17,7 @@
 #include "pod/placement.h"
 #include "scheduler/core/accounting.h"
 #include "scheduler/core/host_leases.h"
+#include "scheduler/core/outbox.h"
 #include "scheduler/core/profile.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/core/spec.h"
@@ -95,14 +96,11 @@ class Scheduler::Impl {
   std::map<JobId, std::deque<TimePoint>> unasked_exits;
   std::mt19937_64 rng;
   int64_t next_job_id = 1;
-  int64_t next_event_seq = 1;
   bool dirty = true;
   SchedulerStats stats;
 
   // --- the current call's output ---
-  Actions actions;
-  std::set<JobId> changed_jobs;
-  std::vector<JobEvent> events;
+  Outbox outbox;  // actions, changed jobs and events, until Finish commits them (outbox.h)
 
   // --- helpers (scheduler.cc) ---
   int Cores(JobId job) const { return types.at(job).tensor_cores(); }
