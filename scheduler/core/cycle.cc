@@ -39,20 +39,22 @@ void Exclude(pod::Pod& view, const pod::Placement& p) {
 
 }  // namespace
 
-std::vector<QueueEntry> SortQueue(const Scheduler::Impl& s, TimePoint now) {
-  const bool fair = s.profile.order == QueueOrder::kFairShare;
+std::vector<QueueEntry> SortQueue(const std::map<JobId, QueuedRef>& queued,
+                                  const QueueOrderRules& rules, const Accounting& accounting,
+                                  TimePoint now) {
+  const bool fair = rules.order == QueueOrder::kFairShare;
   std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
   std::vector<QueueEntry> queue;
-  queue.reserve(s.queued.size());
-  for (const auto& [id, ref] : s.queued) {
+  queue.reserve(queued.size());
+  for (const auto& [id, ref] : queued) {
     const JobRecord& job = *ref.job;
     QueueEntry e{0, 0, job.submit_time, id, &ref};
     if (fair) {
-      const int64_t waited = (now - job.submit_time) / s.config.aging_step;
+      const int64_t waited = (now - job.submit_time) / rules.aging_step;
       e.effective_priority =
-          job.spec.priority + static_cast<int>(std::min<int64_t>(waited, s.config.max_aging_bonus));
+          job.spec.priority + static_cast<int>(std::min<int64_t>(waited, rules.max_aging_bonus));
       auto [known, fresh] = usage.try_emplace(ref.user, 0.0);
-      if (fresh) known->second = s.accounting.UsageNow(ref.user->name, now);
+      if (fresh) known->second = accounting.UsageNow(ref.user->name, now);
       e.usage = known->second;
     }
     queue.push_back(e);
@@ -64,16 +66,8 @@ std::vector<QueueEntry> SortQueue(const Scheduler::Impl& s, TimePoint now) {
   return queue;
 }
 
-Pass::Pass(Scheduler::Impl& s, TimePoint now) : s_(s), now_(now), view_(s.hosts.pod()) {
-  for (const auto& [id, res] : s_.hosts.reservations()) Exclude(view_, res.placement);
-}
-
-void Scheduler::Impl::RunPass(TimePoint now) {
-  ++stats.passes;
-  ResolveDependencies(now);  // may cancel jobs: before the queue is sorted
-  dirty = false;
-  Pass pass(*this, now);
-  for (const QueueEntry& entry : SortQueue(*this, now)) pass.Consider(entry);
+Pass::Pass(Inputs in, TimePoint now) : in_(in), now_(now), view_(in.hosts.pod()) {
+  for (const auto& [id, res] : in_.hosts.reservations()) Exclude(view_, res.placement);
 }
 
 void Pass::Consider(const QueueEntry& entry) {
@@ -81,18 +75,18 @@ void Pass::Consider(const QueueEntry& entry) {
   const pod::AcceleratorType& type = *entry.ref->type;
   if (auto why = Filter(entry)) {
     // A reservation is only held for a job that could use it now.
-    if (s_.hosts.Unreserve(job.id)) s_.dirty = true;
-    s_.SetReason(job, *why);
+    if (in_.hosts.Unreserve(job.id)) in_.binder.PassAgain();
+    in_.binder.SetReason(job, *why);
     return;
   }
   // Strict order: a job holding a reservation is past the blocker already (its hosts are set
   // aside); every other job waits behind it.
-  if (behind_ && s_.hosts.ReservationOf(job.id) == nullptr) {
-    s_.SetReason(job, *behind_);
+  if (behind_ && in_.hosts.ReservationOf(job.id) == nullptr) {
+    in_.binder.SetReason(job, *behind_);
     return;
   }
   if (auto chosen = Score(entry)) {
-    s_.Bind(job, *chosen, now_);
+    in_.binder.Bind(job, *chosen);
     Take(*chosen);
     return;
   }
@@ -100,13 +94,13 @@ void Pass::Consider(const QueueEntry& entry) {
   if (!FitsHealthyPod(type)) {
     // No eviction can help and waiting in line would hold up everyone behind: it waits aside.
     int out_of_service = 0;
-    const pod::Pod& pod = s_.hosts.pod();
+    const pod::Pod& pod = in_.hosts.pod();
     for (int h = 0; h < pod.num_hosts(); ++h) {
       const pod::HostStatus& host = pod.host(HostId(h));
       out_of_service += (!host.healthy || host.draining) ? 1 : 0;
     }
     const pod::SliceShape shape = type.shape();
-    s_.SetReason(job, "no " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
+    in_.binder.SetReason(job, "no " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
                           " block of healthy hosts in the pod (" +
                           std::to_string(out_of_service) +
                           " unhealthy or draining): waits for repairs without blocking others");
@@ -118,12 +112,7 @@ void Pass::Consider(const QueueEntry& entry) {
 
 std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
   const JobRecord& job = *entry.ref->job;
-  if (!job.spec.dependencies.empty()) {
-    // Settled incrementally when a target changes (ResolveDependencies), so this is a lookup.
-    auto waiting = s_.waiting_on_dependencies.find(job.id);
-    if (waiting != s_.waiting_on_dependencies.end()) return waiting->second;
-  }
-  if (auto throttled = s_.ThrottleReason(job)) return throttled;
+  if (auto held = in_.jobs.HeldBack(job)) return held;
   if (job.not_before > now_) {
     // not_before is set by a retry's backoff and by repeated exits 75 without a preemption
     // (both say so in the reason); a job that never ran sees it only when the clock reads
@@ -155,10 +144,12 @@ std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
 
 int Pass::ReservedCores(const UserName& user, bool preemptible, JobId except) const {
   int cores = 0;
-  for (const auto& [id, res] : s_.hosts.reservations()) {
+  for (const auto& [id, res] : in_.hosts.reservations()) {
     if (id == except) continue;
-    const JobRecord& holder = s_.jobs.at(id);
-    if (holder.spec.user == user && holder.spec.preemptible == preemptible) cores += s_.Cores(id);
+    const JobRecord* holder = in_.jobs.Find(id);
+    if (holder != nullptr && holder->spec.user == user && holder->spec.preemptible == preemptible) {
+      cores += in_.jobs.Cores(id);
+    }
   }
   return cores;
 }
@@ -174,11 +165,11 @@ std::optional<pod::Placement> Pass::Score(const QueueEntry& entry) {
   const pod::SliceShape shape = entry.ref->type->shape();
   std::optional<pod::Placement> chosen;
   if (!failed_.contains({shape.rows, shape.cols, protect_})) {
-    chosen = s_.placement->Choose(view, *entry.ref->type);
+    chosen = in_.placement.Choose(view, *entry.ref->type);
     if (!chosen) failed_.insert({shape.rows, shape.cols, protect_});
   }
-  const Reservation* res = s_.hosts.ReservationOf(job.id);
-  if (!chosen && res != nullptr && s_.hosts.pod().CanPlace(res->placement)) {
+  const Reservation* res = in_.hosts.ReservationOf(job.id);
+  if (!chosen && res != nullptr && in_.hosts.pod().CanPlace(res->placement)) {
     chosen = res->placement;
   }
   return chosen;
@@ -190,23 +181,23 @@ void Pass::Take(const pod::Placement& p) {
 }
 
 bool Pass::AwaitReservation(JobRecord& job) {
-  const Reservation* res = s_.hosts.ReservationOf(job.id);
+  const Reservation* res = in_.hosts.ReservationOf(job.id);
   if (res == nullptr) return false;
   std::vector<JobId> stopping;
   for (JobId v : res->victims) {
-    auto victim = s_.jobs.find(v);  // an ended victim may be forgotten (retention)
-    if (victim != s_.jobs.end() && victim->second.state == JobState::kPreempting) {
+    const JobRecord* victim = in_.jobs.Find(v);  // an ended victim may be forgotten (retention)
+    if (victim != nullptr && victim->state == JobState::kPreempting) {
       stopping.push_back(v);
     }
   }
   bool healthy = true;
-  const pod::Pod& pod = s_.hosts.pod();
+  const pod::Pod& pod = in_.hosts.pod();
   for (HostId h : pod.HostsIn(res->placement)) healthy &= pod.host(h).healthy;
   if (!healthy) {
-    s_.hosts.Unreserve(job.id);  // a reserved host failed: look again
+    in_.hosts.Unreserve(job.id);  // a reserved host failed: look again
     return false;
   }
-  s_.SetReason(job, stopping.empty() ? "waiting for the hosts of job " +
+  in_.binder.SetReason(job, stopping.empty() ? "waiting for the hosts of job " +
                                            Ids(res->victims) + " to be released"
                                      : "waiting for job " + Ids(stopping) + " to checkpoint");
   return true;
@@ -216,7 +207,7 @@ bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
   const pod::SliceShape shape = type.shape();
   auto [it, inserted] = fits_healthy_.try_emplace({shape.rows, shape.cols}, true);
   if (!inserted) return it->second;
-  const pod::Pod& pod = s_.hosts.pod();
+  const pod::Pod& pod = in_.hosts.pod();
   if (pod.AvailableHosts() + pod.AllocatedHosts() == pod.num_hosts()) return true;
   if (!healthy_view_) {
     auto empty = pod::Pod::Create(pod.name(), pod.generation(), pod.host_rows(), pod.host_cols());
@@ -228,7 +219,7 @@ bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
     }
     healthy_view_ = std::move(*empty);
   }
-  it->second = s_.placement->Choose(*healthy_view_, type).has_value();
+  it->second = in_.placement.Choose(*healthy_view_, type).has_value();
   return it->second;
 }
 
@@ -237,18 +228,20 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
   const auto key = std::make_tuple(shape.rows, shape.cols, job.spec.preemptible,
                                    job.spec.priority);
   auto memo = failed_preemption_.find(key);
-  if (memo == failed_preemption_.end() && !s_.profile.preemption) {
+  if (memo == failed_preemption_.end() && !in_.profile.preemption) {
     memo = failed_preemption_.emplace(key, BlockText(shape)).first;
   }
   if (memo != failed_preemption_.end()) {
-    s_.SetReason(job, memo->second);
+    in_.binder.SetReason(job, memo->second);
     return false;
   }
   if (!running_built_) {
     // Running work that could be evicted, once per pass (not per blocked job).
     running_built_ = true;
-    for (const auto& [alloc, lease] : s_.hosts.leases()) {
-      if (const JobRecord* v = s_.LiveOwner(lease)) running_.push_back({alloc, v, s_.Cores(v->id)});
+    for (const auto& [alloc, lease] : in_.hosts.leases()) {
+      if (const JobRecord* v = in_.jobs.LiveOwner(lease)) {
+        running_.push_back({alloc, v, in_.jobs.Cores(v->id)});
+      }
     }
   }
   std::map<AllocationId, VictimCandidate> eligible, later;
@@ -257,7 +250,7 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
     const JobRecord& v = *r.job;
     if (v.state == JobState::kPreempting || !MayPreempt(job.spec, v.spec)) continue;
     VictimCandidate c{v.id, r.cores * ToSeconds(now_ - v.last_checkpoint_time), r.cores};
-    const TimePoint free_at = v.start_time + s_.config.min_runtime_before_preemption;
+    const TimePoint free_at = v.start_time + in_.min_runtime_before_preemption;
     if (free_at <= now_) {
       eligible.emplace(r.alloc, c);
     } else {
@@ -268,37 +261,37 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
   pod::Pod& victim_view = head_view_ ? *head_view_ : view_;
   if (auto choice = ChooseVictims(victim_view, shape, eligible)) {
     for (JobId v : choice->victims) {
-      s_.StartPreemption(s_.jobs.at(v),
-                         "preempted for job " + std::to_string(job.id.value()) +
-                             (job.spec.preemptible ? " (higher priority)" : " (on-demand)"),
-                         job.id, now_);
+      in_.binder.StartPreemption(v,
+                                 "preempted for job " + std::to_string(job.id.value()) +
+                                     (job.spec.preemptible ? " (higher priority)" : " (on-demand)"),
+                                 job.id);
     }
-    s_.hosts.Reserve(job.id, Reservation{choice->placement, choice->victims});
+    in_.hosts.Reserve(job.id, Reservation{choice->placement, choice->victims});
     Take(choice->placement);
-    s_.SetReason(job, "waiting for job " + Ids(choice->victims) + " to checkpoint");
+    in_.binder.SetReason(job, "waiting for job " + Ids(choice->victims) + " to checkpoint");
     return true;
   }
   std::string why = BlockText(shape);
   if (auto relaxed = ChooseVictims(victim_view, shape, later)) {
     why += "; " + std::to_string(relaxed->victims.size()) +
            " running jobs would have to go, after their minimum runtime";
-    s_.timers.AddWakeup(earliest);
+    in_.binder.WakeAt(earliest);
   }
-  s_.SetReason(job, failed_preemption_.emplace(key, std::move(why)).first->second);
+  in_.binder.SetReason(job, failed_preemption_.emplace(key, std::move(why)).first->second);
   return false;
 }
 
 void Pass::Block(const pod::AcceleratorType& type) {
-  if (!s_.profile.backfill) {
+  if (!in_.profile.backfill) {
     // The same text whichever job blocks, so that a new head does not rewrite every row.
     behind_ = "waiting for earlier jobs to start (FIFO order)";
     return;
   }
   if (head_view_) return;
   std::vector<ExpectedRelease> releases;
-  for (const auto& [alloc, lease] : s_.hosts.leases()) {
+  for (const auto& [alloc, lease] : in_.hosts.leases()) {
     TimePoint at = now_;  // lingering leases (job moved on) go soon
-    if (const JobRecord* v = s_.LiveOwner(lease)) {
+    if (const JobRecord* v = in_.jobs.LiveOwner(lease)) {
       const Duration estimate = v->spec.expected_runtime.value_or(v->spec.max_runtime);
       if (v->state == JobState::kPreempting) {
         at = v->preempt_deadline;
@@ -310,7 +303,7 @@ void Pass::Block(const pod::AcceleratorType& type) {
     }
     releases.push_back({alloc, at});
   }
-  Shadow shadow = ComputeShadow(view_, type, *s_.placement, std::move(releases));
+  Shadow shadow = ComputeShadow(view_, type, in_.placement, std::move(releases));
   head_view_ = view_;
   head_start_ = shadow.start;
   if (shadow.placement) Exclude(*head_view_, *shadow.placement);

@@ -1,6 +1,6 @@
 // The scheduling pass as a list of named steps (the extension points of the Kubernetes
 // scheduling framework, without its plugin registry: the Profile picks each step's policy).
-// RunPass (cycle.cc) takes every QUEUED job in the order of the first step and runs the others:
+// Scheduler::Impl::RunPass (run_pass.cc) takes every QUEUED job in the order of the first step and runs the others:
 //
 //   QueueSort   SortQueue: submit time (kFifo) or effective priority, then the user's decayed
 //               usage, then submit time (kFairShare).
@@ -19,12 +19,18 @@
 //               (strict order); with EASY backfill the first blocked job (the head) gets the
 //               rectangle where it is expected to start, and later jobs may use it only if they
 //               end before then.
-//   Bind        Scheduler::Impl::Bind: allocate, new epoch, Launch.
+//   Bind        Binder::Bind (Scheduler::Impl::Bind): allocate, new epoch, Launch.
 //
 // Within a pass availability only shrinks (placements and reservations take hosts, nothing is
 // freed), so a shape that did not fit once does not fit later in the same pass: the pass
 // remembers failed shapes and failed victim searches, which keeps a pass over 10,000 queued jobs
 // close to linear.
+//
+// The pass reads the owners it needs and nothing else (issue 27): HostLeases (the pod, leases,
+// reservations: it reserves and drops reservations itself), the profile and the placement
+// policy, the jobs through the narrow PassJobs, and it changes anything else only through a
+// Binder (bind, start a preemption, set a reason, wake later). Scheduler::Impl provides both
+// (run_pass.cc); the steps' own tests fake them (pass_test.cc).
 //
 // Pure; single-threaded (the scheduler's owner runs it).
 #pragma once
@@ -37,10 +43,23 @@
 #include <unordered_map>
 #include <vector>
 
-#include "scheduler/core/scheduler_impl.h"
+#include "pod/placement.h"
+#include "scheduler/core/accounting.h"
+#include "scheduler/core/host_leases.h"
+#include "scheduler/core/job.h"
+#include "scheduler/core/profile.h"
 #include "scheduler/core/victims.h"
 
 namespace podsched::core {
+
+// A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
+// over 10,000 queued jobs does no lookups in the map of every job kept.
+struct QueuedRef {
+  JobRecord* job;
+  const pod::AcceleratorType* type;
+  UserRecord* user;
+  QuotaUsage* use;
+};
 
 // One QUEUED job in the order of this pass.
 struct QueueEntry {
@@ -51,18 +70,58 @@ struct QueueEntry {
   const QueuedRef* ref = nullptr;
 };
 
+// What the pass reads of jobs other than the one it considers.
+class PassJobs {
+ public:
+  virtual ~PassJobs() = default;
+  virtual const JobRecord* Find(JobId job) const = 0;  // nullptr: forgotten (retention)
+  virtual int Cores(JobId job) const = 0;              // of a job Find returns
+  // The job whose current epoch holds `lease`, or nullptr for a lingering lease.
+  virtual const JobRecord* LiveOwner(const Lease& lease) const = 0;
+  // Why `job` may not start because of other jobs (unmet dependencies, its array's throttle).
+  virtual std::optional<std::string> HeldBack(const JobRecord& job) const = 0;
+};
+
+// What the pass changes outside its views and HostLeases' reservations.
+class Binder {
+ public:
+  virtual ~Binder() = default;
+  // Places `job` at `placement` (allocate, new epoch, PLACED, Launch).
+  virtual void Bind(JobRecord& job, const pod::Placement& placement) = 0;
+  // Sends the victim a Preempt, for `for_job` (which holds a reservation of the freed hosts).
+  virtual void StartPreemption(JobId victim, std::string reason, JobId for_job) = 0;
+  virtual void SetReason(JobRecord& job, const std::string& reason) = 0;
+  virtual void WakeAt(TimePoint at) = 0;  // run a pass then (a minimum runtime ends)
+  virtual void PassAgain() = 0;           // something changed that another pass may use
+};
+
 // QueueSort: every QUEUED job, first to be considered first.
-std::vector<QueueEntry> SortQueue(const Scheduler::Impl& s, TimePoint now);
+struct QueueOrderRules {
+  QueueOrder order;
+  Duration aging_step;   // fair share: +1 priority per step waited
+  int max_aging_bonus;
+};
+std::vector<QueueEntry> SortQueue(const std::map<JobId, QueuedRef>& queued,
+                                  const QueueOrderRules& rules, const Accounting& accounting,
+                                  TimePoint now);
 
 // The state of one pass: the views of the pod, the backfill head, what failed already.
 class Pass {
  public:
-  Pass(Scheduler::Impl& s, TimePoint now);
+  struct Inputs {
+    const Profile& profile;
+    const pod::PlacementPolicy& placement;
+    Duration min_runtime_before_preemption;
+    HostLeases& hosts;
+    const PassJobs& jobs;
+    Binder& binder;
+  };
+  Pass(Inputs in, TimePoint now);
 
   // Runs Filter .. Bind for one job, in queue order.
   void Consider(const QueueEntry& entry);
 
- private:
+  // The steps, in the order Consider runs them (public for their own tests).
   // Why the job cannot be considered in this pass (backoff, quota, shape), nullopt if it can.
   std::optional<std::string> Filter(const QueueEntry& entry);
   // Where the job would start now, without delaying the backfill head.
@@ -75,6 +134,8 @@ class Pass {
   bool Preempt(JobRecord& job, const pod::AcceleratorType& type);
   // Permit: the job could not start; strict order or EASY head.
   void Block(const pod::AcceleratorType& type);
+
+ private:
   void Take(const pod::Placement& p);  // excludes `p` from every view of this pass
   bool FitsHealthyPod(const pod::AcceleratorType& type);
   int ReservedCores(const UserName& user, bool preemptible, JobId except) const;
@@ -90,7 +151,7 @@ class Pass {
     int cores;
   };
 
-  Scheduler::Impl& s_;
+  Inputs in_;
   const TimePoint now_;
   pod::Pod view_;                       // the pod without reserved hosts and this pass's binds
   std::optional<pod::Pod> head_view_;   // also without the backfill head's rectangle

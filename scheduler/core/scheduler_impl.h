@@ -1,5 +1,5 @@
-// Private state of Scheduler, shared by scheduler.cc (calls, reports, timers, accounting) and
-// cycle.cc (the scheduling pass, cycle.h). Not part of the public API.
+// Private state of Scheduler (the coordinator over its owners: HostLeases, Accounting, Timers,
+// Outbox), shared by scheduler.cc, sweeps.cc, retention.cc and run_pass.cc. Not public API.
 #pragma once
 
 #include <array>
@@ -16,6 +16,7 @@
 
 #include "pod/placement.h"
 #include "scheduler/core/accounting.h"
+#include "scheduler/core/cycle.h"
 #include "scheduler/core/host_leases.h"
 #include "scheduler/core/outbox.h"
 #include "scheduler/core/profile.h"
@@ -24,15 +25,6 @@
 #include "scheduler/core/timers.h"
 
 namespace podsched::core {
-
-// A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
-// over 10,000 queued jobs does no lookups in the map of every job kept.
-struct QueuedRef {
-  JobRecord* job;
-  const pod::AcceleratorType* type;
-  UserRecord* user;
-  QuotaUsage* use;
-};
 
 // Exits 75 without a Preempt that a job may make within an hour before it backs off (an agent
 // stopped, a provider's notice: each is a real preemption; a program looping on exit 75 is not).
@@ -166,7 +158,7 @@ class Scheduler::Impl {
   // Pass::Filter: why an array task may not start now (its array's throttle), or nullopt.
   std::optional<std::string> ThrottleReason(const JobRecord& job) const;
 
-  // --- the scheduling pass (cycle.cc) ---
+  // --- the scheduling pass (run_pass.cc: the Pass of cycle.h over this state) ---
   void RunPass(TimePoint now);
 };
 

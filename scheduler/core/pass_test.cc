@@ -1,0 +1,319 @@
+// The steps of one scheduling pass, each on its own, over a real HostLeases and placement policy
+// with the jobs and the Binder faked (cycle.h): what each step decides and what it asks for.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "pod/placement.h"
+#include "scheduler/core/cycle.h"
+
+namespace podsched::core {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+const TimePoint t0 = TimePoint{} + hours(100);
+
+// The jobs as a map; a lease's live owner is the job whose current epoch holds it.
+class FakeJobs final : public PassJobs {
+ public:
+  const JobRecord* Find(JobId job) const override {
+    auto it = jobs.find(job);
+    return it == jobs.end() ? nullptr : &it->second;
+  }
+  int Cores(JobId job) const override { return cores.at(job); }
+  const JobRecord* LiveOwner(const Lease& lease) const override {
+    const JobRecord* job = Find(lease.owner.job);
+    return job && job->epoch == lease.owner.epoch && HoldsHosts(job->state) ? job : nullptr;
+  }
+  std::optional<std::string> HeldBack(const JobRecord& job) const override {
+    auto it = held_back.find(job.id);
+    if (it == held_back.end()) return std::nullopt;
+    return it->second;
+  }
+  std::map<JobId, JobRecord> jobs;
+  std::map<JobId, int> cores;
+  std::map<JobId, std::string> held_back;
+};
+
+// Records what the pass asks for.
+class RecordingBinder final : public Binder {
+ public:
+  void Bind(JobRecord& job, const pod::Placement& placement) override {
+    binds.push_back({job.id, placement});
+  }
+  void StartPreemption(JobId victim, std::string reason, JobId for_job) override {
+    preemptions.push_back({victim, std::move(reason), for_job});
+  }
+  void SetReason(JobRecord& job, const std::string& reason) override { reasons[job.id] = reason; }
+  void WakeAt(TimePoint at) override { wakes.push_back(at); }
+  void PassAgain() override { ++passes_again; }
+
+  std::vector<std::pair<JobId, pod::Placement>> binds;
+  std::vector<std::tuple<JobId, std::string, JobId>> preemptions;
+  std::map<JobId, std::string> reasons;
+  std::vector<TimePoint> wakes;
+  int passes_again = 0;
+};
+
+pod::Placement At(int row, int col, int rows, int cols) {
+  return pod::Placement{{row, col}, {rows, cols}};
+}
+
+class PassTest : public ::testing::Test {
+ protected:
+  PassTest() : hosts_(*pod::Pod::Create("test", pod::Generation::kV2, 4, 4)) {}
+
+  JobRecord& Queued(int64_t id, const std::string& user, const std::string& type,
+                    bool preemptible) {
+    JobRecord& job = jobs_.jobs[JobId(id)];
+    job.id = JobId(id);
+    job.spec.user = UserName(user);
+    job.spec.accelerator = type;
+    job.spec.preemptible = preemptible;
+    job.submit_time = t0;
+    auto parsed = hosts_.pod().ParseType(type);
+    EXPECT_TRUE(parsed.has_value());
+    types_.emplace(job.id, *parsed);
+    jobs_.cores[job.id] = parsed->tensor_cores();
+    auto [it, fresh] = users_.try_emplace(job.spec.user);
+    UserRecord& u = it->second;
+    u.name = job.spec.user;
+    if (fresh) u.quota = Quota{1024, 1024};
+    refs_[job.id] = QueuedRef{&job, &types_.at(job.id), &u, &use_[job.spec.user]};
+    return job;
+  }
+  // A job running since `start` on `placement`, its last checkpoint at `checkpoint`.
+  JobRecord& Running(int64_t id, const std::string& user, const std::string& type,
+                     bool preemptible, pod::Placement placement, TimePoint start,
+                     TimePoint checkpoint) {
+    JobRecord& job = Queued(id, user, type, preemptible);
+    refs_.erase(job.id);
+    job.state = JobState::kRunning;
+    job.epoch = 1;
+    job.placement = placement;
+    job.start_time = start;
+    job.last_checkpoint_time = checkpoint;
+    EXPECT_TRUE(hosts_.Hold(JobEpoch{job.id, 1}, placement).has_value());
+    return job;
+  }
+  QueueEntry Entry(int64_t id) {
+    const QueuedRef& ref = refs_.at(JobId(id));
+    return QueueEntry{0, 0, ref.job->submit_time, JobId(id), &ref};
+  }
+  Pass MakePass(std::string_view profile_name, TimePoint now = t0) {
+    // Each pass keeps its own profile and policy (a pass holds references to them).
+    auto profile = LookupProfile(profile_name);
+    EXPECT_TRUE(profile.has_value());
+    profiles_.push_back(*profile);
+    auto policy = pod::MakePlacementPolicy(profile->placement);
+    EXPECT_TRUE(policy.has_value());
+    policies_.push_back(std::move(*policy));
+    return Pass(Pass::Inputs{profiles_.back(), *policies_.back(), min_runtime_, hosts_, jobs_,
+                             binder_},
+                now);
+  }
+
+  HostLeases hosts_;
+  FakeJobs jobs_;
+  RecordingBinder binder_;
+  std::map<JobId, pod::AcceleratorType> types_;
+  std::map<UserName, UserRecord> users_;
+  std::map<UserName, QuotaUsage> use_;
+  std::map<JobId, QueuedRef> refs_;
+  std::deque<Profile> profiles_;
+  std::vector<std::unique_ptr<pod::PlacementPolicy>> policies_;
+  Duration min_runtime_{0};
+};
+
+TEST_F(PassTest, FilterSaysWhyAJobCannotBeConsidered) {
+  Pass pass = MakePass("fifo-first-fit");
+  Queued(1, "ada", "v2-8", false);
+  EXPECT_EQ(pass.Filter(Entry(1)), std::nullopt);
+
+  jobs_.held_back[JobId(1)] = "waiting for job 7 to succeed";
+  EXPECT_EQ(pass.Filter(Entry(1)), "waiting for job 7 to succeed");
+  jobs_.held_back.clear();
+
+  jobs_.jobs[JobId(1)].not_before = t0 + minutes(1);
+  EXPECT_EQ(pass.Filter(Entry(1)), "waiting for its start time");
+  jobs_.jobs[JobId(1)].not_before = {};
+
+  users_[UserName("ada")].quota = Quota{8, 800};
+  Queued(2, "ada", "v2-32", false);
+  EXPECT_EQ(pass.Filter(Entry(2)),
+            "quota: the on-demand quota of 8 cores is smaller than the job's 32; it can start "
+            "only once the quota is raised");
+
+  // Cores in use and cores promised to the user's other reservations both count.
+  users_[UserName("ada")].quota = Quota{16, 800};
+  use_[UserName("ada")].on_demand_cores = 8;
+  EXPECT_EQ(pass.Filter(Entry(1)), std::nullopt);
+  Queued(3, "ada", "v2-8", false);
+  hosts_.Reserve(JobId(3), Reservation{At(3, 3, 1, 1), {}});
+  EXPECT_EQ(pass.Filter(Entry(1)), "quota: 8/16 on-demand cores in use, 8 reserved for other jobs");
+  EXPECT_EQ(pass.Filter(Entry(3)), std::nullopt) << "its own reservation is not counted twice";
+}
+
+TEST_F(PassTest, ScoreKeepsOffReservedHostsAndHostsBoundEarlierInThePass) {
+  hosts_.Reserve(JobId(9), Reservation{At(0, 0, 2, 2), {}});
+  Pass pass = MakePass("fifo-first-fit");
+  Queued(1, "ada", "v2-32", false);
+  Queued(2, "bob", "v2-32", false);
+  EXPECT_EQ(pass.Score(Entry(1)), At(0, 2, 2, 2)) << "first fit after the reserved block";
+  pass.Consider(Entry(1));
+  ASSERT_EQ(binder_.binds.size(), 1u);
+  EXPECT_EQ(binder_.binds[0].second, At(0, 2, 2, 2));
+  EXPECT_EQ(pass.Score(Entry(2)), At(2, 0, 2, 2)) << "the pass's own bind is excluded";
+}
+
+TEST_F(PassTest, PreemptEvictsTheLeastLostWorkAndReservesItsHosts) {
+  // Four preemptible 2x2 jobs fill the pod; job 12 checkpointed last, so it loses least.
+  Running(10, "pre", "v2-32", true, At(0, 0, 2, 2), t0 - hours(2), t0 - hours(1));
+  Running(11, "pre", "v2-32", true, At(0, 2, 2, 2), t0 - hours(2), t0 - hours(1));
+  Running(12, "pre", "v2-32", true, At(2, 0, 2, 2), t0 - hours(2), t0 - minutes(5));
+  Running(13, "pre", "v2-32", true, At(2, 2, 2, 2), t0 - hours(2), t0 - hours(1));
+  Pass pass = MakePass("fifo-first-fit");
+  JobRecord& waiting = Queued(1, "ada", "v2-32", false);
+  EXPECT_EQ(pass.Score(Entry(1)), std::nullopt);
+  EXPECT_TRUE(pass.Preempt(waiting, types_.at(JobId(1))));
+  ASSERT_EQ(binder_.preemptions.size(), 1u);
+  EXPECT_EQ(binder_.preemptions[0],
+            std::make_tuple(JobId(12), std::string("preempted for job 1 (on-demand)"), JobId(1)));
+  ASSERT_NE(hosts_.ReservationOf(JobId(1)), nullptr);
+  EXPECT_EQ(hosts_.ReservationOf(JobId(1))->placement, At(2, 0, 2, 2));
+  EXPECT_EQ(binder_.reasons[JobId(1)], "waiting for job 12 to checkpoint");
+}
+
+TEST_F(PassTest, PreemptWaitsForTheMinimumRuntimeAndNeverEvictsOnDemand) {
+  min_runtime_ = minutes(10);
+  Running(10, "pre", "v2-32", true, At(0, 0, 2, 2), t0 - minutes(4), t0 - minutes(4));
+  Running(11, "od", "v2-32", false, At(0, 2, 2, 2), t0 - hours(2), t0 - hours(1));
+  Running(12, "od", "v2-32", false, At(2, 0, 2, 2), t0 - hours(2), t0 - hours(1));
+  Running(13, "od", "v2-32", false, At(2, 2, 2, 2), t0 - hours(2), t0 - hours(1));
+  Pass pass = MakePass("fifo-first-fit");
+  JobRecord& waiting = Queued(1, "ada", "v2-32", false);
+  EXPECT_FALSE(pass.Preempt(waiting, types_.at(JobId(1))));
+  EXPECT_TRUE(binder_.preemptions.empty());
+  EXPECT_EQ(binder_.reasons[JobId(1)],
+            "no free 2x2 block of hosts; 1 running jobs would have to go, after their minimum "
+            "runtime");
+  EXPECT_EQ(binder_.wakes, std::vector<TimePoint>{t0 + minutes(6)}) << "a pass when it may go";
+  EXPECT_EQ(hosts_.ReservationOf(JobId(1)), nullptr);
+
+  // An hour later job 10 may go. A preemptible job of higher priority evicts it, never an
+  // on-demand job, though job 11 just checkpointed and so would lose the least.
+  jobs_.jobs[JobId(11)].last_checkpoint_time = t0 + hours(1);
+  Pass later = MakePass("fifo-first-fit", t0 + hours(1));
+  JobRecord& pre = Queued(2, "pre2", "v2-32", true);
+  pre.spec.priority = 100;
+  EXPECT_TRUE(later.Preempt(pre, types_.at(JobId(2))));
+  ASSERT_EQ(binder_.preemptions.size(), 1u);
+  EXPECT_EQ(std::get<0>(binder_.preemptions[0]), JobId(10));
+  EXPECT_EQ(std::get<1>(binder_.preemptions[0]), "preempted for job 2 (higher priority)");
+  // Without a higher priority it may evict no one.
+  Queued(3, "pre3", "v2-32", true);
+  EXPECT_FALSE(later.Preempt(jobs_.jobs[JobId(3)], types_.at(JobId(3))));
+  EXPECT_EQ(binder_.reasons[JobId(3)], "no free 2x2 block of hosts");
+}
+
+TEST_F(PassTest, WithoutBackfillEveryJobBehindTheFirstBlockedOneWaits) {
+  Running(10, "od", "v2-32", false, At(0, 0, 2, 2), t0 - hours(1), t0 - hours(1));
+  Pass pass = MakePass("fifo-first-fit");
+  Queued(1, "ada", "v2-128", false);  // the whole pod
+  Queued(2, "bob", "v2-8", false);    // would fit
+  pass.Consider(Entry(1));
+  pass.Consider(Entry(2));
+  EXPECT_TRUE(binder_.binds.empty());
+  EXPECT_EQ(binder_.reasons[JobId(1)], "no free 4x4 block of hosts");
+  EXPECT_EQ(binder_.reasons[JobId(2)], "waiting for earlier jobs to start (FIFO order)");
+}
+
+TEST_F(PassTest, EasyBackfillLetsAJobAheadOnlyWhenItEndsBeforeTheHeadStarts) {
+  JobRecord& running = Running(10, "od", "v2-32", false, At(0, 0, 2, 2), t0 - hours(1), t0);
+  running.spec.expected_runtime = hours(2);  // ends in an hour
+  Pass pass = MakePass("fifo-backfill");
+  Queued(1, "ada", "v2-128", false);                     // the head: the whole pod, in an hour
+  Queued(2, "bob", "v2-8", false).spec.expected_runtime = minutes(30);  // ends before
+  Queued(3, "carl", "v2-8", false);                      // no estimate: could delay the head
+  pass.Consider(Entry(1));
+  pass.Consider(Entry(2));
+  pass.Consider(Entry(3));
+  ASSERT_EQ(binder_.binds.size(), 1u);
+  EXPECT_EQ(binder_.binds[0].first, JobId(2));
+  EXPECT_EQ(binder_.reasons[JobId(3)], "no free host");
+}
+
+TEST_F(PassTest, AwaitReservationSaysWhatItWaitsForAndDropsASpoiltOne) {
+  JobRecord& victim = Running(10, "pre", "v2-32", true, At(0, 0, 2, 2), t0 - hours(1), t0);
+  victim.state = JobState::kPreempting;
+  JobRecord& waiting = Queued(1, "ada", "v2-32", false);
+  hosts_.Reserve(JobId(1), Reservation{At(0, 0, 2, 2), {JobId(10)}});
+  Pass pass = MakePass("fifo-first-fit");
+  EXPECT_TRUE(pass.AwaitReservation(waiting));
+  EXPECT_EQ(binder_.reasons[JobId(1)], "waiting for job 10 to checkpoint");
+
+  victim.state = JobState::kQueued;  // stopped; its hosts not yet reported free
+  EXPECT_TRUE(pass.AwaitReservation(waiting));
+  EXPECT_EQ(binder_.reasons[JobId(1)], "waiting for the hosts of job 10 to be released");
+
+  ASSERT_TRUE(hosts_.MarkUnhealthy(HostId(1)).ok());
+  EXPECT_FALSE(pass.AwaitReservation(waiting));
+  EXPECT_EQ(hosts_.ReservationOf(JobId(1)), nullptr) << "a reserved host failed: look again";
+}
+
+TEST_F(PassTest, AFilteredJobLosesItsReservationAndAsksForAnotherPass) {
+  Queued(1, "ada", "v2-32", false);
+  hosts_.Reserve(JobId(1), Reservation{At(0, 0, 2, 2), {}});
+  jobs_.held_back[JobId(1)] = "throttled";
+  Pass pass = MakePass("fifo-first-fit");
+  pass.Consider(Entry(1));
+  EXPECT_EQ(hosts_.ReservationOf(JobId(1)), nullptr);
+  EXPECT_EQ(binder_.passes_again, 1);
+  EXPECT_EQ(binder_.reasons[JobId(1)], "throttled");
+}
+
+TEST(SortQueueTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
+  std::map<JobId, JobRecord> jobs;
+  std::map<UserName, UserRecord> users;
+  std::map<JobId, QueuedRef> queued;
+  Accounting accounting(Accounting::Rules{Quota{}, hours(1), 1000});
+  auto add = [&](int64_t id, const std::string& user, TimePoint submit, int priority) {
+    JobRecord& job = jobs[JobId(id)];
+    job.id = JobId(id);
+    job.spec.user = UserName(user);
+    job.spec.priority = priority;
+    job.submit_time = submit;
+    UserRecord& u = users[job.spec.user];
+    u.name = job.spec.user;
+    queued[job.id] = QueuedRef{&job, nullptr, &u, nullptr};
+  };
+  add(1, "heavy", t0 - minutes(30), 0);
+  add(2, "light", t0 - minutes(20), 0);
+  add(3, "light", t0 - minutes(10), 1);
+  accounting.StartHolding(JobId(99), UserName("heavy"), true, 64, t0 - hours(1));
+
+  auto ids = [](const std::vector<QueueEntry>& q) {
+    std::vector<int64_t> out;
+    for (const QueueEntry& e : q) out.push_back(e.id.value());
+    return out;
+  };
+  const QueueOrderRules fifo{QueueOrder::kFifo, minutes(10), 0};
+  EXPECT_EQ(ids(SortQueue(queued, fifo, accounting, t0)), (std::vector<int64_t>{1, 2, 3}));
+  // Fair share without aging: priority first, then the user holding less.
+  const QueueOrderRules fair{QueueOrder::kFairShare, hours(100), 0};
+  EXPECT_EQ(ids(SortQueue(queued, fair, accounting, t0)), (std::vector<int64_t>{3, 2, 1}));
+  // With aging (+1 per 10 minutes waited, at most 3): job 1 has waited 30 minutes (+3), job 3
+  // 10 (+1 on top of its 1), job 2 20 (+2).
+  const QueueOrderRules aging{QueueOrder::kFairShare, minutes(10), 3};
+  EXPECT_EQ(ids(SortQueue(queued, aging, accounting, t0)), (std::vector<int64_t>{1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace podsched::core

@@ -1,0 +1,60 @@
+// Scheduler::Impl's side of the scheduling pass: what the Pass (cycle.h) may read of the jobs
+// and change through its Binder, and one pass over the queue.
+#include <optional>
+#include <string>
+
+#include "scheduler/core/cycle.h"
+#include "scheduler/core/scheduler_impl.h"
+
+namespace podsched::core {
+namespace {
+
+class ImplPassSide final : public PassJobs, public Binder {
+ public:
+  ImplPassSide(Scheduler::Impl& s, TimePoint now) : s_(s), now_(now) {}
+
+  const JobRecord* Find(JobId job) const override {
+    auto it = s_.jobs.find(job);
+    return it == s_.jobs.end() ? nullptr : &it->second;
+  }
+  int Cores(JobId job) const override { return s_.Cores(job); }
+  const JobRecord* LiveOwner(const Lease& lease) const override { return s_.LiveOwner(lease); }
+  std::optional<std::string> HeldBack(const JobRecord& job) const override {
+    if (!job.spec.dependencies.empty()) {
+      // Settled incrementally when a target changes (ResolveDependencies), so this is a lookup.
+      auto waiting = s_.waiting_on_dependencies.find(job.id);
+      if (waiting != s_.waiting_on_dependencies.end()) return waiting->second;
+    }
+    return s_.ThrottleReason(job);
+  }
+
+  void Bind(JobRecord& job, const pod::Placement& placement) override {
+    s_.Bind(job, placement, now_);
+  }
+  void StartPreemption(JobId victim, std::string reason, JobId for_job) override {
+    s_.StartPreemption(s_.jobs.at(victim), std::move(reason), for_job, now_);
+  }
+  void SetReason(JobRecord& job, const std::string& reason) override { s_.SetReason(job, reason); }
+  void WakeAt(TimePoint at) override { s_.timers.AddWakeup(at); }
+  void PassAgain() override { s_.dirty = true; }
+
+ private:
+  Scheduler::Impl& s_;
+  const TimePoint now_;
+};
+
+}  // namespace
+
+void Scheduler::Impl::RunPass(TimePoint now) {
+  ++stats.passes;
+  ResolveDependencies(now);  // may cancel jobs: before the queue is sorted
+  dirty = false;
+  ImplPassSide side(*this, now);
+  Pass pass(Pass::Inputs{profile, *placement, config.min_runtime_before_preemption, hosts, side,
+                         side},
+            now);
+  const QueueOrderRules order{profile.order, config.aging_step, config.max_aging_bonus};
+  for (const QueueEntry& entry : SortQueue(queued, order, accounting, now)) pass.Consider(entry);
+}
+
+}  // namespace podsched::core
