@@ -30,6 +30,9 @@ namespace podsched::core {
 // stopped, a provider's notice: each is a real preemption; a program looping on exit 75 is not).
 constexpr int kFreeUnaskedExits = 3;
 
+// "job 12", as messages name a job.
+inline std::string JobName(JobId id) { return "job " + std::to_string(id.value()); }
+
 // Adds to `state` (a LoadEndedSince) the ended jobs its active jobs name in dependencies, and
 // every task of a named array (retention.cc).
 Status LoadDependencyTargets(JobRepository& repo, StoredState* state);

@@ -73,3 +73,8 @@ class SchedulerFixture : public ::testing::Test {
 };
 
 }  // namespace podsched::core::testing
+
+namespace podsched::core {
+// The fixture of the SchedulerTest suite, shared by the files that hold its tests.
+class SchedulerTest : public testing::SchedulerFixture {};
+}  // namespace podsched::core
