@@ -11,13 +11,12 @@
 #include <chrono>
 #include <filesystem>
 
-#include "common/rank_tag.h"
-#include "worker/agent/exec_launch.h"
 
 #include "worker/agent/child.h"
 #include "common/hash.h"
 #include "common/host_list.h"
-#include "worker/agent/mpirun_argv.h"
+#include "worker/agent/launcher_plan.h"
+#include "worker/agent/progress_relay.h"
 #include "worker/agent/rsh_wire.h"
 
 namespace podsched::agent {
@@ -26,34 +25,7 @@ namespace {
 constexpr Duration kScanInterval = std::chrono::milliseconds(200);
 constexpr Duration kScratchSweepInterval = std::chrono::minutes(1);
 
-bus::Exited::Reason ToProto(ExitReason r) {
-  switch (r) {
-    case ExitReason::kCompleted: return bus::Exited::COMPLETED;
-    case ExitReason::kFailed: return bus::Exited::FAILED;
-    case ExitReason::kPreempted: return bus::Exited::PREEMPTED;
-    case ExitReason::kKilledAfterGrace: return bus::Exited::KILLED_AFTER_GRACE;
-    case ExitReason::kKilled: return bus::Exited::KILLED;
-    case ExitReason::kReleased: return bus::Exited::RELEASED;
-  }
-  return bus::Exited::REASON_UNSPECIFIED;
-}
-
-void CloseFd(int& fd) {
-  if (fd >= 0) close(fd);
-  fd = -1;
-}
-
 }  // namespace
-
-void ToProto(const ExitReport& r, bus::Exited& e) {
-  e.mutable_job()->set_job_id(r.job.job.value());
-  e.mutable_job()->set_epoch(r.job.epoch);
-  e.set_reason(ToProto(r.reason));
-  e.set_exit_code(r.exit_code);
-  e.set_last_checkpoint_step(r.last_checkpoint_step);
-  for (int32_t h : r.hosts) e.add_hosts(h);
-  e.set_message(r.message);
-}
 
 JobRunner::JobRunner(const AgentOptions& options, const MonotonicClock& clock, StateDir& state,
                      OutputSpool& spool, Send send)
@@ -62,6 +34,7 @@ JobRunner::JobRunner(const AgentOptions& options, const MonotonicClock& clock, S
       state_(state),
       spool_(spool),
       send_(std::move(send)),
+      dirs_(state, options.scratch_dir, options.keep_failed_scratch_seconds),
       agent_env_(AgentEnvironment()) {
   procs_.set_tag_trust([this](pid_t pid, std::string_view tag, uint32_t uid) {
     JobEpoch je;
@@ -188,49 +161,24 @@ std::optional<Rejection> JobRunner::OnProgress(const progress::Progress& p) {
   return std::nullopt;
 }
 
-// A report of the launcher's job, by datagram or POD_PROGRESS line, as a bus Progress.
+// A report of the launcher's job, by datagram or POD_PROGRESS line (progress_relay.h).
 void JobRunner::Forward(Job& job, const progress::Progress& p) {
-  if (const int64_t step = progress::ReportedCheckpointStep(p); step > 0) {
-    job.last_checkpoint_step = step;
-  }
-  bus::Envelope env;
-  auto* pr = env.mutable_progress();
-  pr->mutable_job()->set_job_id(job.je.job.value());
-  pr->mutable_job()->set_epoch(job.je.epoch);  // from the Launch, never from the datagram
-  pr->set_step(p.step);
-  pr->set_loss(p.loss);
-  pr->set_accuracy(p.accuracy);
-  pr->set_examples_per_second(p.examples_per_s);
-  pr->set_last_checkpoint_step(job.last_checkpoint_step);
-  pr->set_total_steps(p.steps);
-  for (const auto& [name, value] : p.scalars) (*pr->mutable_scalars())[name] = value;
-  send_(env);
+  send_(ProgressEnvelope(job.je, p, &job.last_checkpoint_step));
 }
 
-// A whole line of the launcher's output: POD_PROGRESS lines of rank 0 are progress reports (and
-// stay in the log); mpirun's setpgid warning is left out (a harmless race inside mpirun's rsh
-// launch, printed for every job: docs/podworker.md).
+// A whole line of the launcher's output: rank 0's POD_PROGRESS lines are progress reports too.
 bool JobRunner::FilterLine(const JobEpoch& je, std::string_view line) {
-  const RankTag tag = ParseRankTag(line);
-  if (tag.length == 0) {
-    if (line.find("plm:rsh: Warning: setpgid(") != std::string_view::npos) {
-      spdlog::debug("job {}: {}", je.job.value(), line);
-      return false;
-    }
-    return true;
-  }
-  const std::string_view text = line.substr(tag.length);
-  if (tag.rank != 0 || tag.stderr_stream || !text.starts_with(progress::kProgressLinePrefix)) {
-    return true;
-  }
+  OutputLine judged = JudgeOutputLine(line);
+  if (!judged.keep) spdlog::debug("job {}: {}", je.job.value(), line);
+  if (!judged.progress) return judged.keep;
   Job* job = Find(je);
-  if (job == nullptr) return true;
-  if (auto p = progress::ParseProgressLine(text)) {
-    Forward(*job, *p);
+  if (job == nullptr) return judged.keep;
+  if (*judged.progress) {
+    Forward(*job, **judged.progress);
   } else {
-    spdlog::warn("job {}: {}", je.job.value(), p.error().message());
+    spdlog::warn("job {}: {}", je.job.value(), judged.progress->error().message());
   }
-  return true;
+  return judged.keep;
 }
 
 // ---- starting ----
@@ -242,8 +190,7 @@ void JobRunner::Start(const bus::Launch& l) {
   job.launch = l;
   job.je = je;
   job.life = JobLifecycle(clock_.Now(), l.grace_seconds());
-  const auto log_rate = static_cast<double>(o_.live_log_bytes_per_second);
-  job.live_log = TokenBucket<MonotonicTime>(log_rate, 4 * log_rate);
+  job.output = LauncherOutput(je, o_.live_log_bytes_per_second);
   for (int32_t h : l.hosts()) {
     if (std::binary_search(o_.hosts.begin(), o_.hosts.end(), h)) job.my_hosts.push_back(h);
   }
@@ -257,7 +204,7 @@ void JobRunner::Start(const bus::Launch& l) {
   if (job.account) {
     spdlog::info("job {} epoch {}: runs as {} (uid {})", je.job.value(), je.epoch,
                  job.account->name, job.account->uid);
-    PrepareDirectories(job);
+    job.scratch = dirs_.Prepare(je, job.my_hosts, *job.account, l.checkpoint_root());
   } else {
     spdlog::error("job {} epoch {}: {}", je.job.value(), je.epoch, job.account.error().message());
   }
@@ -265,55 +212,13 @@ void JobRunner::Start(const bus::Launch& l) {
   if (job.launcher) StartLauncher(job);
 }
 
-// The job's directories on this machine: the state dir's host directories and a scratch
-// directory per host, owned by the job's account; for file:// checkpoints the user's storage
-// prefix (Launch.checkpoint_root), so that its first job can create directories below it.
-// POD_CHECKPOINT_DIR itself is made by `podworker rank`, with the job's own rights.
-void JobRunner::PrepareDirectories(Job& job) {
-  const JobAccount& account = *job.account;
-  const int64_t id = job.je.job.value();
-  if (Status s = state_.CreateJobDirs(job.je, job.my_hosts, &account); !s.ok()) {
-    spdlog::warn("job {}: {}", id, s.ToString());
-  }
-  const std::string root = o_.scratch_dir.empty() ? state_.path() + "/scratch" : o_.scratch_dir;
-  for (int32_t h : job.my_hosts) {
-    auto dir = state_.CreateScratch(root, account, job.je, h);
-    if (dir) {
-      job.scratch[h] = *dir;
-    } else {
-      spdlog::warn("job {}: no scratch directory for host {}: {}", id, h,
-                   dir.error().ToString());
-    }
-  }
-  const std::string& ckpt = job.launch.checkpoint_root();
-  if (!ckpt.empty()) {
-    const std::filesystem::path prefix(ckpt);
-    if (Status s = state_.CreateOwnedBelow(prefix.parent_path().string(), prefix.string(),
-                                           &account);
-        !s.ok()) {
-      spdlog::warn("job {}: checkpoint directory: {}", id, s.ToString());
-    }
-  }
-}
-
-// At the end of the epoch here: the host directories go; scratch goes too, unless the epoch
-// failed (then it stays for keep_failed_scratch_seconds, stamped now, for a post-mortem).
+// At the end of the epoch here: preempted, cancelled or killed by the scheduler is not the job's
+// failure; a failed epoch keeps its scratch for a while (JobDirectories).
 void JobRunner::RemoveDirectories(Job& job) {
-  const JobAccount* account = job.account ? &*job.account : nullptr;
-  state_.RemoveJobDirs(job.je, account);
-  // Preempted, cancelled or killed by the scheduler: not the job's failure.
   const bool stopped = job.life.preempted() || job.life.killing();
   const bool failed =
       !stopped && (job.failed_here || (job.ended && job.ended->reason == ExitReason::kFailed));
-  for (const auto& [host, dir] : job.scratch) {
-    if (failed && o_.keep_failed_scratch_seconds > 0) {
-      utimensat(AT_FDCWD, dir.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
-      spdlog::info("job {} epoch {}: failed; scratch {} kept for {} s", job.je.job.value(),
-                   job.je.epoch, dir, o_.keep_failed_scratch_seconds);
-    } else {
-      StateDir::RemoveAsOwner(dir, account);
-    }
-  }
+  dirs_.Remove(job.je, job.account ? &*job.account : nullptr, job.scratch, failed);
 }
 
 // A rank that left its process group and dropped its tag (setsid, a changed environment) is
@@ -343,75 +248,29 @@ void JobRunner::KillStrays(const Job& job) {
 
 void JobRunner::SweepScratch() {
   next_sweep_ = clock_.Now() + kScratchSweepInterval;
-  const std::string root = o_.scratch_dir.empty() ? state_.path() + "/scratch" : o_.scratch_dir;
-  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                          RealClock().Now().time_since_epoch())
-                          .count();
-  // Only what no job here still uses (the audit's H5: a running job's TMPDIR was removed once
-  // its top-level entries were older than the keep period).
   std::set<std::string> live;
   for (const auto& [id, job] : jobs_) {
-    for (const auto& [host, dir] : job.scratch) {
-      live.insert(std::filesystem::path(dir).lexically_normal().string());
-    }
+    for (const auto& [host, dir] : job.scratch) live.insert(dir);
   }
-  const int n = StateDir::SweepScratch(root, now - o_.keep_failed_scratch_seconds, live);
-  if (n > 0) spdlog::info("removed {} kept scratch directories of failed jobs", n);
+  dirs_.Sweep(live, std::chrono::duration_cast<std::chrono::seconds>(
+                        RealClock().Now().time_since_epoch())
+                        .count());
 }
 
-// The launcher: mpirun (or `podworker launch`) in its own process group, output to pipes and
-// the spool. Each rank is `podworker rank -- COMMAND`, which adds the rank's variables and
-// becomes COMMAND. The job contract comes with the Launch's env (podsched owns it); the agent
-// adds only the names IsReservedEnvName reserves for it.
+// The launcher (launcher_plan.h) in its own process group, output to pipes and the spool.
 void JobRunner::StartLauncher(Job& job) {
   const bus::Launch& l = job.launch;
-  std::vector<std::string> overrides, names;
-  for (const auto& [name, value] : WithFreeRendezvousPorts(job)) {
-    if (IsReservedEnvName(name)) {
-      spdlog::warn("job {}: env {} is set by podworker; the Launch's value is ignored",
-                   job.je.job.value(), name);
-      continue;
-    }
-    overrides.push_back(name + "=" + value);
-    names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
-  overrides.push_back("POD_PROGRESS_ENDPOINT=" + progress_endpoint_);
-  names.push_back("POD_PROGRESS_ENDPOINT");
   job.progress_key = HexEncode(RandomBytes(16));
-  overrides.push_back(std::string(progress::kProgressKeyVariable) + "=" + job.progress_key);
-  names.push_back(std::string(progress::kProgressKeyVariable));
-  std::map<int32_t, std::string> eps(l.rsh_endpoints().begin(), l.rsh_endpoints().end());
-  overrides.push_back("POD_RSH_ENDPOINTS=" + FormatRshEndpoints(eps));
-  overrides.push_back("POD_RSH_TOKEN=" + l.rsh_token());
-  overrides.push_back(std::string(kTagVariable) + "=" + TagValue(job.je, l.hosts(0)));
-  if (const std::string scratch = ScratchOf(job.je, l.hosts(0)); !scratch.empty()) {
-    overrides.push_back("TMPDIR=" + scratch);
-    overrides.push_back("POD_SCRATCH_DIR=" + scratch);
+  LauncherPlan plan = PlanLauncher(
+      o_, l,
+      LauncherInputs{WithFreeRendezvousPorts(job), progress_endpoint_, job.progress_key,
+                     ScratchOf(job.je, l.hosts(0)), job.account && job.account->uid == 0});
+  for (const std::string& name : plan.ignored) {
+    spdlog::warn("job {}: env {} is set by podworker; the Launch's value is ignored",
+                 job.je.job.value(), name);
   }
-
-  std::vector<std::string> rank_command{o_.podworker_path, "rank", "--"};
-  rank_command.insert(rank_command.end(), l.command().begin(), l.command().end());
-  Result<std::vector<std::string>> argv;
-  if (l.launcher() == bus::Launch::EXEC) {
-    // Each rank through the rsh side channel, which sends these variables along (SendEnv).
-    std::string send;
-    for (const auto& n : names) send += (send.empty() ? "" : ",") + n;
-    overrides.push_back("POD_RSH_SEND_ENV=" + send);
-    argv = ExecLauncherArgv(o_.podworker_path, l.command());
-  } else {
-    MpirunPlan plan;
-    plan.mpirun = o_.mpirun;
-    plan.podworker = o_.podworker_path;
-    plan.hosts.assign(l.hosts().begin(), l.hosts().end());
-    plan.ranks_per_host = l.ranks_per_host();
-    plan.command = rank_command;
-    plan.env_names = names;
-    plan.subnet = o_.mpi_subnet;
-    plan.run_as_root = job.account && job.account->uid == 0;
-    plan.extra_args = o_.mpirun_args;
-    argv = BuildMpirunArgv(plan);
-  }
+  Result<std::vector<std::string>> argv = std::move(plan.argv);
+  const std::vector<std::string>& overrides = plan.overrides;
 
   spool_.Open(job.je);
   if (!job.account) argv = std::unexpected(job.account.error());
@@ -428,8 +287,7 @@ void JobRunner::StartLauncher(Job& job) {
     return;
   }
   job.mpirun = child->pid;
-  job.out_fd = child->stdout_fd;
-  job.err_fd = child->stderr_fd;
+  job.output.Attach(child->stdout_fd, child->stderr_fd);
   ScanSoon();
 }
 
@@ -601,7 +459,7 @@ void JobRunner::CheckJobs() {
       continue;
     }
     const bool sessions_open = sessions_ != nullptr && sessions_->AnyOpen(job.je);
-    if (sessions_open || !job.pids.empty() || job.out_fd >= 0 || job.err_fd >= 0) continue;
+    if (sessions_open || !job.pids.empty() || job.output.open()) continue;
     if (job.launcher) {
       if (!job.mpirun_reaped) continue;
     } else if (!job.life.MayRelease(now, EverySessionStarted(job),
@@ -649,8 +507,7 @@ void JobRunner::EndJob(Job& job) {
   report.exit_code = v.exit_code;
   report.message = v.message;
   if (!job.killed_for.empty()) report.message += " (" + job.killed_for + ")";
-  job.output.EndStream(LogCutter::kStdout);
-  job.output.EndStream(LogCutter::kStderr);
+  job.output.EndStreams();
   FlushOutput(job);
   if (v.reason == ExitReason::kFailed) {
     const std::string& tail = job.output.tail();
@@ -688,58 +545,24 @@ void JobRunner::Report(Job& job) {
 
 void JobRunner::AddPollItems(PollSet& poll) {
   for (auto& [id, job] : jobs_) {
-    for (auto [fd, stream] : {std::pair{&job.out_fd, LogCutter::kStdout},
-                              std::pair{&job.err_fd, LogCutter::kStderr}}) {
-      if (*fd < 0) continue;
-      poll.AddFd(*fd, ZMQ_POLLIN, [this, je = job.je, stream](short) {
+    for (LogCutter::Stream stream : {LogCutter::kStdout, LogCutter::kStderr}) {
+      const int fd = job.output.fd(stream);
+      if (fd < 0) continue;
+      poll.AddFd(fd, ZMQ_POLLIN, [this, je = job.je, stream](short) {
         Job* j = Find(je);
         if (j == nullptr) return;
-        ReadPipe(*j, stream == LogCutter::kStdout ? j->out_fd : j->err_fd, stream);
+        if (!j->output.Read(stream)) ScanSoon();  // a pipe ended: the job may be over
+        FlushOutput(*j);
       });
     }
   }
 }
 
-void JobRunner::ReadPipe(Job& job, int& fd, LogCutter::Stream stream) {
-  if (fd < 0) return;
-  char buf[65536];
-  const ssize_t n = read(fd, buf, sizeof buf);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-  if (n <= 0) {
-    job.output.EndStream(stream);
-    CloseFd(fd);
-    ScanSoon();
-  } else {
-    job.output.Append(stream, std::string_view(buf, static_cast<size_t>(n)));
-  }
-  FlushOutput(job);
-}
-
-// Every chunk goes to the spool (the stored log is whole); the bus gets what the job's live-log
-// budget allows (the audit's H2: one job's flood filled the agent's send queue ahead of its
-// heartbeats and podsched's thread with lines). A skipped chunk leaves a gap in the offsets,
-// which podsched shows in the live log.
 void JobRunner::FlushOutput(Job& job) {
-  for (LogCutter::Chunk& chunk : job.output.Take()) {
-    spool_.Append(job.je, chunk.offset, chunk.data);
-    if (o_.live_log_bytes_per_second > 0 &&
-        !job.live_log.Take(static_cast<double>(chunk.data.size()), clock_.Now())) {
-      if (job.live_log_skipped == 0) {
-        spdlog::warn("job {} epoch {}: output beyond {} bytes/s; the live log skips some, the "
-                     "stored log has all", job.je.job.value(), job.je.epoch,
-                     o_.live_log_bytes_per_second);
-      }
-      job.live_log_skipped += static_cast<int64_t>(chunk.data.size());
-      continue;
-    }
-    bus::Envelope env;
-    auto* log = env.mutable_log();
-    log->mutable_job()->set_job_id(job.je.job.value());
-    log->mutable_job()->set_epoch(job.je.epoch);
-    log->set_offset(chunk.offset);
-    log->set_data(std::move(chunk.data));
-    send_(env);
-  }
+  job.output.Flush(
+      clock_.Now(),
+      [&](int64_t offset, const std::string& data) { spool_.Append(job.je, offset, data); },
+      send_);
 }
 
 // ---- state for others ----

@@ -23,10 +23,12 @@
 #include "common/clock.h"
 #include "common/token_bucket.h"
 #include "proto/bus.pb.h"
-#include "worker/agent/agent.h"
+#include "worker/agent/agent_options.h"
 #include "worker/agent/bus_validate.h"
+#include "worker/agent/job_directories.h"
 #include "worker/agent/job_lifecycle.h"
 #include "worker/agent/launch_book.h"
+#include "worker/agent/launcher_output.h"
 #include "worker/agent/log_cutter.h"
 #include "worker/agent/output_spool.h"
 #include "worker/agent/poll_set.h"
@@ -125,8 +127,7 @@ class JobRunner {
     pid_t mpirun = -1;
     bool mpirun_reaped = false;
     int mpirun_status = 0;
-    int out_fd = -1, err_fd = -1;
-    LogCutter output;
+    LauncherOutput output;  // its pipes, the stored and the live log
     std::set<int32_t> session_hosts;  // hosts an rsh session was started for
     std::map<int32_t, int> sessions_started;  // by host: the rsh token's use count
     std::vector<pid_t> pids;          // live processes of the job (last scan)
@@ -140,9 +141,6 @@ class JobRunner {
     bool failed_here = false;  // a command of an rsh session here failed (keeps scratch)
     // Why the agent killed it on its own (over --max-job-processes); "" when it did not.
     std::string killed_for;
-    // The live log's byte budget (AgentOptions::live_log_bytes_per_second) and what it skipped.
-    TokenBucket<MonotonicTime> live_log{0, 0};
-    int64_t live_log_skipped = 0;
   };
 
   Job* Find(const JobEpoch& je);
@@ -162,9 +160,7 @@ class JobRunner {
   bool EverySessionStarted(const Job& job) const;
   void EndJob(Job& job);
   void Report(Job& job);
-  void ReadPipe(Job& job, int& fd, LogCutter::Stream stream);
   void FlushOutput(Job& job);
-  void PrepareDirectories(Job& job);
   void RemoveDirectories(Job& job);
   void SweepScratch();
   void KillStrays(const Job& job);
@@ -174,6 +170,7 @@ class JobRunner {
   StateDir& state_;
   OutputSpool& spool_;
   const Send send_;
+  JobDirectories dirs_;  // host directories, scratch, checkpoint prefixes
   JobSessions* sessions_ = nullptr;
   std::string progress_endpoint_;
   LaunchBook book_;
@@ -186,8 +183,5 @@ class JobRunner {
   MonotonicTime next_sweep_{};
   const std::vector<std::string> agent_env_;  // the agent's environment at start
 };
-
-// The bus form of an exit report.
-void ToProto(const ExitReport& report, bus::Exited& exited);
 
 }  // namespace podsched::agent

@@ -47,4 +47,30 @@ void LaunchBook::Ack(const std::vector<JobEpoch>& acked) {
   });
 }
 
+namespace {
+
+bus::Exited::Reason ToProto(ExitReason r) {
+  switch (r) {
+    case ExitReason::kCompleted: return bus::Exited::COMPLETED;
+    case ExitReason::kFailed: return bus::Exited::FAILED;
+    case ExitReason::kPreempted: return bus::Exited::PREEMPTED;
+    case ExitReason::kKilledAfterGrace: return bus::Exited::KILLED_AFTER_GRACE;
+    case ExitReason::kKilled: return bus::Exited::KILLED;
+    case ExitReason::kReleased: return bus::Exited::RELEASED;
+  }
+  return bus::Exited::REASON_UNSPECIFIED;
+}
+
+}  // namespace
+
+void ToProto(const ExitReport& r, bus::Exited& e) {
+  e.mutable_job()->set_job_id(r.job.job.value());
+  e.mutable_job()->set_epoch(r.job.epoch);
+  e.set_reason(ToProto(r.reason));
+  e.set_exit_code(r.exit_code);
+  e.set_last_checkpoint_step(r.last_checkpoint_step);
+  for (int32_t h : r.hosts) e.add_hosts(h);
+  e.set_message(r.message);
+}
+
 }  // namespace podsched::agent

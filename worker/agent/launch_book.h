@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "proto/bus.pb.h"
 #include "worker/agent/exit_verdict.h"
 
 namespace podsched::agent {
@@ -26,6 +27,9 @@ struct ExitReport {
   std::vector<int32_t> hosts;
   std::string message;
 };
+
+// The bus form of an exit report.
+void ToProto(const ExitReport& report, bus::Exited& exited);
 
 class LaunchBook {
  public:

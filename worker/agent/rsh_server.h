@@ -16,7 +16,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "proto/bus.pb.h"
-#include "worker/agent/agent.h"
+#include "worker/agent/agent_options.h"
 #include "worker/agent/job_runner.h"
 #include "worker/agent/poll_set.h"
 #include "worker/agent/rsh_wire.h"

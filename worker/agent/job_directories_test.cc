@@ -1,0 +1,110 @@
+// JobDirectories on a real file system, as the account this test runs as: what an epoch gets,
+// what its end removes or keeps, and what the sweep removes later.
+#include "worker/agent/job_directories.h"
+
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+
+namespace podsched::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+JobAccount Me() {
+  const passwd* pw = getpwuid(geteuid());
+  JobAccount a;
+  a.name = pw != nullptr ? pw->pw_name : "me";
+  a.uid = geteuid();
+  a.gid = getegid();
+  a.groups = {a.gid};
+  a.home = pw != nullptr ? pw->pw_dir : "/";
+  return a;
+}
+
+// Removals as the owner run in child processes: reap them, wait for the path to go.
+bool GoneWithin(const fs::path& p) {
+  for (int i = 0; i < 300; ++i) {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    if (!fs::exists(p)) return true;
+    ::usleep(10000);
+  }
+  return false;
+}
+
+class JobDirectoriesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/podsched-jobdirs-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    state_ = std::make_unique<StateDir>((root_ / "state").string());
+    ASSERT_TRUE(state_->Open().ok());
+  }
+  void TearDown() override {
+    while (::waitpid(-1, nullptr, 0) > 0) {
+    }
+    fs::remove_all(root_);
+  }
+  fs::path root_;
+  std::unique_ptr<StateDir> state_;
+};
+
+TEST_F(JobDirectoriesTest, AnEpochGetsItsDirectoriesAndAFailedOneKeepsItsScratchUntilTheSweep) {
+  JobDirectories dirs(*state_, "", 3600);
+  EXPECT_EQ(dirs.scratch_root(), (root_ / "state" / "scratch").string());
+  const JobEpoch je{JobId(5), 2};
+  const std::string ckpt = (root_ / "ckpt" / "alice").string();
+  fs::create_directories(root_ / "ckpt");
+  auto scratch = dirs.Prepare(je, {0, 1}, Me(), ckpt);
+  ASSERT_EQ(scratch.size(), 2u);
+  for (const auto& [host, dir] : scratch) {
+    EXPECT_TRUE(fs::is_directory(dir)) << dir;
+    EXPECT_TRUE(fs::is_directory(state_->HostDir(je, host)));
+  }
+  EXPECT_NE(scratch.at(0), scratch.at(1));
+  EXPECT_TRUE(fs::is_directory(ckpt)) << "the user's checkpoint prefix";
+
+  dirs.Remove(je, nullptr, scratch, /*failed=*/true);
+  for (const auto& [host, dir] : scratch) EXPECT_TRUE(fs::is_directory(dir)) << "kept: " << dir;
+  const int64_t now = ::time(nullptr);
+  EXPECT_EQ(dirs.Sweep({}, now), 0) << "not yet past the keep period";
+  EXPECT_EQ(dirs.Sweep({}, now + 2 * 3600), 2);
+  for (const auto& [host, dir] : scratch) EXPECT_TRUE(GoneWithin(dir)) << dir;
+}
+
+TEST_F(JobDirectoriesTest, ASucceededEpochLeavesNoScratchAndTheSweepSparesLiveJobs) {
+  JobDirectories dirs(*state_, (root_ / "scratch").string(), 3600);
+  const JobEpoch done{JobId(6), 1}, live{JobId(7), 1}, failed{JobId(8), 1};
+  auto done_scratch = dirs.Prepare(done, {3}, Me(), "");
+  auto live_scratch = dirs.Prepare(live, {3}, Me(), "");
+  auto failed_scratch = dirs.Prepare(failed, {3}, Me(), "");
+  ASSERT_EQ(done_scratch.size(), 1u);
+  ASSERT_EQ(live_scratch.size(), 1u);
+  EXPECT_EQ(fs::path(done_scratch.at(3)).parent_path().parent_path(), root_ / "scratch");
+
+  dirs.Remove(done, nullptr, done_scratch, /*failed=*/false);
+  EXPECT_TRUE(GoneWithin(done_scratch.at(3)));
+  dirs.Remove(failed, nullptr, failed_scratch, /*failed=*/true);
+  // Both old enough; only the job that no longer runs here loses its scratch.
+  EXPECT_EQ(dirs.Sweep({live_scratch.at(3) + "/"}, ::time(nullptr) + 2 * 3600), 1);
+  EXPECT_TRUE(GoneWithin(failed_scratch.at(3)));
+  EXPECT_TRUE(fs::is_directory(live_scratch.at(3)));
+}
+
+TEST_F(JobDirectoriesTest, WithoutAKeepPeriodAFailedEpochsScratchGoesAtOnce) {
+  JobDirectories dirs(*state_, "", 0);
+  const JobEpoch je{JobId(9), 1};
+  auto scratch = dirs.Prepare(je, {0}, Me(), "");
+  ASSERT_EQ(scratch.size(), 1u);
+  dirs.Remove(je, nullptr, scratch, /*failed=*/true);
+  EXPECT_TRUE(GoneWithin(scratch.at(0)));
+}
+
+}  // namespace
+}  // namespace podsched::agent

@@ -1,0 +1,89 @@
+// PlanLauncher: the launcher's argv and the variables the agent adds, for both launchers.
+#include "worker/agent/launcher_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace podsched::agent {
+namespace {
+
+bus::Launch MakeLaunch(bus::Launch::Launcher launcher) {
+  bus::Launch l;
+  l.mutable_job()->set_job_id(12);
+  l.mutable_job()->set_epoch(3);
+  l.add_hosts(4);
+  l.add_hosts(5);
+  l.set_ranks_per_host(2);
+  l.add_command("python3");
+  l.add_command("train.py");
+  l.set_rsh_token("ab12");
+  (*l.mutable_rsh_endpoints())[4] = "10.0.0.1:7000";
+  (*l.mutable_rsh_endpoints())[5] = "10.0.0.2:7000";
+  l.set_launcher(launcher);
+  return l;
+}
+
+AgentOptions Options() {
+  AgentOptions o;
+  o.podworker_path = "/usr/bin/podworker";
+  o.mpirun = "mpirun";
+  o.mpi_subnet = "10.0.0.0/24";
+  return o;
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& item) {
+  return std::find(v.begin(), v.end(), item) != v.end();
+}
+
+TEST(LauncherPlanTest, AnMpiLaunchRunsEachRankThroughPodworkerRankWithTheAgentsVariables) {
+  LauncherInputs in{{{"MASTER_PORT", "29500"}, {"POD_RSH_TOKEN", "forged"}},
+                    "udp://10.0.0.1:9000", "00ff", "/scratch/j12", false};
+  LauncherPlan plan = PlanLauncher(Options(), MakeLaunch(bus::Launch::MPI), in);
+  ASSERT_TRUE(plan.argv.has_value()) << plan.argv.error().ToString();
+  EXPECT_EQ(plan.argv->front(), "mpirun");
+  const auto rank = std::find(plan.argv->begin(), plan.argv->end(), "/usr/bin/podworker");
+  ASSERT_NE(rank, plan.argv->end());
+  EXPECT_EQ(std::vector<std::string>(rank, plan.argv->end()),
+            (std::vector<std::string>{"/usr/bin/podworker", "rank", "--", "python3", "train.py"}));
+  EXPECT_FALSE(Has(*plan.argv, "--allow-run-as-root"));
+  // The Launch's value of a name the agent owns is ignored, never passed on.
+  EXPECT_EQ(plan.ignored, std::vector<std::string>{"POD_RSH_TOKEN"});
+  EXPECT_FALSE(Has(plan.overrides, "POD_RSH_TOKEN=forged"));
+  for (const char* expected :
+       {"MASTER_PORT=29500", "POD_PROGRESS_ENDPOINT=udp://10.0.0.1:9000",
+        "POD_PROGRESS_KEY=00ff", "POD_RSH_TOKEN=ab12", "PODWORKER_TAG=12:3:4",
+        "TMPDIR=/scratch/j12", "POD_SCRATCH_DIR=/scratch/j12"}) {
+    EXPECT_TRUE(Has(plan.overrides, expected)) << expected;
+  }
+  // Every name the ranks need is passed by mpirun (-x).
+  EXPECT_TRUE(Has(*plan.argv, "MASTER_PORT"));
+  EXPECT_TRUE(Has(*plan.argv, "POD_PROGRESS_KEY"));
+}
+
+TEST(LauncherPlanTest, AnExecLaunchSendsItsVariablesAlongTheRshChannel) {
+  LauncherInputs in{{{"B_VAR", "2"}, {"A_VAR", "1"}}, "udp://x:1", "k", "", true};
+  LauncherPlan plan = PlanLauncher(Options(), MakeLaunch(bus::Launch::EXEC), in);
+  ASSERT_TRUE(plan.argv.has_value());
+  EXPECT_EQ(*plan.argv, (std::vector<std::string>{"/usr/bin/podworker", "launch", "--", "python3",
+                                                  "train.py"}));
+  EXPECT_TRUE(Has(plan.overrides,
+                  "POD_RSH_SEND_ENV=A_VAR,B_VAR,POD_PROGRESS_ENDPOINT,POD_PROGRESS_KEY"));
+  EXPECT_TRUE(plan.ignored.empty());
+  for (const std::string& o : plan.overrides) {
+    EXPECT_FALSE(o.starts_with("TMPDIR=")) << "no scratch, no TMPDIR";
+  }
+}
+
+TEST(LauncherPlanTest, RootJobsTellMpirunAndABadCommandIsAnError) {
+  LauncherInputs in{{}, "udp://x:1", "k", "", true};
+  LauncherPlan root = PlanLauncher(Options(), MakeLaunch(bus::Launch::MPI), in);
+  ASSERT_TRUE(root.argv.has_value());
+  EXPECT_TRUE(Has(*root.argv, "--allow-run-as-root"));
+  bus::Launch empty = MakeLaunch(bus::Launch::EXEC);
+  empty.clear_command();
+  EXPECT_FALSE(PlanLauncher(Options(), empty, in).argv.has_value());
+}
+
+}  // namespace
+}  // namespace podsched::agent

@@ -1,0 +1,62 @@
+// Progress reports as the agent relays them: the launch's epoch always, the newest checkpoint
+// step carried on, and which output lines are reports.
+#include "worker/agent/progress_relay.h"
+
+#include <gtest/gtest.h>
+
+#include "common/rank_tag.h"
+
+namespace podsched::agent {
+namespace {
+
+TEST(ProgressRelayTest, TheEnvelopeCarriesTheLaunchsEpochAndTheNewestCheckpoint) {
+  progress::Progress p;
+  p.job = "12";
+  p.epoch = 99;  // a report never chooses the epoch
+  p.step = 40;
+  p.steps = 200;
+  p.loss = 0.5;
+  p.checkpoint = "ckpt-3-40";
+  p.scalars["lr"] = 0.1;
+  int64_t last = 20;
+  bus::Envelope env = ProgressEnvelope(JobEpoch{JobId(12), 3}, p, &last);
+  ASSERT_TRUE(env.has_progress());
+  EXPECT_EQ(env.progress().job().job_id(), 12);
+  EXPECT_EQ(env.progress().job().epoch(), 3);
+  EXPECT_EQ(env.progress().step(), 40);
+  EXPECT_EQ(env.progress().total_steps(), 200);
+  EXPECT_EQ(env.progress().last_checkpoint_step(), 40);
+  EXPECT_EQ(env.progress().scalars().at("lr"), 0.1);
+  EXPECT_EQ(last, 40);
+
+  progress::Progress later = p;  // no checkpoint in this report: the last one stays
+  later.step = 45;
+  later.checkpoint.clear();
+  EXPECT_EQ(ProgressEnvelope(JobEpoch{JobId(12), 3}, later, &last).progress().last_checkpoint_step(),
+            40);
+}
+
+TEST(ProgressRelayTest, OnlyRankZerosStdoutProgressLinesAreReportsAndMpirunsNoiseGoes) {
+  const std::string line = "POD_PROGRESS step=7 loss=0.5";
+  OutputLine report = JudgeOutputLine(FormatRankTag(0, false) + line);
+  EXPECT_TRUE(report.keep) << "a report stays in the log too";
+  ASSERT_TRUE(report.progress.has_value());
+  ASSERT_TRUE(report.progress->has_value()) << report.progress->error().ToString();
+  EXPECT_EQ((*report.progress)->step, 7);
+
+  EXPECT_FALSE(JudgeOutputLine(FormatRankTag(1, false) + line).progress.has_value());
+  EXPECT_FALSE(JudgeOutputLine(FormatRankTag(0, true) + line).progress.has_value());
+  EXPECT_FALSE(JudgeOutputLine(line).progress.has_value()) << "untagged: not a rank's";
+
+  OutputLine bad = JudgeOutputLine(FormatRankTag(0, false) + "POD_PROGRESS step=x");
+  ASSERT_TRUE(bad.progress.has_value());
+  EXPECT_FALSE(bad.progress->has_value()) << "a malformed report is said to be one";
+
+  OutputLine noise = JudgeOutputLine(
+      "[h1:01234] [[1234,0],1] plm:rsh: Warning: setpgid(1234,1234) failed in parent");
+  EXPECT_FALSE(noise.keep);
+  EXPECT_TRUE(JudgeOutputLine("an ordinary line").keep);
+}
+
+}  // namespace
+}  // namespace podsched::agent
