@@ -176,6 +176,12 @@ void Scheduler::Impl::HostGone(JobEpoch owner, std::optional<HostId> host) {
   if (hosts.Gone(owner, host)) dirty = true;
 }
 
+Duration Scheduler::Impl::Backoff(int n) const {
+  Duration backoff = config.retry_backoff_base;
+  for (int i = 1; i < n && backoff < config.retry_backoff_max; ++i) backoff *= 2;
+  return std::min(backoff, config.retry_backoff_max);
+}
+
 void Scheduler::Impl::FailOrRetry(JobRecord& job, const std::string& why, TimePoint now) {
   ++job.restarts;
   if (job.restarts > job.spec.max_restarts) {
@@ -187,9 +193,7 @@ void Scheduler::Impl::FailOrRetry(JobRecord& job, const std::string& why, TimePo
     return;
   }
   // Exponential backoff: base, 2 base, 4 base, ... capped.
-  Duration backoff = config.retry_backoff_base;
-  for (int i = 1; i < job.restarts && backoff < config.retry_backoff_max; ++i) backoff *= 2;
-  backoff = std::min(backoff, config.retry_backoff_max);
+  const Duration backoff = Backoff(job.restarts);
   job.not_before = now + backoff;
   timers.AddWakeup(job.not_before);
   Status s = Transition(job, JobState::kQueued,
@@ -267,9 +271,7 @@ std::pair<size_t, Duration> Scheduler::Impl::CountUnaskedRequeue(JobRecord& job,
   recent.push_back(now);
   const int excess = static_cast<int>(recent.size()) - kFreeUnaskedExits;
   if (excess <= 0) return {recent.size(), Duration::zero()};
-  Duration backoff = config.retry_backoff_base;
-  for (int i = 1; i < excess && backoff < config.retry_backoff_max; ++i) backoff *= 2;
-  backoff = std::min(backoff, config.retry_backoff_max);
+  const Duration backoff = Backoff(excess);
   job.not_before = now + backoff;
   timers.AddWakeup(job.not_before);
   return {recent.size(), backoff};

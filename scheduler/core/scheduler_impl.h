@@ -119,6 +119,9 @@ class Scheduler::Impl {
   // Removes `host` (or every host) from the lease's pending set; a pass may place on what that
   // released.
   void HostGone(JobEpoch owner, std::optional<HostId> host);
+  // The wait before the nth retry (n >= 1): retry_backoff_base, doubled each time, at most
+  // retry_backoff_max. For failures and for repeated exits 75 alike.
+  Duration Backoff(int n) const;
   // After a failure: retry with backoff or FAILED.
   void FailOrRetry(JobRecord& job, const std::string& why, TimePoint now);
   void ApplyExit(JobRecord& job, ExitKind kind, const std::string& reason, TimePoint now);

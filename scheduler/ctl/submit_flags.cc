@@ -4,7 +4,7 @@
 
 #include "common/env_contract.h"
 #include "common/strings.h"
-#include "scheduler/core/dependency.h"
+#include "scheduler/core/job_grammar.h"
 
 namespace podsched::ctl {
 namespace {

@@ -1,7 +1,8 @@
 // The flags of `podctl submit` applied to a job spec (docs/podctl.md), and the parsers of the
 // values users write in Slurm's forms. Each error names the flag and the accepted forms; the
-// array and dependency syntax is the core's own parser (scheduler/core/dependency.h), so podctl
-// refuses exactly what the server would, before any request.
+// array and dependency syntax is the server's own parser (scheduler/core/job_grammar.h, a leaf
+// library: podctl does not link the core), so podctl refuses exactly what the server would,
+// before any request.
 //
 // Pure; thread-safe.
 #pragma once
