@@ -25,6 +25,10 @@ namespace {
 constexpr Duration kScanInterval = std::chrono::milliseconds(200);
 constexpr Duration kScratchSweepInterval = std::chrono::minutes(1);
 
+int SessionsPerHost(const bus::Launch& l) {
+  return RshSessionsPerHost(l.launcher() == bus::Launch::EXEC, l.ranks_per_host());
+}
+
 }  // namespace
 
 JobRunner::JobRunner(const AgentOptions& options, const MonotonicClock& clock, StateDir& state,
@@ -324,9 +328,14 @@ EnvMap JobRunner::WithFreeRendezvousPorts(Job& job) {
 // SIGKILL to everything of the job known now; Scan() repeats it for processes found later.
 void JobRunner::KillJob(Job& job) {
   job.life.Abort();
+  KillLauncherAndSessions(job);
+  for (pid_t p : job.pids) kill(p, SIGKILL);
+}
+
+// SIGKILL to the launcher's process group and to every rsh session's command of the job.
+void JobRunner::KillLauncherAndSessions(Job& job) {
   if (job.mpirun > 0 && !job.mpirun_reaped) kill(-job.mpirun, SIGKILL);
   if (sessions_ != nullptr) sessions_->KillAll(job.je);
-  for (pid_t p : job.pids) kill(p, SIGKILL);
 }
 
 // SIGTERM to the job's ranks (not orted, not mpirun: a SIGTERM to those kills the ranks before
@@ -372,8 +381,7 @@ void JobRunner::Scan() {
                        std::to_string(o_.max_job_processes) + "; killed";
       spdlog::warn("job {} epoch {}: {}", job.je.job.value(), job.je.epoch, job.killed_for);
       job.output.AddLine(job.killed_for);
-      if (job.mpirun > 0 && !job.mpirun_reaped) kill(-job.mpirun, SIGKILL);
-      if (sessions_ != nullptr) sessions_->KillAll(job.je);
+      KillLauncherAndSessions(job);
     }
     if (job.life.killing() || !job.killed_for.empty()) {
       for (pid_t p : job.pids) kill(p, SIGKILL);
@@ -462,7 +470,9 @@ void JobRunner::CheckJobs() {
     if (sessions_open || !job.pids.empty() || job.output.open()) continue;
     if (job.launcher) {
       if (!job.mpirun_reaped) continue;
-    } else if (!job.life.MayRelease(now, EverySessionStarted(job),
+    } else if (!job.life.MayRelease(now,
+                                    EverySessionStarted(job.sessions_started, job.my_hosts,
+                                                        SessionsPerHost(job.launch)),
                                     std::chrono::milliseconds(o_.start_timeout_ms))) {
       continue;
     }
@@ -497,7 +507,8 @@ void JobRunner::EndJob(Job& job) {
   report.last_checkpoint_step = job.last_checkpoint_step;
   if (!job.launcher) {
     report.reason = ExitReason::kReleased;
-    report.message = job.session_hosts.empty() ? "no process was started here" : "processes gone";
+    report.message =
+        job.sessions_started.empty() ? "no process was started here" : "processes gone";
     if (!job.killed_for.empty()) report.message += " (" + job.killed_for + ")";
     job.ended = std::move(report);
     return Report(job);
@@ -584,26 +595,12 @@ std::optional<RshJob> JobRunner::RshJobOf(const JobEpoch& je) const {
   // A job whose processes are gone (its log being stored) takes no new session.
   return RshJob{job->launch.rsh_token(), job->my_hosts,
                 job->life.killing() || job->ended.has_value(),
-                RshSessionsPerHost(job->launch.launcher() == bus::Launch::EXEC,
-                                   job->launch.ranks_per_host()),
+                SessionsPerHost(job->launch),
                 job->sessions_started};
-}
-
-// Every session the launch will open on this agent's hosts has started: one orted per host
-// under mpirun, one per rank under `podworker launch`. Before that, a host whose first rank
-// already ended is not done: its next rank's session may still be on its way.
-bool JobRunner::EverySessionStarted(const Job& job) const {
-  const int expected = RshSessionsPerHost(job.launch.launcher() == bus::Launch::EXEC,
-                                          job.launch.ranks_per_host());
-  return std::all_of(job.my_hosts.begin(), job.my_hosts.end(), [&](int32_t h) {
-    auto it = job.sessions_started.find(h);
-    return it != job.sessions_started.end() && it->second >= expected;
-  });
 }
 
 void JobRunner::SessionStarted(const JobEpoch& je, int32_t host) {
   if (Job* job = Find(je)) {
-    job->session_hosts.insert(host);
     ++job->sessions_started[host];
   }
   ScanSoon();

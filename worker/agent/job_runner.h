@@ -128,7 +128,6 @@ class JobRunner {
     bool mpirun_reaped = false;
     int mpirun_status = 0;
     LauncherOutput output;  // its pipes, the stored and the live log
-    std::set<int32_t> session_hosts;  // hosts an rsh session was started for
     std::map<int32_t, int> sessions_started;  // by host: the rsh token's use count
     std::vector<pid_t> pids;          // live processes of the job (last scan)
     std::set<int32_t> ranks_up_hosts;  // hosts whose ranks_per_host ranks were all seen alive
@@ -153,11 +152,11 @@ class JobRunner {
   EnvMap WithFreeRendezvousPorts(Job& job);
   bool FilterLine(const JobEpoch& je, std::string_view line);
   void KillJob(Job& job);
+  void KillLauncherAndSessions(Job& job);
   void SignalRanks(Job& job);
   void Scan();
   void NoteRanksUp();
   void CheckJobs();
-  bool EverySessionStarted(const Job& job) const;
   void EndJob(Job& job);
   void Report(Job& job);
   void FlushOutput(Job& job);

@@ -24,6 +24,14 @@ int RshSessionsPerHost(bool exec_launcher, int ranks_per_host) {
   return exec_launcher ? std::max(1, ranks_per_host) : 1;
 }
 
+bool EverySessionStarted(const std::map<int32_t, int>& started, const std::vector<int32_t>& hosts,
+                         int per_host) {
+  return std::all_of(hosts.begin(), hosts.end(), [&](int32_t h) {
+    auto it = started.find(h);
+    return it != started.end() && it->second >= per_host;
+  });
+}
+
 std::string DescribeRshRequest(const bus::RshRequest& r) {
   return "job " + std::to_string(r.job().job_id()) + " epoch " + std::to_string(r.job().epoch()) +
          " host " + std::to_string(r.host());

@@ -51,6 +51,11 @@ std::string RshProof(std::string_view host_token, std::string_view challenge);
 // Sessions a launch needs on each host: mpirun starts one orted per host; the exec launcher one
 // `podworker rank` per rank.
 int RshSessionsPerHost(bool exec_launcher, int ranks_per_host);
+// Every session a launch opens on `hosts` (`per_host` each) has started, given the sessions
+// started so far by host. Before that, a host whose first rank already ended is not done: its
+// next rank's session may still be on its way.
+bool EverySessionStarted(const std::map<int32_t, int>& started, const std::vector<int32_t>& hosts,
+                         int per_host);
 
 struct RshContext {
   std::vector<int32_t> agent_hosts;  // sorted

@@ -122,6 +122,21 @@ TEST(RshAdmissionTest, ARequestBeforeItsLaunchWaitsTenSeconds) {
       << late.reason;
 }
 
+TEST(RshAdmissionTest, EverySessionHasStartedOnlyWhenEachHostHasAllOfItsOwn) {
+  std::map<int32_t, int> started;
+  EXPECT_FALSE(EverySessionStarted(started, {4, 5}, 1));
+  EXPECT_TRUE(EverySessionStarted(started, {}, 1)) << "no host here: nothing to wait for";
+  started[4] = 2;
+  EXPECT_FALSE(EverySessionStarted(started, {4, 5}, 2)) << "host 5 has none";
+  started[5] = 1;
+  EXPECT_FALSE(EverySessionStarted(started, {4, 5}, 2)) << "host 5 has one of two";
+  EXPECT_TRUE(EverySessionStarted(started, {4, 5}, 1));
+  started[5] = 2;
+  EXPECT_TRUE(EverySessionStarted(started, {4, 5}, 2));
+  EXPECT_EQ(RshSessionsPerHost(/*exec_launcher=*/true, 4), 4);
+  EXPECT_EQ(RshSessionsPerHost(/*exec_launcher=*/false, 4), 1) << "one orted per host";
+}
+
 TEST(RshAdmissionTest, AtMost256RequestsWait) {
   RshContext before = Running();
   before.job.reset();
