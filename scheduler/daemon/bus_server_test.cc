@@ -43,74 +43,6 @@ bool WaitFor(F done, milliseconds limit) {
   return true;
 }
 
-class BusServerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bus-server-test-" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
-
-TEST_F(BusServerTest, NothingMoreReachesARevokedAgent) {
-  bool created = false;
-  auto server_key = LoadOrCreateServerKey(dir_.string(), RealKeys, &created);
-  ASSERT_TRUE(server_key.has_value()) << server_key.error().ToString();
-  auto agent = EnrollAgent(dir_.string(), "a1", "tcp://127.0.0.1:1", RealKeys);
-  ASSERT_TRUE(agent.has_value()) << agent.error().ToString();
-
-  BusConfig bus;
-  bus.curve = true;
-  bus.curve_secret_key = server_key->secret_key;
-  bus.agent_keys_file = AgentKeysPath(dir_.string());
-  auto server = BusServer::Bind("tcp://127.0.0.1:*", bus);
-  ASSERT_TRUE(server.has_value()) << server.error().ToString();
-  std::atomic<int> received{0};
-  (*server)->Run([&](const std::string& id, const std::string&, bool) {
-    if (id == "a1") ++received;
-  });
-
-  zmq::context_t ctx;
-  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
-  dealer.set(zmq::sockopt::routing_id, "a1");
-  dealer.set(zmq::sockopt::linger, 0);
-  dealer.set(zmq::sockopt::curve_serverkey, server_key->public_key);
-  dealer.set(zmq::sockopt::curve_publickey, agent->public_key);
-  dealer.set(zmq::sockopt::curve_secretkey, agent->secret_key);
-  dealer.connect((*server)->endpoint());
-  auto receive = [&](milliseconds wait) -> std::optional<std::string> {
-    zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, wait);
-    zmq::message_t m;
-    if (!dealer.recv(m, zmq::recv_flags::dontwait)) return std::nullopt;
-    return m.to_string();
-  };
-
-  // Enrolled: the agent speaks, and what is sent to it arrives.
-  dealer.send(zmq::str_buffer("hello"), zmq::send_flags::none);
-  ASSERT_TRUE(WaitFor([&] { return received.load() == 1; }, milliseconds(5000)));
-  (*server)->Send("a1", "welcome");
-  EXPECT_EQ(receive(milliseconds(5000)), "welcome");
-  EXPECT_EQ((*server)->unbound_routes(), 0);
-
-  // Revoked: the server notices within its re-read (a second), and from then on sends nothing.
-  ASSERT_TRUE(RevokeAgent(dir_.string(), "a1").ok());
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        (*server)->Send("a1", "launch");
-        return (*server)->unbound_routes() >= 1;
-      },
-      milliseconds(10000)));
-  while (receive(milliseconds(200))) {  // what left before the re-read
-  }
-  const int64_t before = (*server)->unbound_routes();
-  (*server)->Send("a1", "after");
-  ASSERT_TRUE(WaitFor([&] { return (*server)->unbound_routes() > before; }, milliseconds(5000)));
-  EXPECT_EQ(receive(milliseconds(0)), std::nullopt) << "a revoked agent still receives";
-}
-
 // A CURVE dealer of `keys` connecting as `routing_id`; its handshake is done (podsched accepted
 // the key) when this returns true.
 bool ConnectDealer(zmq::context_t& ctx, zmq::socket_t& dealer, const std::string& routing_id,
@@ -145,6 +77,67 @@ std::optional<std::string> Receive(zmq::socket_t& dealer, milliseconds wait) {
   return m.to_string();
 }
 
+class BusServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("bus-server-test-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // A CURVE bus server with `server_key`, admitting the keys enrolled in dir_.
+  Result<std::unique_ptr<BusServer>> CurveServer(const KeyFile& server_key) {
+    BusConfig bus;
+    bus.curve = true;
+    bus.curve_secret_key = server_key.secret_key;
+    bus.agent_keys_file = AgentKeysPath(dir_.string());
+    return BusServer::Bind("tcp://127.0.0.1:*", bus);
+  }
+  fs::path dir_;
+};
+
+TEST_F(BusServerTest, NothingMoreReachesARevokedAgent) {
+  bool created = false;
+  auto server_key = LoadOrCreateServerKey(dir_.string(), RealKeys, &created);
+  ASSERT_TRUE(server_key.has_value()) << server_key.error().ToString();
+  auto agent = EnrollAgent(dir_.string(), "a1", "tcp://127.0.0.1:1", RealKeys);
+  ASSERT_TRUE(agent.has_value()) << agent.error().ToString();
+
+  auto server = CurveServer(*server_key);
+  ASSERT_TRUE(server.has_value()) << server.error().ToString();
+  std::atomic<int> received{0};
+  (*server)->Run([&](const std::string& id, const std::string&, bool) {
+    if (id == "a1") ++received;
+  });
+
+  zmq::context_t ctx;
+  zmq::socket_t dealer;
+  ASSERT_TRUE(ConnectDealer(ctx, dealer, "a1", *server_key, *agent, (*server)->endpoint()));
+  auto receive = [&](milliseconds wait) { return Receive(dealer, wait); };
+
+  // Enrolled: the agent speaks, and what is sent to it arrives.
+  dealer.send(zmq::str_buffer("hello"), zmq::send_flags::none);
+  ASSERT_TRUE(WaitFor([&] { return received.load() == 1; }, milliseconds(5000)));
+  (*server)->Send("a1", "welcome");
+  EXPECT_EQ(receive(milliseconds(5000)), "welcome");
+  EXPECT_EQ((*server)->unbound_routes(), 0);
+
+  // Revoked: the server notices within its re-read (a second), and from then on sends nothing.
+  ASSERT_TRUE(RevokeAgent(dir_.string(), "a1").ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        (*server)->Send("a1", "launch");
+        return (*server)->unbound_routes() >= 1;
+      },
+      milliseconds(10000)));
+  while (receive(milliseconds(200))) {  // what left before the re-read
+  }
+  const int64_t before = (*server)->unbound_routes();
+  (*server)->Send("a1", "after");
+  ASSERT_TRUE(WaitFor([&] { return (*server)->unbound_routes() > before; }, milliseconds(5000)));
+  EXPECT_EQ(receive(milliseconds(0)), std::nullopt) << "a revoked agent still receives";
+}
+
 TEST_F(BusServerTest, AnotherAgentsConnectionCannotTakeTheRouteOver) {
   bool created = false;
   auto server_key = LoadOrCreateServerKey(dir_.string(), RealKeys, &created);
@@ -153,11 +146,7 @@ TEST_F(BusServerTest, AnotherAgentsConnectionCannotTakeTheRouteOver) {
   auto a2 = EnrollAgent(dir_.string(), "a2", "tcp://127.0.0.1:1", RealKeys);
   ASSERT_TRUE(a1.has_value() && a2.has_value());
 
-  BusConfig bus;
-  bus.curve = true;
-  bus.curve_secret_key = server_key->secret_key;
-  bus.agent_keys_file = AgentKeysPath(dir_.string());
-  auto server = BusServer::Bind("tcp://127.0.0.1:*", bus);
+  auto server = CurveServer(*server_key);
   ASSERT_TRUE(server.has_value()) << server.error().ToString();
   std::atomic<int> from_a1{0};
   std::mutex ids_mu;
