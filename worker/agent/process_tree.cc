@@ -5,9 +5,11 @@
 #include <filesystem>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 
@@ -19,9 +21,23 @@
 namespace podsched::agent {
 namespace {
 
+// The whole file, or what was read before an error. With POSIX calls, not an ifstream: a /proc
+// file of a process that exits meanwhile fails its read() with ESRCH, and libstdc++'s filebuf
+// throws that through istreambuf_iterator (a CI run's agent died of it: "basic_filebuf::
+// underflow error reading the file: No such process").
 std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::string out;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
 }
 
 // The entries (NUL-terminated) of a /proc environ file that lie in its first `max` bytes: an
