@@ -71,4 +71,13 @@ int JobDirectories::Sweep(const std::set<std::string>& live, int64_t now_unix_se
   return n;
 }
 
+void JobDirectories::WritePreemptNotices(const JobEpoch& je, const std::vector<int32_t>& hosts,
+                                         int64_t deadline_unix_seconds) {
+  for (int32_t h : hosts) {
+    Status s = state_.WriteAtomically(state_.PreemptFile(je, h),
+                                      std::to_string(deadline_unix_seconds) + "\n");
+    if (!s.ok()) spdlog::warn("job {}: {}", je.job.value(), s.ToString());
+  }
+}
+
 }  // namespace podsched::agent

@@ -46,6 +46,10 @@ class JobDirectories {
   // Removes kept scratch past keep_failed_scratch_seconds, never one in `live` (the scratch of
   // a job that runs here: audit H5). `now_unix_seconds`: the wall clock. Returns how many.
   int Sweep(const std::set<std::string>& live, int64_t now_unix_seconds);
+  // POD_PREEMPT_FILE of each host, holding the deadline (Unix seconds): it appears before the
+  // SIGTERM, for programs that poll it instead of handling the signal.
+  void WritePreemptNotices(const JobEpoch& je, const std::vector<int32_t>& hosts,
+                           int64_t deadline_unix_seconds);
 
  private:
   StateDir& state_;

@@ -9,6 +9,8 @@
 
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace podsched::agent {
 namespace {
@@ -104,6 +106,20 @@ TEST_F(JobDirectoriesTest, WithoutAKeepPeriodAFailedEpochsScratchGoesAtOnce) {
   ASSERT_EQ(scratch.size(), 1u);
   dirs.Remove(je, nullptr, scratch, /*failed=*/true);
   EXPECT_TRUE(GoneWithin(scratch.at(0)));
+}
+
+// POD_PREEMPT_FILE of each of the epoch's hosts holds the deadline, in the root-owned epoch
+// directory (StateDir::PreemptFile), whole or not at all.
+TEST_F(JobDirectoriesTest, APreemptionWritesEachHostsNoticeWithTheDeadline) {
+  JobDirectories dirs(*state_, "", 0);
+  const JobEpoch je{JobId(5), 2};
+  dirs.Prepare(je, {0, 1}, Me(), "");
+  dirs.WritePreemptNotices(je, {0, 1}, 1767225600);
+  for (int32_t host : {0, 1}) {
+    std::ifstream in(state_->PreemptFile(je, host));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, "1767225600\n") << "host " << host;
+  }
 }
 
 }  // namespace

@@ -1,33 +1,24 @@
 #include "worker/agent/job_runner.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 
-
-#include "worker/agent/child.h"
 #include "common/hash.h"
 #include "common/host_list.h"
+#include "worker/agent/child.h"
 #include "worker/agent/launcher_plan.h"
 #include "worker/agent/progress_relay.h"
-#include "worker/agent/rsh_wire.h"
 
 namespace podsched::agent {
 namespace {
 
 constexpr Duration kScanInterval = std::chrono::milliseconds(200);
 constexpr Duration kScratchSweepInterval = std::chrono::minutes(1);
-
-int SessionsPerHost(const bus::Launch& l) {
-  return RshSessionsPerHost(l.launcher() == bus::Launch::EXEC, l.ranks_per_host());
-}
 
 }  // namespace
 
@@ -39,31 +30,15 @@ JobRunner::JobRunner(const AgentOptions& options, const MonotonicClock& clock, S
       spool_(spool),
       send_(std::move(send)),
       dirs_(state, options.scratch_dir, options.keep_failed_scratch_seconds),
-      agent_env_(AgentEnvironment()) {
-  procs_.set_tag_trust([this](pid_t pid, std::string_view tag, uint32_t uid) {
-    JobEpoch je;
-    int32_t host = 0;
-    if (!ParseTag(tag, je, host)) return true;
-    const Job* job = Find(je);
-    // A job not running here: its processes are killed as such. Otherwise the tag holds only
-    // for the account the job runs as.
-    if (job == nullptr || !job->account || job->account->uid == uid) return true;
-    if (untrusted_warned_.size() >= 4096) untrusted_warned_.clear();  // a log line now and then
-    if (untrusted_warned_.insert(pid).second) {
-      spdlog::warn("pid {} (uid {}) carries the tag of job {} epoch {}, which runs as uid {}: "
-                   "not taken as that job's process", pid, uid, je.job.value(), je.epoch,
-                   job->account->uid);
-    }
-    return false;
-  });
-}
+      processes_(state),
+      agent_env_(AgentEnvironment()) {}
 
-JobRunner::Job* JobRunner::Find(const JobEpoch& je) {
+RunningJob* JobRunner::Find(const JobEpoch& je) {
   auto it = jobs_.find(je.job);
   return it != jobs_.end() && it->second.je == je ? &it->second : nullptr;
 }
 
-const JobRunner::Job* JobRunner::Find(const JobEpoch& je) const {
+const RunningJob* JobRunner::Find(const JobEpoch& je) const {
   return const_cast<JobRunner*>(this)->Find(je);
 }
 
@@ -85,7 +60,7 @@ std::optional<Rejection> JobRunner::OnLaunch(const bus::Launch& l) {
                                           " (highest seen: " +
                                           std::to_string(book_.HighestEpoch(je.job)) + ")"};
     case LaunchBook::Decision::kReplaceOlder: {
-      Job& old = jobs_.at(je.job);
+      RunningJob& old = jobs_.at(je.job);
       spdlog::warn("job {} epoch {} replaces running epoch {}: killing it first", je.job.value(),
                    je.epoch, old.je.epoch);
       old.next = l;
@@ -105,24 +80,18 @@ std::optional<Rejection> JobRunner::OnPreempt(const bus::Preempt& p) {
   if (p.grace_seconds() < 0 || p.grace_seconds() > 24 * 3600) {
     return Rejection{"invalid", "Preempt grace_seconds out of range"};
   }
-  Job* job = Find({JobId(p.job().job_id()), p.job().epoch()});
+  RunningJob* job = Find({JobId(p.job().job_id()), p.job().epoch()});
   if (job != nullptr) PreemptJob(*job, p.grace_seconds(), p.reason());
   return std::nullopt;
 }
 
-void JobRunner::PreemptJob(Job& job, int32_t grace_seconds, std::string_view reason) {
+void JobRunner::PreemptJob(RunningJob& job, int32_t grace_seconds, std::string_view reason) {
   if (!job.life.Preempt(clock_.Now(), grace_seconds)) return;
   spdlog::info("job {} epoch {}: preempt ({}), grace {} s", job.je.job.value(), job.je.epoch,
                reason, grace_seconds);
-  // POD_PREEMPT_FILE appears before the SIGTERM, holding the deadline (Unix seconds), for
-  // programs that poll it instead of handling the signal.
   const auto deadline = std::chrono::duration_cast<std::chrono::seconds>(
       (RealClock().Now() + std::chrono::seconds(grace_seconds)).time_since_epoch());
-  for (int32_t h : job.my_hosts) {
-    Status s = state_.WriteAtomically(state_.PreemptFile(job.je, h),
-                                      std::to_string(deadline.count()) + "\n");
-    if (!s.ok()) spdlog::warn("job {}: {}", job.je.job.value(), s.ToString());
-  }
+  dirs_.WritePreemptNotices(job.je, job.my_hosts, deadline.count());
   Scan();
   SignalRanks(job);
 }
@@ -136,7 +105,7 @@ void JobRunner::PreemptAll(int32_t grace_cap_seconds, std::string_view reason) {
 
 std::optional<Rejection> JobRunner::OnKill(const bus::Kill& k) {
   if (auto r = ValidateJobControl(k.job(), book_.RunningEpoch(JobId(k.job().job_id())))) return r;
-  Job* job = Find({JobId(k.job().job_id()), k.job().epoch()});
+  RunningJob* job = Find({JobId(k.job().job_id()), k.job().epoch()});
   if (job == nullptr) return std::nullopt;
   spdlog::info("job {} epoch {}: kill ({})", job->je.job.value(), job->je.epoch, k.reason());
   job->life.Kill();
@@ -146,27 +115,17 @@ std::optional<Rejection> JobRunner::OnKill(const bus::Kill& k) {
 }
 
 std::optional<Rejection> JobRunner::OnProgress(const progress::Progress& p) {
-  Job* job = nullptr;
+  RunningJob* job = nullptr;
   for (auto& [id, j] : jobs_) {
     if (j.launcher && std::to_string(id.value()) == p.job && j.je.epoch == p.epoch) job = &j;
   }
-  if (job == nullptr) {
-    return Rejection{"progress_other_job", "progress of job '" + p.job.substr(0, 32) +
-                                               "' epoch " + std::to_string(p.epoch) +
-                                               " does not run here"};
-  }
-  // The port is reachable from the network: only the job's own processes have its key.
-  if (!ConstantTimeEqual(p.key, job->progress_key)) {
-    return Rejection{"progress_bad_key", "progress of job " + p.job.substr(0, 32) + " epoch " +
-                                             std::to_string(p.epoch) + " without its " +
-                                             std::string(progress::kProgressKeyVariable)};
-  }
+  if (auto r = CheckProgressDatagram(p, job != nullptr ? &job->progress_key : nullptr)) return r;
   Forward(*job, p);
   return std::nullopt;
 }
 
 // A report of the launcher's job, by datagram or POD_PROGRESS line (progress_relay.h).
-void JobRunner::Forward(Job& job, const progress::Progress& p) {
+void JobRunner::Forward(RunningJob& job, const progress::Progress& p) {
   send_(ProgressEnvelope(job.je, p, &job.last_checkpoint_step));
 }
 
@@ -175,7 +134,7 @@ bool JobRunner::FilterLine(const JobEpoch& je, std::string_view line) {
   OutputLine judged = JudgeOutputLine(line);
   if (!judged.keep) spdlog::debug("job {}: {}", je.job.value(), line);
   if (!judged.progress) return judged.keep;
-  Job* job = Find(je);
+  RunningJob* job = Find(je);
   if (job == nullptr) return judged.keep;
   if (*judged.progress) {
     Forward(*job, **judged.progress);
@@ -189,17 +148,9 @@ bool JobRunner::FilterLine(const JobEpoch& je, std::string_view line) {
 
 void JobRunner::Start(const bus::Launch& l) {
   const JobEpoch je{JobId(l.job().job_id()), l.job().epoch()};
-  Job& job = jobs_[je.job];
-  job = Job{};
-  job.launch = l;
-  job.je = je;
-  job.life = JobLifecycle(clock_.Now(), l.grace_seconds());
-  job.output = LauncherOutput(je, o_.live_log_bytes_per_second);
-  for (int32_t h : l.hosts()) {
-    if (std::binary_search(o_.hosts.begin(), o_.hosts.end(), h)) job.my_hosts.push_back(h);
-  }
-  std::sort(job.my_hosts.begin(), job.my_hosts.end());
-  job.launcher = std::binary_search(o_.hosts.begin(), o_.hosts.end(), l.hosts(0));
+  RunningJob& job = jobs_.insert_or_assign(je.job, RunningJob(l, o_.hosts, clock_.Now(),
+                                                 o_.live_log_bytes_per_second))
+                 .first->second;
   book_.MarkRunning(je);
   spdlog::info("job {} epoch {}: launch on {} hosts, here {} ({})", je.job.value(), je.epoch,
                l.hosts_size(), FormatHostRanges(job.my_hosts),
@@ -216,21 +167,12 @@ void JobRunner::Start(const bus::Launch& l) {
   if (job.launcher) StartLauncher(job);
 }
 
-// At the end of the epoch here: preempted, cancelled or killed by the scheduler is not the job's
-// failure; a failed epoch keeps its scratch for a while (JobDirectories).
-void JobRunner::RemoveDirectories(Job& job) {
-  const bool stopped = job.life.preempted() || job.life.killing();
-  const bool failed =
-      !stopped && (job.failed_here || (job.ended && job.ended->reason == ExitReason::kFailed));
-  dirs_.Remove(job.je, job.account ? &*job.account : nullptr, job.scratch, failed);
-}
-
 // A rank that left its process group and dropped its tag (setsid, a changed environment) is
 // not found by the scan. When the agent runs jobs as their users' accounts, the last job of an
 // account ending here means no process of that account has any business on this machine: all
 // are killed, so none outlives its job onto hosts later given to someone else (what Slurm's
 // cgroups do). Never with --jobs-as-agent-user, for root or system accounts.
-void JobRunner::KillStrays(const Job& job) {
+void JobRunner::KillStrays(const RunningJob& job) {
   if (!o_.kill_account_leftovers || !job.account || geteuid() != 0 ||
       o_.accounts.jobs_as_agent_user) {
     return;
@@ -240,11 +182,7 @@ void JobRunner::KillStrays(const Job& job) {
   for (const auto& [id, other] : jobs_) {
     if (&other != &job && other.account && other.account->uid == uid) return;
   }
-  int killed = 0;
-  for (pid_t p : ProcessesOfUid(uid)) {
-    if (kill(p, SIGKILL) == 0) ++killed;
-  }
-  if (killed > 0) {
+  if (const int killed = JobProcesses::KillProcessesOfUid(uid); killed > 0) {
     spdlog::warn("job {} epoch {}: killed {} leftover processes of {} (uid {}), its last job here",
                  job.je.job.value(), job.je.epoch, killed, job.account->name, uid);
   }
@@ -262,7 +200,7 @@ void JobRunner::SweepScratch() {
 }
 
 // The launcher (launcher_plan.h) in its own process group, output to pipes and the spool.
-void JobRunner::StartLauncher(Job& job) {
+void JobRunner::StartLauncher(RunningJob& job) {
   const bus::Launch& l = job.launch;
   job.progress_key = HexEncode(RandomBytes(16));
   LauncherPlan plan = PlanLauncher(
@@ -273,15 +211,14 @@ void JobRunner::StartLauncher(Job& job) {
     spdlog::warn("job {}: env {} is set by podworker; the Launch's value is ignored",
                  job.je.job.value(), name);
   }
-  Result<std::vector<std::string>> argv = std::move(plan.argv);
-  const std::vector<std::string>& overrides = plan.overrides;
-
   spool_.Open(job.je);
-  if (!job.account) argv = std::unexpected(job.account.error());
+  const Status refused = !job.account ? job.account.error()
+                         : !plan.argv ? plan.argv.error()
+                                      : Status::Ok();
   Result<ChildProcess> child =
-      argv ? SpawnChild(*argv, EnvironmentFor(*job.account, overrides), &*job.account,
-                        job.account->home)
-           : std::unexpected(argv.error());
+      refused.ok() ? SpawnChild(*plan.argv, EnvironmentFor(*job.account, plan.overrides),
+                                &*job.account, job.account->home)
+                   : std::unexpected(refused);
   if (!child) {
     spdlog::error("job {} epoch {}: cannot start its launcher: {}", job.je.job.value(),
                   job.je.epoch, child.error().ToString());
@@ -298,54 +235,36 @@ void JobRunner::StartLauncher(Job& job) {
 // Audit M10: the rendezvous ports podsched names are predictable, and this machine's other jobs
 // share its network: one another user's job already listens on is moved to a free port (which
 // every rank gets: the env reaches them from here), and the job's log says so.
-EnvMap JobRunner::WithFreeRendezvousPorts(Job& job) {
-  EnvMap env(job.launch.env().begin(), job.launch.env().end());
-  std::vector<int> taken;
-  for (int port : RendezvousPortsOf(env)) {
-    if (TcpPortInUse(port)) taken.push_back(port);
-  }
-  if (taken.empty()) return env;
-  auto free = PickFreeTcpPorts(static_cast<int>(taken.size()));
-  if (!free) {
-    spdlog::warn("job {}: {}", job.je.job.value(), free.error().message());
-    return env;
-  }
-  std::map<int, int> moved;
-  for (size_t i = 0; i < taken.size(); ++i) {
-    moved[taken[i]] = (*free)[i];
-    const std::string note = "podworker: rendezvous port " + std::to_string(taken[i]) +
-                             " is already in use on this machine (another process holds "
-                             "it); this job uses port " + std::to_string((*free)[i]) +
-                             " instead";
+EnvMap JobRunner::WithFreeRendezvousPorts(RunningJob& job) {
+  FreedRendezvous freed =
+      FreeRendezvousPorts(EnvMap(job.launch.env().begin(), job.launch.env().end()));
+  if (!freed.error.empty()) spdlog::warn("job {}: {}", job.je.job.value(), freed.error);
+  for (const std::string& note : freed.notes) {
     spdlog::warn("job {} epoch {}: {}", job.je.job.value(), job.je.epoch, note);
     job.output.AddLine(note);
   }
-  return MoveRendezvousPorts(std::move(env), moved);
+  return std::move(freed.env);
 }
 
 // ---- signals and scans ----
 
 // SIGKILL to everything of the job known now; Scan() repeats it for processes found later.
-void JobRunner::KillJob(Job& job) {
+void JobRunner::KillJob(RunningJob& job) {
   job.life.Abort();
   KillLauncherAndSessions(job);
   for (pid_t p : job.pids) kill(p, SIGKILL);
 }
 
 // SIGKILL to the launcher's process group and to every rsh session's command of the job.
-void JobRunner::KillLauncherAndSessions(Job& job) {
+void JobRunner::KillLauncherAndSessions(RunningJob& job) {
   if (job.mpirun > 0 && !job.mpirun_reaped) kill(-job.mpirun, SIGKILL);
   if (sessions_ != nullptr) sessions_->KillAll(job.je);
 }
 
 // SIGTERM to the job's ranks (not orted, not mpirun: a SIGTERM to those kills the ranks before
 // their handler can checkpoint).
-void JobRunner::SignalRanks(Job& job) {
-  std::vector<pid_t> ranks;
-  for (pid_t p : job.pids) {
-    if (procs_.IsRank(p)) ranks.push_back(p);
-  }
-  for (pid_t p : job.life.RanksToTerminate(clock_.Now(), ranks,
+void JobRunner::SignalRanks(RunningJob& job) {
+  for (pid_t p : job.life.RanksToTerminate(clock_.Now(), processes_.RanksAmong(job.pids),
                                            [](pid_t p) { return HandlesSignal(p, SIGTERM); })) {
     kill(p, SIGTERM);
   }
@@ -353,32 +272,18 @@ void JobRunner::SignalRanks(Job& job) {
 
 void JobRunner::Scan() {
   next_scan_ = clock_.Now() + kScanInterval;
-  procs_.Scan();
-  for (auto& [id, job] : jobs_) job.pids.clear();
-  for (const auto& [pid, p] : procs_.processes()) {
-    JobEpoch je;
-    int32_t host = 0;
-    if (p.info.zombie || !ParseTag(p.tag, je, host)) continue;
-    Job* job = Find(je);
-    if (job == nullptr) {
-      // A process of an epoch this agent no longer runs: never two epochs of one job.
-      spdlog::warn("killing pid {} ({}) of job {} epoch {}, which does not run here", pid,
-                   p.info.comm, je.job.value(), je.epoch);
-      kill(pid, SIGKILL);
-      continue;
-    }
-    job->pids.push_back(pid);
+  std::map<JobId, JobProcesses::Running> running;
+  for (const auto& [id, job] : jobs_) {
+    running[id] = {job.je.epoch,
+                   job.account ? std::optional<uint32_t>(job.account->uid) : std::nullopt};
   }
-  if (auto s = state_.Record(procs_.Live()); !s.ok()) spdlog::warn("{}", s.ToString());
-  NoteRanksUp();
+  JobProcesses::Found found = processes_.Scan(std::move(running));
+  for (auto& [id, job] : jobs_) job.pids = std::move(found.pids[id]);
+  NoteRanksUp(found.ranks_up);
 
   const MonotonicTime now = clock_.Now();
   for (auto& [id, job] : jobs_) {
-    if (job.killed_for.empty() &&
-        job.pids.size() > static_cast<size_t>(o_.max_job_processes)) {
-      job.killed_for = "podworker: the job had " + std::to_string(job.pids.size()) +
-                       " processes on this machine, more than --max-job-processes " +
-                       std::to_string(o_.max_job_processes) + "; killed";
+    if (job.OverProcessLimit(o_.max_job_processes)) {
       spdlog::warn("job {} epoch {}: {}", job.je.job.value(), job.je.epoch, job.killed_for);
       job.output.AddLine(job.killed_for);
       KillLauncherAndSessions(job);
@@ -389,8 +294,7 @@ void JobRunner::Scan() {
     }
     if (!job.life.preempted()) continue;
     SignalRanks(job);  // ranks that started after the Preempt
-    const bool ranks_alive = std::any_of(job.pids.begin(), job.pids.end(),
-                                         [&](pid_t p) { return procs_.IsRank(p); });
+    const bool ranks_alive = !processes_.RanksAmong(job.pids).empty();
     if (!job.life.GraceOver(now, ranks_alive)) continue;
     spdlog::warn("job {} epoch {}: grace of {} s over, SIGKILL", job.je.job.value(), job.je.epoch,
                  job.life.grace_seconds());
@@ -400,18 +304,10 @@ void JobRunner::Scan() {
 
 // A host whose ranks_per_host ranks are all alive (seen once) is up; the job is RUNNING once
 // every host of the slice is (the scheduler joins the agents' reports).
-void JobRunner::NoteRanksUp() {
-  std::map<std::pair<int64_t, int32_t>, int> ranks;  // (job, host) -> live ranks
-  for (const auto& [pid, p] : procs_.processes()) {
-    JobEpoch je;
-    int32_t host = 0;
-    if (!procs_.IsRank(pid) || !ParseTag(p.tag, je, host)) continue;
-    const Job* job = Find(je);
-    if (job != nullptr) ++ranks[{je.job.value(), host}];
-  }
+void JobRunner::NoteRanksUp(const std::map<std::pair<JobId, int32_t>, int>& ranks) {
   for (auto& [id, job] : jobs_) {
     for (int32_t h : job.my_hosts) {
-      auto it = ranks.find({id.value(), h});
+      auto it = ranks.find({id, h});
       if (it == ranks.end() || it->second < job.launch.ranks_per_host() ||
           !job.ranks_up_hosts.insert(h).second) {
         continue;
@@ -425,10 +321,7 @@ void JobRunner::NoteRanksUp() {
 
 void JobRunner::KillHostProcesses(const JobEpoch& je, int32_t host) {
   Scan();
-  const std::string tag = TagValue(je, host);
-  for (const auto& [pid, p] : procs_.processes()) {
-    if (p.tag == tag) kill(pid, SIGKILL);
-  }
+  processes_.KillTagged(je, host);
 }
 
 void JobRunner::Tick() {
@@ -447,9 +340,7 @@ void JobRunner::OnReaped(pid_t pid, int status) {
       const bool exec = job.launch.launcher() == bus::Launch::EXEC;
       spdlog::info("job {} epoch {}: {} exited ({})", id.value(), job.je.epoch,
                    exec ? "the launcher (podworker launch)" : "mpirun",
-                   WIFEXITED(status)     ? "exit code " + std::to_string(WEXITSTATUS(status))
-                   : WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                         : "status " + std::to_string(status));
+                   DescribeWaitStatus(status));
     }
   }
 }
@@ -467,15 +358,7 @@ void JobRunner::CheckJobs() {
       continue;
     }
     const bool sessions_open = sessions_ != nullptr && sessions_->AnyOpen(job.je);
-    if (sessions_open || !job.pids.empty() || job.output.open()) continue;
-    if (job.launcher) {
-      if (!job.mpirun_reaped) continue;
-    } else if (!job.life.MayRelease(now,
-                                    EverySessionStarted(job.sessions_started, job.my_hosts,
-                                                        SessionsPerHost(job.launch)),
-                                    std::chrono::milliseconds(o_.start_timeout_ms))) {
-      continue;
-    }
+    if (!job.Quiet(sessions_open, now, std::chrono::milliseconds(o_.start_timeout_ms))) continue;
     // The last scan may predate the newest processes: look once more before declaring it gone.
     if (now - (next_scan_ - kScanInterval) > std::chrono::milliseconds(20)) {
       Scan();
@@ -492,7 +375,7 @@ void JobRunner::CheckJobs() {
   for (JobId id : overdue) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || !it->second.ended) continue;
-    Job& job = it->second;
+    RunningJob& job = it->second;
     spdlog::warn("job {} epoch {}: its log is not stored after {} s; reporting the exit now, the "
                  "upload goes on", id.value(), job.je.epoch, o_.exit_log_deadline_seconds);
     job.ended->message += "; the log was still being stored";
@@ -500,50 +383,35 @@ void JobRunner::CheckJobs() {
   }
 }
 
-void JobRunner::EndJob(Job& job) {
-  ExitReport report;
-  report.job = job.je;
-  report.hosts = job.my_hosts;
-  report.last_checkpoint_step = job.last_checkpoint_step;
-  if (!job.launcher) {
-    report.reason = ExitReason::kReleased;
-    report.message =
-        job.sessions_started.empty() ? "no process was started here" : "processes gone";
-    if (!job.killed_for.empty()) report.message += " (" + job.killed_for + ")";
-    job.ended = std::move(report);
-    return Report(job);
-  }
-  const Verdict v = ClassifyExit(job.life.Facts(job.mpirun_status));
-  report.reason = v.reason;
-  report.exit_code = v.exit_code;
-  report.message = v.message;
-  if (!job.killed_for.empty()) report.message += " (" + job.killed_for + ")";
+void JobRunner::EndJob(RunningJob& job) {
+  job.ended = job.Exit();
+  if (!job.launcher) return Report(job);
   job.output.EndStreams();
   FlushOutput(job);
-  if (v.reason == ExitReason::kFailed) {
+  if (job.ended->reason == ExitReason::kFailed) {
     const std::string& tail = job.output.tail();
     const size_t keep = std::min<size_t>(tail.size(), 4096);
     spdlog::warn("job {} epoch {} failed; last output:\n{}", job.je.job.value(), job.je.epoch,
                  tail.substr(tail.size() - keep));
   }
-  job.ended = std::move(report);
   job.storing_since = clock_.Now();
   spool_.Finish(job.je, job.launch.log_url());  // Report() follows in OnOutputStored
 }
 
 void JobRunner::OnOutputStored(const JobEpoch& je) {
-  Job* job = Find(je);
+  RunningJob* job = Find(je);
   if (job != nullptr && job->ended) Report(*job);
 }
 
-void JobRunner::Report(Job& job) {
+void JobRunner::Report(RunningJob& job) {
   const ExitReport& report = *job.ended;
   spdlog::info("job {} epoch {}: exited {} ({})", job.je.job.value(), job.je.epoch,
                ExitReasonName(report.reason), report.message);
   book_.AddExit(report);
   book_.MarkEnded(job.je);
   KillStrays(job);
-  RemoveDirectories(job);
+  // A failed epoch keeps its scratch for a while (JobDirectories); a stopped one did not fail.
+  dirs_.Remove(job.je, job.account ? &*job.account : nullptr, job.scratch, job.FailedHere());
   bus::Envelope env;
   ToProto(report, *env.mutable_exited());
   send_(env);
@@ -560,7 +428,7 @@ void JobRunner::AddPollItems(PollSet& poll) {
       const int fd = job.output.fd(stream);
       if (fd < 0) continue;
       poll.AddFd(fd, ZMQ_POLLIN, [this, je = job.je, stream](short) {
-        Job* j = Find(je);
+        RunningJob* j = Find(je);
         if (j == nullptr) return;
         if (!j->output.Read(stream)) ScanSoon();  // a pipe ended: the job may be over
         FlushOutput(*j);
@@ -569,7 +437,7 @@ void JobRunner::AddPollItems(PollSet& poll) {
   }
 }
 
-void JobRunner::FlushOutput(Job& job) {
+void JobRunner::FlushOutput(RunningJob& job) {
   job.output.Flush(
       clock_.Now(),
       [&](int64_t offset, const std::string& data) { spool_.Append(job.je, offset, data); },
@@ -579,35 +447,21 @@ void JobRunner::FlushOutput(Job& job) {
 // ---- state for others ----
 
 void JobRunner::FillRunning(google::protobuf::RepeatedPtrField<bus::RunningJob>* running) const {
-  for (const auto& [id, job] : jobs_) {
-    auto* r = running->Add();
-    r->mutable_job()->set_job_id(job.je.job.value());
-    r->mutable_job()->set_epoch(job.je.epoch);
-    for (int32_t h : job.my_hosts) r->add_hosts(h);
-    for (pid_t p : job.pids) r->add_pids(p);
-    for (int32_t h : job.ranks_up_hosts) r->add_ranks_up_hosts(h);
-  }
+  for (const auto& [id, job] : jobs_) job.FillRunning(*running->Add());
 }
 
 std::optional<RshJob> JobRunner::RshJobOf(const JobEpoch& je) const {
-  const Job* job = Find(je);
-  if (job == nullptr) return std::nullopt;
-  // A job whose processes are gone (its log being stored) takes no new session.
-  return RshJob{job->launch.rsh_token(), job->my_hosts,
-                job->life.killing() || job->ended.has_value(),
-                SessionsPerHost(job->launch),
-                job->sessions_started};
+  const RunningJob* job = Find(je);
+  return job == nullptr ? std::nullopt : std::optional<RshJob>(job->Rsh());
 }
 
 void JobRunner::SessionStarted(const JobEpoch& je, int32_t host) {
-  if (Job* job = Find(je)) {
-    ++job->sessions_started[host];
-  }
+  if (RunningJob* job = Find(je)) ++job->sessions_started[host];
   ScanSoon();
 }
 
 void JobRunner::SessionEnded(const JobEpoch& je, int32_t host, int status) {
-  Job* job = Find(je);
+  RunningJob* job = Find(je);
   if (job == nullptr || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) return;
   if (job->life.preempted() || job->life.killing()) return;  // its end, not its failure
   spdlog::info("job {} epoch {}: a command on host {} failed (status {:#x})", je.job.value(),
@@ -616,17 +470,15 @@ void JobRunner::SessionEnded(const JobEpoch& je, int32_t host, int status) {
 }
 
 Result<JobAccount> JobRunner::AccountOf(const JobEpoch& je) const {
-  const Job* job = Find(je);
+  const RunningJob* job = Find(je);
   if (job == nullptr) return NotFound("job " + std::to_string(je.job.value()) + " epoch " +
                                       std::to_string(je.epoch) + " does not run here");
   return job->account;
 }
 
 std::string JobRunner::ScratchOf(const JobEpoch& je, int32_t host) const {
-  const Job* job = Find(je);
-  if (job == nullptr) return "";
-  auto it = job->scratch.find(host);
-  return it == job->scratch.end() ? "" : it->second;
+  const RunningJob* job = Find(je);
+  return job == nullptr ? "" : job->ScratchOf(host);
 }
 
 std::vector<std::string> JobRunner::EnvironmentFor(
@@ -641,7 +493,7 @@ void JobRunner::KillAll() {
 
 void JobRunner::FinalScan() {
   Scan();  // SIGKILLs what appeared meanwhile
-  (void)state_.Record({});
+  processes_.ClearRecord();
 }
 
 }  // namespace podsched::agent

@@ -32,9 +32,10 @@
 #include "worker/agent/log_cutter.h"
 #include "worker/agent/output_spool.h"
 #include "worker/agent/poll_set.h"
-#include "worker/agent/process_tree.h"
+#include "worker/agent/job_processes.h"
 #include "worker/agent/rendezvous_ports.h"
 #include "worker/agent/rsh_admission.h"
+#include "worker/agent/running_job.h"
 #include "worker/agent/state_dir.h"
 #include "worker/progress/progress_wire.h"
 
@@ -116,53 +117,26 @@ class JobRunner {
   void FinalScan();
 
  private:
-  // One job (one epoch) this agent takes part in, from its Launch to its Exited.
-  struct Job {
-    bus::Launch launch;
-    JobEpoch je;
-    std::vector<int32_t> my_hosts;  // this agent's hosts of the slice, sorted
-    bool launcher = false;
-    std::string progress_key;  // the launcher's POD_PROGRESS_KEY (hex, drawn at launch)
-    JobLifecycle life;
-    pid_t mpirun = -1;
-    bool mpirun_reaped = false;
-    int mpirun_status = 0;
-    LauncherOutput output;  // its pipes, the stored and the live log
-    std::map<int32_t, int> sessions_started;  // by host: the rsh token's use count
-    std::vector<pid_t> pids;          // live processes of the job (last scan)
-    std::set<int32_t> ranks_up_hosts;  // hosts whose ranks_per_host ranks were all seen alive
-    int64_t last_checkpoint_step = 0;
-    std::optional<ExitReport> ended;  // processes gone: the Exited waits for the spool
-    MonotonicTime storing_since{};    // when the spool was asked to store the log
-    std::optional<bus::Launch> next;  // newer epoch waiting for this one to be gone
-    Result<JobAccount> account = JobAccount{};  // resolved at Start
-    std::map<int32_t, std::string> scratch;      // host -> scratch directory
-    bool failed_here = false;  // a command of an rsh session here failed (keeps scratch)
-    // Why the agent killed it on its own (over --max-job-processes); "" when it did not.
-    std::string killed_for;
-  };
-
-  Job* Find(const JobEpoch& je);
-  const Job* Find(const JobEpoch& je) const;
+  RunningJob* Find(const JobEpoch& je);
+  const RunningJob* Find(const JobEpoch& je) const;
   void Start(const bus::Launch& launch);
-  void StartLauncher(Job& job);
-  void PreemptJob(Job& job, int32_t grace_seconds, std::string_view reason);
-  void Forward(Job& job, const progress::Progress& p);
+  void StartLauncher(RunningJob& job);
+  void PreemptJob(RunningJob& job, int32_t grace_seconds, std::string_view reason);
+  void Forward(RunningJob& job, const progress::Progress& p);
   // The Launch's env, its rendezvous ports moved off any another process holds here.
-  EnvMap WithFreeRendezvousPorts(Job& job);
+  EnvMap WithFreeRendezvousPorts(RunningJob& job);
   bool FilterLine(const JobEpoch& je, std::string_view line);
-  void KillJob(Job& job);
-  void KillLauncherAndSessions(Job& job);
-  void SignalRanks(Job& job);
+  void KillJob(RunningJob& job);
+  void KillLauncherAndSessions(RunningJob& job);
+  void SignalRanks(RunningJob& job);
   void Scan();
-  void NoteRanksUp();
+  void NoteRanksUp(const std::map<std::pair<JobId, int32_t>, int>& ranks);
   void CheckJobs();
-  void EndJob(Job& job);
-  void Report(Job& job);
-  void FlushOutput(Job& job);
-  void RemoveDirectories(Job& job);
+  void EndJob(RunningJob& job);
+  void Report(RunningJob& job);
+  void FlushOutput(RunningJob& job);
   void SweepScratch();
-  void KillStrays(const Job& job);
+  void KillStrays(const RunningJob& job);
 
   const AgentOptions& o_;
   const MonotonicClock& clock_;
@@ -173,9 +147,8 @@ class JobRunner {
   JobSessions* sessions_ = nullptr;
   std::string progress_endpoint_;
   LaunchBook book_;
-  std::map<JobId, Job> jobs_;
-  ProcessTable procs_;
-  std::set<pid_t> untrusted_warned_;  // pids logged for another account's tag (at most 4096)
+  std::map<JobId, RunningJob> jobs_;
+  JobProcesses processes_;
   MonotonicTime next_scan_{};
   bool ranks_up_news_ = false;
   bool stopping_ = false;  // PreemptAll was called: no new Launch

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "worker/agent/rendezvous_ports.h"
 
@@ -62,6 +64,25 @@ Result<std::vector<int>> PickFreeTcpPorts(int n) {
   for (int fd : fds) close(fd);
   if (!error.ok()) return std::unexpected(error);
   return ports;
+}
+
+FreedRendezvous FreeRendezvousPorts(EnvMap env) {
+  std::vector<int> taken;
+  for (int port : RendezvousPortsOf(env)) {
+    if (TcpPortInUse(port)) taken.push_back(port);
+  }
+  if (taken.empty()) return {std::move(env), {}, ""};
+  auto free = PickFreeTcpPorts(static_cast<int>(taken.size()));
+  if (!free) return {std::move(env), {}, free.error().message()};
+  std::map<int, int> moved;
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < taken.size(); ++i) {
+    moved[taken[i]] = (*free)[i];
+    notes.push_back("podworker: rendezvous port " + std::to_string(taken[i]) +
+                    " is already in use on this machine (another process holds it); this job "
+                    "uses port " + std::to_string((*free)[i]) + " instead");
+  }
+  return {MoveRendezvousPorts(std::move(env), moved), std::move(notes), ""};
 }
 
 }  // namespace podsched::agent

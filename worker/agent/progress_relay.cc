@@ -1,8 +1,21 @@
 #include "worker/agent/progress_relay.h"
 
+#include "common/hash.h"
 #include "common/rank_tag.h"
 
 namespace podsched::agent {
+
+std::optional<Rejection> CheckProgressDatagram(const progress::Progress& p,
+                                               const std::string* launch_key) {
+  const std::string named = "progress of job '" + p.job.substr(0, 32) + "' epoch " +
+                            std::to_string(p.epoch);
+  if (launch_key == nullptr) return Rejection{"progress_other_job", named + " does not run here"};
+  if (!ConstantTimeEqual(p.key, *launch_key)) {
+    return Rejection{"progress_bad_key",
+                     named + " without its " + std::string(progress::kProgressKeyVariable)};
+  }
+  return std::nullopt;
+}
 
 bus::Envelope ProgressEnvelope(const JobEpoch& je, const progress::Progress& p,
                                int64_t* last_checkpoint_step) {

@@ -8,11 +8,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "common/ids.h"
 #include "common/status.h"
 #include "proto/bus.pb.h"
+#include "worker/agent/bus_validate.h"
 #include "worker/progress/progress_wire.h"
 
 namespace podsched::agent {
@@ -21,6 +23,12 @@ namespace podsched::agent {
 // becomes `*last_checkpoint_step`, which the message carries.
 bus::Envelope ProgressEnvelope(const JobEpoch& je, const progress::Progress& p,
                                int64_t* last_checkpoint_step);
+
+// Whether datagram `p` may be forwarded. `launch_key` is the POD_PROGRESS_KEY of the launch of
+// the job and epoch it names, null when none runs here. The port is reachable from the network:
+// only the job's own processes have its key.
+std::optional<Rejection> CheckProgressDatagram(const progress::Progress& p,
+                                               const std::string* launch_key);
 
 // One whole line of the launcher's output, judged.
 struct OutputLine {

@@ -36,6 +36,29 @@ TEST(ProgressRelayTest, TheEnvelopeCarriesTheLaunchsEpochAndTheNewestCheckpoint)
             40);
 }
 
+// The datagram port is reachable from the network: a report is forwarded only for a launch that
+// runs here, and only with that launch's key.
+TEST(ProgressRelayTest, ADatagramIsForwardedOnlyForALaunchHereWithItsKey) {
+  progress::Progress p;
+  p.job = "12";
+  p.epoch = 3;
+  p.key = "k1";
+  const std::string key = "k1";
+  EXPECT_FALSE(CheckProgressDatagram(p, &key).has_value());
+  auto other = CheckProgressDatagram(p, nullptr);
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->reason, "progress_other_job");
+  EXPECT_EQ(other->message, "progress of job '12' epoch 3 does not run here");
+  p.key = "k2";
+  auto bad = CheckProgressDatagram(p, &key);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->reason, "progress_bad_key");
+  p.key.clear();
+  EXPECT_EQ(CheckProgressDatagram(p, &key)->reason, "progress_bad_key");
+  p.job = std::string(1000, '9');
+  EXPECT_LT(CheckProgressDatagram(p, nullptr)->message.size(), 100u) << "a long name is cut";
+}
+
 TEST(ProgressRelayTest, OnlyRankZerosStdoutProgressLinesAreReportsAndMpirunsNoiseGoes) {
   const std::string line = "POD_PROGRESS step=7 loss=0.5";
   OutputLine report = JudgeOutputLine(FormatRankTag(0, false) + line);

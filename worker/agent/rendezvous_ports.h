@@ -34,4 +34,14 @@ bool TcpPortInUse(int port);
 // `n` distinct free TCP ports chosen by the kernel (bound together, then released).
 Result<std::vector<int>> PickFreeTcpPorts(int n);
 
+// The launch's environment with every rendezvous port something here already holds moved to a
+// free one; one line per moved port for the job's log, and why none could be picked ("" when
+// nothing had to be, or it could).
+struct FreedRendezvous {
+  EnvMap env;
+  std::vector<std::string> notes;
+  std::string error;
+};
+FreedRendezvous FreeRendezvousPorts(EnvMap env);
+
 }  // namespace podsched::agent
