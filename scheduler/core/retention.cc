@@ -22,29 +22,16 @@ constexpr Duration kRecheck = std::chrono::minutes(1);
 
 }  // namespace
 
-void Scheduler::Impl::CountDependencyTargets(const JobSpec& spec, int delta) {
-  for (const Dependency& dep : spec.dependencies) {
-    int& n = named_by_active[dep.job];
-    n += delta;
-    if (n <= 0) named_by_active.erase(dep.job);
-  }
-}
-
-bool Scheduler::Impl::NamedByActive(const JobRecord& job) const {
-  if (named_by_active.contains(job.id)) return true;
-  return job.spec.array && named_by_active.contains(job.spec.array->array_id);
-}
-
 void Scheduler::Impl::ForgetEndedJobs(TimePoint now) {
   const TimePoint recheck = now + std::min(kRecheck, config.ended_job_retention);
   while (!forget_at.empty() && forget_at.begin()->first <= now) {
     const JobId id = forget_at.begin()->second;
     forget_at.erase(forget_at.begin());
-    auto it = jobs.find(id);
-    if (it == jobs.end()) continue;  // forgotten with its array
-    const JobRecord& job = it->second;
+    const JobRecord* found = jobs.Find(id);
+    if (found == nullptr) continue;  // forgotten with its array
+    const JobRecord& job = *found;
     if (!job.spec.array) {
-      if (NamedByActive(job) || hosts.HoldsAnyEpochOf(id)) {
+      if (arrays_deps.NamedByActive(job) || hosts.HoldsAnyEpochOf(id)) {
         forget_at.emplace(recheck, id);
       } else {
         Forget(id);
@@ -52,10 +39,10 @@ void Scheduler::Impl::ForgetEndedJobs(TimePoint now) {
       continue;
     }
     const JobId array_id = job.spec.array->array_id;
-    const JobArray& array = arrays.at(array_id);
+    const JobArray& array = *arrays_deps.FindArray(array_id);
     if (array.Ended() < static_cast<int>(array.tasks.size())) continue;  // its last task re-adds
     TimePoint last_end = job.end_time;
-    bool needed = NamedByActive(job);
+    bool needed = arrays_deps.NamedByActive(job);
     for (const auto& [index, task] : array.tasks) {
       last_end = std::max(last_end, jobs.at(task).end_time);
       needed = needed || hosts.HoldsAnyEpochOf(task);
@@ -72,20 +59,12 @@ void Scheduler::Impl::ForgetEndedJobs(TimePoint now) {
 }
 
 void Scheduler::Impl::Forget(JobId id) {
-  auto it = jobs.find(id);
-  const JobRecord& job = it->second;
-  --jobs_in_state[static_cast<int>(job.state)];
-  if (job.spec.array) {
-    auto array = arrays.find(job.spec.array->array_id);
-    array->second.tasks.erase(job.spec.array->index);
-    if (array->second.tasks.empty()) arrays.erase(array);
-  }
-  types.erase(id);
+  const JobRecord& job = jobs.at(id);
+  arrays_deps.Forget(job);
   timers.ClearKill(id);
   hosts.Unreserve(id);
   unasked_exits.erase(id);
-  dependents.erase(id);
-  jobs.erase(it);
+  jobs.Erase(id);
   ++stats.forgotten;
 }
 

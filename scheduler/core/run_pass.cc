@@ -13,19 +13,12 @@ class ImplPassSide final : public PassJobs, public Binder {
  public:
   ImplPassSide(Scheduler::Impl& s, TimePoint now) : s_(s), now_(now) {}
 
-  const JobRecord* Find(JobId job) const override {
-    auto it = s_.jobs.find(job);
-    return it == s_.jobs.end() ? nullptr : &it->second;
-  }
+  const JobRecord* Find(JobId job) const override { return s_.jobs.Find(job); }
   int Cores(JobId job) const override { return s_.Cores(job); }
   const JobRecord* LiveOwner(const Lease& lease) const override { return s_.LiveOwner(lease); }
+  // Settled when a target changes (ResolveDependencies), so this is a lookup.
   std::optional<std::string> HeldBack(const JobRecord& job) const override {
-    if (!job.spec.dependencies.empty()) {
-      // Settled incrementally when a target changes (ResolveDependencies), so this is a lookup.
-      auto waiting = s_.waiting_on_dependencies.find(job.id);
-      if (waiting != s_.waiting_on_dependencies.end()) return waiting->second;
-    }
-    return s_.ThrottleReason(job);
+    return s_.arrays_deps.HeldBack(job);
   }
 
   void Bind(JobRecord& job, const pod::Placement& placement) override {

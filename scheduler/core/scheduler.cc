@@ -12,14 +12,13 @@
 namespace podsched::core {
 namespace {
 
-Result<JobRecord*> FindActive(std::map<JobId, JobRecord>& jobs, JobId id) {
-  auto it = jobs.find(id);
-  if (it == jobs.end()) return NotFound(JobName(id) + " does not exist");
-  if (IsTerminal(it->second.state)) {
+Result<JobRecord*> FindActive(Scheduler::Impl& s, JobId id) {
+  Result<JobRecord*> job = s.Existing(id);
+  if (job && IsTerminal((*job)->state)) {
     return FailedPrecondition(JobName(id) + " already ended " +
-                              std::string(JobStateName(it->second.state)));
+                              std::string(JobStateName((*job)->state)));
   }
-  return &it->second;
+  return job;
 }
 
 }  // namespace
@@ -54,7 +53,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
 
   auto impl = std::make_unique<Impl>(std::move(pod), std::move(config), *profile,
                                      std::move(*placement), repo);
-  impl->next_job_id = loaded->next_job_id;
+  impl->jobs.TakeIdsBelow(loaded->next_job_id);
   impl->outbox.SetNextEventSeq(loaded->next_event_seq);
   impl->accounting.Load(std::move(loaded->users));
   impl->quarantined = std::move(loaded->quarantined);
@@ -71,12 +70,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
           ") cannot run on the configured pod; restore the pod's configuration, or let it end "
           "first"));
     }
-    impl->types.emplace(job.id, *type);
-    ++impl->jobs_in_state[static_cast<int>(job.state)];
     if (!IsTerminal(job.state)) {
-      impl->active.insert(job.id);
-      impl->AddActive(job.spec);
-      impl->CountDependencyTargets(job.spec, +1);
+      impl->arrays_deps.CountTargets(job.spec, +1);
     } else if (retention) {
       impl->forget_at.emplace(job.end_time + impl->config.ended_job_retention, job.id);
     }
@@ -92,11 +87,11 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     if (job.state == JobState::kQueued && job.not_before > now) {
       impl->timers.AddWakeup(job.not_before);
     }
-    auto [it, inserted] = impl->jobs.emplace(job.id, std::move(job));
-    if (waiting) impl->Enqueue(it->second, now);
+    JobRecord& added = impl->jobs.Add(std::move(job), *type);
+    if (waiting) impl->Enqueue(added, now);
   }
   // After every job is in: an index entry may name any other job.
-  for (const auto& [id, job] : impl->jobs) impl->Index(job);
+  for (const auto& [id, job] : impl->jobs.all()) impl->arrays_deps.Index(job);
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
@@ -114,7 +109,7 @@ Result<JobId> Scheduler::Submit(JobSpec spec, TimePoint now) {
 
 Result<Actions> Scheduler::Cancel(JobId id, TimePoint now) {
   Impl& s = *impl_;
-  auto job = FindActive(s.jobs, id);
+  auto job = FindActive(s, id);
   if (!job) return std::unexpected(job.error());
   s.CancelOne(**job, now);
   return s.Finish(now);
@@ -122,7 +117,7 @@ Result<Actions> Scheduler::Cancel(JobId id, TimePoint now) {
 
 Result<Actions> Scheduler::Preempt(JobId id, std::string reason, TimePoint now) {
   Impl& s = *impl_;
-  auto job = FindActive(s.jobs, id);
+  auto job = FindActive(s, id);
   if (!job) return std::unexpected(job.error());
   JobRecord& j = **job;
   if (!HoldsHosts(j.state) || j.state == JobState::kPreempting) {
@@ -159,9 +154,9 @@ Result<Actions> Scheduler::ReportRunning(JobEpoch je, TimePoint now) {
 Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t last_checkpoint_step,
                                           TimePoint now) {
   Impl& s = *impl_;
-  auto it = s.jobs.find(je.job);
-  if (it == s.jobs.end()) return NotFound(JobName(je.job) + " does not exist");
-  JobRecord& job = it->second;
+  Result<JobRecord*> found = s.Existing(je.job);
+  if (!found) return std::unexpected(found.error());
+  JobRecord& job = **found;
   if (step < 0 || last_checkpoint_step < 0 || last_checkpoint_step > step) {
     return InvalidArgument("progress of " + JobName(je.job) + ": step " + std::to_string(step) +
                            " and checkpoint step " + std::to_string(last_checkpoint_step) +
@@ -184,9 +179,9 @@ Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t las
 Result<Actions> Scheduler::ReportExited(JobEpoch je, std::optional<HostId> host, ExitKind kind,
                                         std::string reason, TimePoint now) {
   Impl& s = *impl_;
-  auto it = s.jobs.find(je.job);
-  if (it == s.jobs.end()) return NotFound(JobName(je.job) + " does not exist");
-  JobRecord& job = it->second;
+  Result<JobRecord*> found = s.Existing(je.job);
+  if (!found) return std::unexpected(found.error());
+  JobRecord& job = **found;
   // The processes of that epoch are gone on that host whatever the job does now.
   s.HostGone(je, host);
   if (je.epoch != job.epoch) {
@@ -200,7 +195,7 @@ Result<Actions> Scheduler::ReportExited(JobEpoch je, std::optional<HostId> host,
 Result<Actions> Scheduler::ReportHostReleased(JobEpoch je, HostId host, TimePoint now) {
   Impl& s = *impl_;
   (void)now;
-  if (!s.jobs.contains(je.job)) return NotFound(JobName(je.job) + " does not exist");
+  if (Result<JobRecord*> found = s.Existing(je.job); !found) return std::unexpected(found.error());
   if (!s.hosts.pod().Contains(host)) {
     return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
   }
@@ -258,9 +253,9 @@ Status Scheduler::SetQuota(const UserName& user, Quota quota, TimePoint now) {
   return done ? Status::Ok() : done.error();
 }
 
-const JobRecord* Scheduler::Find(JobId job) const {
-  auto it = impl_->jobs.find(job);
-  return it == impl_->jobs.end() ? nullptr : &it->second;
+const JobRecord* Scheduler::Find(JobId job) const { return impl_->jobs.Find(job); }
+const pod::AcceleratorType* Scheduler::TypeOf(JobId job) const {
+  return impl_->jobs.TypeOf(job);
 }
 
 Result<std::optional<JobRecord>> Scheduler::FindStored(JobId job) const {
@@ -284,22 +279,19 @@ double Scheduler::FairShareUsage(const UserName& user, TimePoint now) const {
   return impl_->accounting.UsageNow(user, now);
 }
 
-const std::map<JobId, JobRecord>& Scheduler::jobs() const { return impl_->jobs; }
+const std::map<JobId, JobRecord>& Scheduler::jobs() const { return impl_->jobs.all(); }
 const std::vector<QuarantinedJob>& Scheduler::quarantined() const { return impl_->quarantined; }
 const pod::Pod& Scheduler::pod() const { return impl_->hosts.pod(); }
 const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
 const SchedulerConfig& Scheduler::config() const { return impl_->config; }
 size_t Scheduler::JobsWithUnaskedExits() const { return impl_->unasked_exits.size(); }
 int Scheduler::CoresOf(const JobRecord& job) const { return impl_->Cores(job.id); }
-int Scheduler::ActiveJobs() const { return static_cast<int>(impl_->active.size()); }
-const std::set<JobId>& Scheduler::ActiveJobIds() const { return impl_->active; }
+int Scheduler::ActiveJobs() const { return static_cast<int>(impl_->jobs.active().size()); }
+const std::set<JobId>& Scheduler::ActiveJobIds() const { return impl_->jobs.active(); }
 int Scheduler::ActiveJobsOf(const UserName& user) const {
-  auto it = impl_->active_per_user.find(user);
-  return it == impl_->active_per_user.end() ? 0 : it->second.jobs;
+  return impl_->jobs.ActiveOf(user).jobs;
 }
-int64_t Scheduler::JobsIn(JobState state) const {
-  return impl_->jobs_in_state[static_cast<int>(state)];
-}
+int64_t Scheduler::JobsIn(JobState state) const { return impl_->jobs.CountIn(state); }
 QuotaUsage Scheduler::CoresHeld() const { return impl_->accounting.CoresHeld(); }
 std::vector<UserName> Scheduler::KnownUsers() const {
   std::vector<UserName> out;

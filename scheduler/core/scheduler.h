@@ -207,6 +207,9 @@ class Scheduler {
 
   // Queries.
   const JobRecord* Find(JobId job) const;
+  // The accelerator type of a job in memory, parsed once when it came in (the read side converts
+  // without parsing again); nullptr when the job is not in memory.
+  const pod::AcceleratorType* TypeOf(JobId job) const;
   // A job that is not in memory any more (forgotten after ended_job_retention), read from the
   // store; nullopt when the store has no such job. Find first: this reads the store.
   Result<std::optional<JobRecord>> FindStored(JobId job) const;

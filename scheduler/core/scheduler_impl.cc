@@ -23,7 +23,7 @@ Scheduler::Impl::Impl(pod::Pod p, SchedulerConfig c, Profile prof,
       rng(config.seed) {}
 
 void Scheduler::Impl::Enqueue(JobRecord& job, TimePoint now) {
-  queued[job.id] = QueuedRef{&job, &types.at(job.id), &accounting.User(job.spec.user, now),
+  queued[job.id] = QueuedRef{&job, jobs.TypeOf(job.id), &accounting.User(job.spec.user, now),
                              &accounting.InUse(job.spec.user)};
 }
 
@@ -55,21 +55,14 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   }
   if (job.state == JobState::kQueued) queued.erase(job.id);
   if (to == JobState::kQueued) Enqueue(job, now);
-  NoteTransition(job, job.state, to);
-  --jobs_in_state[static_cast<int>(job.state)];
-  ++jobs_in_state[static_cast<int>(to)];
-  job.state = to;
+  arrays_deps.NoteTransition(job, job.state, to);
+  jobs.Move(job, to);
   job.reason = std::move(reason);
   if (IsTerminal(to)) {
     job.end_time = now;
-    if (active.erase(job.id) > 0) {
-      ActiveUse& u = active_per_user[job.spec.user];
-      u.spec_bytes -= SpecBytes(job.spec);
-      if (--u.jobs == 0) active_per_user.erase(job.spec.user);
-    }
     hosts.Unreserve(job.id);
     unasked_exits.erase(job.id);  // also when it ends without another exit (cancelled queued)
-    CountDependencyTargets(job.spec, -1);
+    arrays_deps.CountTargets(job.spec, -1);
     if (config.ended_job_retention > Duration::zero()) {
       forget_at.emplace(now + config.ended_job_retention, job.id);
     }
@@ -104,7 +97,7 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
   Status moved = Transition(job, JobState::kPlaced, "placed", now);
   PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
   LaunchPlan launch{owner,
-                    types.at(job.id),
+                    *jobs.TypeOf(job.id),
                     hosts.pod().name(),
                     p,
                     hosts.pod().HostsIn(p),
@@ -284,9 +277,9 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
       dirty = true;  // a waiting job may have become eligible (backoff, minimum runtime)
       continue;
     }
-    auto it = jobs.find(timer.job.job);
-    if (it == jobs.end() || it->second.epoch != timer.job.epoch) continue;
-    JobRecord& job = it->second;
+    JobRecord* found = jobs.Find(timer.job.job);
+    if (found == nullptr || found->epoch != timer.job.epoch) continue;
+    JobRecord& job = *found;
     switch (timer.kind) {
       case TimerKind::kKill:
         if (job.state == JobState::kPreempting && timers.TakeKill(job.id)) {
@@ -348,9 +341,9 @@ void Scheduler::Impl::CancelOne(JobRecord& j, TimePoint now) {
 
 Result<Actions> Scheduler::Impl::Advance(JobEpoch je, std::initializer_list<JobState> from,
                                          JobState to, const char* reason, TimePoint now) {
-  auto it = jobs.find(je.job);
-  if (it == jobs.end()) return NotFound(JobName(je.job) + " does not exist");
-  JobRecord& job = it->second;
+  Result<JobRecord*> found = Existing(je.job);
+  if (!found) return std::unexpected(found.error());
+  JobRecord& job = **found;
   if (je.epoch != job.epoch) {
     ++stats.stale_reports;
   } else if (std::find(from.begin(), from.end(), job.state) != from.end()) {

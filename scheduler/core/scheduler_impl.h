@@ -16,8 +16,10 @@
 
 #include "pod/placement.h"
 #include "scheduler/core/accounting.h"
+#include "scheduler/core/arrays_dependencies.h"
 #include "scheduler/core/cycle.h"
 #include "scheduler/core/host_leases.h"
+#include "scheduler/core/job_table.h"
 #include "scheduler/core/outbox.h"
 #include "scheduler/core/profile.h"
 #include "scheduler/core/scheduler.h"
@@ -49,40 +51,17 @@ class Scheduler::Impl {
   Profile profile;
   std::unique_ptr<pod::PlacementPolicy> placement;
   JobRepository* repo;
-  std::map<JobId, JobRecord> jobs;
+  // Jobs in memory, their parsed types, the active set, the counts per state (job_table.h).
+  JobTable jobs;
   std::vector<QuarantinedJob> quarantined;  // left out at load
-  std::map<JobId, pod::AcceleratorType> types;  // parsed accelerator of every job
-  std::set<JobId> active;                       // not terminal
-  struct ActiveUse {
-    int jobs = 0;
-    int64_t spec_bytes = 0;  // SpecBytes of those jobs
-  };
-  std::map<UserName, ActiveUse> active_per_user;  // the same, counted per user
-  void AddActive(const JobSpec& spec) {
-    ActiveUse& u = active_per_user[spec.user];
-    ++u.jobs;
-    u.spec_bytes += SpecBytes(spec);
-  }
-  std::map<JobId, QueuedRef> queued;            // QUEUED jobs
-  // Kept up to date by Queue, Transition and Create, so that /metrics and the gauges cost
-  // O(1) however many jobs have ended (audit H1).
-  std::array<int64_t, kJobStateCount> jobs_in_state{};
-  std::map<JobId, JobArray> arrays;             // by array id (sweeps.cc)
-  // Dependencies (sweeps.cc). A job's verdict changes only when one of its targets changes
-  // state, so it is re-evaluated then (not on every pass): `dependents` maps a target (a job id,
-  // or an array id for its tasks) to the jobs that depend on it; a transition of the target
-  // marks them stale; ResolveDependencies settles the stale ones before every pass and commit.
-  std::map<JobId, std::vector<JobId>> dependents;
-  std::set<JobId> dependencies_stale;
-  std::map<JobId, std::string> waiting_on_dependencies;  // QUEUED jobs not yet free to start
+  std::map<JobId, QueuedRef> queued;        // QUEUED jobs
+  // Arrays' counts, the dependents index, waiting jobs (arrays_dependencies.h).
+  ArraysAndDependencies arrays_deps;
   Timers timers;  // wake-ups, epochs' timers, kills sent (timers.h)
   // Retention (config.ended_job_retention > 0): ended jobs in memory, by when they may be
-  // forgotten; and how many active jobs name each job or array id in a dependency (those stay:
-  // a waiting job is judged by its targets' states, again after a restart).
+  // forgotten (a job an active job names in a dependency stays: a waiting job is judged by its
+  // targets' states, again after a restart).
   std::set<std::pair<TimePoint, JobId>> forget_at;
-  std::map<JobId, int> named_by_active;
-  void CountDependencyTargets(const JobSpec& spec, int delta);
-  bool NamedByActive(const JobRecord& job) const;
   // Forgets the ended jobs whose retention is over (Tick), and one job (Forget).
   void ForgetEndedJobs(TimePoint now);
   void Forget(JobId job);
@@ -90,7 +69,6 @@ class Scheduler::Impl {
   // few are requeued at once, later ones back off. In memory only: a restart forgets them.
   std::map<JobId, std::deque<TimePoint>> unasked_exits;
   std::mt19937_64 rng;
-  int64_t next_job_id = 1;
   bool dirty = true;
   SchedulerStats stats;
 
@@ -98,7 +76,13 @@ class Scheduler::Impl {
   Outbox outbox;  // actions, changed jobs and events, until Finish commits them (outbox.h)
 
   // --- helpers (scheduler.cc) ---
-  int Cores(JobId job) const { return types.at(job).tensor_cores(); }
+  // The job in memory, or NotFound ("job 12 does not exist").
+  Result<JobRecord*> Existing(JobId id) {
+    JobRecord* job = jobs.Find(id);
+    if (job == nullptr) return NotFound(JobName(id) + " does not exist");
+    return job;
+  }
+  int Cores(JobId job) const { return jobs.TypeOf(job)->tensor_cores(); }
   // The job whose current epoch holds the lease, or nullptr for a lingering lease (the job moved
   // on; its hosts have not all reported the processes gone).
   const JobRecord* LiveOwner(const Lease& lease) const;
@@ -154,15 +138,8 @@ class Scheduler::Impl {
                                                TimePoint now) const;
   // Queues a checked job: record, submission event, indexes. Returns its id.
   JobId Queue(JobSpec spec, const pod::AcceleratorType& type, TimePoint now);
-  // Adds a job (new or loaded) to its array's counts and its targets' dependents.
-  void Index(const JobRecord& job);
-  // A job moved from `from` to `to` (Transition): array counts, stale dependents.
-  void NoteTransition(const JobRecord& job, JobState from, JobState to);
-  DependencyTarget TargetOf(const Dependency& dep) const;
   // Re-evaluates stale dependencies: met ones free the job, never-met ones cancel it.
   void ResolveDependencies(TimePoint now);
-  // Pass::Filter: why an array task may not start now (its array's throttle), or nullopt.
-  std::optional<std::string> ThrottleReason(const JobRecord& job) const;
 
   // --- the scheduling pass (run_pass.cc: the Pass of cycle.h over this state) ---
   void RunPass(TimePoint now);

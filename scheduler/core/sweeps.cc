@@ -1,6 +1,7 @@
-// Job arrays and dependencies (Slurm's sweeps and pipelines): submission of both, the array
-// counts, the dependents index and the resolution of dependency verdicts. See scheduler.h
-// (Submit, SubmitArray, CancelArray) and scheduler_impl.h (the indexes).
+// Submission of jobs and job arrays (Slurm's sweeps and pipelines), the cancellation of an
+// array, and the coordinator's side of dependency verdicts. The arrays' counts, the dependents
+// index and the verdicts themselves are ArraysAndDependencies' (arrays_dependencies.h). See
+// scheduler.h (Submit, SubmitArray, CancelArray).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -11,25 +12,6 @@
 #include "scheduler/core/spec.h"
 
 namespace podsched::core {
-namespace {
-
-constexpr size_t kMaxListedDependencies = 3;  // a reason stays one readable line
-
-bool Unsuccessful(JobState s) { return s == JobState::kFailed || s == JobState::kCancelled; }
-
-}  // namespace
-
-int JobArray::Holding() const {
-  int n = 0;
-  for (int s = 0; s < static_cast<int>(by_state.size()); ++s) {
-    if (HoldsHosts(static_cast<JobState>(s))) n += by_state[s];
-  }
-  return n;
-}
-
-int JobArray::Ended() const {
-  return Count(JobState::kSucceeded) + Count(JobState::kFailed) + Count(JobState::kCancelled);
-}
 
 Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spec,
                                                               int new_jobs,
@@ -57,8 +39,7 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
                        std::to_string(seconds) + " s");
     }
   }
-  const auto count = active_per_user.find(spec.user);
-  const ActiveUse use = count == active_per_user.end() ? ActiveUse{} : count->second;
+  const JobTable::ActiveUse use = jobs.ActiveOf(spec.user);
   const int active_now = use.jobs;
   if (active_now + new_jobs > config.max_active_jobs_per_user) {
     return Error(StatusCode::kResourceExhausted,
@@ -87,16 +68,7 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
   }
   for (const Dependency& dep : spec.dependencies) {
     // Another user's job is named like a missing one: a dependency must not reveal it exists.
-    const JobRecord* target = nullptr;
-    if (dep.array_index) {
-      auto array = arrays.find(dep.job);
-      if (array != arrays.end()) {
-        auto task = array->second.tasks.find(*dep.array_index);
-        if (task != array->second.tasks.end()) target = &jobs.at(task->second);
-      }
-    } else if (auto it = jobs.find(dep.job); it != jobs.end()) {
-      target = &it->second;
-    }
+    const JobRecord* target = arrays_deps.Target(dep, jobs);
     if (target == nullptr || target->spec.user != spec.user) {
       // Said alike for a job of another user and for one forgotten (retention).
       const std::string forgotten =
@@ -114,7 +86,7 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
 JobId Scheduler::Impl::Queue(JobSpec spec, const pod::AcceleratorType& type, TimePoint now) {
   accounting.User(spec.user, now);
   JobRecord job;
-  job.id = JobId(next_job_id++);
+  job.id = jobs.NewId();
   job.spec = std::move(spec);
   job.submit_time = now;
   job.reason = "submitted";
@@ -124,170 +96,34 @@ JobId Scheduler::Impl::Queue(JobSpec spec, const pod::AcceleratorType& type, Tim
   event.to = JobState::kQueued;
   event.reason = "submitted";
   ++stats.events;
-  types.emplace(job.id, type);
-  ++jobs_in_state[static_cast<int>(JobState::kQueued)];
-  active.insert(job.id);
-  AddActive(job.spec);
-  CountDependencyTargets(job.spec, +1);
+  arrays_deps.CountTargets(job.spec, +1);
   outbox.Record(std::move(event));
   const JobId id = job.id;
-  JobRecord& stored = jobs.emplace(id, std::move(job)).first->second;
+  JobRecord& stored = jobs.Add(std::move(job), type);
   Enqueue(stored, now);
-  Index(stored);
+  arrays_deps.Index(stored);
   dirty = true;
   return id;
 }
 
-void Scheduler::Impl::Index(const JobRecord& job) {
-  if (const std::optional<ArrayTask>& task = job.spec.array) {
-    JobArray& array = arrays[task->array_id];
-    if (array.tasks.empty()) {
-      array.id = task->array_id;
-      array.throttle = task->throttle;
-      array.expression = task->expression;
-    }
-    array.tasks.emplace(task->index, job.id);
-    ++array.by_state[static_cast<int>(job.state)];
-    if (Unsuccessful(job.state) && !array.unsuccessful) array.unsuccessful = job.id;
-  }
-  // A job placed before (epoch > 0) had its dependencies met, and a met dependency stays met
-  // (it concerns ended jobs only): a requeued job does not wait for them again.
-  if (job.spec.dependencies.empty() || job.state != JobState::kQueued || job.epoch > 0) return;
-  for (const Dependency& dep : job.spec.dependencies) {
-    JobId key = dep.job;
-    if (dep.array_index) {
-      auto array = arrays.find(dep.job);
-      if (array == arrays.end()) continue;  // unknown: ResolveDependencies ends the job
-      auto t = array->second.tasks.find(*dep.array_index);
-      if (t == array->second.tasks.end()) continue;
-      key = t->second;
-    }
-    std::vector<JobId>& list = dependents[key];
-    if (list.empty() || list.back() != job.id) list.push_back(job.id);
-  }
-  // Not free to start until the first resolution says so.
-  waiting_on_dependencies.emplace(
-      job.id, job.reason == "submitted" ? "waiting for dependencies" : job.reason);
-  dependencies_stale.insert(job.id);
-}
-
-void Scheduler::Impl::NoteTransition(const JobRecord& job, JobState from, JobState to) {
-  if (IsTerminal(to)) waiting_on_dependencies.erase(job.id);
-  auto notify = [&](JobId key, bool no_more_changes) {
-    auto it = dependents.find(key);
-    if (it == dependents.end()) return;
-    dependencies_stale.insert(it->second.begin(), it->second.end());
-    if (no_more_changes) dependents.erase(it);
-  };
-  const std::optional<ArrayTask>& task = job.spec.array;
-  const bool names_its_array = task && task->array_id == job.id;
-  if (task) {
-    JobArray& array = arrays.at(task->array_id);
-    --array.by_state[static_cast<int>(from)];
-    ++array.by_state[static_cast<int>(to)];
-    if (Unsuccessful(to) && !array.unsuccessful) array.unsuccessful = job.id;
-    notify(task->array_id, array.Ended() == static_cast<int>(array.tasks.size()));
-  }
-  if (!names_its_array) notify(job.id, IsTerminal(to));
-}
-
-DependencyTarget Scheduler::Impl::TargetOf(const Dependency& dep) const {
-  auto one = [&](const JobRecord& job) {
-    DependencyTarget t;
-    t.name = "job " + TaskName(job.id, job.spec.array);
-    t.jobs = 1;
-    t.succeeded = job.state == JobState::kSucceeded ? 1 : 0;
-    t.ended = IsTerminal(job.state) ? 1 : 0;
-    t.state = std::string(JobStateName(job.state));
-    if (Unsuccessful(job.state)) t.unsuccessful = t.name + " ended " + t.state;
-    return t;
-  };
-  auto array = arrays.find(dep.job);
-  if (dep.array_index) {
-    if (array != arrays.end()) {
-      auto task = array->second.tasks.find(*dep.array_index);
-      if (task != array->second.tasks.end()) return one(jobs.at(task->second));
-    }
-  } else if (array != arrays.end()) {
-    const JobArray& a = array->second;
-    DependencyTarget t;
-    t.name = "array " + std::to_string(a.id.value());
-    t.jobs = static_cast<int>(a.tasks.size());
-    t.succeeded = a.Count(JobState::kSucceeded);
-    t.ended = a.Ended();
-    t.state = std::to_string(t.ended) + "/" + std::to_string(t.jobs) + " ended";
-    if (a.unsuccessful) {
-      const JobRecord& bad = jobs.at(*a.unsuccessful);
-      t.unsuccessful = "job " + TaskName(bad.id, bad.spec.array) + " ended " +
-                       std::string(JobStateName(bad.state));
-    }
-    return t;
-  } else if (auto it = jobs.find(dep.job); it != jobs.end()) {
-    return one(it->second);
-  }
-  // Only a damaged store gets here (a waiting job's targets stay in memory, retention.cc):
-  // a target that cannot end well.
-  DependencyTarget missing;
-  missing.name = "job " + TargetName(dep);
-  missing.ended = 1;
-  missing.state = "missing";
-  missing.unsuccessful = missing.name + " does not exist";
-  return missing;
-}
-
 void Scheduler::Impl::ResolveDependencies(TimePoint now) {
-  while (!dependencies_stale.empty()) {
-    const JobId id = *dependencies_stale.begin();
-    dependencies_stale.erase(dependencies_stale.begin());
-    auto waiting = waiting_on_dependencies.find(id);
-    if (waiting == waiting_on_dependencies.end()) continue;  // free already (or ended)
-    JobRecord& job = jobs.at(id);
-    std::vector<std::string> unmet;
-    std::optional<std::string> never;
-    for (const Dependency& dep : job.spec.dependencies) {
-      const DependencyTarget target = TargetOf(dep);
-      const DependencyStatus status = EvaluateDependency(dep.kind, target);
-      if (status.verdict == DependencyVerdict::kNever) {
-        never = status.why_never;
+  while (auto verdict = arrays_deps.SettleNext(jobs)) {
+    JobRecord& job = jobs.at(verdict->job);
+    switch (verdict->kind) {
+      case ArraysAndDependencies::Verdict::kNever: {
+        Status s = Transition(job, JobState::kCancelled, verdict->reason, now);
+        PODSCHED_CHECK_MSG(s.ok(), s.message().c_str());
         break;
       }
-      if (status.verdict == DependencyVerdict::kWaiting) {
-        unmet.push_back(FormatDependency(dep) + " (" + target.state + ")");
-      }
+      case ArraysAndDependencies::Verdict::kFree:
+        SetReason(job, verdict->reason);
+        dirty = true;
+        break;
+      case ArraysAndDependencies::Verdict::kWaiting:
+        SetReason(job, verdict->reason);
+        break;
     }
-    if (never) {
-      waiting_on_dependencies.erase(waiting);
-      Status s =
-          Transition(job, JobState::kCancelled, "dependency never satisfied: " + *never, now);
-      PODSCHED_CHECK_MSG(s.ok(), s.message().c_str());
-      continue;
-    }
-    if (unmet.empty()) {
-      waiting_on_dependencies.erase(waiting);
-      SetReason(job, "dependencies met");
-      dirty = true;
-      continue;
-    }
-    std::string reason = "waiting for ";
-    for (size_t i = 0; i < unmet.size() && i < kMaxListedDependencies; ++i) {
-      reason += (i == 0 ? "" : ", ") + unmet[i];
-    }
-    if (unmet.size() > kMaxListedDependencies) {
-      reason += " and " + std::to_string(unmet.size() - kMaxListedDependencies) + " more";
-    }
-    waiting->second = reason;
-    SetReason(job, reason);
   }
-}
-
-std::optional<std::string> Scheduler::Impl::ThrottleReason(const JobRecord& job) const {
-  if (!job.spec.array || job.spec.array->throttle <= 0) return std::nullopt;
-  const JobArray& array = arrays.at(job.spec.array->array_id);
-  if (array.Holding() < array.throttle) return std::nullopt;
-  // The same text for every waiting task, so that it is stored once, not once per pass.
-  return "array throttle: at most " + std::to_string(array.throttle) +
-         (array.throttle == 1 ? " task" : " tasks") + " of array " +
-         std::to_string(array.id.value()) + " at once";
 }
 
 // ------------------------------------------------------------------------------------------
@@ -306,7 +142,7 @@ Result<std::vector<JobId>> Scheduler::SubmitArray(JobSpec spec, const ArraySpec&
   auto type = s.CheckSubmission(spec, static_cast<int>(array.indices.size()), now);
   if (!type) return std::unexpected(type.error());
   s.accounting.ChargeCreation(spec.user, static_cast<int>(array.indices.size()), now);
-  const JobId first(s.next_job_id);
+  const JobId first(s.jobs.next_id());
   std::vector<JobId> ids;
   ids.reserve(array.indices.size());
   for (int index : array.indices) {
@@ -321,11 +157,10 @@ Result<std::vector<JobId>> Scheduler::SubmitArray(JobSpec spec, const ArraySpec&
 
 Result<Actions> Scheduler::CancelArray(JobId id, TimePoint now) {
   Impl& s = *impl_;
-  auto it = s.arrays.find(id);
-  if (it == s.arrays.end())
-    return NotFound("job " + std::to_string(id.value()) + " is not an array");
+  const JobArray* array = s.arrays_deps.FindArray(id);
+  if (array == nullptr) return NotFound("job " + std::to_string(id.value()) + " is not an array");
   bool any = false;
-  for (const auto& [index, task] : it->second.tasks) {
+  for (const auto& [index, task] : array->tasks) {
     JobRecord& job = s.jobs.at(task);
     if (IsTerminal(job.state) || job.cancel_requested) continue;
     s.CancelOne(job, now);
@@ -339,13 +174,12 @@ Result<Actions> Scheduler::CancelArray(JobId id, TimePoint now) {
 }
 
 const JobArray* Scheduler::FindArray(JobId array) const {
-  auto it = impl_->arrays.find(array);
-  return it == impl_->arrays.end() ? nullptr : &it->second;
+  return impl_->arrays_deps.FindArray(array);
 }
 
 std::pair<DependencyTarget, DependencyStatus> Scheduler::DependencyStatusOf(
     const Dependency& dep) const {
-  DependencyTarget target = impl_->TargetOf(dep);
+  DependencyTarget target = impl_->arrays_deps.TargetOf(dep, impl_->jobs);
   DependencyStatus status = EvaluateDependency(dep.kind, target);
   return {std::move(target), std::move(status)};
 }

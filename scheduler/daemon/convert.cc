@@ -119,9 +119,8 @@ api::JobSpec SpecToProto(const core::JobSpec& spec) {
   return out;
 }
 
-double CostUsd(const core::JobRecord& job, const pod::Pod& pod, TimePoint now) {
-  auto type = pod.ParseType(job.spec.accelerator);
-  if (!type) return 0;
+double CostUsd(const core::JobRecord& job, const pod::AcceleratorType* type, TimePoint now) {
+  if (type == nullptr) return 0;
   Duration held = job.run_time;
   if (core::HoldsHosts(job.state) && now > job.start_time) held += now - job.start_time;
   return pod::SliceUsd(
@@ -129,8 +128,17 @@ double CostUsd(const core::JobRecord& job, const pod::Pod& pod, TimePoint now) {
       held);
 }
 
-api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint now,
+api::Job JobToProto(const core::JobRecord& job, const core::Scheduler& scheduler, TimePoint now,
                     bool with_spec) {
+  if (const pod::AcceleratorType* type = scheduler.TypeOf(job.id)) {
+    return JobToProto(job, scheduler.pod(), type, now, with_spec);
+  }
+  auto parsed = scheduler.pod().ParseType(job.spec.accelerator);
+  return JobToProto(job, scheduler.pod(), parsed ? &*parsed : nullptr, now, with_spec);
+}
+
+api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod,
+                    const pod::AcceleratorType* type, TimePoint now, bool with_spec) {
   api::Job out;
   out.set_id(job.id.value());
   out.set_name(job.spec.name);
@@ -145,7 +153,7 @@ api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint n
   out.set_preemptions(job.preemptions);
   out.set_step(job.step);
   out.set_last_checkpoint_step(job.last_checkpoint_step);
-  out.set_cost_usd(CostUsd(job, pod, now));
+  out.set_cost_usd(CostUsd(job, type, now));
   out.set_submit_time(Rfc3339(job.submit_time));
   out.set_start_time(Rfc3339(job.start_time));
   out.set_end_time(Rfc3339(job.end_time));

@@ -27,11 +27,16 @@ Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& u
 api::JobSpec SpecToProto(const core::JobSpec& spec);
 
 // Dollars spent so far: the slice's price for its class times the time held (closed epochs plus
-// the current one when the job holds hosts).
-double CostUsd(const core::JobRecord& job, const pod::Pod& pod, TimePoint now);
+// the current one when the job holds hosts). `type`: the job's parsed accelerator (null: 0).
+double CostUsd(const core::JobRecord& job, const pod::AcceleratorType* type, TimePoint now);
 
-// The job object of the API (with its spec when `with_spec`).
-api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod, TimePoint now, bool with_spec);
+// The job object of the API (with its spec when `with_spec`) on `pod`, `type` as for CostUsd.
+api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod,
+                    const pod::AcceleratorType* type, TimePoint now, bool with_spec);
+// The same for a job of `scheduler`: the type it parsed when the job came in, while the job is in
+// memory; the spec's is parsed only for a job read back from the store (FindStored, history).
+api::Job JobToProto(const core::JobRecord& job, const core::Scheduler& scheduler, TimePoint now,
+                    bool with_spec);
 // What a single-job reply adds for a job of a sweep: its dependencies with their state and its
 // array's progress.
 void AddSweepDetails(const core::Scheduler& scheduler, const core::JobRecord& job, api::Job* out);

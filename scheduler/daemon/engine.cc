@@ -294,7 +294,7 @@ void Engine::Publish(TimePoint now) {
   const pod::Pod& pod = scheduler_->pod();
   for (const auto& [job_id, sample] : bus_->TakeDueProgress(now)) {
     if (const core::JobRecord* job = scheduler_->Find(job_id)) {
-      streams_.PublishProgress(sample, *job, pod, now);
+      streams_.PublishProgress(sample, *job, pod, scheduler_->TypeOf(job_id), now);
     }
   }
   for (const core::JobEvent& e : repo_.TakeEvents()) {
@@ -303,7 +303,7 @@ void Engine::Publish(TimePoint now) {
       history_.CountPreemption(e.time);
     }
     if (const core::JobRecord* job = scheduler_->Find(e.job)) {
-      streams_.PublishTransition(e, *job, pod, now);
+      streams_.PublishTransition(e, *job, pod, scheduler_->TypeOf(e.job), now);
     }
   }
   history_.Observe(*scheduler_, now);  // at most one sample per interval

@@ -39,29 +39,32 @@ size_t EventStreams::CloseWhere(const EndReason& why) {
 }
 
 void EventStreams::PublishTransition(const core::JobEvent& e, const core::JobRecord& job,
-                                     const pod::Pod& pod, TimePoint now) {
+                                     const pod::Pod& pod, const pod::AcceleratorType* accelerator,
+                                     TimePoint now) {
   if (streams_.empty()) {
     ++next_event_id_;
     return;
   }
   api::StreamEvent se;
   *se.mutable_event() = EventToProto(e);
-  Broadcast("job", se, job, pod, now);
+  Broadcast("job", se, job, pod, accelerator, now);
 }
 
 void EventStreams::PublishProgress(const ProgressSample& sample, const core::JobRecord& job,
-                                   const pod::Pod& pod, TimePoint now) {
+                                   const pod::Pod& pod, const pod::AcceleratorType* accelerator,
+                                   TimePoint now) {
   if (streams_.empty()) return;
   api::StreamEvent se;
   *se.mutable_progress() = ProgressToProto(sample);
-  Broadcast("progress", se, job, pod, now);
+  Broadcast("progress", se, job, pod, accelerator, now);
 }
 
 void EventStreams::Broadcast(std::string_view type, api::StreamEvent& se,
-                             const core::JobRecord& job, const pod::Pod& pod, TimePoint now) {
+                             const core::JobRecord& job, const pod::Pod& pod,
+                             const pod::AcceleratorType* accelerator, TimePoint now) {
   se.set_id(next_event_id_++);
   se.set_type(std::string(type));
-  *se.mutable_job() = JobToProto(job, pod, now, false);
+  *se.mutable_job() = JobToProto(job, pod, accelerator, now, false);
   const std::string frame = "id: " + std::to_string(se.id()) + "\nevent: " + std::string(type) +
                             "\ndata: " + ToJson(se) + "\n\n";
   for (auto& [id, stream] : streams_) {

@@ -90,7 +90,16 @@ core::JobEvent EventOf(int64_t job, core::JobState to) {
 
 class EventStreamsTest : public ::testing::Test {
  protected:
+  // A transition or a progress report of alice's job 1.
+  void Transition(core::JobState to) {
+    streams_.PublishTransition(EventOf(1, to), JobOf("alice", 1), pod_, &v2_8_, now_);
+  }
+  void Progress(const ProgressSample& sample) {
+    streams_.PublishProgress(sample, JobOf("alice", 1), pod_, &v2_8_, now_);
+  }
+
   pod::Pod pod_ = *pod::Pod::Create("pod0", pod::Generation::kV2, 2, 2);
+  pod::AcceleratorType v2_8_ = *pod::AcceleratorType::Parse("v2-8");
   TimePoint now_{std::chrono::seconds(1'700'000'000)};
   EventStreams streams_;
 };
@@ -101,10 +110,10 @@ TEST_F(EventStreamsTest, EachViewerGetsTheSameFrameOthersNothing) {
   int64_t a = streams_.Open({"alice", false}, [&](std::string f) { alice.push_back(f); });
   streams_.Open({"bob", false}, [&](std::string f) { bob.push_back(f); });
   EXPECT_EQ(streams_.size(), 3u);
-  streams_.PublishTransition(EventOf(1, core::JobState::kQueued), JobOf("alice", 1), pod_, now_);
+  Transition(core::JobState::kQueued);
   ProgressSample sample;
   sample.step = 5;
-  streams_.PublishProgress(sample, JobOf("alice", 1), pod_, now_);
+  Progress(sample);
   ASSERT_EQ(alice.size(), 2u);
   EXPECT_EQ(admin, alice);
   EXPECT_TRUE(bob.empty());
@@ -114,7 +123,7 @@ TEST_F(EventStreamsTest, EachViewerGetsTheSameFrameOthersNothing) {
   EXPECT_TRUE(alice[1].starts_with("id: 2\nevent: progress\ndata: {")) << alice[1];
   EXPECT_NE(alice[1].find(R"("step":"5")"), std::string::npos) << alice[1];
   streams_.Close(a);
-  streams_.PublishTransition(EventOf(1, core::JobState::kPlaced), JobOf("alice", 1), pod_, now_);
+  Transition(core::JobState::kPlaced);
   EXPECT_EQ(alice.size(), 2u);
   EXPECT_EQ(admin.size(), 3u);
   EXPECT_EQ(streams_.last_event_id(), 3);
@@ -122,12 +131,12 @@ TEST_F(EventStreamsTest, EachViewerGetsTheSameFrameOthersNothing) {
 
 TEST_F(EventStreamsTest, WithoutStreamsTransitionsTakeAnIdAndProgressDoesNot) {
   ProgressSample sample;
-  streams_.PublishTransition(EventOf(1, core::JobState::kQueued), JobOf("alice", 1), pod_, now_);
-  streams_.PublishProgress(sample, JobOf("alice", 1), pod_, now_);
+  Transition(core::JobState::kQueued);
+  Progress(sample);
   EXPECT_EQ(streams_.last_event_id(), 1);
   std::vector<std::string> frames;
   streams_.Open({"alice", false}, [&](std::string f) { frames.push_back(f); });
-  streams_.PublishTransition(EventOf(1, core::JobState::kPlaced), JobOf("alice", 1), pod_, now_);
+  Transition(core::JobState::kPlaced);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_TRUE(frames[0].starts_with("id: 2\n")) << frames[0];
 }

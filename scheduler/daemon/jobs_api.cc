@@ -63,7 +63,7 @@ std::expected<FoundJob, HttpResponse> VisibleJob(const ApiView& view, const Prin
 }
 
 api::Job JobWithDetails(const ApiView& view, const core::JobRecord& job, TimePoint now) {
-  api::Job out = JobToProto(job, view.scheduler.pod(), now, true);
+  api::Job out = JobToProto(job, view.scheduler, now, true);
   // A forgotten job's dependencies were settled before it ended, and its array is gone from
   // memory: there is nothing current to say about either.
   if (view.scheduler.Find(job.id) != nullptr) AddSweepDetails(view.scheduler, job, &out);
@@ -232,8 +232,8 @@ HttpResponse ListJobs(const ApiView& view, ApiCalls&, const Principal& who,
       }
     }
     for (int i = 0; i < static_cast<int>(page.size()) && i < page_size; ++i) {
-      *out.add_jobs() = JobToProto(*page[static_cast<size_t>(i)], view.scheduler.pod(),
-                                   request.now, false);
+      *out.add_jobs() = JobToProto(*page[static_cast<size_t>(i)], view.scheduler, request.now,
+                                   false);
     }
     if (static_cast<int>(page.size()) > page_size) {
       out.set_next_page_token(std::to_string(out.jobs(page_size - 1).id()));
@@ -246,7 +246,7 @@ HttpResponse ListJobs(const ApiView& view, ApiCalls&, const Principal& who,
     ++total;
     if (id.value() <= after) continue;
     if (out.jobs_size() < page_size) {
-      *out.add_jobs() = JobToProto(job, view.scheduler.pod(), request.now, false);
+      *out.add_jobs() = JobToProto(job, view.scheduler, request.now, false);
     } else if (out.next_page_token().empty()) {
       out.set_next_page_token(std::to_string(out.jobs(out.jobs_size() - 1).id()));
     }
