@@ -39,33 +39,6 @@ void Exclude(pod::Pod& view, const pod::Placement& p) {
 
 }  // namespace
 
-std::vector<QueueEntry> SortQueue(const std::map<JobId, QueuedRef>& queued,
-                                  const QueueOrderRules& rules, const Accounting& accounting,
-                                  TimePoint now) {
-  const bool fair = rules.order == QueueOrder::kFairShare;
-  std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
-  std::vector<QueueEntry> queue;
-  queue.reserve(queued.size());
-  for (const auto& [id, ref] : queued) {
-    const JobRecord& job = *ref.job;
-    QueueEntry e{0, 0, job.submit_time, id, &ref};
-    if (fair) {
-      const int64_t waited = (now - job.submit_time) / rules.aging_step;
-      e.effective_priority =
-          job.spec.priority + static_cast<int>(std::min<int64_t>(waited, rules.max_aging_bonus));
-      auto [known, fresh] = usage.try_emplace(ref.user, 0.0);
-      if (fresh) known->second = accounting.UsageNow(ref.user->name, now);
-      e.usage = known->second;
-    }
-    queue.push_back(e);
-  }
-  std::sort(queue.begin(), queue.end(), [](const QueueEntry& a, const QueueEntry& b) {
-    return std::tie(b.effective_priority, a.usage, a.submit, a.id) <
-           std::tie(a.effective_priority, b.usage, b.submit, b.id);
-  });
-  return queue;
-}
-
 Pass::Pass(Inputs in, TimePoint now) : in_(in), now_(now), view_(in.hosts.pod()) {
   for (const auto& [id, res] : in_.hosts.reservations()) Exclude(view_, res.placement);
 }
@@ -165,7 +138,7 @@ std::optional<pod::Placement> Pass::Score(const QueueEntry& entry) {
   const pod::SliceShape shape = entry.ref->type->shape();
   std::optional<pod::Placement> chosen;
   if (!failed_.contains({shape.rows, shape.cols, protect_})) {
-    chosen = in_.placement.Choose(view, *entry.ref->type);
+    chosen = in_.profile.score->Choose(view, *entry.ref->type);
     if (!chosen) failed_.insert({shape.rows, shape.cols, protect_});
   }
   const Reservation* res = in_.hosts.ReservationOf(job.id);
@@ -219,7 +192,7 @@ bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
     }
     healthy_view_ = std::move(*empty);
   }
-  it->second = in_.placement.Choose(*healthy_view_, type).has_value();
+  it->second = in_.profile.score->Choose(*healthy_view_, type).has_value();
   return it->second;
 }
 
@@ -228,7 +201,7 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
   const auto key = std::make_tuple(shape.rows, shape.cols, job.spec.preemptible,
                                    job.spec.priority);
   auto memo = failed_preemption_.find(key);
-  if (memo == failed_preemption_.end() && !in_.profile.preemption) {
+  if (memo == failed_preemption_.end() && in_.profile.post_filter == nullptr) {
     memo = failed_preemption_.emplace(key, BlockText(shape)).first;
   }
   if (memo != failed_preemption_.end()) {
@@ -259,7 +232,7 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
     later.emplace(r.alloc, c);
   }
   pod::Pod& victim_view = head_view_ ? *head_view_ : view_;
-  if (auto choice = ChooseVictims(victim_view, shape, eligible)) {
+  if (auto choice = in_.profile.post_filter->Choose(victim_view, shape, eligible)) {
     for (JobId v : choice->victims) {
       in_.binder.StartPreemption(v,
                                  "preempted for job " + std::to_string(job.id.value()) +
@@ -272,7 +245,7 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
     return true;
   }
   std::string why = BlockText(shape);
-  if (auto relaxed = ChooseVictims(victim_view, shape, later)) {
+  if (auto relaxed = in_.profile.post_filter->Choose(victim_view, shape, later)) {
     why += "; " + std::to_string(relaxed->victims.size()) +
            " running jobs would have to go, after their minimum runtime";
     in_.binder.WakeAt(earliest);
@@ -282,12 +255,17 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
 }
 
 void Pass::Block(const pod::AcceleratorType& type) {
-  if (!in_.profile.backfill) {
-    // The same text whichever job blocks, so that a new head does not rewrite every row.
-    behind_ = "waiting for earlier jobs to start (FIFO order)";
-    return;
-  }
   if (head_view_) return;
+  Permit::Decision d = in_.profile.permit->OnBlocked(
+      view_, type, *in_.profile.score, [&] { return ExpectedReleases(); });
+  if (d.behind) behind_ = std::move(d.behind);
+  if (!d.head) return;
+  head_view_ = view_;
+  head_start_ = d.head->start;
+  if (d.head->placement) Exclude(*head_view_, *d.head->placement);
+}
+
+std::vector<ExpectedRelease> Pass::ExpectedReleases() const {
   std::vector<ExpectedRelease> releases;
   for (const auto& [alloc, lease] : in_.hosts.leases()) {
     TimePoint at = now_;  // lingering leases (job moved on) go soon
@@ -303,10 +281,7 @@ void Pass::Block(const pod::AcceleratorType& type) {
     }
     releases.push_back({alloc, at});
   }
-  Shadow shadow = ComputeShadow(view_, type, in_.placement, std::move(releases));
-  head_view_ = view_;
-  head_start_ = shadow.start;
-  if (shadow.placement) Exclude(*head_view_, *shadow.placement);
+  return releases;
 }
 
 }  // namespace podsched::core

@@ -1,24 +1,25 @@
 // The scheduling pass as a list of named steps (the extension points of the Kubernetes
-// scheduling framework, without its plugin registry: the Profile picks each step's policy).
-// Scheduler::Impl::RunPass (run_pass.cc) takes every QUEUED job in the order of the first step and runs the others:
+// scheduling framework, without its plugin registry: the Profile holds the step objects of the
+// steps that differ between profiles, steps.h). Scheduler::Impl::RunPass (run_pass.cc) takes
+// every QUEUED job in the order of the first step and runs the others:
 //
-//   QueueSort   SortQueue: submit time (kFifo) or effective priority, then the user's decayed
-//               usage, then submit time (kFairShare).
+//   QueueSort   Profile::queue_sort: submit time (FifoSort) or effective priority, then the
+//               user's decayed usage, then submit time (FairShareSort).
 //   Filter      Pass::Filter: unmet dependencies (settled before the pass, and only for jobs
 //               whose targets changed: a lookup here); the array's throttle (O(1), the array
 //               counts its tasks by state); retry backoff; quota, counting the cores already
 //               promised to the user's other reservations; a shape that no rectangle of healthy
 //               hosts can hold.
 //               A filtered job never blocks others and holds no reservation.
-//   Score       Pass::Score: the placement policy on this pass's view of the pod (with the
+//   Score       Pass::Score: Profile::score on this pass's view of the pod (with the
 //               backfill head's rectangle kept free for jobs that could delay it), or the job's
 //               own reservation once its victims are gone.
-//   PostFilter  Pass::Preempt: evict lower-class / lower-priority work chosen by least lost work;
-//               the freed rectangle is reserved while the victims checkpoint.
-//   Permit      Pass::Block: without backfill every job behind the first blocked one waits
-//               (strict order); with EASY backfill the first blocked job (the head) gets the
-//               rectangle where it is expected to start, and later jobs may use it only if they
-//               end before then.
+//   PostFilter  Pass::Preempt: evict lower-class / lower-priority work that Profile::post_filter
+//               chooses (least lost work); the freed rectangle is reserved while the victims
+//               checkpoint. No post_filter: no preemption.
+//   Permit      Pass::Block: Profile::permit. StrictOrder: every job behind the first blocked one
+//               waits; EasyBackfill: the first blocked job (the head) gets the rectangle where it
+//               is expected to start, and later jobs may use it only if they end before then.
 //   Bind        Binder::Bind (Scheduler::Impl::Bind): allocate, new epoch, Launch.
 //
 // Within a pass availability only shrinks (placements and reservations take hosts, nothing is
@@ -27,8 +28,7 @@
 // close to linear.
 //
 // The pass reads the owners it needs and nothing else (issue 27): HostLeases (the pod, leases,
-// reservations: it reserves and drops reservations itself), the profile and the placement
-// policy, the jobs through the narrow PassJobs, and it changes anything else only through a
+// reservations: it reserves and drops reservations itself), the profile's steps, the jobs through the narrow PassJobs, and it changes anything else only through a
 // Binder (bind, start a preemption, set a reason, wake later). Scheduler::Impl provides both
 // (run_pass.cc); the steps' own tests fake them (pass_test.cc).
 //
@@ -48,27 +48,10 @@
 #include "scheduler/core/host_leases.h"
 #include "scheduler/core/job.h"
 #include "scheduler/core/profile.h"
+#include "scheduler/core/steps.h"
 #include "scheduler/core/victims.h"
 
 namespace podsched::core {
-
-// A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
-// over 10,000 queued jobs does no lookups in the map of every job kept.
-struct QueuedRef {
-  JobRecord* job;
-  const pod::AcceleratorType* type;
-  UserRecord* user;
-  QuotaUsage* use;
-};
-
-// One QUEUED job in the order of this pass.
-struct QueueEntry {
-  int effective_priority = 0;  // fair share: priority + aging bonus; FIFO: 0
-  double usage = 0;            // fair share: the user's decayed usage in core-hours; FIFO: 0
-  TimePoint submit{};
-  JobId id;
-  const QueuedRef* ref = nullptr;
-};
 
 // What the pass reads of jobs other than the one it considers.
 class PassJobs {
@@ -95,22 +78,11 @@ class Binder {
   virtual void PassAgain() = 0;           // something changed that another pass may use
 };
 
-// QueueSort: every QUEUED job, first to be considered first.
-struct QueueOrderRules {
-  QueueOrder order;
-  Duration aging_step;   // fair share: +1 priority per step waited
-  int max_aging_bonus;
-};
-std::vector<QueueEntry> SortQueue(const std::map<JobId, QueuedRef>& queued,
-                                  const QueueOrderRules& rules, const Accounting& accounting,
-                                  TimePoint now);
-
 // The state of one pass: the views of the pod, the backfill head, what failed already.
 class Pass {
  public:
   struct Inputs {
-    const Profile& profile;
-    const pod::PlacementPolicy& placement;
+    const Profile& profile;  // its steps: Score, PostFilter, Permit (QueueSort runs before)
     Duration min_runtime_before_preemption;
     HostLeases& hosts;
     const PassJobs& jobs;
@@ -138,6 +110,8 @@ class Pass {
  private:
   void Take(const pod::Placement& p);  // excludes `p` from every view of this pass
   bool FitsHealthyPod(const pod::AcceleratorType& type);
+  // When each lease is expected to free its hosts (the Permit's input).
+  std::vector<ExpectedRelease> ExpectedReleases() const;
   int ReservedCores(const UserName& user, bool preemptible, JobId except) const;
 
   struct FailedShape {

@@ -108,16 +108,14 @@ class PassTest : public ::testing::Test {
     return QueueEntry{0, 0, ref.job->submit_time, JobId(id), &ref};
   }
   Pass MakePass(std::string_view profile_name, TimePoint now = t0) {
-    // Each pass keeps its own profile and policy (a pass holds references to them).
-    auto profile = LookupProfile(profile_name);
+    auto profile = MakeProfile(profile_name, FairShareRules{minutes(10), 10});
     EXPECT_TRUE(profile.has_value());
-    profiles_.push_back(*profile);
-    auto policy = pod::MakePlacementPolicy(profile->placement);
-    EXPECT_TRUE(policy.has_value());
-    policies_.push_back(std::move(*policy));
-    return Pass(Pass::Inputs{profiles_.back(), *policies_.back(), min_runtime_, hosts_, jobs_,
-                             binder_},
-                now);
+    return MakePass(std::move(*profile), now);
+  }
+  // A pass over a profile of the test's own steps.
+  Pass MakePass(Profile profile, TimePoint now = t0) {
+    profiles_.push_back(std::move(profile));  // a pass holds a reference to its profile
+    return Pass(Pass::Inputs{profiles_.back(), min_runtime_, hosts_, jobs_, binder_}, now);
   }
 
   HostLeases hosts_;
@@ -128,7 +126,6 @@ class PassTest : public ::testing::Test {
   std::map<UserName, QuotaUsage> use_;
   std::map<JobId, QueuedRef> refs_;
   std::deque<Profile> profiles_;
-  std::vector<std::unique_ptr<pod::PlacementPolicy>> policies_;
   Duration min_runtime_{0};
 };
 
@@ -250,6 +247,70 @@ TEST_F(PassTest, EasyBackfillLetsAJobAheadOnlyWhenItEndsBeforeTheHeadStarts) {
   EXPECT_EQ(binder_.reasons[JobId(3)], "no free host");
 }
 
+// The steps are objects a profile holds: a profile of the test's own, without a PostFilter,
+// never preempts, where fifo-first-fit (LeastLostWork) would.
+TEST_F(PassTest, AProfileWithoutAPostFilterNeverPreempts) {
+  Running(10, "pre", "v2-32", true, At(0, 0, 2, 2), t0 - hours(2), t0 - hours(1));
+  Running(11, "pre", "v2-32", true, At(0, 2, 2, 2), t0 - hours(2), t0 - hours(1));
+  Running(12, "pre", "v2-32", true, At(2, 0, 2, 2), t0 - hours(2), t0 - hours(1));
+  Running(13, "pre", "v2-32", true, At(2, 2, 2, 2), t0 - hours(2), t0 - hours(1));
+  Profile no_preemption = *MakeProfile("fifo-first-fit", FairShareRules{minutes(10), 10});
+  no_preemption.post_filter = nullptr;
+  Pass pass = MakePass(std::move(no_preemption));
+  JobRecord& waiting = Queued(1, "ada", "v2-32", false);
+  EXPECT_FALSE(pass.Preempt(waiting, types_.at(JobId(1))));
+  EXPECT_TRUE(binder_.preemptions.empty());
+  EXPECT_EQ(binder_.reasons[JobId(1)], "no free 2x2 block of hosts");
+  EXPECT_TRUE(MakePass("fifo-first-fit").Preempt(waiting, types_.at(JobId(1))));
+}
+
+// Permit alone: strict order names the reason of everyone behind and no head; EASY backfill
+// names the head's expected start and rectangle, from the releases it asks for.
+TEST(PermitTest, StrictOrderHoldsEveryoneBehindEasyBackfillNamesTheHead) {
+  const pod::Pod pod = *pod::Pod::Create("p", pod::Generation::kV2, 4, 4);
+  pod::Pod view = pod;
+  ASSERT_TRUE(view.Allocate(AllocationId(1), pod::Placement{{0, 0}, {4, 4}}).ok());
+  const pod::AcceleratorType whole = *pod.ParseType("v2-128");
+  auto first_fit = *pod::MakePlacementPolicy("first-fit");
+  int asked = 0;
+  auto releases = [&] {
+    ++asked;
+    return std::vector<ExpectedRelease>{{AllocationId(1), t0 + hours(1)}};
+  };
+  Permit::Decision strict = StrictOrder().OnBlocked(view, whole, *first_fit, releases);
+  EXPECT_EQ(strict.behind, "waiting for earlier jobs to start (FIFO order)");
+  EXPECT_FALSE(strict.head.has_value());
+  EXPECT_EQ(asked, 0) << "strict order needs no releases";
+  Permit::Decision easy = EasyBackfill().OnBlocked(view, whole, *first_fit, releases);
+  EXPECT_FALSE(easy.behind.has_value());
+  ASSERT_TRUE(easy.head.has_value());
+  EXPECT_EQ(easy.head->start, t0 + hours(1));
+  EXPECT_EQ(easy.head->placement, (pod::Placement{{0, 0}, {4, 4}}));
+  EXPECT_EQ(asked, 1);
+}
+
+TEST(ProfileTest, EachProfileHoldsItsStepsAndAnUnknownNameListsThem) {
+  for (std::string_view name : ProfileNames()) {
+    auto p = MakeProfile(name, FairShareRules{minutes(10), 10});
+    ASSERT_TRUE(p.has_value()) << name;
+    EXPECT_NE(p->queue_sort, nullptr);
+    EXPECT_NE(p->score, nullptr);
+    EXPECT_NE(p->post_filter, nullptr);
+    EXPECT_NE(p->permit, nullptr);
+  }
+  EXPECT_NE(dynamic_cast<const StrictOrder*>(
+                MakeProfile("fifo-first-fit", FairShareRules{minutes(10), 10})->permit.get()),
+            nullptr);
+  EXPECT_NE(dynamic_cast<const FairShareSort*>(
+                MakeProfile("fair-best-fit", FairShareRules{minutes(10), 10})->queue_sort.get()),
+            nullptr);
+  auto bad = MakeProfile("lifo", FairShareRules{minutes(10), 10});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(),
+            "lifo is not a scheduler profile; valid: fifo-first-fit, fifo-backfill, "
+            "fair-first-fit, fair-best-fit");
+}
+
 TEST_F(PassTest, AwaitReservationSaysWhatItWaitsForAndDropsASpoiltOne) {
   JobRecord& victim = Running(10, "pre", "v2-32", true, At(0, 0, 2, 2), t0 - hours(1), t0);
   victim.state = JobState::kPreempting;
@@ -279,7 +340,7 @@ TEST_F(PassTest, AFilteredJobLosesItsReservationAndAsksForAnotherPass) {
   EXPECT_EQ(binder_.reasons[JobId(1)], "throttled");
 }
 
-TEST(SortQueueTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
+TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
   std::map<JobId, JobRecord> jobs;
   std::map<UserName, UserRecord> users;
   std::map<JobId, QueuedRef> queued;
@@ -304,15 +365,14 @@ TEST(SortQueueTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
     for (const QueueEntry& e : q) out.push_back(e.id.value());
     return out;
   };
-  const QueueOrderRules fifo{QueueOrder::kFifo, minutes(10), 0};
-  EXPECT_EQ(ids(SortQueue(queued, fifo, accounting, t0)), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(ids(FifoSort().Sort(queued, accounting, t0)), (std::vector<int64_t>{1, 2, 3}));
   // Fair share without aging: priority first, then the user holding less.
-  const QueueOrderRules fair{QueueOrder::kFairShare, hours(100), 0};
-  EXPECT_EQ(ids(SortQueue(queued, fair, accounting, t0)), (std::vector<int64_t>{3, 2, 1}));
+  EXPECT_EQ(ids(FairShareSort(hours(100), 0).Sort(queued, accounting, t0)),
+            (std::vector<int64_t>{3, 2, 1}));
   // With aging (+1 per 10 minutes waited, at most 3): job 1 has waited 30 minutes (+3), job 3
   // 10 (+1 on top of its 1), job 2 20 (+2).
-  const QueueOrderRules aging{QueueOrder::kFairShare, minutes(10), 3};
-  EXPECT_EQ(ids(SortQueue(queued, aging, accounting, t0)), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(ids(FairShareSort(minutes(10), 3).Sort(queued, accounting, t0)),
+            (std::vector<int64_t>{1, 2, 3}));
 }
 
 }  // namespace

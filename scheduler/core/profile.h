@@ -1,37 +1,43 @@
-// Scheduler profiles: which policy fills each step of a scheduling pass, chosen by name.
+// Scheduler profiles: the step objects (steps.h) that fill a scheduling pass, chosen by name.
 //
-//   queue sort   kFifo: submit time;  kFairShare: effective priority (priority + aging bonus),
-//                then the user's decayed recent usage in core-hours, then submit time
-//   score        a pod::PlacementPolicy by name ("first-fit", "best-fit")
-//   permit       backfill on: EASY (a later job may start only if it cannot delay the head's
-//                earliest start); off: strict order (the first job that does not fit blocks
-//                every job behind it, except those filtered out by quota or backoff)
-//   preemption   on: a blocked job may evict lower-class / lower-priority jobs
+//   profile          QueueSort       Score       PostFilter      Permit
+//   fifo-first-fit   FifoSort        first-fit   LeastLostWork   StrictOrder
+//   fifo-backfill    FifoSort        first-fit   LeastLostWork   EasyBackfill
+//   fair-first-fit   FairShareSort   first-fit   LeastLostWork   EasyBackfill
+//   fair-best-fit    FairShareSort   best-fit    LeastLostWork   EasyBackfill
 //
-// Pure values; thread-safe.
+// A profile without a PostFilter never preempts (a blocked job only waits).
+//
+// Immutable once made; its steps are shared by every pass.
 #pragma once
 
-#include <string>
+#include <memory>
 #include <string_view>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
+#include "pod/placement.h"
+#include "scheduler/core/steps.h"
 
 namespace podsched::core {
 
-enum class QueueOrder { kFifo, kFairShare };
-
 struct Profile {
   std::string_view name;
-  QueueOrder order;
-  std::string_view placement;  // pod::MakePlacementPolicy name
-  bool backfill;
-  bool preemption;
+  std::shared_ptr<const QueueSort> queue_sort;
+  std::shared_ptr<const pod::PlacementPolicy> score;
+  std::shared_ptr<const PostFilter> post_filter;  // null: no preemption
+  std::shared_ptr<const Permit> permit;
 };
 
-// "fifo-first-fit", "fifo-backfill", "fair-first-fit", "fair-best-fit"; others are an error
-// listing these.
-Result<Profile> LookupProfile(std::string_view name);
+// What FairShareSort needs from the configuration.
+struct FairShareRules {
+  Duration aging_step;  // +1 priority per step waited
+  int max_aging_bonus;
+};
+
+// One of ProfileNames(); an unknown name is an error listing them.
+Result<Profile> MakeProfile(std::string_view name, const FairShareRules& fair_share);
 std::vector<std::string_view> ProfileNames();
 
 }  // namespace podsched::core

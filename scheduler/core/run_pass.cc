@@ -43,11 +43,10 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   ResolveDependencies(now);  // may cancel jobs: before the queue is sorted
   dirty = false;
   ImplPassSide side(*this, now);
-  Pass pass(Pass::Inputs{profile, *placement, config.min_runtime_before_preemption, hosts, side,
-                         side},
-            now);
-  const QueueOrderRules order{profile.order, config.aging_step, config.max_aging_bonus};
-  for (const QueueEntry& entry : SortQueue(queued, order, accounting, now)) pass.Consider(entry);
+  Pass pass(Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side}, now);
+  for (const QueueEntry& entry : profile.queue_sort->Sort(queued, accounting, now)) {
+    pass.Consider(entry);
+  }
 }
 
 }  // namespace podsched::core

@@ -29,10 +29,9 @@ Scheduler::~Scheduler() = default;
 Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConfig config,
                                                      JobRepository* repo, TimePoint now) {
   PODSCHED_CHECK(repo != nullptr);
-  auto profile = LookupProfile(config.profile);
+  auto profile =
+      MakeProfile(config.profile, FairShareRules{config.aging_step, config.max_aging_bonus});
   if (!profile) return std::unexpected(profile.error());
-  auto placement = pod::MakePlacementPolicy(profile->placement);
-  if (!placement) return std::unexpected(placement.error());
   if (config.fair_share_half_life <= Duration::zero() || config.aging_step <= Duration::zero()) {
     return InvalidArgument("fair_share_half_life and aging_step must be > 0");
   }
@@ -51,8 +50,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     if (!targets.ok()) return std::unexpected(targets.WithContext("loading the job store"));
   }
 
-  auto impl = std::make_unique<Impl>(std::move(pod), std::move(config), *profile,
-                                     std::move(*placement), repo);
+  auto impl = std::make_unique<Impl>(std::move(pod), std::move(config), std::move(*profile),
+                                     repo);
   impl->jobs.TakeIdsBelow(loaded->next_job_id);
   impl->outbox.SetNextEventSeq(loaded->next_event_seq);
   impl->accounting.Load(std::move(loaded->users));

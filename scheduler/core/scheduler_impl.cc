@@ -11,14 +11,12 @@
 
 namespace podsched::core {
 
-Scheduler::Impl::Impl(pod::Pod p, SchedulerConfig c, Profile prof,
-                      std::unique_ptr<pod::PlacementPolicy> pl, JobRepository* r)
+Scheduler::Impl::Impl(pod::Pod p, SchedulerConfig c, Profile prof, JobRepository* r)
     : hosts(std::move(p)),
       config(std::move(c)),
       accounting(Accounting::Rules{config.default_quota, config.fair_share_half_life,
                                    config.max_jobs_created_per_user_per_hour}),
-      profile(prof),
-      placement(std::move(pl)),
+      profile(std::move(prof)),
       repo(r),
       rng(config.seed) {}
 

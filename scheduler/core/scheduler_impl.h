@@ -41,15 +41,13 @@ Status LoadDependencyTargets(JobRepository& repo, StoredState* state);
 
 class Scheduler::Impl {
  public:
-  Impl(pod::Pod pod, SchedulerConfig config, Profile profile,
-       std::unique_ptr<pod::PlacementPolicy> placement, JobRepository* repo);
+  Impl(pod::Pod pod, SchedulerConfig config, Profile profile, JobRepository* repo);
 
   // --- state ---
   HostLeases hosts;  // the pod, its leases and reservations (host_leases.h)
   SchedulerConfig config;
   Accounting accounting;  // users, quotas, cores held, fair-share usage (accounting.h)
-  Profile profile;
-  std::unique_ptr<pod::PlacementPolicy> placement;
+  Profile profile;  // the pass's step objects (profile.h)
   JobRepository* repo;
   // Jobs in memory, their parsed types, the active set, the counts per state (job_table.h).
   JobTable jobs;

@@ -1,0 +1,67 @@
+#include "scheduler/core/steps.h"
+
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+
+namespace podsched::core {
+namespace {
+
+void SortEntries(std::vector<QueueEntry>& queue) {
+  std::sort(queue.begin(), queue.end(), [](const QueueEntry& a, const QueueEntry& b) {
+    return std::tie(b.effective_priority, a.usage, a.submit, a.id) <
+           std::tie(a.effective_priority, b.usage, b.submit, b.id);
+  });
+}
+
+}  // namespace
+
+std::vector<QueueEntry> FifoSort::Sort(const std::map<JobId, QueuedRef>& queued,
+                                       const Accounting&, TimePoint) const {
+  std::vector<QueueEntry> queue;
+  queue.reserve(queued.size());
+  for (const auto& [id, ref] : queued) queue.push_back({0, 0, ref.job->submit_time, id, &ref});
+  SortEntries(queue);
+  return queue;
+}
+
+std::vector<QueueEntry> FairShareSort::Sort(const std::map<JobId, QueuedRef>& queued,
+                                            const Accounting& accounting, TimePoint now) const {
+  std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
+  std::vector<QueueEntry> queue;
+  queue.reserve(queued.size());
+  for (const auto& [id, ref] : queued) {
+    const JobRecord& job = *ref.job;
+    QueueEntry e{0, 0, job.submit_time, id, &ref};
+    const int64_t waited = (now - job.submit_time) / aging_step_;
+    e.effective_priority =
+        job.spec.priority + static_cast<int>(std::min<int64_t>(waited, max_aging_bonus_));
+    auto [known, fresh] = usage.try_emplace(ref.user, 0.0);
+    if (fresh) known->second = accounting.UsageNow(ref.user->name, now);
+    e.usage = known->second;
+    queue.push_back(e);
+  }
+  SortEntries(queue);
+  return queue;
+}
+
+std::optional<VictimChoice> LeastLostWork::Choose(
+    const pod::Pod& view, pod::SliceShape shape,
+    const std::map<AllocationId, VictimCandidate>& candidates) const {
+  return ChooseVictims(view, shape, candidates);
+}
+
+Permit::Decision StrictOrder::OnBlocked(
+    const pod::Pod&, const pod::AcceleratorType&, const pod::PlacementPolicy&,
+    const std::function<std::vector<ExpectedRelease>()>&) const {
+  // The same text whichever job blocks, so that a new head does not rewrite every row.
+  return {"waiting for earlier jobs to start (FIFO order)", std::nullopt};
+}
+
+Permit::Decision EasyBackfill::OnBlocked(
+    const pod::Pod& view, const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
+    const std::function<std::vector<ExpectedRelease>()>& releases) const {
+  return {std::nullopt, ComputeShadow(view, type, score, releases())};
+}
+
+}  // namespace podsched::core

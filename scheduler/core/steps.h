@@ -1,0 +1,130 @@
+// The steps of a scheduling pass that a Profile chooses, as objects (the extension points of the
+// Kubernetes scheduling framework; cycle.h runs them in order):
+//
+//   QueueSort   the order QUEUED jobs are considered in      FifoSort · FairShareSort
+//   Score       where a job would start                      a pod::PlacementPolicy
+//   PostFilter  which running work a blocked job may evict   LeastLostWork (none: no preemption)
+//   Permit      what a blocked job means for those behind    StrictOrder · EasyBackfill
+//
+// Filter (dependencies, throttle, backoff, quota, shape) and Bind are the same in every profile
+// and stay Pass's own. A step is a pure, immutable object: one instance serves every pass.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "pod/placement.h"
+#include "scheduler/core/accounting.h"
+#include "scheduler/core/job.h"
+#include "scheduler/core/victims.h"
+
+namespace podsched::core {
+
+// A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
+// over 10,000 queued jobs does no lookups in the map of every job kept.
+struct QueuedRef {
+  JobRecord* job;
+  const pod::AcceleratorType* type;
+  UserRecord* user;
+  QuotaUsage* use;
+};
+
+// One QUEUED job in the order of this pass.
+struct QueueEntry {
+  int effective_priority = 0;  // fair share: priority + aging bonus; FIFO: 0
+  double usage = 0;            // fair share: the user's decayed usage in core-hours; FIFO: 0
+  TimePoint submit{};
+  JobId id;
+  const QueuedRef* ref = nullptr;
+};
+
+// QueueSort: every QUEUED job, first to be considered first.
+class QueueSort {
+ public:
+  virtual ~QueueSort() = default;
+  virtual std::vector<QueueEntry> Sort(const std::map<JobId, QueuedRef>& queued,
+                                       const Accounting& accounting, TimePoint now) const = 0;
+};
+
+// Submit time, then id.
+class FifoSort final : public QueueSort {
+ public:
+  std::vector<QueueEntry> Sort(const std::map<JobId, QueuedRef>& queued,
+                               const Accounting& accounting, TimePoint now) const override;
+};
+
+// Effective priority (priority + 1 per `aging_step` waited, at most `max_aging_bonus`), then
+// the user's decayed usage (Accounting::UsageNow, once per user and pass), then submit time.
+class FairShareSort final : public QueueSort {
+ public:
+  FairShareSort(Duration aging_step, int max_aging_bonus)
+      : aging_step_(aging_step), max_aging_bonus_(max_aging_bonus) {}
+  std::vector<QueueEntry> Sort(const std::map<JobId, QueuedRef>& queued,
+                               const Accounting& accounting, TimePoint now) const override;
+
+ private:
+  const Duration aging_step_;
+  const int max_aging_bonus_;
+};
+
+// PostFilter: the running work whose eviction frees a rectangle of `shape` on `view`, among
+// `candidates` (those the job may preempt, past their minimum runtime); nullopt when none does.
+class PostFilter {
+ public:
+  virtual ~PostFilter() = default;
+  virtual std::optional<VictimChoice> Choose(
+      const pod::Pod& view, pod::SliceShape shape,
+      const std::map<AllocationId, VictimCandidate>& candidates) const = 0;
+};
+
+// The set that loses the least work since its last checkpoints (ChooseVictims, victims.h).
+class LeastLostWork final : public PostFilter {
+ public:
+  std::optional<VictimChoice> Choose(
+      const pod::Pod& view, pod::SliceShape shape,
+      const std::map<AllocationId, VictimCandidate>& candidates) const override;
+};
+
+// Permit: a job could not start (nor preempt); what that means for the jobs behind it in this
+// pass. Asked once per pass until it answers with a head.
+class Permit {
+ public:
+  struct Decision {
+    // Every job behind waits, with this reason (strict order).
+    std::optional<std::string> behind;
+    // The blocked job is the head: where and when it is expected to start, kept free for the
+    // jobs behind that could delay it (EASY backfill).
+    std::optional<Shadow> head;
+  };
+  virtual ~Permit() = default;
+  // `view`: the pod as this pass sees it; `releases`: when each lease is expected to free its
+  // hosts (computed only when asked).
+  virtual Decision OnBlocked(
+      const pod::Pod& view, const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
+      const std::function<std::vector<ExpectedRelease>()>& releases) const = 0;
+};
+
+// The first job that does not fit blocks every job behind it (but those filtered out).
+class StrictOrder final : public Permit {
+ public:
+  Decision OnBlocked(const pod::Pod& view, const pod::AcceleratorType& type,
+                     const pod::PlacementPolicy& score,
+                     const std::function<std::vector<ExpectedRelease>()>& releases)
+      const override;
+};
+
+// EASY backfill: a later job may start only if it cannot delay the head's earliest start.
+class EasyBackfill final : public Permit {
+ public:
+  Decision OnBlocked(const pod::Pod& view, const pod::AcceleratorType& type,
+                     const pod::PlacementPolicy& score,
+                     const std::function<std::vector<ExpectedRelease>()>& releases)
+      const override;
+};
+
+}  // namespace podsched::core
