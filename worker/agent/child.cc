@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string_view>
 
@@ -114,6 +115,22 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   fcntl(out[0], F_SETFL, O_NONBLOCK);
   fcntl(err[0], F_SETFL, O_NONBLOCK);
   return ChildProcess{pid, out[0], err[0]};
+}
+
+std::string SelfPath(const char* argv0) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return p.string();
+  return std::filesystem::absolute(argv0, ec).string();
+}
+
+std::string HelperPath(const std::string& agent_path) {
+  const std::filesystem::path helper =
+      std::filesystem::path(agent_path).parent_path() / "podworker-helper";
+  std::error_code ec;
+  const bool found = std::filesystem::is_regular_file(helper, ec) &&
+                     access(helper.c_str(), X_OK) == 0;
+  return found ? helper.string() : agent_path;
 }
 
 }  // namespace podsched::agent

@@ -41,4 +41,11 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
 // The current environment with `overrides` (NAME=VALUE) replacing or adding variables.
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrides);
 
+// The absolute path of this program's binary (/proc/self/exe; `argv0` made absolute without it).
+std::string SelfPath(const char* argv0);
+// The binary that serves a job's `rsh`, `launch` and `rank`: podworker-helper beside the agent's
+// binary `agent_path` when it is an executable file there, else the agent's binary itself (it
+// has the same subcommands).
+std::string HelperPath(const std::string& agent_path);
+
 }  // namespace podsched::agent

@@ -23,6 +23,7 @@
 #include "common/key_file.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/bus_validate.h"
+#include "worker/agent/child.h"
 #include "worker/agent/exec_launcher.h"
 #include "common/host_list.h"
 #include "worker/agent/mpirun_argv.h"
@@ -99,13 +100,6 @@ std::string AddressTowards(const std::string& bus, std::string& error) {
   if (fd >= 0) close(fd);
   freeaddrinfo(found);
   return ip;
-}
-
-std::string SelfPath(const char* argv0) {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) return p.string();
-  return std::filesystem::absolute(argv0).string();
 }
 
 // The agent's death kills every job on the machine (PDEATHSIG): when memory runs out, the OOM
@@ -327,7 +321,7 @@ int main(int argc, char** argv) {
     return usage(s.message());
   }
   if (!o.scratch_dir.empty()) o.scratch_dir = std::filesystem::absolute(o.scratch_dir).string();
-  o.podworker_path = SelfPath(argv[0]);
+  o.podworker_path = HelperPath(SelfPath(argv[0]));
   o.version = "0.1.0";
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::flush_on(spdlog::level::trace);  // the log is often a file read by people and tests

@@ -1,0 +1,100 @@
+// bench_spawn: what it costs to start the helpers a job runs (issue 29, stage 1). Starts each
+// command --runs times, one after another (posix_spawn + waitpid), and prints the wall time and
+// the CPU time (user + system, from the children's rusage) per start, beside /bin/true's, the
+// floor of process creation on this machine. The commands fail at once on purpose (a usage
+// error), so what is measured is the program's start: the dynamic loader, the libraries'
+// initialisers, main.
+//
+//   bench_spawn --podworker build/worker/agent/podworker
+//               --helper build/worker/agent/podworker-helper [--runs 300]
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+extern char** environ;
+
+namespace {
+
+struct Cost {
+  double wall_ms = 0;
+  double cpu_ms = 0;
+};
+
+double CpuMs(const rusage& r) {
+  return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e3 +
+         (r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e3;
+}
+
+// Mean cost of one start of `argv`, over `runs`; a failure to start it ends the benchmark.
+Cost Measure(const std::vector<std::string>& argv, int runs) {
+  if (access(argv[0].c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "bench_spawn: %s is not an executable file\n", argv[0].c_str());
+    std::exit(1);
+  }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+  rusage before{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) {
+    pid_t pid = 0;
+    if (posix_spawn(&pid, args[0], &quiet, nullptr, args.data(), environ) != 0) {
+      std::fprintf(stderr, "bench_spawn: cannot start %s\n", args[0]);
+      std::exit(1);
+    }
+    waitpid(pid, nullptr, 0);
+  }
+  const double wall = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  rusage after{};
+  getrusage(RUSAGE_CHILDREN, &after);
+  posix_spawn_file_actions_destroy(&quiet);
+  return {wall / runs, (CpuMs(after) - CpuMs(before)) / runs};
+}
+
+void Figure(const std::string& name, double value, const char* unit) {
+  std::printf("FIGURE %s %.3f %s\n", name.c_str(), value, unit);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string podworker, helper;
+  int runs = 300;
+  CLI::App app{"bench_spawn: the start cost of podworker's helpers against /bin/true"};
+  app.add_option("--podworker", podworker, "the agent's binary")->required();
+  app.add_option("--helper", helper, "podworker-helper")->required();
+  app.add_option("--runs", runs, "starts of each command")->check(CLI::Range(10, 100000));
+  CLI11_PARSE(app, argc, argv);
+
+  const Cost floor = Measure({"/bin/true"}, runs);
+  // `rank` without a command: a usage error right after the start, in both binaries.
+  const Cost agent = Measure({podworker, "rank"}, runs);
+  const Cost small = Measure({helper, "rank"}, runs);
+  std::printf("# %d starts each, one after another\n", runs);
+  Figure("spawn_true_wall_ms", floor.wall_ms, "ms");
+  Figure("spawn_true_cpu_ms", floor.cpu_ms, "ms");
+  Figure("spawn_podworker_wall_ms", agent.wall_ms, "ms");
+  Figure("spawn_podworker_cpu_ms", agent.cpu_ms, "ms");
+  Figure("spawn_helper_wall_ms", small.wall_ms, "ms");
+  Figure("spawn_helper_cpu_ms", small.cpu_ms, "ms");
+  Figure("spawn_helper_vs_true_cpu", small.cpu_ms / floor.cpu_ms, "x");
+  Figure("spawn_podworker_vs_helper_cpu", agent.cpu_ms / small.cpu_ms, "x");
+  return 0;
+}
