@@ -1,7 +1,6 @@
 #include "scheduler/core/job_grammar.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "common/strings.h"
 
@@ -15,13 +14,7 @@ constexpr std::string_view kDependencyForms =
     "use afterok:ID[:ID...], afterany:... or afternotok:..., joined by ',' (all must hold); an "
     "ID is a job id, an array id or ARRAY_INDEX";
 
-std::optional<int64_t> Number(std::string_view text) {
-  int64_t v = 0;
-  if (text.empty() || text.size() > 12) return std::nullopt;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 0) return std::nullopt;
-  return v;
-}
+std::optional<int64_t> Number(std::string_view text) { return ParseNonNegative(text, 12); }
 
 Status BadArray(std::string_view text, const std::string& what) {
   return Status(StatusCode::kInvalidArgument,

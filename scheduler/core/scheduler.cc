@@ -57,6 +57,9 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
   impl->accounting.Load(std::move(loaded->users));
   impl->quarantined = std::move(loaded->quarantined);
   for (JobRecord& job : loaded->jobs) {
+    if (impl->jobs.Find(job.id) != nullptr) {
+      return Internal(JobName(job.id) + " appears twice in the job store");
+    }
     auto type = ValidateSpec(job.spec, impl->hosts.pod(), SpecOrigin::kStored);
     if (!type && IsTerminal(job.state)) {
       impl->quarantined.push_back(

@@ -336,5 +336,33 @@ TEST_F(SchedulerTest, IllegalCallsAreRejected) {
   EXPECT_FALSE(sched_->ReportProgress(Epoch(id), 5, 7, At(1)).has_value());
 }
 
+// A store that returns one job twice (a damaged or hand-edited store): the scheduler refuses to
+// start and names the job, rather than count it twice or abort.
+class DuplicatingRepository final : public JobRepository {
+ public:
+  explicit DuplicatingRepository(JobRepository& inner) : inner_(inner) {}
+  Result<StoredState> Load() override {
+    auto state = inner_.Load();
+    if (state && !state->jobs.empty()) state->jobs.push_back(state->jobs.front());
+    return state;
+  }
+  Status Commit(const StoreBatch& batch) override { return inner_.Commit(batch); }
+  Result<std::vector<JobEvent>> EventsOf(JobId job) override { return inner_.EventsOf(job); }
+
+ private:
+  JobRepository& inner_;
+};
+
+TEST_F(SchedulerTest, AStoreWithAJobTwiceIsRefusedNamingIt) {
+  Start(1, 1);
+  const JobId id = Submit(Spec("ada", "v2-8", false), 0);
+  DuplicatingRepository twice(repo_);
+  auto pod = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
+  auto restored = Scheduler::Create(std::move(*pod), DefaultConfig(), &twice, At(1));
+  ASSERT_FALSE(restored.has_value());
+  EXPECT_EQ(restored.error().message(),
+            "job " + std::to_string(id.value()) + " appears twice in the job store");
+}
+
 }  // namespace
 }  // namespace podsched::core

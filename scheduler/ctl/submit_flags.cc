@@ -1,6 +1,5 @@
 #include "scheduler/ctl/submit_flags.h"
 
-#include <charconv>
 
 #include "common/env_contract.h"
 #include "common/strings.h"
@@ -12,13 +11,7 @@ namespace {
 constexpr std::string_view kTimeForms =
     "use MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, or a number with s, m, h or d (90s, 2h)";
 
-std::optional<int64_t> Digits(std::string_view text) {
-  int64_t v = 0;
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 0) return std::nullopt;
-  return v;
-}
+std::optional<int64_t> Digits(std::string_view text) { return ParseNonNegative(text, 9); }
 
 Status CheckEnvName(std::string_view name) {
   if (!IsReservedEnvName(name)) return Status::Ok();

@@ -75,6 +75,15 @@ struct BusConfig {
   int job_port_last = 32767;
 };
 
+
+// The core's defaults, but for one: ended jobs leave the scheduler's memory an hour after they
+// end (audit H1); the store keeps them (GET /jobs/{id} and its events read them back).
+inline core::SchedulerConfig DaemonSchedulerDefaults() {
+  core::SchedulerConfig config;
+  config.ended_job_retention = std::chrono::hours(1);
+  return config;
+}
+
 struct Config {
   std::string listen_address = "127.0.0.1";
   int port = 8470;                                   // 0: ephemeral
@@ -85,9 +94,7 @@ struct Config {
   std::vector<PodConfig> pods = {PodConfig{}};
   std::vector<UserConfig> users;
   std::map<std::string, core::Quota> quotas;  // per user; others get scheduler.default_quota
-  // Ended jobs leave the scheduler's memory an hour after they end (audit H1); the store keeps
-  // them (GET /jobs/{id} and its events read them back).
-  core::SchedulerConfig scheduler{.ended_job_retention = std::chrono::hours(1)};
+  core::SchedulerConfig scheduler = DaemonSchedulerDefaults();
   int tick_interval_ms = 200;
   Limits limits;
   // The dashboard's directory (web/ of the source tree: static/, node_modules/). Empty: podsched
