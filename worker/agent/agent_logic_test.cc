@@ -109,6 +109,11 @@ TEST(ExitVerdictTest, TableOfOutcomes) {
   EXPECT_EQ(ClassifyExit({Signaled(SIGSEGV)}).message, "killed by SIGSEGV");
 }
 
+TEST(ExitVerdictTest, DescribeWaitStatusNamesTheCodeOrTheSignal) {
+  EXPECT_EQ(DescribeWaitStatus(3 << 8), "exit code 3");
+  EXPECT_EQ(DescribeWaitStatus(SIGKILL), "killed by SIGKILL");
+}
+
 TEST(ExitVerdictTest, SshStatus) {
   EXPECT_EQ(SshExitStatus(Exited(0)), 0);
   EXPECT_EQ(SshExitStatus(Exited(42)), 42);

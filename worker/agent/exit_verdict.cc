@@ -13,7 +13,9 @@ int32_t SignedCode(int wait_status) {
   return -1;
 }
 
-std::string Describe(int wait_status) {
+}  // namespace
+
+std::string DescribeWaitStatus(int wait_status) {
   if (WIFSIGNALED(wait_status)) {
     const char* name = sigabbrev_np(WTERMSIG(wait_status));
     return std::string("killed by SIG") + (name ? name : std::to_string(WTERMSIG(wait_status)));
@@ -21,14 +23,12 @@ std::string Describe(int wait_status) {
   return "exit code " + std::to_string(SignedCode(wait_status));
 }
 
-}  // namespace
-
 Verdict ClassifyExit(const ExitFacts& f) {
   Verdict v;
   v.exit_code = SignedCode(f.wait_status);
   if (f.kill_requested) {
     v.reason = ExitReason::kKilled;
-    v.message = "killed on request (" + Describe(f.wait_status) + ")";
+    v.message = "killed on request (" + DescribeWaitStatus(f.wait_status) + ")";
   } else if (f.grace_expired) {
     v.reason = ExitReason::kKilledAfterGrace;
     v.message = "SIGKILL after " + std::to_string(f.grace_seconds) + " s grace";
@@ -41,7 +41,7 @@ Verdict ClassifyExit(const ExitFacts& f) {
                                     : "exited 75 (preempted) without a Preempt";
   } else {
     v.reason = ExitReason::kFailed;
-    v.message = Describe(f.wait_status);
+    v.message = DescribeWaitStatus(f.wait_status);
   }
   return v;
 }

@@ -31,6 +31,9 @@ struct Verdict {
 // (0 COMPLETED, 75 PREEMPTED, anything else FAILED with the code or -signal).
 Verdict ClassifyExit(const ExitFacts& facts);
 
+// "exit code 3" or "killed by SIGKILL" for a waitpid status.
+std::string DescribeWaitStatus(int wait_status);
+
 // ssh's exit status for a waitpid status: the code, or 128+N for signal N.
 int SshExitStatus(int wait_status);
 

@@ -23,13 +23,16 @@ bool JobProcesses::Trusts(pid_t pid, const JobEpoch& je, uint32_t uid) {
   return false;
 }
 
-JobProcesses::Found JobProcesses::Scan(std::map<JobId, Running> running) {
-  running_ = std::move(running);
+JobProcesses::JobProcesses(StateDir& state) : state_(state) {
   table_.set_tag_trust([this](pid_t pid, std::string_view tag, uint32_t uid) {
     JobEpoch je;
     int32_t host = 0;
     return !ParseTag(tag, je, host) || Trusts(pid, je, uid);
   });
+}
+
+JobProcesses::Found JobProcesses::Scan(std::map<JobId, Running> running) {
+  running_ = std::move(running);
   table_.Scan();
   Found found;
   for (const auto& [id, r] : running_) found.pids[id];

@@ -39,7 +39,7 @@ class JobProcesses {
     std::map<std::pair<JobId, int32_t>, int> ranks_up;  // (job, host) -> live ranks
   };
 
-  explicit JobProcesses(StateDir& state) : state_(state) {}
+  explicit JobProcesses(StateDir& state);
 
   // Walks the descendants, kills those of epochs not in `running`, records the live set.
   Found Scan(std::map<JobId, Running> running);

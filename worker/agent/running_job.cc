@@ -1,7 +1,5 @@
 #include "worker/agent/running_job.h"
 
-#include <sys/wait.h>
-
 #include <algorithm>
 
 #include "worker/agent/exit_verdict.h"
@@ -84,12 +82,6 @@ bool RunningJob::OverProcessLimit(int64_t max_processes) {
 std::string RunningJob::ScratchOf(int32_t host) const {
   auto it = scratch.find(host);
   return it == scratch.end() ? "" : it->second;
-}
-
-std::string DescribeWaitStatus(int status) {
-  return WIFEXITED(status)     ? "exit code " + std::to_string(WEXITSTATUS(status))
-         : WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                               : "status " + std::to_string(status);
 }
 
 }  // namespace podsched::agent

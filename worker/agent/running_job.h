@@ -74,7 +74,4 @@ struct RunningJob {
   std::string killed_for;
 };
 
-// "exit code N", "killed by signal N" or "status N" of a wait status, for the log.
-std::string DescribeWaitStatus(int status);
-
 }  // namespace podsched::agent

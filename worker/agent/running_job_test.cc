@@ -3,7 +3,6 @@
 #include "worker/agent/running_job.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
 
 #include <chrono>
 
@@ -124,11 +123,6 @@ TEST(RunningJobTest, OverTheProcessLimitOnceWithTheReason) {
   EXPECT_EQ(job.killed_for, "podworker: the job had 4 processes on this machine, more than "
                             "--max-job-processes 3; killed");
   EXPECT_FALSE(job.OverProcessLimit(3)) << "already killed for it";
-}
-
-TEST(RunningJobTest, DescribeWaitStatusNamesTheCodeOrTheSignal) {
-  EXPECT_EQ(DescribeWaitStatus(3 << 8), "exit code 3");
-  EXPECT_EQ(DescribeWaitStatus(SIGKILL), "killed by signal 9");
 }
 
 }  // namespace
