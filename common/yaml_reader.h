@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -57,6 +58,34 @@ inline Result<std::string> YamlKey(const YAML::Node& key, std::string_view where
     return InvalidArgument(std::string(where) + ": every key must be a plain name");
   }
   return key.Scalar();
+}
+
+// Rejects keys of `node` outside `allowed`, naming the section (typos must not pass silently);
+// an error too when `node` is not a mapping.
+inline Status YamlCheckKeys(const YAML::Node& node, std::string_view section,
+                            const std::set<std::string>& allowed) {
+  if (!node.IsMap()) return ToStatus(InvalidArgument(std::string(section) + ": expected a mapping"));
+  for (const auto& kv : node) {
+    auto name = YamlKey(kv.first, section);
+    if (!name) return name.error();
+    if (!allowed.contains(*name)) {
+      std::string valid;
+      for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
+      return ToStatus(InvalidArgument("unknown key '" + *name + "' in " + std::string(section) +
+                                      "; valid: " + valid));
+    }
+  }
+  return Status::Ok();
+}
+
+// An optional key of a mapping: `out` keeps its default when the key is absent.
+template <typename T>
+Status YamlRead(const YAML::Node& node, const char* key, std::string_view section, T& out) {
+  if (!node[key]) return Status::Ok();
+  auto value = YamlAs<T>(node[key], std::string(section) + "." + key);
+  if (!value) return value.error();
+  out = std::move(*value);
+  return Status::Ok();
 }
 
 }  // namespace podsched

@@ -1,5 +1,6 @@
 #include "pod/placement.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -18,6 +19,14 @@ class FirstFit final : public PlacementPolicy {
       return false;
     });
     return chosen;
+  }
+  std::optional<FleetPlacement> ChooseAmong(const std::vector<Pod>& pods,
+                                            const std::vector<int>& candidates,
+                                            const AcceleratorType& type) const override {
+    for (int i : candidates) {
+      if (auto p = Choose(pods[static_cast<size_t>(i)], type)) return FleetPlacement{i, *p};
+    }
+    return std::nullopt;
   }
 };
 
@@ -89,19 +98,63 @@ void ForEachScored(const Pod& pod, const AcceleratorType& type, Visit&& visit) {
   });
 }
 
+// The best position in one pod, with its score.
+std::optional<ScoredPlacement> BestIn(const Pod& pod, const AcceleratorType& type) {
+  std::optional<ScoredPlacement> best;
+  ForEachScored(pod, type, [&](const Placement& p, const BestFitScore& score) {
+    // Strictly better only: among equal scores the first in row-major order wins.
+    if (!best || best->score.WorseThan(score)) best = ScoredPlacement{p, score};
+  });
+  return best;
+}
+
 class BestFit final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "best-fit"; }
   std::optional<Placement> Choose(const Pod& pod, const AcceleratorType& type) const override {
-    std::optional<Placement> best;
+    std::optional<ScoredPlacement> best = BestIn(pod, type);
+    if (!best) return std::nullopt;
+    return best->placement;
+  }
+  std::optional<FleetPlacement> ChooseAmong(const std::vector<Pod>& pods,
+                                            const std::vector<int>& candidates,
+                                            const AcceleratorType& type) const override {
+    if (candidates.size() == 1) {
+      auto p = Choose(pods[static_cast<size_t>(candidates.front())], type);
+      if (!p) return std::nullopt;
+      return FleetPlacement{candidates.front(), *p};
+    }
+    // Hosts of the largest type each candidate pod can place now: what placing elsewhere
+    // leaves of it.
+    std::vector<int> largest_now;
+    largest_now.reserve(candidates.size());
+    for (int i : candidates) {
+      auto t = pods[static_cast<size_t>(i)].LargestPlaceableType();
+      largest_now.push_back(t ? t->hosts() : 0);
+    }
+    // The largest of the others: the two largest values cover every "all but one".
+    int first = 0, second = 0;
+    for (int n : largest_now) {
+      if (n > first) {
+        second = first;
+        first = n;
+      } else if (n > second) {
+        second = n;
+      }
+    }
+    std::optional<FleetPlacement> best;
     BestFitScore best_score;
-    ForEachScored(pod, type, [&](const Placement& p, const BestFitScore& score) {
-      // Strictly better only: among equal scores the first in row-major order wins.
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      std::optional<ScoredPlacement> in_pod = BestIn(pods[static_cast<size_t>(candidates[k])], type);
+      if (!in_pod) continue;
+      BestFitScore score = in_pod->score;
+      const int elsewhere = largest_now[k] == first ? second : first;
+      score.largest_after_hosts = std::max(score.largest_after_hosts, elsewhere);
       if (!best || best_score.WorseThan(score)) {
-        best = p;
+        best = FleetPlacement{candidates[k], in_pod->placement};
         best_score = score;
       }
-    });
+    }
     return best;
   }
 };

@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "pod/accelerator.h"
+#include "pod/fleet.h"
 #include "pod/pod.h"
 
 namespace podsched::pod {
@@ -22,12 +23,19 @@ class PlacementPolicy {
   virtual std::string_view name() const = 0;
   // Where a slice of `type` should go in `pod`, or nullopt when there is no legal position.
   virtual std::optional<Placement> Choose(const Pod& pod, const AcceleratorType& type) const = 0;
+  // One decision across the pods of a fleet (issue 28): where among `pods[i]`, i in
+  // `candidates` (indexes in fleet order, each a pod that can hold the type), a slice of `type`
+  // should go; nullopt when no candidate has a legal position. One candidate: exactly Choose.
+  virtual std::optional<FleetPlacement> ChooseAmong(const std::vector<Pod>& pods,
+                                                    const std::vector<int>& candidates,
+                                                    const AcceleratorType& type) const = 0;
 };
 
 // The policies:
 //
 // first-fit: the first position of Pod::LegalPlacements (origins row-major, for each origin the
-//   canonical orientation before the rotated one).
+//   canonical orientation before the rotated one). Across pods: the first candidate pod, in
+//   fleet order, that has one.
 //
 // best-fit: fragmentation-aware. For every legal position P of the requested shape it asks what P
 //   costs the slices that could come next, using the legal positions of every valid type U of
@@ -44,6 +52,11 @@ class PlacementPolicy {
 //   last place of a large type.
 //   Order: larger largest_after first, then aligned before unaligned, then smaller
 //   lost_capacity; ties go to the first position in Pod::LegalPlacements order (deterministic).
+//   Across pods: each candidate pod's best position, compared with largest_after taken over the
+//   fleet (the largest type left in that pod after P, or placeable now in any other candidate
+//   pod), then aligned, then lost_capacity; ties go to the first pod in fleet order. So a small
+//   slice goes where it fits tightest (a standalone device, a hole of its size) and keeps a
+//   whole pod free for a large one.
 //   Cost: one summed-area table of available hosts and one of legal origins per type and
 //   orientation, then O(types) lookups per candidate: O(hosts * types) per decision (medians
 //   5-20 us on a 16x16 v3 pod, 1-3 us on an 8x8 v2 pod).

@@ -39,8 +39,37 @@ void Exclude(pod::Pod& view, const pod::Placement& p) {
 
 }  // namespace
 
-Pass::Pass(Inputs in, TimePoint now) : in_(in), now_(now), view_(in.hosts.pod()) {
-  for (const auto& [id, res] : in_.hosts.reservations()) Exclude(view_, res.placement);
+Pass::Pass(Inputs in, TimePoint now)
+    : in_(in),
+      now_(now),
+      view_(in.hosts.fleet().pods()),
+      healthy_view_(view_.size()) {
+  for (const auto& [id, res] : in_.hosts.reservations()) {
+    Exclude(view_[static_cast<size_t>(res.placement.pod)], res.placement.rect);
+  }
+}
+
+Pass::TypeKey Pass::KeyOf(const pod::AcceleratorType& type) {
+  return {static_cast<int>(type.generation()), type.shape().rows, type.shape().cols};
+}
+
+const std::vector<int>& Pass::Candidates(const pod::AcceleratorType& type) {
+  auto [it, inserted] = candidates_.try_emplace(KeyOf(type));
+  if (inserted) {
+    const pod::Fleet& fleet = in_.hosts.fleet();
+    for (int i = 0; i < fleet.size(); ++i) {
+      if (fleet.CanHold(i, type)) it->second.push_back(i);
+    }
+  }
+  return it->second;
+}
+
+std::string Pass::PodsText(const std::vector<int>& pods) const {
+  const pod::Fleet& fleet = in_.hosts.fleet();
+  if (fleet.size() == 1) return "the pod";
+  std::vector<std::string> names;
+  for (int i : pods) names.push_back(fleet.pod(i).name());
+  return (pods.size() == 1 ? "pod " : "pods ") + pod::SomeNames(names);
 }
 
 void Pass::Consider(const QueueEntry& entry) {
@@ -67,14 +96,17 @@ void Pass::Consider(const QueueEntry& entry) {
   if (!FitsHealthyPod(type)) {
     // No eviction can help and waiting in line would hold up everyone behind: it waits aside.
     int out_of_service = 0;
-    const pod::Pod& pod = in_.hosts.pod();
-    for (int h = 0; h < pod.num_hosts(); ++h) {
-      const pod::HostStatus& host = pod.host(HostId(h));
-      out_of_service += (!host.healthy || host.draining) ? 1 : 0;
+    const std::vector<int>& pods = Candidates(type);
+    for (int i : pods) {
+      const pod::Pod& pod = in_.hosts.fleet().pod(i);
+      for (int h = 0; h < pod.num_hosts(); ++h) {
+        const pod::HostStatus& host = pod.host(HostId(h));
+        out_of_service += (!host.healthy || host.draining) ? 1 : 0;
+      }
     }
     const pod::SliceShape shape = type.shape();
     in_.binder.SetReason(job, "no " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
-                          " block of healthy hosts in the pod (" +
+                          " block of healthy hosts in " + PodsText(pods) + " (" +
                           std::to_string(out_of_service) +
                           " unhealthy or draining): waits for repairs without blocking others");
     return;
@@ -127,30 +159,33 @@ int Pass::ReservedCores(const UserName& user, bool preemptible, JobId except) co
   return cores;
 }
 
-std::optional<pod::Placement> Pass::Score(const QueueEntry& entry) {
+std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
   const JobRecord& job = *entry.ref->job;
   protect_ = false;
   if (head_view_) {
     const Duration estimate = job.spec.expected_runtime.value_or(job.spec.max_runtime);
     protect_ = estimate <= Duration::zero() || now_ + estimate > head_start_;
   }
-  const pod::Pod& view = protect_ ? *head_view_ : view_;
-  const pod::SliceShape shape = entry.ref->type->shape();
-  std::optional<pod::Placement> chosen;
-  if (!failed_.contains({shape.rows, shape.cols, protect_})) {
-    chosen = in_.profile.score->Choose(view, *entry.ref->type);
-    if (!chosen) failed_.insert({shape.rows, shape.cols, protect_});
+  const std::vector<pod::Pod>& views = protect_ ? *head_view_ : view_;
+  const pod::AcceleratorType& type = *entry.ref->type;
+  const pod::SliceShape shape = type.shape();
+  const FailedShape key{static_cast<int>(type.generation()), shape.rows, shape.cols, protect_};
+  std::optional<pod::FleetPlacement> chosen;
+  if (!failed_.contains(key)) {
+    chosen = in_.profile.score->ChooseAmong(views, Candidates(type), type);
+    if (!chosen) failed_.insert(key);
   }
   const Reservation* res = in_.hosts.ReservationOf(job.id);
-  if (!chosen && res != nullptr && in_.hosts.pod().CanPlace(res->placement)) {
+  if (!chosen && res != nullptr && in_.hosts.fleet().CanPlace(res->placement)) {
     chosen = res->placement;
   }
   return chosen;
 }
 
-void Pass::Take(const pod::Placement& p) {
-  Exclude(view_, p);
-  if (head_view_) Exclude(*head_view_, p);
+void Pass::Take(const pod::FleetPlacement& p) {
+  const auto at = static_cast<size_t>(p.pod);
+  Exclude(view_[at], p.rect);
+  if (head_view_) Exclude((*head_view_)[at], p.rect);
 }
 
 bool Pass::AwaitReservation(JobRecord& job) {
@@ -164,8 +199,8 @@ bool Pass::AwaitReservation(JobRecord& job) {
     }
   }
   bool healthy = true;
-  const pod::Pod& pod = in_.hosts.pod();
-  for (HostId h : pod.HostsIn(res->placement)) healthy &= pod.host(h).healthy;
+  const pod::Fleet& fleet = in_.hosts.fleet();
+  for (HostId h : fleet.HostsIn(res->placement)) healthy &= fleet.host(h).healthy;
   if (!healthy) {
     in_.hosts.Unreserve(job.id);  // a reserved host failed: look again
     return false;
@@ -177,32 +212,45 @@ bool Pass::AwaitReservation(JobRecord& job) {
 }
 
 bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
-  const pod::SliceShape shape = type.shape();
-  auto [it, inserted] = fits_healthy_.try_emplace({shape.rows, shape.cols}, true);
+  auto [it, inserted] = fits_healthy_.try_emplace(KeyOf(type), true);
   if (!inserted) return it->second;
-  const pod::Pod& pod = in_.hosts.pod();
-  if (pod.AvailableHosts() + pod.AllocatedHosts() == pod.num_hosts()) return true;
-  if (!healthy_view_) {
-    auto empty = pod::Pod::Create(pod.name(), pod.generation(), pod.host_rows(), pod.host_cols());
-    PODSCHED_CHECK(empty.has_value());
-    for (int h = 0; h < pod.num_hosts(); ++h) {
-      const pod::HostStatus& host = pod.host(HostId(h));
-      if (!host.healthy) PODSCHED_CHECK(empty->MarkUnhealthy(HostId(h)).ok());
-      if (host.draining) PODSCHED_CHECK(empty->SetDraining(HostId(h), true).ok());
+  bool fits = false;
+  for (int i : Candidates(type)) {
+    const pod::Pod& pod = in_.hosts.fleet().pod(i);
+    if (pod.AvailableHosts() + pod.AllocatedHosts() == pod.num_hosts()) {
+      fits = true;  // every host in service: the type fits the pod's grid (Candidates)
+      break;
     }
-    healthy_view_ = std::move(*empty);
+    std::optional<pod::Pod>& healthy = healthy_view_[static_cast<size_t>(i)];
+    if (!healthy) {
+      auto empty =
+          pod::Pod::Create(pod.name(), pod.generation(), pod.host_rows(), pod.host_cols());
+      PODSCHED_CHECK(empty.has_value());
+      for (int h = 0; h < pod.num_hosts(); ++h) {
+        const pod::HostStatus& host = pod.host(HostId(h));
+        if (!host.healthy) PODSCHED_CHECK(empty->MarkUnhealthy(HostId(h)).ok());
+        if (host.draining) PODSCHED_CHECK(empty->SetDraining(HostId(h), true).ok());
+      }
+      healthy = std::move(*empty);
+    }
+    if (in_.profile.score->Choose(*healthy, type).has_value()) {
+      fits = true;
+      break;
+    }
   }
-  it->second = in_.profile.score->Choose(*healthy_view_, type).has_value();
-  return it->second;
+  it->second = fits;
+  return fits;
 }
 
 bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
   const pod::SliceShape shape = type.shape();
-  const auto key = std::make_tuple(shape.rows, shape.cols, job.spec.preemptible,
-                                   job.spec.priority);
+  const auto key = std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols,
+                                   job.spec.preemptible, job.spec.priority);
   auto memo = failed_preemption_.find(key);
   if (memo == failed_preemption_.end() && in_.profile.post_filter == nullptr) {
-    memo = failed_preemption_.emplace(key, BlockText(shape)).first;
+    std::string why = BlockText(shape);
+    if (in_.hosts.fleet().size() > 1) why += " in " + PodsText(Candidates(type));
+    memo = failed_preemption_.emplace(key, std::move(why)).first;
   }
   if (memo != failed_preemption_.end()) {
     in_.binder.SetReason(job, memo->second);
@@ -213,11 +261,13 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
     running_built_ = true;
     for (const auto& [alloc, lease] : in_.hosts.leases()) {
       if (const JobRecord* v = in_.jobs.LiveOwner(lease)) {
-        running_.push_back({alloc, v, in_.jobs.Cores(v->id)});
+        running_.push_back({alloc, lease.placement.pod, v, in_.jobs.Cores(v->id)});
       }
     }
   }
-  std::map<AllocationId, VictimCandidate> eligible, later;
+  // Candidates per pod: a rectangle is freed within one pod.
+  const std::vector<int>& pods = Candidates(type);
+  std::map<int, std::map<AllocationId, VictimCandidate>> eligible, later;
   TimePoint earliest = TimePoint::max();
   for (const RunningRef& r : running_) {
     const JobRecord& v = *r.job;
@@ -225,28 +275,46 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
     VictimCandidate c{v.id, r.cores * ToSeconds(now_ - v.last_checkpoint_time), r.cores};
     const TimePoint free_at = v.start_time + in_.min_runtime_before_preemption;
     if (free_at <= now_) {
-      eligible.emplace(r.alloc, c);
+      eligible[r.pod].emplace(r.alloc, c);
     } else {
       earliest = std::min(earliest, free_at);
     }
-    later.emplace(r.alloc, c);
+    later[r.pod].emplace(r.alloc, c);
   }
-  pod::Pod& victim_view = head_view_ ? *head_view_ : view_;
-  if (auto choice = in_.profile.post_filter->Choose(victim_view, shape, eligible)) {
+  std::vector<pod::Pod>& victim_views = head_view_ ? *head_view_ : view_;
+  // The least lost work over the pods, then the fewest cores evicted, then the first pod.
+  const auto choose = [&](std::map<int, std::map<AllocationId, VictimCandidate>>& by_pod)
+      -> std::optional<std::pair<int, VictimChoice>> {
+    std::optional<std::pair<int, VictimChoice>> best;
+    for (int i : pods) {
+      auto c = in_.profile.post_filter->Choose(victim_views[static_cast<size_t>(i)], shape,
+                                               by_pod[i]);
+      if (c && (!best || std::tie(c->lost_core_seconds, c->cores) <
+                             std::tie(best->second.lost_core_seconds, best->second.cores))) {
+        best = std::make_pair(i, std::move(*c));
+      }
+    }
+    return best;
+  };
+  if (auto found = choose(eligible)) {
+    const int pod_index = found->first;
+    const VictimChoice* choice = &found->second;
     for (JobId v : choice->victims) {
       in_.binder.StartPreemption(v,
                                  "preempted for job " + std::to_string(job.id.value()) +
                                      (job.spec.preemptible ? " (higher priority)" : " (on-demand)"),
                                  job.id);
     }
-    in_.hosts.Reserve(job.id, Reservation{choice->placement, choice->victims});
-    Take(choice->placement);
+    const pod::FleetPlacement freed{pod_index, choice->placement};
+    in_.hosts.Reserve(job.id, Reservation{freed, choice->victims});
+    Take(freed);
     in_.binder.SetReason(job, "waiting for job " + Ids(choice->victims) + " to checkpoint");
     return true;
   }
   std::string why = BlockText(shape);
-  if (auto relaxed = in_.profile.post_filter->Choose(victim_view, shape, later)) {
-    why += "; " + std::to_string(relaxed->victims.size()) +
+  if (in_.hosts.fleet().size() > 1) why += " in " + PodsText(pods);
+  if (auto relaxed = choose(later)) {
+    why += "; " + std::to_string(relaxed->second.victims.size()) +
            " running jobs would have to go, after their minimum runtime";
     in_.binder.WakeAt(earliest);
   }
@@ -257,12 +325,14 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
 void Pass::Block(const pod::AcceleratorType& type) {
   if (head_view_) return;
   Permit::Decision d = in_.profile.permit->OnBlocked(
-      view_, type, *in_.profile.score, [&] { return ExpectedReleases(); });
+      view_, Candidates(type), type, *in_.profile.score, [&] { return ExpectedReleases(); });
   if (d.behind) behind_ = std::move(d.behind);
   if (!d.head) return;
   head_view_ = view_;
   head_start_ = d.head->start;
-  if (d.head->placement) Exclude(*head_view_, *d.head->placement);
+  if (d.head->placement) {
+    Exclude((*head_view_)[static_cast<size_t>(d.head_pod)], *d.head->placement);
+  }
 }
 
 std::vector<ExpectedRelease> Pass::ExpectedReleases() const {
@@ -279,7 +349,7 @@ std::vector<ExpectedRelease> Pass::ExpectedReleases() const {
         at = TimePoint::max();
       }
     }
-    releases.push_back({alloc, at});
+    releases.push_back({alloc, at, lease.placement.pod});
   }
   return releases;
 }

@@ -11,12 +11,13 @@
 //               promised to the user's other reservations; a shape that no rectangle of healthy
 //               hosts can hold.
 //               A filtered job never blocks others and holds no reservation.
-//   Score       Pass::Score: Profile::score on this pass's view of the pod (with the
-//               backfill head's rectangle kept free for jobs that could delay it), or the job's
-//               own reservation once its victims are gone.
+//   Score       Pass::Score: Profile::score on this pass's views of the fleet's pods, one
+//               decision across the pods that can hold the type (with the backfill head's
+//               rectangle kept free for jobs that could delay it), or the job's own reservation
+//               once its victims are gone.
 //   PostFilter  Pass::Preempt: evict lower-class / lower-priority work that Profile::post_filter
-//               chooses (least lost work); the freed rectangle is reserved while the victims
-//               checkpoint. No post_filter: no preemption.
+//               chooses (least lost work, compared across the pods); the freed rectangle is
+//               reserved while the victims checkpoint. No post_filter: no preemption.
 //   Permit      Pass::Block: Profile::permit. StrictOrder: every job behind the first blocked one
 //               waits; EasyBackfill: the first blocked job (the head) gets the rectangle where it
 //               is expected to start, and later jobs may use it only if they end before then.
@@ -24,10 +25,10 @@
 //
 // Within a pass availability only shrinks (placements and reservations take hosts, nothing is
 // freed), so a shape that did not fit once does not fit later in the same pass: the pass
-// remembers failed shapes and failed victim searches, which keeps a pass over 10,000 queued jobs
-// close to linear.
+// remembers failed shapes and failed victim searches (per generation: a v2 and a v3 type of one
+// shape go to different pods), which keeps a pass over 10,000 queued jobs close to linear.
 //
-// The pass reads the owners it needs and nothing else (issue 27): HostLeases (the pod, leases,
+// The pass reads the owners it needs and nothing else (issue 27): HostLeases (the fleet, leases,
 // reservations: it reserves and drops reservations itself), the profile's steps, the jobs through the narrow PassJobs, and it changes anything else only through a
 // Binder (bind, start a preemption, set a reason, wake later). Scheduler::Impl provides both
 // (run_pass.cc); the steps' own tests fake them (pass_test.cc).
@@ -70,7 +71,7 @@ class Binder {
  public:
   virtual ~Binder() = default;
   // Places `job` at `placement` (allocate, new epoch, PLACED, Launch).
-  virtual void Bind(JobRecord& job, const pod::Placement& placement) = 0;
+  virtual void Bind(JobRecord& job, const pod::FleetPlacement& placement) = 0;
   // Sends the victim a Preempt, for `for_job` (which holds a reservation of the freed hosts).
   virtual void StartPreemption(JobId victim, std::string reason, JobId for_job) = 0;
   virtual void SetReason(JobRecord& job, const std::string& reason) = 0;
@@ -78,7 +79,7 @@ class Binder {
   virtual void PassAgain() = 0;           // something changed that another pass may use
 };
 
-// The state of one pass: the views of the pod, the backfill head, what failed already.
+// The state of one pass: the views of the fleet's pods, the backfill head, what failed already.
 class Pass {
  public:
   struct Inputs {
@@ -97,7 +98,7 @@ class Pass {
   // Why the job cannot be considered in this pass (backoff, quota, shape), nullopt if it can.
   std::optional<std::string> Filter(const QueueEntry& entry);
   // Where the job would start now, without delaying the backfill head.
-  std::optional<pod::Placement> Score(const QueueEntry& entry);
+  std::optional<pod::FleetPlacement> Score(const QueueEntry& entry);
   // True when the job holds a reservation whose victims have not released it yet (its reason
   // says which); drops a reservation that a failed host spoilt.
   bool AwaitReservation(JobRecord& job);
@@ -108,36 +109,45 @@ class Pass {
   void Block(const pod::AcceleratorType& type);
 
  private:
-  void Take(const pod::Placement& p);  // excludes `p` from every view of this pass
+  void Take(const pod::FleetPlacement& p);  // excludes `p` from every view of this pass
   bool FitsHealthyPod(const pod::AcceleratorType& type);
+  // The pods that can hold `type` (its generation, a grid large enough), in fleet order.
+  const std::vector<int>& Candidates(const pod::AcceleratorType& type);
+  // "the pod" (a fleet of one), "pod a" or "pods a, b and 3 more": for reasons.
+  std::string PodsText(const std::vector<int>& pods) const;
   // When each lease is expected to free its hosts (the Permit's input).
   std::vector<ExpectedRelease> ExpectedReleases() const;
   int ReservedCores(const UserName& user, bool preemptible, JobId except) const;
 
   struct FailedShape {
-    int rows, cols;
+    int generation, rows, cols;
     bool protected_view;
     auto operator<=>(const FailedShape&) const = default;
   };
   struct RunningRef {
     AllocationId alloc;
+    int pod;
     const JobRecord* job;
     int cores;
   };
+  using TypeKey = std::tuple<int, int, int>;  // generation, rows, cols
+  static TypeKey KeyOf(const pod::AcceleratorType& type);
 
   Inputs in_;
   const TimePoint now_;
-  pod::Pod view_;                       // the pod without reserved hosts and this pass's binds
-  std::optional<pod::Pod> head_view_;   // also without the backfill head's rectangle
+  std::vector<pod::Pod> view_;          // the pods without reserved hosts and this pass's binds
+  std::optional<std::vector<pod::Pod>> head_view_;  // also without the backfill head's rectangle
   TimePoint head_start_ = TimePoint::max();
   bool protect_ = false;                // the current job scores on head_view_
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
   std::set<FailedShape> failed_;
-  std::map<std::tuple<int, int, bool, int>, std::string> failed_preemption_;
+  std::map<std::tuple<int, int, int, bool, int>, std::string> failed_preemption_;
   std::vector<RunningRef> running_;     // evictable work, built on first need
   bool running_built_ = false;
-  std::optional<pod::Pod> healthy_view_;  // the pod with every allocation gone, on first need
-  std::map<std::pair<int, int>, bool> fits_healthy_;
+  // Each pod with every allocation gone (health and draining kept), on first need.
+  std::vector<std::optional<pod::Pod>> healthy_view_;
+  std::map<TypeKey, bool> fits_healthy_;
+  std::map<TypeKey, std::vector<int>> candidates_;
 };
 
 }  // namespace podsched::core

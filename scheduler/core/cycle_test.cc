@@ -172,16 +172,16 @@ TEST_P(CyclePropertyTest, IdlePodOnlyWhenNoQueuedJobCouldStart) {
                                            testing::At(now)));
         }
       }
-      if (sched_->dirty() || sched_->pod().AllocatedHosts() > 0) continue;
+      if (sched_->dirty() || sched_->fleet().AllocatedHosts() > 0) continue;
       ++idle_checks;
       for (const auto& [id, job] : sched_->jobs()) {
         if (job.state != S::kQueued || job.not_before > testing::At(now)) continue;
         const Quota q = sched_->QuotaOf(job.spec.user);
         const int cores = sched_->CoresOf(job);
         if (cores > (job.spec.preemptible ? q.preemptible_cores : q.on_demand_cores)) continue;
-        auto type = sched_->pod().ParseType(job.spec.accelerator);
+        auto type = sched_->fleet().ParseType(job.spec.accelerator);
         ASSERT_TRUE(type.has_value());
-        ASSERT_FALSE((*first_fit)->Choose(sched_->pod(), *type).has_value())
+        ASSERT_FALSE((*first_fit)->Choose(sched_->fleet().pod(0), *type).has_value())
             << "step " << step << ": job " << id << " (" << job.spec.accelerator
             << ") waits on an idle pod: " << job.reason;
       }

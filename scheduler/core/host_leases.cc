@@ -7,18 +7,18 @@
 
 namespace podsched::core {
 
-HostLeases::HostLeases(pod::Pod pod) : pod_(std::move(pod)) {}
+HostLeases::HostLeases(pod::Fleet fleet) : fleet_(std::move(fleet)) {}
 
-Result<AllocationId> HostLeases::Hold(JobEpoch owner, const pod::Placement& placement) {
+Result<AllocationId> HostLeases::Hold(JobEpoch owner, const pod::FleetPlacement& placement) {
   if (lease_of_.contains(owner)) {
     return FailedPrecondition("job " + std::to_string(owner.job.value()) + " epoch " +
                               std::to_string(owner.epoch) + " already holds hosts");
   }
   const AllocationId alloc(next_allocation_id_);
-  Status allocated = pod_.Allocate(alloc, placement);
+  Status allocated = fleet_.Allocate(alloc, placement);
   if (!allocated.ok()) return std::unexpected(allocated);
   ++next_allocation_id_;
-  const std::vector<HostId> hosts = pod_.HostsIn(placement);
+  const std::vector<HostId> hosts = fleet_.HostsIn(placement);
   leases_.emplace(alloc, Lease{alloc, owner, placement, std::set<HostId>(hosts.begin(), hosts.end())});
   lease_of_.emplace(owner, alloc);
   return alloc;
@@ -34,7 +34,7 @@ bool HostLeases::Gone(JobEpoch owner, std::optional<HostId> host) {
     lease.pending.clear();
   }
   if (!lease.pending.empty()) return false;
-  Status released = pod_.Release(lease.allocation);
+  Status released = fleet_.Release(lease.allocation, lease.placement.pod);
   PODSCHED_CHECK_MSG(released.ok(), released.message().c_str());
   leases_.erase(it->second);
   lease_of_.erase(it);
@@ -47,8 +47,8 @@ bool HostLeases::HoldsAnyEpochOf(JobId job) const {
 }
 
 const Lease* HostLeases::LeaseOn(HostId host) const {
-  if (!pod_.Contains(host)) return nullptr;
-  const auto alloc = pod_.host(host).allocation;
+  if (!fleet_.Contains(host)) return nullptr;
+  const auto alloc = fleet_.host(host).allocation;
   if (!alloc) return nullptr;
   return &leases_.at(*alloc);
 }

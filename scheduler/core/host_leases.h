@@ -1,7 +1,9 @@
-// HostLeases: the hosts of the pod and who holds them (issue 27, the first of the core's owners).
+// HostLeases: the hosts of the fleet and who holds them (issue 27, the first of the core's owners;
+// the fleet of pods: issue 28).
 //
 // Holds
-//   - the pod: its hosts' health and their allocations;
+//   - the fleet (pod::Fleet): its pods, their hosts' health and their allocations. HostIds here
+//     are the fleet's (fleet.h: a fleet of one pod numbers them as the pod does);
 //   - one Lease per placed job epoch, from Hold until every host of it has reported its
 //     processes gone (a lease outlives its job's epoch while processes linger: a requeued job
 //     does not get its old hosts back before they are empty);
@@ -12,7 +14,7 @@
 //   - A lease's hosts are freed exactly when the last of its pending hosts is reported gone
 //     (Gone), never before; Gone of an epoch that holds no lease does nothing.
 //   - Allocation ids are never reused within one process.
-//   - The pod is reached only through this class: a fleet (issue 28) changes it here.
+//   - The fleet is reached only through this class.
 //
 // Who calls it: Scheduler::Impl (Bind and Create both Hold; reports of exits and released
 // hosts call Gone; HostDown/HostUp change health) and the scheduling pass (reads the pod and the
@@ -30,7 +32,7 @@
 
 #include "common/ids.h"
 #include "common/status.h"
-#include "pod/pod.h"
+#include "pod/fleet.h"
 
 namespace podsched::core {
 
@@ -38,26 +40,26 @@ namespace podsched::core {
 struct Lease {
   AllocationId allocation;
   JobEpoch owner;
-  pod::Placement placement;
+  pod::FleetPlacement placement;
   std::set<HostId> pending;  // hosts that have not reported the processes gone
 };
 
 // Hosts promised to a waiting job while its preemption victims stop.
 struct Reservation {
-  pod::Placement placement;
+  pod::FleetPlacement placement;
   std::vector<JobId> victims;
 };
 
 class HostLeases {
  public:
-  explicit HostLeases(pod::Pod pod);
+  explicit HostLeases(pod::Fleet fleet);
 
-  const pod::Pod& pod() const { return pod_; }
+  const pod::Fleet& fleet() const { return fleet_; }
 
   // Allocates `placement` to `owner` (one job epoch), every host of it pending. Fails, changing
-  // nothing, when a host is outside the pod, unhealthy, draining or held, or when `owner`
+  // nothing, when a host is outside the fleet, unhealthy, draining or held, or when `owner`
   // already holds a lease.
-  Result<AllocationId> Hold(JobEpoch owner, const pod::Placement& placement);
+  Result<AllocationId> Hold(JobEpoch owner, const pod::FleetPlacement& placement);
   // `host` of `owner`'s lease (every host when nullopt) reported its processes gone. Returns
   // true when that was the last one: the lease is released and its hosts are free.
   bool Gone(JobEpoch owner, std::optional<HostId> host);
@@ -67,9 +69,9 @@ class HostLeases {
   const Lease* LeaseOn(HostId host) const;
   const std::map<AllocationId, Lease>& leases() const { return leases_; }
 
-  // Host health (the pod's own checks: the host must exist).
-  Status MarkUnhealthy(HostId host) { return pod_.MarkUnhealthy(host); }
-  Status MarkHealthy(HostId host) { return pod_.MarkHealthy(host); }
+  // Host health (the fleet's own checks: the host must exist).
+  Status MarkUnhealthy(HostId host) { return fleet_.MarkUnhealthy(host); }
+  Status MarkHealthy(HostId host) { return fleet_.MarkHealthy(host); }
 
   // Reservations, by waiting job. Reserve replaces the job's earlier one; Unreserve returns
   // whether there was one.
@@ -79,7 +81,7 @@ class HostLeases {
   const std::map<JobId, Reservation>& reservations() const { return reservations_; }
 
  private:
-  pod::Pod pod_;
+  pod::Fleet fleet_;
   std::map<AllocationId, Lease> leases_;
   std::map<JobEpoch, AllocationId> lease_of_;
   std::map<JobId, Reservation> reservations_;

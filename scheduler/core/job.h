@@ -16,7 +16,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
-#include "pod/pod.h"
+#include "pod/fleet.h"
 
 namespace podsched::core {
 
@@ -111,7 +111,7 @@ struct JobRecord {
   int preemptions = 0;   // times the job was preempted (not counted against max_restarts)
   // Why the job waits (QUEUED), why it is being preempted (PREEMPTING), or why it ended.
   std::string reason;
-  std::optional<pod::Placement> placement;  // set while HoldsHosts(state)
+  std::optional<pod::FleetPlacement> placement;  // set while HoldsHosts(state)
   int64_t step = 0;                  // last reported training step
   int64_t last_checkpoint_step = 0;  // last committed checkpoint's step
   TimePoint submit_time{};
@@ -137,7 +137,7 @@ struct JobEvent {
   std::optional<JobState> from;  // nullopt: submission
   JobState to = JobState::kQueued;
   std::string reason;
-  std::vector<HostId> hosts;  // the placement's hosts, when the transition concerns them
+  std::vector<HostId> hosts;  // the placement's hosts (fleet-wide ids), when the transition concerns them
   friend bool operator==(const JobEvent&, const JobEvent&) = default;
 };
 

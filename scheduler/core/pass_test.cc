@@ -45,7 +45,7 @@ class FakeJobs final : public PassJobs {
 // Records what the pass asks for.
 class RecordingBinder final : public Binder {
  public:
-  void Bind(JobRecord& job, const pod::Placement& placement) override {
+  void Bind(JobRecord& job, const pod::FleetPlacement& placement) override {
     binds.push_back({job.id, placement});
   }
   void StartPreemption(JobId victim, std::string reason, JobId for_job) override {
@@ -55,20 +55,22 @@ class RecordingBinder final : public Binder {
   void WakeAt(TimePoint at) override { wakes.push_back(at); }
   void PassAgain() override { ++passes_again; }
 
-  std::vector<std::pair<JobId, pod::Placement>> binds;
+  std::vector<std::pair<JobId, pod::FleetPlacement>> binds;
   std::vector<std::tuple<JobId, std::string, JobId>> preemptions;
   std::map<JobId, std::string> reasons;
   std::vector<TimePoint> wakes;
   int passes_again = 0;
 };
 
-pod::Placement At(int row, int col, int rows, int cols) {
-  return pod::Placement{{row, col}, {rows, cols}};
+// A rectangle of the test's pod (pod 0 of its fleet unless `pod` says otherwise).
+pod::FleetPlacement At(int row, int col, int rows, int cols, int pod = 0) {
+  return pod::FleetPlacement{pod, pod::Placement{{row, col}, {rows, cols}}};
 }
 
 class PassTest : public ::testing::Test {
  protected:
-  PassTest() : hosts_(*pod::Pod::Create("test", pod::Generation::kV2, 4, 4)) {}
+  PassTest() : PassTest(pod::Fleet::Of(*pod::Pod::Create("test", pod::Generation::kV2, 4, 4))) {}
+  explicit PassTest(pod::Fleet fleet) : hosts_(std::move(fleet)) {}
 
   JobRecord& Queued(int64_t id, const std::string& user, const std::string& type,
                     bool preemptible) {
@@ -78,7 +80,7 @@ class PassTest : public ::testing::Test {
     job.spec.accelerator = type;
     job.spec.preemptible = preemptible;
     job.submit_time = t0;
-    auto parsed = hosts_.pod().ParseType(type);
+    auto parsed = hosts_.fleet().ParseType(type);
     EXPECT_TRUE(parsed.has_value());
     types_.emplace(job.id, *parsed);
     jobs_.cores[job.id] = parsed->tensor_cores();
@@ -91,7 +93,7 @@ class PassTest : public ::testing::Test {
   }
   // A job running since `start` on `placement`, its last checkpoint at `checkpoint`.
   JobRecord& Running(int64_t id, const std::string& user, const std::string& type,
-                     bool preemptible, pod::Placement placement, TimePoint start,
+                     bool preemptible, pod::FleetPlacement placement, TimePoint start,
                      TimePoint checkpoint) {
     JobRecord& job = Queued(id, user, type, preemptible);
     refs_.erase(job.id);
@@ -277,11 +279,12 @@ TEST(PermitTest, StrictOrderHoldsEveryoneBehindEasyBackfillNamesTheHead) {
     ++asked;
     return std::vector<ExpectedRelease>{{AllocationId(1), t0 + hours(1)}};
   };
-  Permit::Decision strict = StrictOrder().OnBlocked(view, whole, *first_fit, releases);
+  const std::vector<pod::Pod> views = {view};
+  Permit::Decision strict = StrictOrder().OnBlocked(views, {0}, whole, *first_fit, releases);
   EXPECT_EQ(strict.behind, "waiting for earlier jobs to start (FIFO order)");
   EXPECT_FALSE(strict.head.has_value());
   EXPECT_EQ(asked, 0) << "strict order needs no releases";
-  Permit::Decision easy = EasyBackfill().OnBlocked(view, whole, *first_fit, releases);
+  Permit::Decision easy = EasyBackfill().OnBlocked(views, {0}, whole, *first_fit, releases);
   EXPECT_FALSE(easy.behind.has_value());
   ASSERT_TRUE(easy.head.has_value());
   EXPECT_EQ(easy.head->start, t0 + hours(1));
@@ -309,6 +312,88 @@ TEST(ProfileTest, EachProfileHoldsItsStepsAndAnUnknownNameListsThem) {
   EXPECT_EQ(bad.error().message(),
             "lifo is not a scheduler profile; valid: fifo-first-fit, fifo-backfill, "
             "fair-first-fit, fair-best-fit");
+}
+
+// A fleet (issue 28): two 4x4 v2 pods "a" and "b", a standalone v2-8 device "dev" and a 4x4 v3
+// pod "v3".
+class FleetPassTest : public PassTest {
+ protected:
+  FleetPassTest()
+      : PassTest(*pod::Fleet::Create({{"a", pod::Generation::kV2, 4, 4, "zone-1"},
+                                      {"b", pod::Generation::kV2, 4, 4, "zone-1"},
+                                      {"dev", pod::Generation::kV2, 1, 1, "zone-2"},
+                                      {"v3", pod::Generation::kV3, 4, 4, "zone-2"}})) {}
+  static constexpr int kA = 0, kB = 1, kDev = 2, kV3 = 3;
+  // Pod b full but for the 2x2 block at (2,2).
+  void FillBButOneBlock() {
+    Running(20, "x", "v2-32", false, At(0, 0, 2, 2, kB), t0 - hours(1), t0);
+    Running(21, "x", "v2-32", false, At(0, 2, 2, 2, kB), t0 - hours(1), t0);
+    Running(22, "x", "v2-32", false, At(2, 0, 2, 2, kB), t0 - hours(1), t0);
+  }
+};
+
+TEST_F(FleetPassTest, BestFitPutsAV2_32InTheTightestHoleOfTheFleetFirstFitInTheFirstPod) {
+  FillBButOneBlock();
+  Queued(1, "ada", "v2-32", false);
+  EXPECT_EQ(MakePass("fair-best-fit").Score(Entry(1)), At(2, 2, 2, 2, kB))
+      << "the hole of its size: pod a stays whole";
+  EXPECT_EQ(MakePass("fifo-first-fit").Score(Entry(1)), At(0, 0, 2, 2, kA));
+}
+
+TEST_F(FleetPassTest, BestFitPutsAV2_8OnTheDeviceAndAV3TypeOnlyOnTheV3Pod) {
+  Queued(1, "ada", "v2-8", false);
+  EXPECT_EQ(MakePass("fair-best-fit").Score(Entry(1)), At(0, 0, 1, 1, kDev));
+  Queued(2, "ada", "v3-32", false);
+  EXPECT_EQ(MakePass("fair-best-fit").Score(Entry(2)), At(0, 0, 2, 2, kV3));
+  EXPECT_EQ(MakePass("fifo-first-fit").Score(Entry(2)), At(0, 0, 2, 2, kV3));
+}
+
+TEST_F(FleetPassTest, ABindInOnePodLeavesTheSameRectangleOfAnotherFree) {
+  Queued(1, "ada", "v2-128", false);
+  Queued(2, "bob", "v2-128", false);
+  Queued(3, "carl", "v2-128", false);
+  Pass pass = MakePass("fifo-first-fit");
+  for (int id : {1, 2, 3}) pass.Consider(Entry(id));
+  ASSERT_EQ(binder_.binds.size(), 2u);
+  EXPECT_EQ(binder_.binds[0].second, At(0, 0, 4, 4, kA));
+  EXPECT_EQ(binder_.binds[1].second, At(0, 0, 4, 4, kB));
+  EXPECT_EQ(binder_.reasons[JobId(3)], "no free 4x4 block of hosts in pods a, b");
+}
+
+TEST_F(FleetPassTest, PreemptionComparesTheLostWorkOfVictimsAcrossPods) {
+  // Both v2 pods full of preemptible 2x2 jobs; the one that checkpointed last is in pod b.
+  int id = 10;
+  for (int pod : {kA, kB}) {
+    for (auto [r, c] : {std::pair{0, 0}, {0, 2}, {2, 0}, {2, 2}}) {
+      const TimePoint checkpoint = id == 16 ? t0 - minutes(2) : t0 - hours(1);
+      Running(id++, "pre", "v2-32", true, At(r, c, 2, 2, pod), t0 - hours(2), checkpoint);
+    }
+  }
+  Pass pass = MakePass("fifo-first-fit");
+  JobRecord& waiting = Queued(1, "ada", "v2-32", false);
+  EXPECT_EQ(pass.Score(Entry(1)), std::nullopt);
+  EXPECT_TRUE(pass.Preempt(waiting, types_.at(JobId(1))));
+  ASSERT_EQ(binder_.preemptions.size(), 1u);
+  EXPECT_EQ(std::get<0>(binder_.preemptions[0]), JobId(16));
+  ASSERT_NE(hosts_.ReservationOf(JobId(1)), nullptr);
+  EXPECT_EQ(hosts_.ReservationOf(JobId(1))->placement, At(2, 0, 2, 2, kB));
+  // Those hosts are out of this pass's views: another job cannot take them.
+  Queued(2, "bob", "v2-32", false);
+  EXPECT_EQ(pass.Score(Entry(2)), std::nullopt);
+}
+
+TEST_F(FleetPassTest, AJobThatNoHealthyPodCanHoldNamesThePodsItConsidered) {
+  for (int h = 0; h < 16; ++h) {
+    ASSERT_TRUE(hosts_.MarkUnhealthy(hosts_.fleet().FleetHost(kA, HostId(h))).ok());
+  }
+  ASSERT_TRUE(hosts_.MarkUnhealthy(hosts_.fleet().FleetHost(kB, HostId(5))).ok());
+  Queued(1, "ada", "v2-128", false);
+  Pass pass = MakePass("fifo-first-fit");
+  pass.Consider(Entry(1));
+  EXPECT_TRUE(binder_.binds.empty());
+  EXPECT_EQ(binder_.reasons[JobId(1)],
+            "no 4x4 block of healthy hosts in pods a, b (17 unhealthy or draining): waits for "
+            "repairs without blocking others");
 }
 
 TEST_F(PassTest, AwaitReservationSaysWhatItWaitsForAndDropsASpoiltOne) {

@@ -84,7 +84,7 @@ TEST_F(RetentionTest, AJobWhoseHostsAreStillHeldStays) {
   for (size_t i = 1; i < hosts.size(); ++i) {
     ASSERT_TRUE(sched_->ReportHostReleased(Epoch(id), hosts[i], At(2 + 2 * kHour)).has_value());
   }
-  EXPECT_EQ(sched_->pod().AvailableHosts(), 4);
+  EXPECT_EQ(sched_->fleet().AvailableHosts(), 4);
   Tick(2 + 2 * kHour + 60);
   EXPECT_FALSE(InMemory(id));
 }

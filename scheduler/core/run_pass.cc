@@ -21,7 +21,7 @@ class ImplPassSide final : public PassJobs, public Binder {
     return s_.arrays_deps.HeldBack(job);
   }
 
-  void Bind(JobRecord& job, const pod::Placement& placement) override {
+  void Bind(JobRecord& job, const pod::FleetPlacement& placement) override {
     s_.Bind(job, placement, now_);
   }
   void StartPreemption(JobId victim, std::string reason, JobId for_job) override {

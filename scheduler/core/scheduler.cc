@@ -28,6 +28,11 @@ Scheduler::~Scheduler() = default;
 
 Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConfig config,
                                                      JobRepository* repo, TimePoint now) {
+  return Create(pod::Fleet::Of(std::move(pod)), std::move(config), repo, now);
+}
+
+Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Fleet fleet, SchedulerConfig config,
+                                                     JobRepository* repo, TimePoint now) {
   PODSCHED_CHECK(repo != nullptr);
   auto profile =
       MakeProfile(config.profile, FairShareRules{config.aging_step, config.max_aging_bonus});
@@ -50,7 +55,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     if (!targets.ok()) return std::unexpected(targets.WithContext("loading the job store"));
   }
 
-  auto impl = std::make_unique<Impl>(std::move(pod), std::move(config), std::move(*profile),
+  auto impl = std::make_unique<Impl>(std::move(fleet), std::move(config), std::move(*profile),
                                      repo);
   impl->jobs.TakeIdsBelow(loaded->next_job_id);
   impl->outbox.SetNextEventSeq(loaded->next_event_seq);
@@ -60,7 +65,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Pod pod, SchedulerConf
     if (impl->jobs.Find(job.id) != nullptr) {
       return Internal(JobName(job.id) + " appears twice in the job store");
     }
-    auto type = ValidateSpec(job.spec, impl->hosts.pod(), SpecOrigin::kStored);
+    auto type = ValidateSpec(job.spec, impl->hosts.fleet(), SpecOrigin::kStored);
     if (!type && IsTerminal(job.state)) {
       impl->quarantined.push_back(
           {job.id, std::string(JobStateName(job.state)) + ", " + type.error().message()});
@@ -198,8 +203,8 @@ Result<Actions> Scheduler::ReportHostReleased(JobEpoch je, HostId host, TimePoin
   Impl& s = *impl_;
   (void)now;
   if (Result<JobRecord*> found = s.Existing(je.job); !found) return std::unexpected(found.error());
-  if (!s.hosts.pod().Contains(host)) {
-    return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
+  if (!s.hosts.fleet().Contains(host)) {
+    return NotFound("host " + std::to_string(host.value()) + " is not in the fleet");
   }
   s.HostGone(je, host);
   return s.Finish(now);
@@ -207,8 +212,8 @@ Result<Actions> Scheduler::ReportHostReleased(JobEpoch je, HostId host, TimePoin
 
 Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
   Impl& s = *impl_;
-  if (!s.hosts.pod().Contains(host)) {
-    return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
+  if (!s.hosts.fleet().Contains(host)) {
+    return NotFound("host " + std::to_string(host.value()) + " is not in the fleet");
   }
   Status marked = s.hosts.MarkUnhealthy(host);
   if (!marked.ok()) return std::unexpected(marked);
@@ -216,12 +221,12 @@ Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
   const Lease* lease = s.hosts.LeaseOn(host);
   if (lease == nullptr) return s.Finish(now);
   const JobEpoch owner = lease->owner;
-  const std::vector<HostId> held = s.hosts.pod().HostsIn(lease->placement);
+  const std::vector<HostId> held = s.hosts.fleet().HostsIn(lease->placement);
   const bool live = s.LiveOwner(*lease) != nullptr;
   s.HostGone(owner, host);  // nothing runs on a dead host any more (`lease` may be gone now)
   JobRecord& job = s.jobs.at(owner.job);
   if (live) {
-    const std::string why = "host " + std::to_string(host.value()) + " failed";
+    const std::string why = s.hosts.fleet().HostName(host) + " failed";
     KillAction kill{owner, held, why};
     s.outbox.Send(std::move(kill));
     if (job.cancel_requested) {
@@ -235,8 +240,8 @@ Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
 
 Result<Actions> Scheduler::HostUp(HostId host, TimePoint now) {
   Impl& s = *impl_;
-  if (!s.hosts.pod().Contains(host)) {
-    return NotFound("host " + std::to_string(host.value()) + " is not in the pod");
+  if (!s.hosts.fleet().Contains(host)) {
+    return NotFound("host " + std::to_string(host.value()) + " is not in the fleet");
   }
   Status marked = s.hosts.MarkHealthy(host);
   if (!marked.ok()) return std::unexpected(marked);
@@ -283,7 +288,7 @@ double Scheduler::FairShareUsage(const UserName& user, TimePoint now) const {
 
 const std::map<JobId, JobRecord>& Scheduler::jobs() const { return impl_->jobs.all(); }
 const std::vector<QuarantinedJob>& Scheduler::quarantined() const { return impl_->quarantined; }
-const pod::Pod& Scheduler::pod() const { return impl_->hosts.pod(); }
+const pod::Fleet& Scheduler::fleet() const { return impl_->hosts.fleet(); }
 const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
 const SchedulerConfig& Scheduler::config() const { return impl_->config; }
 size_t Scheduler::JobsWithUnaskedExits() const { return impl_->unasked_exits.size(); }

@@ -36,7 +36,7 @@
 #include "common/ids.h"
 #include "common/status.h"
 #include "pod/accelerator.h"
-#include "pod/pod.h"
+#include "pod/fleet.h"
 #include "scheduler/core/dependency.h"
 #include "scheduler/core/job.h"
 #include "scheduler/core/repository.h"
@@ -50,8 +50,8 @@ struct LaunchPlan {
   JobEpoch job;
   pod::AcceleratorType accelerator;  // parsed when the job was submitted
   std::string pod;                   // name of the pod the slice is in
-  pod::Placement placement;
-  std::vector<HostId> hosts;  // row-major = rank order; hosts[0] runs mpirun
+  pod::Placement placement;          // in that pod's own coordinates
+  std::vector<HostId> hosts;  // fleet-wide ids, row-major = rank order; hosts[0] runs mpirun
   std::string command;
   std::vector<std::string> args;
   std::map<std::string, std::string> env;  // the spec's env (opaque to the core)
@@ -153,6 +153,9 @@ class Scheduler {
   // generation or size), is left out and listed in quarantined(). `repo` must outlive the
   // scheduler. Errors: unknown profile, invalid config, load failure, an active job that cannot
   // be read or placed on this pod (named), a stored placement that no longer fits the pod.
+  static Result<std::unique_ptr<Scheduler>> Create(pod::Fleet fleet, SchedulerConfig config,
+                                                   JobRepository* repo, TimePoint now);
+  // A fleet of one pod.
   static Result<std::unique_ptr<Scheduler>> Create(pod::Pod pod, SchedulerConfig config,
                                                    JobRepository* repo, TimePoint now);
   ~Scheduler();
@@ -228,7 +231,8 @@ class Scheduler {
   const std::map<JobId, JobRecord>& jobs() const;
   // Ended jobs left out at load (Create), with the reason; they are never loaded again.
   const std::vector<QuarantinedJob>& quarantined() const;
-  const pod::Pod& pod() const;
+  // The pods and their hosts (HostIds in every call here are the fleet's: pod/fleet.h).
+  const pod::Fleet& fleet() const;
   const SchedulerStats& stats() const;
   const SchedulerConfig& config() const;
   // Jobs whose recent unasked exits 75 are counted (the M3 backoff): active jobs only.

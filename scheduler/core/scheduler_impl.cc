@@ -11,7 +11,7 @@
 
 namespace podsched::core {
 
-Scheduler::Impl::Impl(pod::Pod p, SchedulerConfig c, Profile prof, JobRepository* r)
+Scheduler::Impl::Impl(pod::Fleet p, SchedulerConfig c, Profile prof, JobRepository* r)
     : hosts(std::move(p)),
       config(std::move(c)),
       accounting(Accounting::Rules{config.default_quota, config.fair_share_half_life,
@@ -36,7 +36,7 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   event.from = job.state;
   event.to = to;
   event.reason = reason;
-  if (job.placement) event.hosts = hosts.pod().HostsIn(*job.placement);
+  if (job.placement) event.hosts = hosts.fleet().HostsIn(*job.placement);
 
   const bool held = HoldsHosts(job.state);
   const bool holds = HoldsHosts(to);
@@ -84,7 +84,7 @@ void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
   outbox.Changed(job.id);
 }
 
-void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint now) {
+void Scheduler::Impl::Bind(JobRecord& job, const pod::FleetPlacement& p, TimePoint now) {
   const JobEpoch owner{job.id, job.epoch + 1};
   auto held = hosts.Hold(owner, p);
   PODSCHED_CHECK_MSG(held.has_value(), held.error().message().c_str());
@@ -96,9 +96,9 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::Placement& p, TimePoint no
   PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
   LaunchPlan launch{owner,
                     *jobs.TypeOf(job.id),
-                    hosts.pod().name(),
-                    p,
-                    hosts.pod().HostsIn(p),
+                    hosts.fleet().pod(p.pod).name(),
+                    p.rect,
+                    hosts.fleet().HostsIn(p),
                     job.spec.command,
                     job.spec.args,
                     job.spec.env,
@@ -152,7 +152,7 @@ std::string Scheduler::Impl::MaxRuntimeReason(const JobRecord& job) const {
 void Scheduler::Impl::StartPreemption(JobRecord& job, std::string reason,
                                       std::optional<JobId> reserved_for, TimePoint now) {
   const JobEpoch owner{job.id, job.epoch};
-  std::vector<HostId> held = hosts.pod().HostsIn(*job.placement);
+  std::vector<HostId> held = hosts.fleet().HostsIn(*job.placement);
   job.preempt_deadline = now + job.spec.grace_period;
   job.reserved_for = reserved_for;
   Status moved = Transition(job, JobState::kPreempting, reason, now);
@@ -281,7 +281,7 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
     switch (timer.kind) {
       case TimerKind::kKill:
         if (job.state == JobState::kPreempting && timers.TakeKill(job.id)) {
-          KillAction kill{timer.job, hosts.pod().HostsIn(*job.placement),
+          KillAction kill{timer.job, hosts.fleet().HostsIn(*job.placement),
                           "grace period of " +
                               std::to_string(static_cast<int64_t>(
                                   ToSeconds(job.spec.grace_period))) +

@@ -41,10 +41,10 @@ Status LoadDependencyTargets(JobRepository& repo, StoredState* state);
 
 class Scheduler::Impl {
  public:
-  Impl(pod::Pod pod, SchedulerConfig config, Profile profile, JobRepository* repo);
+  Impl(pod::Fleet fleet, SchedulerConfig config, Profile profile, JobRepository* repo);
 
   // --- state ---
-  HostLeases hosts;  // the pod, its leases and reservations (host_leases.h)
+  HostLeases hosts;  // the fleet, its leases and reservations (host_leases.h)
   SchedulerConfig config;
   Accounting accounting;  // users, quotas, cores held, fair-share usage (accounting.h)
   Profile profile;  // the pass's step objects (profile.h)
@@ -90,7 +90,7 @@ class Scheduler::Impl {
   Status Transition(JobRecord& job, JobState to, std::string reason, TimePoint now);
   void SetReason(JobRecord& job, const std::string& reason);  // persists only when it changed
   // Places `job` at `p`: allocates, new epoch, PLACED, Launch action, timers.
-  void Bind(JobRecord& job, const pod::Placement& p, TimePoint now);
+  void Bind(JobRecord& job, const pod::FleetPlacement& p, TimePoint now);
   // The timers of an epoch that holds hosts, from its start_time: the preemptible lifetime and
   // max_runtime (a PREEMPTING one: its kill at the deadline); with `draw_reclaim`, also a
   // simulated provider reclaim (drawn at Bind only, not again after a restart).

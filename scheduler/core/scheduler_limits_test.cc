@@ -33,7 +33,7 @@ TEST_F(SchedulerTest, HostFailureRequeuesAndJobResumesElsewhere) {
   EXPECT_EQ(launches[0].job.epoch, 2);
   EXPECT_EQ(Job(id).restarts, 0);  // not the job's fault
   ASSERT_TRUE(sched_->HostUp(host, At(12)).has_value());
-  EXPECT_EQ(sched_->pod().AvailableHosts(), 1);
+  EXPECT_EQ(sched_->fleet().AvailableHosts(), 1);
 }
 
 TEST_F(SchedulerTest, RetriesWithExponentialBackoffThenFails) {
@@ -75,7 +75,7 @@ TEST_F(SchedulerTest, CancelDuringPreemptingEndsCancelled) {
   EXPECT_EQ(Only<KillAction>(Tick(36)).size(), 1u);
   Exited(id, ExitKind::kKilled, 37);
   EXPECT_EQ(Job(id).state, S::kCancelled);
-  EXPECT_EQ(sched_->pod().AvailableHosts(), 1);
+  EXPECT_EQ(sched_->fleet().AvailableHosts(), 1);
   EXPECT_FALSE(sched_->Cancel(id, At(38)).has_value());
 }
 

@@ -1,6 +1,8 @@
 // Property test: seeded random sequences of submissions, cancellations, manual preemptions,
-// host failures, worker reports and ticks. After every step: no host is held by two jobs, no
-// user exceeds a quota, and every job that has not ended holds hosts or waits with a reason.
+// host failures, worker reports and ticks, on one pod (seeds 1-4) and on random fleets of v2 and
+// v3 pods and standalone devices (seeds 5-8). After every step: no host is held by two jobs, a
+// job's hosts are all in the pod of its placement, no user exceeds a quota (fleet-wide), and
+// every job that has not ended holds hosts or waits with a reason.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -24,10 +26,12 @@ class SchedulerPropertyTest : public testing::SchedulerFixture,
       if (IsTerminal(job.state)) continue;
       if (HoldsHosts(job.state)) {
         ASSERT_TRUE(job.placement.has_value()) << id;
-        for (HostId h : sched_->pod().HostsIn(*job.placement)) {
+        for (HostId h : sched_->fleet().HostsIn(*job.placement)) {
           ASSERT_TRUE(held.insert(h).second) << "host " << h << " held twice";
-          ASSERT_TRUE(sched_->pod().host(h).allocation.has_value());
+          ASSERT_TRUE(sched_->fleet().host(h).allocation.has_value());
+          ASSERT_EQ(sched_->fleet().Locate(h).pod, job.placement->pod) << "host " << h;
         }
+        ASSERT_TRUE(sched_->fleet().CanHold(job.placement->pod, *sched_->TypeOf(id))) << id;
         QuotaUsage& u = use[job.spec.user];
         (job.spec.preemptible ? u.preemptible_cores : u.on_demand_cores) += sched_->CoresOf(job);
       } else {
@@ -68,12 +72,31 @@ TEST_P(SchedulerPropertyTest, RandomSequencesKeepInvariants) {
   config.profile = GetParam() % 2 == 0 ? "fair-best-fit" : "fifo-first-fit";
   config.seed = GetParam();
   // Half the seeds forget ended jobs after 30 minutes (of about 50 hours simulated).
-  if (GetParam() > 2) config.ended_job_retention = std::chrono::minutes(30);
-  Start(4, 4, config);
+  if (GetParam() % 4 > 2 || GetParam() % 4 == 0) config.ended_job_retention = std::chrono::minutes(30);
   std::mt19937_64 rng(GetParam());
   auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  const bool fleet = GetParam() > 4;
+  if (fleet) {
+    // 2..5 pods: v2 grids from 1x1 (a device) to 4x4, at most one small v3 pod.
+    std::vector<pod::FleetPodSpec> pods;
+    const int n = 2 + pick(4);
+    for (int i = 0; i < n; ++i) {
+      const bool v3 = i == 0 && pick(2) == 0;
+      const int rows = pick(2) == 0 ? 1 : 1 + pick(4), cols = rows == 1 ? 1 + pick(2) : 2 + pick(3);
+      pods.push_back({"p" + std::to_string(i), v3 ? pod::Generation::kV3 : pod::Generation::kV2,
+                      rows, cols, i % 2 == 0 ? "zone-a" : "zone-b"});
+    }
+    StartFleet(pods, config);
+  } else {
+    Start(4, 4, config);
+  }
+  if (HasFatalFailure()) return;
+  const int hosts = sched_->fleet().num_hosts();
   const char* users[] = {"ada", "bob", "carl"};
-  const char* types[] = {"v2-8", "v2-8", "v2-8", "v2-32", "v2-128"};
+  // v3 types and the v2-128 fit only some fleets: elsewhere they are refused at submission.
+  const std::vector<const char*> types =
+      fleet ? std::vector<const char*>{"v2-8", "v2-8", "v2-8", "v2-32", "v3-8", "v3-32"}
+            : std::vector<const char*>{"v2-8", "v2-8", "v2-8", "v2-32", "v2-128"};
   std::map<JobEpoch, std::vector<HostId>> running;  // what the fake workers run
   std::vector<JobId> ids;
   double now = 0;
@@ -81,7 +104,8 @@ TEST_P(SchedulerPropertyTest, RandomSequencesKeepInvariants) {
     now += pick(120);
     const int op = pick(100);
     if (op < 25) {
-      JobSpec spec = testing::Spec(users[pick(3)], types[pick(5)], pick(2) == 0, pick(3));
+      JobSpec spec = testing::Spec(users[pick(3)], types[static_cast<size_t>(pick(static_cast<int>(types.size())))],
+                                   pick(2) == 0, pick(3));
       if (pick(2)) spec.expected_runtime = std::chrono::seconds(60 + pick(3600));
       auto id = sched_->Submit(spec, At(now));
       if (id) ids.push_back(*id);  // v2-128 on-demand exceeds the quota: rejected
@@ -91,7 +115,7 @@ TEST_P(SchedulerPropertyTest, RandomSequencesKeepInvariants) {
       (void)sched_->Preempt(ids[static_cast<size_t>(pick(static_cast<int>(ids.size())))], "test",
                             At(now));
     } else if (op < 33) {
-      const HostId h(pick(16));
+      const HostId h(pick(hosts));
       auto r = pick(4) == 0 ? sched_->HostDown(h, At(now)) : sched_->HostUp(h, At(now));
       ASSERT_TRUE(r.has_value());
       for (const Action& a : *r) {
@@ -138,14 +162,14 @@ TEST_P(SchedulerPropertyTest, RandomSequencesKeepInvariants) {
   }
   EXPECT_GT(sched_->stats().launches, 50);
   EXPECT_GT(sched_->stats().preemptions, 5);
-  if (GetParam() > 2) {
+  if (GetParam() % 4 > 2 || GetParam() % 4 == 0) {
     EXPECT_GT(sched_->stats().forgotten, 100);
   } else {
     EXPECT_EQ(sched_->stats().forgotten, 0);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, SchedulerPropertyTest, ::testing::Values(1, 2, 3, 4));
+INSTANTIATE_TEST_SUITE_P(Seeds, SchedulerPropertyTest, ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8));
 
 }  // namespace
 }  // namespace podsched::core

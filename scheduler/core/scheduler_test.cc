@@ -33,7 +33,7 @@ TEST_F(SchedulerTest, PlacesAndRunsAJobThroughItsLifecycle) {
   EXPECT_EQ(Job(id).state, S::kRunning);
   Exited(id, ExitKind::kSucceeded, 3601);
   EXPECT_EQ(Job(id).state, S::kSucceeded);
-  EXPECT_EQ(sched_->pod().AvailableHosts(), 4);
+  EXPECT_EQ(sched_->fleet().AvailableHosts(), 4);
   EXPECT_NEAR(Job(id).usage_core_hours, 32.0, 1e-6);  // 32 cores for one hour
   auto events = repo_.EventsOf(id);
   ASSERT_TRUE(events.has_value());
@@ -44,6 +44,35 @@ TEST_F(SchedulerTest, PlacesAndRunsAJobThroughItsLifecycle) {
 
 // A program that never reports progress is RUNNING once its ranks are up (issue: a PyTorch job
 // stayed STARTING through training, a preemption and its success).
+TEST_F(SchedulerTest, OnAFleetATypeNoPodCanHoldIsRefusedSayingWhereTypesRun) {
+  StartFleet({{"big", pod::Generation::kV2, 4, 4, "zone-a"},
+              {"dev-0", pod::Generation::kV2, 1, 1, "zone-b"},
+              {"dev-1", pod::Generation::kV2, 1, 1, "zone-b"}});
+  auto refused = sched_->Submit(Spec("ada", "v2-256", false), At(0));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message(),
+            "no pod of this fleet can hold a v2-256; types it can run: v2-8, v2-32, v2-128 on "
+            "pod big (v2 4x4); v2-8 on 2 v2 1x1 pods dev-0, dev-1");
+  EXPECT_EQ(sched_->ActiveJobs(), 0);
+  // A job on a device gets that device's fleet-wide host (big has hosts 0..15).
+  JobId id = Submit(Spec("ada", "v2-8", false), 0);
+  ASSERT_TRUE(sched_->Submit(Spec("bob", "v2-32", false), At(0)).has_value());
+  bool launched = false;
+  for (const Action& a : Tick(1)) {
+    if (const auto* l = std::get_if<LaunchPlan>(&a); l && l->job.job == id) {
+      EXPECT_EQ(l->pod, "dev-0");  // best fit: the device, not a corner of big
+      EXPECT_EQ(l->hosts, std::vector<HostId>{HostId(16)});
+      launched = true;
+    }
+  }
+  EXPECT_TRUE(launched);
+  ASSERT_EQ(sched_->fleet().HostName(HostId(16)), "host 0 of pod dev-0");
+  // A device's failure requeues the job on it, naming the host by its pod.
+  ASSERT_TRUE(sched_->HostDown(HostId(16), At(2)).has_value());
+  EXPECT_EQ(Job(id).state, JobState::kQueued);
+  EXPECT_EQ(Job(id).reason, "requeued: host 0 of pod dev-0 failed");
+}
+
 TEST_F(SchedulerTest, RunningWhenEveryRankIsUpWithoutProgress) {
   Start(2, 2);
   JobId id = Submit(Spec("ada", "v2-32", false), 0);
@@ -69,12 +98,12 @@ TEST_F(SchedulerTest, HostsAreFreedOnlyWhenEveryHostReleasedThem) {
     ASSERT_TRUE(sched_->ReportHostReleased(Epoch(id), hosts[i], At(2)).has_value());
   }
   EXPECT_EQ(Job(id).state, S::kPlaced);
-  EXPECT_EQ(sched_->pod().AvailableHosts(), 0);
+  EXPECT_EQ(sched_->fleet().AvailableHosts(), 0);
   // The launcher's verdict ends the job and frees the last host.
   ASSERT_TRUE(
       sched_->ReportExited(Epoch(id), hosts[0], ExitKind::kSucceeded, "", At(3)).has_value());
   EXPECT_EQ(Job(id).state, S::kSucceeded);
-  EXPECT_EQ(sched_->pod().AvailableHosts(), 4);
+  EXPECT_EQ(sched_->fleet().AvailableHosts(), 4);
   EXPECT_FALSE(sched_->ReportHostReleased(JobEpoch{JobId(999), 1}, hosts[0], At(4)).has_value());
 }
 
@@ -311,7 +340,7 @@ TEST_F(SchedulerTest, MaxRuntimeStopsTheJobGracefullyAndEndsItFailed) {
   Exited(id, ExitKind::kPreempted, 1900 + 1800);
   EXPECT_EQ(Job(id).state, S::kFailed);
   EXPECT_EQ(Job(id).reason, "max_runtime of 3600 s reached");
-  EXPECT_EQ(sched_->pod().AvailableHosts(), 1);
+  EXPECT_EQ(sched_->fleet().AvailableHosts(), 1);
   EXPECT_TRUE(Only<LaunchPlan>(Tick(4000)).empty());  // never requeued past its limit
 }
 
@@ -341,14 +370,14 @@ TEST_F(SchedulerTest, RestoreRebuildsTheSameState) {
   Tick(3);
   Progress(a, 5, 5, 4);
   ASSERT_TRUE(sched_->Preempt(c, "", At(5)).has_value());
-  auto again = Scheduler::Create(sched_->pod(), DefaultConfig(), &repo_, At(6));
+  auto again = Scheduler::Create(sched_->fleet(), DefaultConfig(), &repo_, At(6));
   // The copied pod already holds the allocations: rebuild on an empty pod instead.
   EXPECT_FALSE(again.has_value());
   auto empty = pod::Pod::Create("test", pod::Generation::kV2, 2, 2);
   auto restored = Scheduler::Create(std::move(*empty), DefaultConfig(), &repo_, At(6));
   ASSERT_TRUE(restored.has_value()) << restored.error().ToString();
   EXPECT_EQ((*restored)->jobs(), sched_->jobs());
-  EXPECT_EQ((*restored)->pod().AllocatedHosts(), sched_->pod().AllocatedHosts());
+  EXPECT_EQ((*restored)->fleet().AllocatedHosts(), sched_->fleet().AllocatedHosts());
   EXPECT_EQ((*restored)->UsageOf(UserName("bob")).preemptible_cores, 8);
 }
 

@@ -97,13 +97,13 @@ Status CheckEnvNames(const JobSpec& spec) {
 
 }  // namespace
 
-Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& pod,
+Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Fleet& fleet,
                                           SpecOrigin origin) {
   Status fields = CheckFields(spec);
   if (fields.ok() && origin == SpecOrigin::kSubmission) fields = CheckSubmittedBytes(spec);
   if (fields.ok() && origin == SpecOrigin::kSubmission) fields = CheckEnvNames(spec);
   if (!fields.ok()) return std::unexpected(fields);
-  return pod.ParseType(spec.accelerator);
+  return fleet.ParseType(spec.accelerator);
 }
 
 int64_t SpecBytes(const JobSpec& spec) {

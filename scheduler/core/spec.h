@@ -5,7 +5,7 @@
 
 #include "common/status.h"
 #include "pod/accelerator.h"
-#include "pod/pod.h"
+#include "pod/fleet.h"
 #include "scheduler/core/job.h"
 
 namespace podsched::core {
@@ -25,14 +25,14 @@ inline constexpr int kMaxRestarts = 100;
 // later, such as the reserved env names, must not stop podsched from loading old jobs).
 enum class SpecOrigin { kSubmission, kStored };
 
-// Checks every field of `spec` against `pod` and returns the parsed accelerator type, or an
+// Checks every field of `spec` against the fleet (its type must fit some pod) and returns the parsed accelerator type, or an
 // InvalidArgument error naming the field and the fix ("max_restarts is -1; must be 0..100").
 // A submission may not set env names of the job contract (common/env_contract.h).
 // What the spec makes podsched keep, in bytes (its strings: name, command, args, env), for the
 // per-user bound on the specs of jobs that have not ended.
 int64_t SpecBytes(const JobSpec& spec);
 
-Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Pod& pod,
+Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Fleet& fleet,
                                           SpecOrigin origin = SpecOrigin::kSubmission);
 
 }  // namespace podsched::core

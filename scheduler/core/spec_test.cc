@@ -15,7 +15,7 @@ struct BadSpec {
 };
 
 TEST(ValidateSpecTest, RejectsBadFieldsWithClearMessages) {
-  const pod::Pod pod = pod::Pod::Full("p", pod::Generation::kV2);
+  const pod::Fleet pod = pod::Fleet::Of(pod::Pod::Full("p", pod::Generation::kV2));
   const BadSpec cases[] = {
       {"unknown type", [](JobSpec& s) { s.accelerator = "v2-12"; }, "valid: v2-8"},
       {"larger than pod", [](JobSpec& s) { s.accelerator = "v2-1024"; }, "valid:"},
@@ -45,7 +45,7 @@ TEST(ValidateSpecTest, RejectsBadFieldsWithClearMessages) {
 }
 
 TEST(ValidateSpecTest, RefusesEnvNamesOfTheJobContract) {
-  const pod::Pod pod = pod::Pod::Full("p", pod::Generation::kV2);
+  const pod::Fleet pod = pod::Fleet::Of(pod::Pod::Full("p", pod::Generation::kV2));
   for (const char* name : {"POD_JOB_ID", "POD_ARRAY_INDEX", "POD_ANYTHING", "RANK", "WORLD_SIZE",
                            "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "MASTER_ADDR",
                            "MASTER_PORT", "JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES",

@@ -52,16 +52,34 @@ std::optional<VictimChoice> LeastLostWork::Choose(
 }
 
 Permit::Decision StrictOrder::OnBlocked(
-    const pod::Pod&, const pod::AcceleratorType&, const pod::PlacementPolicy&,
-    const std::function<std::vector<ExpectedRelease>()>&) const {
+    const std::vector<pod::Pod>&, const std::vector<int>&, const pod::AcceleratorType&,
+    const pod::PlacementPolicy&, const std::function<std::vector<ExpectedRelease>()>&) const {
   // The same text whichever job blocks, so that a new head does not rewrite every row.
   return {"waiting for earlier jobs to start (FIFO order)", std::nullopt};
 }
 
 Permit::Decision EasyBackfill::OnBlocked(
-    const pod::Pod& view, const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
+    const std::vector<pod::Pod>& views, const std::vector<int>& candidates,
+    const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
     const std::function<std::vector<ExpectedRelease>()>& releases) const {
-  return {std::nullopt, ComputeShadow(view, type, score, releases())};
+  const std::vector<ExpectedRelease> all = releases();
+  Decision d;
+  for (int i : candidates) {
+    std::vector<ExpectedRelease> here;
+    for (const ExpectedRelease& r : all) {
+      if (r.pod == i) here.push_back(r);
+    }
+    Shadow s = ComputeShadow(views[static_cast<size_t>(i)], type, score, std::move(here));
+    // The earliest start; an unknown start (max) only when no pod has a known one, and then
+    // still a placement to keep free.
+    const bool better = !d.head || s.start < d.head->start ||
+                        (s.start == d.head->start && !d.head->placement && s.placement);
+    if (better) {
+      d.head = std::move(s);
+      d.head_pod = i;
+    }
+  }
+  return d;
 }
 
 }  // namespace podsched::core

@@ -100,29 +100,33 @@ class Permit {
     // The blocked job is the head: where and when it is expected to start, kept free for the
     // jobs behind that could delay it (EASY backfill).
     std::optional<Shadow> head;
+    int head_pod = 0;  // the pod of head->placement (an index in the fleet)
   };
   virtual ~Permit() = default;
-  // `view`: the pod as this pass sees it; `releases`: when each lease is expected to free its
-  // hosts (computed only when asked).
+  // `views`: the fleet's pods as this pass sees them; `candidates`: the pods that can hold
+  // `type`; `releases`: when each lease is expected to free its hosts (computed only when
+  // asked).
   virtual Decision OnBlocked(
-      const pod::Pod& view, const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
+      const std::vector<pod::Pod>& views, const std::vector<int>& candidates,
+      const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
       const std::function<std::vector<ExpectedRelease>()>& releases) const = 0;
 };
 
 // The first job that does not fit blocks every job behind it (but those filtered out).
 class StrictOrder final : public Permit {
  public:
-  Decision OnBlocked(const pod::Pod& view, const pod::AcceleratorType& type,
-                     const pod::PlacementPolicy& score,
+  Decision OnBlocked(const std::vector<pod::Pod>& views, const std::vector<int>& candidates,
+                     const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
                      const std::function<std::vector<ExpectedRelease>()>& releases)
       const override;
 };
 
-// EASY backfill: a later job may start only if it cannot delay the head's earliest start.
+// EASY backfill: a later job may start only if it cannot delay the head's earliest start (the
+// earliest over the candidate pods; ties: the first pod in fleet order).
 class EasyBackfill final : public Permit {
  public:
-  Decision OnBlocked(const pod::Pod& view, const pod::AcceleratorType& type,
-                     const pod::PlacementPolicy& score,
+  Decision OnBlocked(const std::vector<pod::Pod>& views, const std::vector<int>& candidates,
+                     const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
                      const std::function<std::vector<ExpectedRelease>()>& releases)
       const override;
 };

@@ -16,7 +16,7 @@ namespace podsched::core {
 Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spec,
                                                               int new_jobs,
                                                               TimePoint now) const {
-  auto type = ValidateSpec(spec, hosts.pod());
+  auto type = ValidateSpec(spec, hosts.fleet());
   if (!type) return std::unexpected(type.error());
   const int per_hour = config.max_jobs_created_per_user_per_hour;
   if (new_jobs > per_hour) {

@@ -46,6 +46,15 @@ class SchedulerFixture : public ::testing::Test {
     ASSERT_TRUE(s.has_value()) << s.error().ToString();
     sched_ = std::move(*s);
   }
+  // A fleet of the given pods.
+  void StartFleet(const std::vector<pod::FleetPodSpec>& pods,
+                  SchedulerConfig config = DefaultConfig()) {
+    auto fleet = pod::Fleet::Create(pods);
+    ASSERT_TRUE(fleet.has_value()) << fleet.error().ToString();
+    auto s = Scheduler::Create(std::move(*fleet), std::move(config), &repo_, At(0));
+    ASSERT_TRUE(s.has_value()) << s.error().ToString();
+    sched_ = std::move(*s);
+  }
   static SchedulerConfig DefaultConfig() {
     SchedulerConfig config;
     config.min_runtime_before_preemption = Duration::zero();

@@ -38,6 +38,7 @@ std::optional<VictimChoice> ChooseVictims(const pod::Pod& pod, pod::SliceShape s
 struct ExpectedRelease {
   AllocationId allocation;
   TimePoint at;
+  int pod = 0;  // the fleet's pod the allocation is in
 };
 
 struct Shadow {

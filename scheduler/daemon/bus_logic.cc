@@ -43,12 +43,12 @@ BusLogic::BusLogic(Options options, core::Scheduler* scheduler, TokenSource toke
     : options_(std::move(options)),
       scheduler_(scheduler),
       tokens_(tokens ? std::move(tokens) : TokenSource(RandomToken)),
-      registry_(scheduler->pod().num_hosts()),
+      registry_(scheduler->fleet().num_hosts()),
       reconciler_(scheduler),
       composer_({options_.default_checkpoint_url, options_.log_url, options_.bus.job_port_first,
                  options_.bus.job_port_last,
                  PortsPerHost(options_.bus.job_port_first, options_.bus.job_port_last,
-                              scheduler->pod().num_hosts()),
+                              scheduler->fleet().num_hosts()),
                  options_.unix_user_of}) {
   if (options_.bus.reconcile_timeout_ms <= 0) {
     options_.bus.reconcile_timeout_ms = options_.bus.heartbeat_timeout_ms;
@@ -58,7 +58,7 @@ BusLogic::BusLogic(Options options, core::Scheduler* scheduler, TokenSource toke
 Status BusLogic::Start(TimePoint now) {
   last_timer_ = now;
   reconciler_.Start(now + std::chrono::milliseconds(options_.bus.reconcile_timeout_ms));
-  for (int i = 0; i < scheduler_->pod().num_hosts(); ++i) {
+  for (int i = 0; i < scheduler_->fleet().num_hosts(); ++i) {
     if (Status s = UpdateHost(HostId(i), now); !s.ok()) return s;
   }
   return Status::Ok();
@@ -97,8 +97,8 @@ Status BusLogic::OnTimer(TimePoint now) {
 }
 
 size_t BusLogic::LargestLaunchBytes(const core::JobSpec& spec) const {
-  auto type = scheduler_->pod().ParseType(spec.accelerator);
-  return type ? composer_.LargestLaunchBytes(spec, *type, scheduler_->pod().name()) : 0;
+  auto type = scheduler_->fleet().ParseType(spec.accelerator);
+  return type ? composer_.LargestLaunchBytes(spec, *type, scheduler_->fleet().pod(0).name()) : 0;
 }
 
 // ---- incoming ----
@@ -148,7 +148,7 @@ Status BusLogic::OnMessage(std::string_view agent_id, std::string_view bytes, Ti
 }
 
 Status BusLogic::OnRegister(const std::string& id, const bus::Register& m, TimePoint now) {
-  const pod::Pod& pod = scheduler_->pod();
+  const pod::Pod& pod = scheduler_->fleet().pod(0);  // a fleet of one pod (config.cc)
   if (!ValidAgentId(id) || m.agent_id() != id || m.rsh_endpoint().size() > kMaxText ||
       m.hostname().size() > kMaxText || m.version().size() > kMaxText ||
       m.hosts_size() == 0 || m.hosts_size() > pod.num_hosts() || m.running_size() > kMaxRunning ||
@@ -368,7 +368,7 @@ Status BusLogic::OnRanksUp(const JobEpoch& je,
   auto& [epoch, up] = ranks_up_[je.job];
   if (epoch != je.epoch) up.clear();
   epoch = je.epoch;
-  const std::vector<HostId> slice = scheduler_->pod().HostsIn(*job->placement);
+  const std::vector<HostId> slice = scheduler_->fleet().HostsIn(*job->placement);
   for (int32_t h : hosts) {
     if (std::find(slice.begin(), slice.end(), HostId(h)) != slice.end()) up.insert(HostId(h));
   }
@@ -403,7 +403,7 @@ Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now)
     // Of the live epoch, only the slice's hosts report, and only the launcher host (the slice's
     // first, where mpirun or `podworker launch` runs) gives the verdict: an agent cannot end
     // another user's job by naming a host of its own.
-    const std::vector<HostId> slice = scheduler_->pod().HostsIn(*job->placement);
+    const std::vector<HostId> slice = scheduler_->fleet().HostsIn(*job->placement);
     const bool in_slice = std::all_of(m.hosts().begin(), m.hosts().end(), [&](int32_t h) {
       return std::find(slice.begin(), slice.end(), HostId(h)) != slice.end();
     });
@@ -545,15 +545,15 @@ std::vector<BusOutgoing> BusLogic::TakeAcks() {
 // ---- queries ----
 
 bool BusLogic::ServesSliceOf(const AgentInfo& agent, const core::JobRecord& job) const {
-  std::vector<HostId> slice = scheduler_->pod().HostsIn(*job.placement);
+  std::vector<HostId> slice = scheduler_->fleet().HostsIn(*job.placement);
   return std::any_of(slice.begin(), slice.end(),
                      [&](HostId h) { return registry_.Serves(agent, h); });
 }
 
 int64_t BusLogic::unhealthy_hosts() const {
   int64_t n = 0;
-  for (int i = 0; i < scheduler_->pod().num_hosts(); ++i) {
-    if (!scheduler_->pod().host(HostId(i)).healthy) ++n;
+  for (int i = 0; i < scheduler_->fleet().num_hosts(); ++i) {
+    if (!scheduler_->fleet().host(HostId(i)).healthy) ++n;
   }
   return n;
 }

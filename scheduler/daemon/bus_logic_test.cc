@@ -119,7 +119,7 @@ class BusLogicTest : public ::testing::Test {
   }
   std::vector<int> SliceHosts(JobId id) {
     std::vector<int> out;
-    for (HostId h : sched_->pod().HostsIn(*sched_->Find(id)->placement)) out.push_back(h.value());
+    for (HostId h : sched_->fleet().HostsIn(*sched_->Find(id)->placement)) out.push_back(h.value());
     return out;
   }
 
@@ -160,8 +160,8 @@ TEST_F(BusLogicTest, LaunchGoesOnceToEveryAgentOfTheSliceWithTheJobContract) {
   EXPECT_EQ(l.env().at("POD_CHECKPOINT_URL"), "file:///data/objects/checkpoints");
   EXPECT_EQ(l.env().at("POD_RESTART_COUNT"), "0");
   const auto& p = *sched_->Find(je.job)->placement;
-  EXPECT_EQ(l.env().at("POD_SLICE"), "pod0:" + std::to_string(p.origin.col) + "," +
-                                         std::to_string(p.origin.row) + ":2x2");
+  EXPECT_EQ(l.env().at("POD_SLICE"), "pod0:" + std::to_string(p.rect.origin.col) + "," +
+                                         std::to_string(p.rect.origin.row) + ":2x2");
   std::string list;
   for (int h : hosts) list += (list.empty() ? "" : ",") + std::to_string(h);
   EXPECT_EQ(l.env().at("POD_HOSTS"), list);
@@ -204,9 +204,9 @@ TEST_F(BusLogicTest, RunningStartsTheJobAndExitsFreeTheHostsThenAreAcked) {
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kStarting);
   Exited(launcher_row, je, bus::Exited::COMPLETED, {hosts[0], hosts[1]});
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kSucceeded);
-  EXPECT_TRUE(sched_->pod().host(HostId(hosts[0])).allocation.has_value());  // not all gone yet
+  EXPECT_TRUE(sched_->fleet().host(HostId(hosts[0])).allocation.has_value());  // not all gone yet
   Exited(other_row, je, bus::Exited::RELEASED, {hosts[2], hosts[3]});
-  for (int h : hosts) EXPECT_FALSE(sched_->pod().host(HostId(h)).allocation.has_value());
+  for (int h : hosts) EXPECT_FALSE(sched_->fleet().host(HostId(h)).allocation.has_value());
   auto acks = bus_->TakeAcks();
   ASSERT_EQ(acks.size(), 2u);
   bus::Envelope a;
@@ -326,7 +326,7 @@ TEST_F(BusLogicTest, SilentAgentLosesItsHostsAndTheJobIsRequeuedAndKilledElsewhe
   EXPECT_EQ(bus_->hosts()[hosts[2]].reason, "");
   run(1000);
   EXPECT_EQ(bus_->hosts()[hosts[2]].reason, "heartbeat lost");
-  EXPECT_FALSE(sched_->pod().host(HostId(hosts[2])).healthy);
+  EXPECT_FALSE(sched_->fleet().host(HostId(hosts[2])).healthy);
   const auto* job = sched_->Find(je.job);
   // Requeued and, in the same tick, placed again on healthy hosts with a new epoch.
   EXPECT_EQ(job->epoch, je.epoch + 1);
@@ -341,7 +341,7 @@ TEST_F(BusLogicTest, SilentAgentLosesItsHostsAndTheJobIsRequeuedAndKilledElsewhe
   EXPECT_TRUE(out[0].second.has_reregister());
   Register(dead);
   EXPECT_EQ(bus_->hosts()[hosts[2]].reason, "");
-  EXPECT_TRUE(sched_->pod().host(HostId(hosts[2])).healthy);
+  EXPECT_TRUE(sched_->fleet().host(HostId(hosts[2])).healthy);
 }
 
 TEST_F(BusLogicTest, BadMessagesAreDroppedAndCountedByReason) {
@@ -410,7 +410,7 @@ TEST_F(BusLogicTest, OnlyTheLauncherHostGivesTheVerdictAndOnlySliceHostsRelease)
   Exited(other_row, je, bus::Exited::RELEASED, {hosts[2], hosts[3]});
   Exited(launcher_row, je, bus::Exited::COMPLETED, {hosts[0], hosts[1]});
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kSucceeded);
-  for (int h : hosts) EXPECT_FALSE(sched_->pod().host(HostId(h)).allocation.has_value());
+  for (int h : hosts) EXPECT_FALSE(sched_->fleet().host(HostId(h)).allocation.has_value());
   EXPECT_EQ(Dropped("unknown_host"), 3);
 }
 
@@ -488,10 +488,10 @@ TEST_F(BusLogicTest, RestartRequeuesWhatIsNotRunningAndKillsWhatItDoesNotKnow) {
   auto out = Out();
   EXPECT_EQ(Count(out, bus::Envelope::kKill), 1);
   EXPECT_EQ(bus_->hosts()[ghost_host].reason, "stale processes");
-  EXPECT_FALSE(sched_->pod().host(HostId(ghost_host)).healthy);
+  EXPECT_FALSE(sched_->fleet().host(HostId(ghost_host)).healthy);
   Heartbeat(row);  // the ghost is gone
   EXPECT_EQ(bus_->hosts()[ghost_host].reason, "");
-  EXPECT_TRUE(sched_->pod().host(HostId(ghost_host)).healthy);
+  EXPECT_TRUE(sched_->fleet().host(HostId(ghost_host)).healthy);
 }
 
 // A job that had started and is gone after a restart was killed: a restart is charged.
@@ -535,7 +535,7 @@ TEST_F(BusLogicTest, RestartWithNothingRunningFreesEveryHostOfTheSlice) {
   RegisterAll();  // in row order: the launcher's agent first
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
   for (int h : hosts) {
-    EXPECT_FALSE(sched_->pod().host(HostId(h)).allocation.has_value()) << "host " << h;
+    EXPECT_FALSE(sched_->fleet().host(HostId(h)).allocation.has_value()) << "host " << h;
   }
 }
 

@@ -15,45 +15,16 @@
 namespace podsched::daemon {
 namespace {
 
-// Rejects keys of `node` outside `allowed`, naming the section (typos must not pass silently).
-Status CheckKeys(const YAML::Node& node, std::string_view section,
-                 const std::set<std::string>& allowed) {
-  if (!node.IsMap())
-    return Status(StatusCode::kInvalidArgument, std::string(section) + ": expected a mapping");
-  for (const auto& kv : node) {
-    auto name = YamlKey(kv.first, section);
-    if (!name) return name.error();
-    const std::string& key = *name;
-    if (!allowed.contains(key)) {
-      std::string valid;
-      for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
-      return Status(StatusCode::kInvalidArgument,
-                    "unknown key '" + key + "' in " + std::string(section) + "; valid: " + valid);
-    }
-  }
-  return Status::Ok();
-}
-
-// An optional key: `out` keeps its default when the key is absent.
-template <typename T>
-Status Read(const YAML::Node& node, const char* key, std::string_view section, T& out) {
-  if (!node[key]) return Status::Ok();
-  auto value = YamlAs<T>(node[key], std::string(section) + "." + key);
-  if (!value) return value.error();
-  out = std::move(*value);
-  return Status::Ok();
-}
-
 #define PODSCHED_TRY(expr)                                        \
   do {                                                            \
     if (Status s_ = (expr); !s_.ok()) return std::unexpected(s_); \
   } while (0)
 
 Result<core::Quota> ParseQuota(const YAML::Node& n, const std::string& section) {
-  PODSCHED_TRY(CheckKeys(n, section, {"on_demand_cores", "preemptible_cores"}));
+  PODSCHED_TRY(YamlCheckKeys(n, section, {"on_demand_cores", "preemptible_cores"}));
   core::Quota q;
-  PODSCHED_TRY(Read(n, "on_demand_cores", section, q.on_demand_cores));
-  PODSCHED_TRY(Read(n, "preemptible_cores", section, q.preemptible_cores));
+  PODSCHED_TRY(YamlRead(n, "on_demand_cores", section, q.on_demand_cores));
+  PODSCHED_TRY(YamlRead(n, "preemptible_cores", section, q.preemptible_cores));
   if (q.on_demand_cores < 0 || q.preemptible_cores < 0) {
     return InvalidArgument(section + ": quotas must be >= 0");
   }
@@ -62,19 +33,19 @@ Result<core::Quota> ParseQuota(const YAML::Node& n, const std::string& section) 
 
 Result<PodConfig> ParsePod(const YAML::Node& n, size_t index) {
   std::string section = "pods[" + std::to_string(index) + "]";
-  PODSCHED_TRY(CheckKeys(n, section, {"name", "generation", "host_rows", "host_cols"}));
+  PODSCHED_TRY(YamlCheckKeys(n, section, {"name", "generation", "host_rows", "host_cols"}));
   PodConfig pod;
   std::string generation = "v2";
-  PODSCHED_TRY(Read(n, "name", section, pod.name));
-  PODSCHED_TRY(Read(n, "generation", section, generation));
+  PODSCHED_TRY(YamlRead(n, "name", section, pod.name));
+  PODSCHED_TRY(YamlRead(n, "generation", section, generation));
   auto gen = pod::ParseGeneration(generation);
   if (!gen) return std::unexpected(gen.error().WithContext(section + ".generation"));
   pod.generation = *gen;
   const auto& spec = pod::SpecOf(pod.generation);
   pod.host_rows = spec.full_pod_host_rows;
   pod.host_cols = spec.full_pod_host_cols;
-  PODSCHED_TRY(Read(n, "host_rows", section, pod.host_rows));
-  PODSCHED_TRY(Read(n, "host_cols", section, pod.host_cols));
+  PODSCHED_TRY(YamlRead(n, "host_rows", section, pod.host_rows));
+  PODSCHED_TRY(YamlRead(n, "host_cols", section, pod.host_cols));
   if (pod.name.empty()) return InvalidArgument(section + ".name: must not be empty");
   // The grid is checked here, by the pod's own rule, because the port arithmetic below the pod
   // list multiplies it before the daemon builds the pod.
@@ -86,13 +57,13 @@ Result<PodConfig> ParsePod(const YAML::Node& n, size_t index) {
 
 Result<UserConfig> ParseUser(const YAML::Node& n, size_t index) {
   std::string section = "users[" + std::to_string(index) + "]";
-  PODSCHED_TRY(CheckKeys(n, section, {"name", "token_sha256", "role", "unix_user"}));
+  PODSCHED_TRY(YamlCheckKeys(n, section, {"name", "token_sha256", "role", "unix_user"}));
   UserConfig user;
   std::string role = "user";
-  PODSCHED_TRY(Read(n, "name", section, user.name));
-  PODSCHED_TRY(Read(n, "token_sha256", section, user.token_sha256));
-  PODSCHED_TRY(Read(n, "role", section, role));
-  PODSCHED_TRY(Read(n, "unix_user", section, user.unix_user));
+  PODSCHED_TRY(YamlRead(n, "name", section, user.name));
+  PODSCHED_TRY(YamlRead(n, "token_sha256", section, user.token_sha256));
+  PODSCHED_TRY(YamlRead(n, "role", section, role));
+  PODSCHED_TRY(YamlRead(n, "unix_user", section, user.unix_user));
   if (!IsPathSafeUserName(user.name)) {
     return InvalidArgument(section + ".name: '" + user.name +
                            "' must be 1..64 of [A-Za-z0-9._-] (it names the user's "
@@ -118,7 +89,7 @@ Result<UserConfig> ParseUser(const YAML::Node& n, size_t index) {
 
 Status ParseScheduler(const YAML::Node& n, Config& c) {
   const std::string section = "scheduler";
-  Status s = CheckKeys(n, section,
+  Status s = YamlCheckKeys(n, section,
                        {"profile", "tick_interval_ms", "min_runtime_before_preemption_seconds",
                         "preemptible_lifetime_hours", "reclaim_rate_per_hour",
                         "retry_backoff_base_seconds", "seed", "default_quota",
@@ -129,20 +100,20 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
   double lifetime_h = ToSeconds(c.scheduler.preemptible_lifetime) / 3600;
   double backoff = ToSeconds(c.scheduler.retry_backoff_base);
   double retention_h = ToSeconds(c.scheduler.ended_job_retention) / 3600;
-  for (Status r : {Read(n, "profile", section, c.scheduler.profile),
-                   Read(n, "tick_interval_ms", section, c.tick_interval_ms),
-                   Read(n, "min_runtime_before_preemption_seconds", section, min_runtime),
-                   Read(n, "preemptible_lifetime_hours", section, lifetime_h),
-                   Read(n, "reclaim_rate_per_hour", section, c.scheduler.reclaim_rate_per_hour),
-                   Read(n, "retry_backoff_base_seconds", section, backoff),
-                   Read(n, "seed", section, c.scheduler.seed),
-                   Read(n, "max_active_jobs_per_user", section,
+  for (Status r : {YamlRead(n, "profile", section, c.scheduler.profile),
+                   YamlRead(n, "tick_interval_ms", section, c.tick_interval_ms),
+                   YamlRead(n, "min_runtime_before_preemption_seconds", section, min_runtime),
+                   YamlRead(n, "preemptible_lifetime_hours", section, lifetime_h),
+                   YamlRead(n, "reclaim_rate_per_hour", section, c.scheduler.reclaim_rate_per_hour),
+                   YamlRead(n, "retry_backoff_base_seconds", section, backoff),
+                   YamlRead(n, "seed", section, c.scheduler.seed),
+                   YamlRead(n, "max_active_jobs_per_user", section,
                         c.scheduler.max_active_jobs_per_user),
-                   Read(n, "max_active_spec_bytes_per_user", section,
+                   YamlRead(n, "max_active_spec_bytes_per_user", section,
                         c.scheduler.max_active_spec_bytes_per_user),
-                   Read(n, "max_jobs_created_per_user_per_hour", section,
+                   YamlRead(n, "max_jobs_created_per_user_per_hour", section,
                         c.scheduler.max_jobs_created_per_user_per_hour),
-                   Read(n, "ended_job_retention_hours", section, retention_h)}) {
+                   YamlRead(n, "ended_job_retention_hours", section, retention_h)}) {
     if (!r.ok()) return r;
   }
   c.scheduler.min_runtime_before_preemption = FromSeconds(min_runtime);
@@ -180,20 +151,20 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
 
 Status ParseLimits(const YAML::Node& n, Limits& l) {
   const std::string section = "limits";
-  Status s = CheckKeys(n, section,
+  Status s = YamlCheckKeys(n, section,
                        {"max_body_bytes", "max_header_bytes", "max_json_depth", "max_page_size",
                         "requests_per_second", "burst", "max_stream_clients",
                         "max_connections", "max_connections_per_address"});
   if (!s.ok()) return s;
-  for (Status r : {Read(n, "max_body_bytes", section, l.max_body_bytes),
-                   Read(n, "max_header_bytes", section, l.max_header_bytes),
-                   Read(n, "max_json_depth", section, l.max_json_depth),
-                   Read(n, "max_page_size", section, l.max_page_size),
-                   Read(n, "requests_per_second", section, l.requests_per_second),
-                   Read(n, "burst", section, l.burst),
-                   Read(n, "max_stream_clients", section, l.max_stream_clients),
-                   Read(n, "max_connections", section, l.max_connections),
-                   Read(n, "max_connections_per_address", section,
+  for (Status r : {YamlRead(n, "max_body_bytes", section, l.max_body_bytes),
+                   YamlRead(n, "max_header_bytes", section, l.max_header_bytes),
+                   YamlRead(n, "max_json_depth", section, l.max_json_depth),
+                   YamlRead(n, "max_page_size", section, l.max_page_size),
+                   YamlRead(n, "requests_per_second", section, l.requests_per_second),
+                   YamlRead(n, "burst", section, l.burst),
+                   YamlRead(n, "max_stream_clients", section, l.max_stream_clients),
+                   YamlRead(n, "max_connections", section, l.max_connections),
+                   YamlRead(n, "max_connections_per_address", section,
                         l.max_connections_per_address)}) {
     if (!r.ok()) return r;
   }
@@ -212,32 +183,32 @@ Status ParseLimits(const YAML::Node& n, Limits& l) {
 Result<Config> ParseRoot(const YAML::Node& root) {
   Config c;
   if (!root || root.IsNull()) return c;
-  PODSCHED_TRY(CheckKeys(root, "the configuration",
+  PODSCHED_TRY(YamlCheckKeys(root, "the configuration",
                          {"listen", "bus", "data_dir", "default_checkpoint_url", "pods", "users",
                           "quotas", "scheduler", "limits",
                           "web_root"}));
   if (const auto& l = root["listen"]) {
-    PODSCHED_TRY(CheckKeys(l, "listen", {"address", "port"}));
-    PODSCHED_TRY(Read(l, "address", "listen", c.listen_address));
-    PODSCHED_TRY(Read(l, "port", "listen", c.port));
+    PODSCHED_TRY(YamlCheckKeys(l, "listen", {"address", "port"}));
+    PODSCHED_TRY(YamlRead(l, "address", "listen", c.listen_address));
+    PODSCHED_TRY(YamlRead(l, "port", "listen", c.port));
     if (c.port < 0 || c.port > 65535) return InvalidArgument("listen.port: must be 0..65535");
   }
   if (const auto& b = root["bus"]) {
-    PODSCHED_TRY(CheckKeys(b, "bus",
+    PODSCHED_TRY(YamlCheckKeys(b, "bus",
                            {"address", "heartbeat_interval_ms", "heartbeat_timeout_ms",
                             "reconcile_timeout_ms", "require_agents", "curve", "curve_secret_key",
                             "curve_agent_keys", "log_url", "job_ports"}));
-    PODSCHED_TRY(Read(b, "address", "bus", c.bus_address));
-    PODSCHED_TRY(Read(b, "heartbeat_interval_ms", "bus", c.bus.heartbeat_interval_ms));
-    PODSCHED_TRY(Read(b, "heartbeat_timeout_ms", "bus", c.bus.heartbeat_timeout_ms));
-    PODSCHED_TRY(Read(b, "reconcile_timeout_ms", "bus", c.bus.reconcile_timeout_ms));
-    PODSCHED_TRY(Read(b, "require_agents", "bus", c.bus.require_agents));
-    PODSCHED_TRY(Read(b, "curve", "bus", c.bus.curve));
-    PODSCHED_TRY(Read(b, "curve_secret_key", "bus", c.bus.curve_secret_key));
-    PODSCHED_TRY(Read(b, "curve_agent_keys", "bus", c.bus.curve_agent_keys));
-    PODSCHED_TRY(Read(b, "log_url", "bus", c.bus.log_url));
+    PODSCHED_TRY(YamlRead(b, "address", "bus", c.bus_address));
+    PODSCHED_TRY(YamlRead(b, "heartbeat_interval_ms", "bus", c.bus.heartbeat_interval_ms));
+    PODSCHED_TRY(YamlRead(b, "heartbeat_timeout_ms", "bus", c.bus.heartbeat_timeout_ms));
+    PODSCHED_TRY(YamlRead(b, "reconcile_timeout_ms", "bus", c.bus.reconcile_timeout_ms));
+    PODSCHED_TRY(YamlRead(b, "require_agents", "bus", c.bus.require_agents));
+    PODSCHED_TRY(YamlRead(b, "curve", "bus", c.bus.curve));
+    PODSCHED_TRY(YamlRead(b, "curve_secret_key", "bus", c.bus.curve_secret_key));
+    PODSCHED_TRY(YamlRead(b, "curve_agent_keys", "bus", c.bus.curve_agent_keys));
+    PODSCHED_TRY(YamlRead(b, "log_url", "bus", c.bus.log_url));
     std::string ports;
-    PODSCHED_TRY(Read(b, "job_ports", "bus", ports));
+    PODSCHED_TRY(YamlRead(b, "job_ports", "bus", ports));
     if (!ports.empty()) {
       // from_chars, not sscanf: "%d" is undefined behaviour on a number beyond int.
       int first = 0, last = 0;
@@ -279,8 +250,8 @@ Result<Config> ParseRoot(const YAML::Node& root) {
       return InvalidArgument("bus.curve_secret_key: expected a 40-character Z85 key");
     }
   }
-  PODSCHED_TRY(Read(root, "data_dir", "config", c.data_dir));
-  PODSCHED_TRY(Read(root, "default_checkpoint_url", "config", c.default_checkpoint_url));
+  PODSCHED_TRY(YamlRead(root, "data_dir", "config", c.data_dir));
+  PODSCHED_TRY(YamlRead(root, "default_checkpoint_url", "config", c.default_checkpoint_url));
   if (const auto& pods = root["pods"]) {
     if (!pods.IsSequence() || pods.size() == 0) return InvalidArgument("pods: expected a list");
     c.pods.clear();
@@ -328,7 +299,7 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   }
   if (const auto& s = root["scheduler"]) PODSCHED_TRY(ParseScheduler(s, c));
   if (const auto& l = root["limits"]) PODSCHED_TRY(ParseLimits(l, c.limits));
-  PODSCHED_TRY(Read(root, "web_root", "config", c.web_root));
+  PODSCHED_TRY(YamlRead(root, "web_root", "config", c.web_root));
   return c;
 }
 

@@ -131,13 +131,13 @@ double CostUsd(const core::JobRecord& job, const pod::AcceleratorType* type, Tim
 api::Job JobToProto(const core::JobRecord& job, const core::Scheduler& scheduler, TimePoint now,
                     bool with_spec) {
   if (const pod::AcceleratorType* type = scheduler.TypeOf(job.id)) {
-    return JobToProto(job, scheduler.pod(), type, now, with_spec);
+    return JobToProto(job, scheduler.fleet(), type, now, with_spec);
   }
-  auto parsed = scheduler.pod().ParseType(job.spec.accelerator);
-  return JobToProto(job, scheduler.pod(), parsed ? &*parsed : nullptr, now, with_spec);
+  auto parsed = scheduler.fleet().ParseType(job.spec.accelerator);
+  return JobToProto(job, scheduler.fleet(), parsed ? &*parsed : nullptr, now, with_spec);
 }
 
-api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod,
+api::Job JobToProto(const core::JobRecord& job, const pod::Fleet& fleet,
                     const pod::AcceleratorType* type, TimePoint now, bool with_spec) {
   api::Job out;
   out.set_id(job.id.value());
@@ -157,7 +157,11 @@ api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod,
   out.set_submit_time(Rfc3339(job.submit_time));
   out.set_start_time(Rfc3339(job.start_time));
   out.set_end_time(Rfc3339(job.end_time));
-  out.set_pod(pod.name());
+  if (job.placement) {
+    out.set_pod(fleet.pod(job.placement->pod).name());
+  } else if (fleet.size() == 1) {
+    out.set_pod(fleet.pod(0).name());
+  }
   out.set_task_name(core::TaskName(job.id, job.spec.array));
   if (job.spec.array) {
     out.set_array_id(job.spec.array->array_id.value());
@@ -165,11 +169,11 @@ api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod,
   }
   if (job.placement && core::HoldsHosts(job.state)) {
     auto* p = out.mutable_placement();
-    p->set_row(job.placement->origin.row);
-    p->set_col(job.placement->origin.col);
-    p->set_rows(job.placement->shape.rows);
-    p->set_cols(job.placement->shape.cols);
-    for (HostId h : pod.HostsIn(*job.placement)) out.add_hosts(h.value());
+    p->set_row(job.placement->rect.origin.row);
+    p->set_col(job.placement->rect.origin.col);
+    p->set_rows(job.placement->rect.shape.rows);
+    p->set_cols(job.placement->rect.shape.cols);
+    for (HostId h : fleet.HostsIn(*job.placement)) out.add_hosts(h.value());
   }
   if (with_spec) *out.mutable_spec() = SpecToProto(job.spec);
   return out;
@@ -215,7 +219,7 @@ api::JobEvent EventToProto(const core::JobEvent& event) {
 
 api::Pod PodToProto(const core::Scheduler& scheduler) {
   constexpr int kMaxPendingListed = 500;  // the response stays small with a long queue
-  const pod::Pod& pod = scheduler.pod();
+  const pod::Pod& pod = scheduler.fleet().pod(0);
   api::Pod out;
   out.set_name(pod.name());
   out.set_generation(std::string(pod::SpecOf(pod.generation()).name));
@@ -224,18 +228,18 @@ api::Pod PodToProto(const core::Scheduler& scheduler) {
   std::vector<int64_t> job_of_host(pod.num_hosts(), 0);
   for (JobId id : scheduler.ActiveJobIds()) {
     const core::JobRecord& job = *scheduler.Find(id);
-    if (core::HoldsHosts(job.state) && job.placement) {
-      for (HostId h : pod.HostsIn(*job.placement)) job_of_host[h.value()] = id.value();
+    if (core::HoldsHosts(job.state) && job.placement && job.placement->pod == 0) {
+      for (HostId h : pod.HostsIn(job.placement->rect)) job_of_host[h.value()] = id.value();
       auto* a = out.add_allocations();
       a->set_job_id(id.value());
       a->set_user(job.spec.user.value());
       a->set_accelerator(job.spec.accelerator);
       a->set_preemptible(job.spec.preemptible);
       a->set_state(std::string(core::JobStateName(job.state)));
-      a->mutable_placement()->set_row(job.placement->origin.row);
-      a->mutable_placement()->set_col(job.placement->origin.col);
-      a->mutable_placement()->set_rows(job.placement->shape.rows);
-      a->mutable_placement()->set_cols(job.placement->shape.cols);
+      a->mutable_placement()->set_row(job.placement->rect.origin.row);
+      a->mutable_placement()->set_col(job.placement->rect.origin.col);
+      a->mutable_placement()->set_rows(job.placement->rect.shape.rows);
+      a->mutable_placement()->set_cols(job.placement->rect.shape.cols);
     } else if (job.state == core::JobState::kQueued && out.pending_size() < kMaxPendingListed) {
       auto* p = out.add_pending();
       p->set_job_id(id.value());

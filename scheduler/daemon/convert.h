@@ -30,8 +30,8 @@ api::JobSpec SpecToProto(const core::JobSpec& spec);
 // the current one when the job holds hosts). `type`: the job's parsed accelerator (null: 0).
 double CostUsd(const core::JobRecord& job, const pod::AcceleratorType* type, TimePoint now);
 
-// The job object of the API (with its spec when `with_spec`) on `pod`, `type` as for CostUsd.
-api::Job JobToProto(const core::JobRecord& job, const pod::Pod& pod,
+// The job object of the API (with its spec when `with_spec`) in `fleet`, `type` as for CostUsd.
+api::Job JobToProto(const core::JobRecord& job, const pod::Fleet& fleet,
                     const pod::AcceleratorType* type, TimePoint now, bool with_spec);
 // The same for a job of `scheduler`: the type it parsed when the job came in, while the job is in
 // memory; the spec's is parsed only for a job read back from the store (FindStored, history).
@@ -41,7 +41,8 @@ api::Job JobToProto(const core::JobRecord& job, const core::Scheduler& scheduler
 // array's progress.
 void AddSweepDetails(const core::Scheduler& scheduler, const core::JobRecord& job, api::Job* out);
 api::JobEvent EventToProto(const core::JobEvent& event);
-// The pod's hosts, allocations, pending jobs and headroom.
+// The pod's hosts, allocations, pending jobs and headroom. The daemon serves a fleet of one
+// pod (config.cc): this is pod 0.
 api::Pod PodToProto(const core::Scheduler& scheduler);
 api::ProgressPoint ProgressToProto(const ProgressSample& p);
 

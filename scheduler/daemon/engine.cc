@@ -291,7 +291,7 @@ void Engine::Tick(TimePoint now) {
 }
 
 void Engine::Publish(TimePoint now) {
-  const pod::Pod& pod = scheduler_->pod();
+  const pod::Fleet& pod = scheduler_->fleet();
   for (const auto& [job_id, sample] : bus_->TakeDueProgress(now)) {
     if (const core::JobRecord* job = scheduler_->Find(job_id)) {
       streams_.PublishProgress(sample, *job, pod, scheduler_->TypeOf(job_id), now);

@@ -257,7 +257,7 @@ class EngineClockStep : public ::testing::TestWithParam<bool> {
       auto* running = e.mutable_heartbeat()->add_running();
       running->mutable_job()->set_job_id(job);
       running->mutable_job()->set_epoch(epoch);
-      for (HostId h : engine_->scheduler().pod().HostsIn(
+      for (HostId h : engine_->scheduler().fleet().HostsIn(
                *engine_->scheduler().Find(JobId(job))->placement)) {
         running->add_hosts(h.value());
         running->add_ranks_up_hosts(h.value());
@@ -268,7 +268,7 @@ class EngineClockStep : public ::testing::TestWithParam<bool> {
   core::JobState State(int64_t job) const { return engine_->scheduler().Find(JobId(job))->state; }
   int UnhealthyHosts() const {
     int n = 0;
-    const pod::Pod& pod = engine_->scheduler().pod();
+    const pod::Fleet& pod = engine_->scheduler().fleet();
     for (int h = 0; h < pod.num_hosts(); ++h) n += !pod.host(HostId(h)).healthy;
     return n;
   }

@@ -39,7 +39,7 @@ size_t EventStreams::CloseWhere(const EndReason& why) {
 }
 
 void EventStreams::PublishTransition(const core::JobEvent& e, const core::JobRecord& job,
-                                     const pod::Pod& pod, const pod::AcceleratorType* accelerator,
+                                     const pod::Fleet& pod, const pod::AcceleratorType* accelerator,
                                      TimePoint now) {
   if (streams_.empty()) {
     ++next_event_id_;
@@ -51,7 +51,7 @@ void EventStreams::PublishTransition(const core::JobEvent& e, const core::JobRec
 }
 
 void EventStreams::PublishProgress(const ProgressSample& sample, const core::JobRecord& job,
-                                   const pod::Pod& pod, const pod::AcceleratorType* accelerator,
+                                   const pod::Fleet& pod, const pod::AcceleratorType* accelerator,
                                    TimePoint now) {
   if (streams_.empty()) return;
   api::StreamEvent se;
@@ -60,7 +60,7 @@ void EventStreams::PublishProgress(const ProgressSample& sample, const core::Job
 }
 
 void EventStreams::Broadcast(std::string_view type, api::StreamEvent& se,
-                             const core::JobRecord& job, const pod::Pod& pod,
+                             const core::JobRecord& job, const pod::Fleet& pod,
                              const pod::AcceleratorType* accelerator, TimePoint now) {
   se.set_id(next_event_id_++);
   se.set_type(std::string(type));

@@ -23,7 +23,7 @@
 
 #include "api.pb.h"
 #include "common/clock.h"
-#include "pod/pod.h"
+#include "pod/fleet.h"
 #include "scheduler/core/job.h"
 #include "scheduler/daemon/auth.h"
 #include "scheduler/daemon/job_output.h"
@@ -53,13 +53,13 @@ class EventStreams {
   size_t CountOf(std::string_view user) const;
   bool empty() const { return streams_.empty(); }
 
-  // A committed transition of `job` (as it is `now`) on `pod`; `type`: its parsed accelerator
+  // A committed transition of `job` (as it is `now`) in the fleet `pod`; `type`: its parsed accelerator
   // (Scheduler::TypeOf), for its cost.
   void PublishTransition(const core::JobEvent& event, const core::JobRecord& job,
-                         const pod::Pod& pod, const pod::AcceleratorType* type, TimePoint now);
+                         const pod::Fleet& pod, const pod::AcceleratorType* type, TimePoint now);
   // A progress report of `job`.
   void PublishProgress(const ProgressSample& sample, const core::JobRecord& job,
-                       const pod::Pod& pod, const pod::AcceleratorType* type, TimePoint now);
+                       const pod::Fleet& pod, const pod::AcceleratorType* type, TimePoint now);
 
   // The id of the newest frame (0: none yet).
   int64_t last_event_id() const { return next_event_id_ - 1; }
@@ -72,7 +72,7 @@ class EventStreams {
   };
   // Sets the event's id, type and job, builds the frame and sends it to the job's viewers.
   void Broadcast(std::string_view type, api::StreamEvent& event, const core::JobRecord& job,
-                 const pod::Pod& pod, const pod::AcceleratorType* accelerator, TimePoint now);
+                 const pod::Fleet& pod, const pod::AcceleratorType* accelerator, TimePoint now);
 
   std::map<int64_t, Stream> streams_;
   int64_t next_stream_ = 1;

@@ -98,7 +98,7 @@ class EventStreamsTest : public ::testing::Test {
     streams_.PublishProgress(sample, JobOf("alice", 1), pod_, &v2_8_, now_);
   }
 
-  pod::Pod pod_ = *pod::Pod::Create("pod0", pod::Generation::kV2, 2, 2);
+  pod::Fleet pod_ = pod::Fleet::Of(*pod::Pod::Create("pod0", pod::Generation::kV2, 2, 2));
   pod::AcceleratorType v2_8_ = *pod::AcceleratorType::Parse("v2-8");
   TimePoint now_{std::chrono::seconds(1'700'000'000)};
   EventStreams streams_;

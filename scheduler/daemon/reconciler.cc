@@ -12,13 +12,13 @@ const core::JobRecord* LiveEpoch(const core::Scheduler& scheduler, JobEpoch je) 
 }
 
 Reconciler::Reconciler(const core::Scheduler* scheduler)
-    : scheduler_(scheduler), launched_(static_cast<size_t>(scheduler->pod().num_hosts())) {}
+    : scheduler_(scheduler), launched_(static_cast<size_t>(scheduler->fleet().num_hosts())) {}
 
 void Reconciler::Start(TimePoint deadline) {
   for (JobId id : scheduler_->ActiveJobIds()) {
     const core::JobRecord& job = *scheduler_->Find(id);
     if (!core::HoldsHosts(job.state) || !job.placement) continue;
-    for (HostId h : scheduler_->pod().HostsIn(*job.placement)) {
+    for (HostId h : scheduler_->fleet().HostsIn(*job.placement)) {
       launched_[static_cast<size_t>(h.value())] = JobEpoch{id, job.epoch};
       awaiting_.insert(h);
     }
@@ -57,13 +57,13 @@ std::optional<Reconciler::Missing> Reconciler::MissingOn(HostId host, const Agen
     // The epoch ended (its job requeued or ended, e.g. by the launcher's verdict a moment ago)
     // but its lease still holds this host until the host reports its processes gone. They are
     // gone: release the host, or the lease lingers for ever.
-    if (!scheduler_->pod().host(host).allocation || report.running.contains(je)) {
+    if (!scheduler_->fleet().host(host).allocation || report.running.contains(je)) {
       return std::nullopt;
     }
     launched.reset();
     return Missing{je, false};
   }
-  const bool launcher = scheduler_->pod().HostsIn(*job->placement).front() == host;
+  const bool launcher = scheduler_->fleet().HostsIn(*job->placement).front() == host;
   if (!launcher && report.running.contains(je)) return std::nullopt;
   return Missing{je, launcher};
 }

@@ -116,7 +116,7 @@ TEST_F(ReconcilerTest, ALeaseThatOutlivedItsEpochIsReleasedWhenNothingRunsThere)
   ASSERT_TRUE(sched_->ReportExited(plan.job, launcher, core::ExitKind::kKilled, "gone",
                                    At(t_ += 1)));
   ASSERT_EQ(sched_->Find(plan.job.job)->state, core::JobState::kQueued);
-  ASSERT_TRUE(sched_->pod().host(other).allocation.has_value());
+  ASSERT_TRUE(sched_->fleet().host(other).allocation.has_value());
   Reconciler::AgentReport running;
   running.running.insert(plan.job);
   EXPECT_FALSE(rec.MissingOn(other, running).has_value());  // still winding down there

@@ -17,11 +17,11 @@ int64_t HourOf(TimePoint t) {
 
 UsageHistory::Sample UsageHistory::Take(const core::Scheduler& scheduler, TimePoint now) {
   Sample s{now};
-  s.hosts = scheduler.pod().num_hosts();
+  s.hosts = scheduler.fleet().num_hosts();
   for (JobId id : scheduler.ActiveJobIds()) {
     const core::JobRecord& job = *scheduler.Find(id);
     if (!core::HoldsHosts(job.state) || !job.placement) continue;
-    (job.spec.preemptible ? s.preemptible_hosts : s.on_demand_hosts) += job.placement->shape.hosts();
+    (job.spec.preemptible ? s.preemptible_hosts : s.on_demand_hosts) += job.placement->rect.shape.hosts();
   }
   s.held_hosts = s.on_demand_hosts + s.preemptible_hosts;
   return s;

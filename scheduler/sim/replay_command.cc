@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "pod/fleet_yaml.h"
 #include "scheduler/sim/commands.h"
 #include "scheduler/sim/report.h"
 #include "scheduler/sim/simulator.h"
@@ -29,6 +30,7 @@ struct ReplayFlags {
   bool json = false;
   std::string csv_timeseries;
   int pods = 0;  // 0: the default for the format
+  std::string fleet;  // a fleet file (pod/fleet_yaml.h) instead of --pods
   double preemptible_fraction = 0.3;
   double checkpoint_interval_s = 1800;
   int64_t max_rows = 0;
@@ -55,7 +57,20 @@ Trace LoadTrace(const ReplayFlags& flags) {
   return std::move(*trace);
 }
 
+std::vector<pod::FleetPodSpec> LoadFleet(const ReplayFlags& flags) {
+  if (flags.fleet.empty()) return {};
+  if (flags.pods > 0) Fail("--fleet and --pods: give one of them");
+  std::ifstream in(flags.fleet);
+  if (!in) Fail("cannot open " + flags.fleet);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto pods = pod::ParseFleetYaml(text.str());
+  if (!pods) Fail(flags.fleet + ": " + pods.error().message());
+  return std::move(*pods);
+}
+
 void RunReplay(const ReplayFlags& flags) {
+  const std::vector<pod::FleetPodSpec> fleet = LoadFleet(flags);
   const Trace trace = LoadTrace(flags);
   // Philly offers ~1,230 cores on average once GPUs are rounded up to v2 slices (2.4 full v2
   // pods). At 3 pods (80% nominal) the queue grows to 10,000 jobs and waits reach days; 4 pods
@@ -69,6 +84,7 @@ void RunReplay(const ReplayFlags& flags) {
     SimOptions options = flags.sim;
     options.profile = policy;
     options.pods = pods;
+    options.fleet = fleet;
     options.exact_estimates = !flags.no_estimates;
     if (bar) {
       options.progress = [&policy](double done) {
@@ -92,7 +108,14 @@ void RunReplay(const ReplayFlags& flags) {
   } else {
     std::cout << "trace " << flags.trace << ": " << trace.jobs.size() << " jobs";
     if (trace.rejected > 0) std::cout << " (" << trace.rejected << " rows rejected: larger than a pod)";
-    std::cout << ", " << pods << " v2 pod(s)\n";
+    if (fleet.empty()) {
+      std::cout << ", " << pods << " v2 pod(s)\n";
+    } else {
+      int hosts = 0;
+      for (const pod::FleetPodSpec& p : fleet) hosts += p.host_rows * p.host_cols;
+      std::cout << ", fleet " << flags.fleet << " (" << fleet.size() << " pods, " << hosts
+                << " hosts)\n";
+    }
     PrintTable(results, std::cout);
   }
   if (!flags.csv_timeseries.empty()) {
@@ -119,6 +142,8 @@ void RegisterReplayCommand(CLI::App& app) {
   sub->add_option("--csv-timeseries", flags->csv_timeseries,
                   "write utilization/queue over time (hourly) to this CSV file");
   sub->add_option("--pods", flags->pods, "number of v2 pods (default: 4 for philly, else 1)");
+  sub->add_option("--fleet", flags->fleet,
+                  "a fleet file (YAML, e.g. deploy/fleets/grant.yaml) instead of --pods");
   sub->add_option("--seed", flags->sim.seed, "seed (preemptible choice, reclaims, failures)")
       ->capture_default_str();
   sub->add_option("--preemptible-fraction", flags->preemptible_fraction,
@@ -136,9 +161,9 @@ void RegisterReplayCommand(CLI::App& app) {
   sub->add_option("--tick", flags->sim.tick_s, "scheduling pass interval, simulated seconds")
       ->capture_default_str();
   sub->add_option("--quota-on-demand", flags->sim.quota_on_demand_cores,
-                  "per-user on-demand cores per pod (default: no quota)");
+                  "per-user on-demand cores over the fleet (default: no quota)");
   sub->add_option("--quota-preemptible", flags->sim.quota_preemptible_cores,
-                  "per-user preemptible cores per pod (default: no quota)");
+                  "per-user preemptible cores over the fleet (default: no quota)");
   sub->add_flag("--no-estimates", flags->no_estimates,
                 "do not give the scheduler the trace's durations as runtime estimates");
   sub->callback([flags] { RunReplay(*flags); });

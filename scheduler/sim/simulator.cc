@@ -36,14 +36,13 @@ struct Event {
   EventKind kind;
   int job = -1;  // index into the trace
   int64_t epoch = 0;
-  int pod = 0;
-  int host = 0;
+  int host = 0;  // the fleet's HostId (host failure and repair)
   ExitKind exit = ExitKind::kSucceeded;
   bool operator>(const Event& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
 };
 
 struct SimJob {
-  int pod = -1;
+  bool submitted = false;  // the core accepted it (id is its id)
   JobId id;
   int cores = 0;
   std::optional<pod::AcceleratorType> type;
@@ -73,13 +72,13 @@ class Simulation {
     return trace_.jobs[static_cast<size_t>(job)].preemptible ? result_.preemptible
                                                              : result_.on_demand;
   }
-  void Handle(int pod, const Result<Actions>& actions);
-  void Apply(int pod, const Actions& actions);
+  void Handle(const Result<Actions>& actions);
+  void Apply(const Actions& actions);
   void Arrive(int job);
   // The core's dependencies of a trace row, or why it cannot be submitted.
   Result<std::vector<core::Dependency>> CoreDependencies(const TraceJob& t) const;
   // Bookkeeping of a job the core accepted.
-  void Register(int job, int pod, JobId id);
+  void Register(int job, JobId id);
   // A job the core ended without running it to the end (a dependency that can never be met, or
   // a final failure): counted once, then the same for its dependents.
   void Settle(int job);
@@ -96,13 +95,12 @@ class Simulation {
   const SimOptions& opt_;
   std::mt19937_64 rng_;
   std::vector<SimJob> jobs_;
-  std::vector<std::unique_ptr<core::InMemoryJobRepository>> repos_;
-  std::vector<std::unique_ptr<core::Scheduler>> pods_;
-  std::vector<std::unordered_map<int64_t, int>> by_id_;  // per pod: JobId -> trace index
-  std::map<int64_t, int> job_row_;                       // trace job_id -> trace index
-  std::map<int64_t, std::vector<int>> array_rows_;       // trace array_id -> indices by array_index
-  std::vector<std::vector<int>> dependents_;             // trace index -> rows that depend on it
-  std::vector<int64_t> outstanding_cores_;               // per pod: queued + held
+  std::unique_ptr<core::InMemoryJobRepository> repo_;
+  std::unique_ptr<core::Scheduler> sched_;          // the whole fleet's
+  std::unordered_map<int64_t, int> by_id_;          // JobId -> trace index
+  std::map<int64_t, int> job_row_;                  // trace job_id -> trace index
+  std::map<int64_t, std::vector<int>> array_rows_;  // trace array_id -> indices by array_index
+  std::vector<std::vector<int>> dependents_;        // trace index -> rows that depend on it
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
   double now_ = 0;
@@ -116,16 +114,16 @@ class Simulation {
   SimResult result_;
 };
 
-void Simulation::Handle(int pod, const Result<Actions>& actions) {
+void Simulation::Handle(const Result<Actions>& actions) {
   PODSCHED_CHECK_MSG(actions.has_value(), actions.error().ToString().c_str());
-  Apply(pod, *actions);
+  Apply(*actions);
 }
 
-void Simulation::Apply(int pod, const Actions& actions) {
-  core::Scheduler& s = *pods_[static_cast<size_t>(pod)];
+void Simulation::Apply(const Actions& actions) {
+  core::Scheduler& s = *sched_;
   for (const Action& a : actions) {
     if (const auto* launch = std::get_if<core::LaunchPlan>(&a)) {
-      const int job = by_id_[static_cast<size_t>(pod)].at(launch->job.job.value());
+      const int job = by_id_.at(launch->job.job.value());
       SimJob& j = jobs_[static_cast<size_t>(job)];
       const TraceJob& t = trace_.jobs[static_cast<size_t>(job)];
       j.running = true;
@@ -141,21 +139,21 @@ void Simulation::Apply(int pod, const Actions& actions) {
       }
       --queued_;
       ++running_;
-      Handle(pod, s.ReportStarted(launch->job, At(now_)));
+      Handle(s.ReportStarted(launch->job, At(now_)));
       const auto work = static_cast<int64_t>(j.saved_work);
-      Handle(pod, s.ReportProgress(launch->job, work, work, At(now_)));
+      Handle(s.ReportProgress(launch->job, work, work, At(now_)));
       Push({now_ + (t.duration_s - j.saved_work), 0, EventKind::kFinish, job, j.epoch});
       if (t.checkpoint_interval_s > 0) {
         Push({now_ + t.checkpoint_interval_s, 0, EventKind::kCheckpoint, job, j.epoch});
       }
     } else if (const auto* preempt = std::get_if<core::PreemptAction>(&a)) {
-      const int job = by_id_[static_cast<size_t>(pod)].at(preempt->job.job.value());
+      const int job = by_id_.at(preempt->job.job.value());
       const double delay = std::min(opt_.stop_delay_s, ToSeconds(preempt->grace));
-      Push({now_ + delay, 0, EventKind::kExit, job, preempt->job.epoch, pod, 0,
+      Push({now_ + delay, 0, EventKind::kExit, job, preempt->job.epoch, 0,
             ExitKind::kPreempted});
     } else if (const auto* kill = std::get_if<core::KillAction>(&a)) {
-      const int job = by_id_[static_cast<size_t>(pod)].at(kill->job.job.value());
-      Push({now_, 0, EventKind::kExit, job, kill->job.epoch, pod, 0, ExitKind::kKilled});
+      const int job = by_id_.at(kill->job.job.value());
+      Push({now_, 0, EventKind::kExit, job, kill->job.epoch, 0, ExitKind::kKilled});
     }
   }
 }
@@ -183,7 +181,7 @@ Result<std::vector<core::Dependency>> Simulation::CoreDependencies(const TraceJo
       row = job_row_.at(dep.job.value());
     }
     const SimJob& target = jobs_[static_cast<size_t>(row)];
-    if (target.pod < 0) {
+    if (!target.submitted) {
       return InvalidArgument("dependency " + core::FormatDependency(dep) +
                              " names a job that was refused");
     }
@@ -192,14 +190,12 @@ Result<std::vector<core::Dependency>> Simulation::CoreDependencies(const TraceJo
   return out;
 }
 
-void Simulation::Register(int job, int pod, JobId id) {
+void Simulation::Register(int job, JobId id) {
   SimJob& j = jobs_[static_cast<size_t>(job)];
-  core::Scheduler& s = *pods_[static_cast<size_t>(pod)];
-  j.pod = pod;
+  j.submitted = true;
   j.id = id;
-  j.cores = s.CoresOf(*s.Find(id));
-  by_id_[static_cast<size_t>(pod)][id.value()] = job;
-  outstanding_cores_[static_cast<size_t>(pod)] += j.cores;
+  j.cores = sched_->CoresOf(*sched_->Find(id));
+  by_id_[id.value()] = job;
   ++queued_;
 }
 
@@ -214,7 +210,7 @@ void Simulation::Arrive(int job) {
     ++result_.overall.jobs;
   }
   last_progress_ = now_;
-  if (auto never = NeverFinishes(t, pods_[0]->config().preemptible_lifetime)) {
+  if (auto never = NeverFinishes(t, sched_->config().preemptible_lifetime)) {
     for (int row : rows) Reject(row, *never);
     return;
   }
@@ -222,18 +218,6 @@ void Simulation::Arrive(int job) {
   if (!deps) {
     for (int row : rows) Reject(row, deps.error().message());
     return;
-  }
-  // The least loaded pod by outstanding cores (queued + held), unless the job depends on
-  // another: then the pod of its first target (each pod's core knows only its own jobs).
-  int pod = static_cast<int>(
-      std::min_element(outstanding_cores_.begin(), outstanding_cores_.end()) -
-      outstanding_cores_.begin());
-  if (!t.dependencies.empty()) {
-    const int64_t first = t.dependencies.front().job.value();
-    auto a = array_rows_.find(first);
-    pod = jobs_[static_cast<size_t>(a != array_rows_.end() ? a->second.front()
-                                                           : job_row_.at(first))]
-              .pod;
   }
   core::JobSpec spec;
   spec.name = "trace-" + std::to_string(job);
@@ -246,7 +230,7 @@ void Simulation::Arrive(int job) {
   spec.max_restarts = t.fails ? 0 : 10;
   spec.dependencies = std::move(*deps);
   if (opt_.exact_estimates) spec.expected_runtime = FromSeconds(t.duration_s);
-  core::Scheduler& s = *pods_[static_cast<size_t>(pod)];
+  core::Scheduler& s = *sched_;
   if (t.array_id > 0) {
     core::ArraySpec array;
     array.text = "trace array " + std::to_string(t.array_id);
@@ -257,11 +241,11 @@ void Simulation::Arrive(int job) {
       for (int row : rows) Reject(row, ids.error().message());
       return;
     }
-    for (size_t i = 0; i < rows.size(); ++i) Register(rows[i], pod, (*ids)[i]);
+    for (size_t i = 0; i < rows.size(); ++i) Register(rows[i], (*ids)[i]);
   } else {
     auto id = s.Submit(spec, At(now_));
     if (!id) return Reject(job, id.error().message());
-    Register(job, pod, *id);
+    Register(job, *id);
   }
   // A dependency on a job that already ended badly ends the new job at once.
   for (int row : rows) {
@@ -275,14 +259,13 @@ void Simulation::Settle(int job) {
     const int row = todo.back();
     todo.pop_back();
     SimJob& j = jobs_[static_cast<size_t>(row)];
-    if (j.done || j.pod < 0 || j.running) continue;
-    const core::JobRecord* record = pods_[static_cast<size_t>(j.pod)]->Find(j.id);
+    if (j.done || !j.submitted || j.running) continue;
+    const core::JobRecord* record = sched_->Find(j.id);
     if (!core::IsTerminal(record->state)) continue;
     j.done = true;
     ++finished_;
     --queued_;
     last_progress_ = now_;
-    outstanding_cores_[static_cast<size_t>(j.pod)] -= j.cores;
     if (record->state == core::JobState::kCancelled) {
       ++result_.cancelled;
       result_.cancelled_jobs.push_back(OutcomeOf(row, record->reason));
@@ -311,8 +294,8 @@ std::vector<JobOutcome> Simulation::Unfinished() const {
     const SimJob& j = jobs_[i];
     if (j.done) continue;
     std::string reason = "never arrived";
-    if (j.pod >= 0) {
-      const core::JobRecord* record = pods_[static_cast<size_t>(j.pod)]->Find(j.id);
+    if (j.submitted) {
+      const core::JobRecord* record = sched_->Find(j.id);
       reason = std::string(core::JobStateName(record->state)) + ": " + record->reason;
     }
     out.push_back(OutcomeOf(static_cast<int>(i), std::move(reason)));
@@ -344,7 +327,6 @@ void Simulation::Stop(int job, ExitKind kind) {
     j.done = true;
     ++finished_;
     last_progress_ = now_;
-    outstanding_cores_[static_cast<size_t>(j.pod)] -= j.cores;
   } else {
     const double lost = WorkAt(j, now_) - j.saved_work;
     for (ClassMetrics* m : {&c, &result_.overall}) {
@@ -353,8 +335,7 @@ void Simulation::Stop(int job, ExitKind kind) {
     }
     ++queued_;
   }
-  core::Scheduler& s = *pods_[static_cast<size_t>(j.pod)];
-  Handle(j.pod, s.ReportExited({j.id, j.epoch}, std::nullopt, kind, "", At(now_)));
+  Handle(sched_->ReportExited({j.id, j.epoch}, std::nullopt, kind, "", At(now_)));
   // Failed for good (a trace row that fails; host failures never count), and whatever the core
   // ended because it depended on this job.
   Settle(job);
@@ -363,8 +344,7 @@ void Simulation::Stop(int job, ExitKind kind) {
 
 void Simulation::Advance(double t) {
   if (t <= now_) return;
-  int64_t allocated = 0;
-  for (const auto& s : pods_) allocated += s->pod().AllocatedHosts();
+  const int64_t allocated = sched_->fleet().AllocatedHosts();
   while (opt_.timeseries_interval_s > 0 && next_sample_ <= t) {
     Sample();
     next_sample_ += opt_.timeseries_interval_s;
@@ -374,11 +354,8 @@ void Simulation::Advance(double t) {
 }
 
 void Simulation::Sample() {
-  int64_t allocated = 0, hosts = 0;
-  for (const auto& s : pods_) {
-    allocated += s->pod().AllocatedHosts();
-    hosts += s->pod().num_hosts();
-  }
+  const pod::Fleet& fleet = sched_->fleet();
+  const int64_t allocated = fleet.AllocatedHosts(), hosts = fleet.num_hosts();
   result_.timeseries.push_back(
       {next_sample_, static_cast<double>(allocated) / static_cast<double>(hosts), queued_,
        running_});
@@ -391,14 +368,26 @@ bool Simulation::AnyWork() const {
 Result<SimResult> Simulation::Run() {
   result_.profile = opt_.profile;
   result_.jobs = static_cast<int64_t>(trace_.jobs.size());
-  if (opt_.pods < 1) return InvalidArgument("pods must be >= 1");
-  const pod::GenerationSpec& gen = pod::SpecOf(opt_.generation);
-  const int pod_cores = gen.full_pod_host_rows * gen.full_pod_host_cols * gen.cores_per_host();
+  std::vector<pod::FleetPodSpec> specs = opt_.fleet;
+  if (specs.empty()) {
+    if (opt_.pods < 1) return InvalidArgument("pods must be >= 1");
+    const pod::GenerationSpec& gen = pod::SpecOf(opt_.generation);
+    for (int p = 0; p < opt_.pods; ++p) {
+      specs.push_back({"pod" + std::to_string(p), opt_.generation, gen.full_pod_host_rows,
+                       gen.full_pod_host_cols, ""});
+    }
+  }
+  Result<pod::Fleet> fleet = pod::Fleet::Create(specs);
+  if (!fleet) return std::unexpected(fleet.error());
+  int fleet_cores = 0;
+  for (const pod::Pod& p : fleet->pods()) {
+    fleet_cores += p.num_hosts() * pod::SpecOf(p.generation()).cores_per_host();
+  }
   core::SchedulerConfig config;
   config.profile = opt_.profile;
   config.default_quota = core::Quota{
-      opt_.quota_on_demand_cores > 0 ? opt_.quota_on_demand_cores : pod_cores,
-      opt_.quota_preemptible_cores > 0 ? opt_.quota_preemptible_cores : pod_cores};
+      opt_.quota_on_demand_cores > 0 ? opt_.quota_on_demand_cores : fleet_cores,
+      opt_.quota_preemptible_cores > 0 ? opt_.quota_preemptible_cores : fleet_cores};
   config.reclaim_rate_per_hour = opt_.reclaim_rate_per_hour;
   config.min_runtime_before_preemption = FromSeconds(opt_.min_runtime_before_preemption_s);
   // A trace is replayed as submitted: the daemon's guard against one user flooding it does not
@@ -406,16 +395,11 @@ Result<SimResult> Simulation::Run() {
   config.max_active_jobs_per_user = std::numeric_limits<int>::max();
   config.max_jobs_created_per_user_per_hour = std::numeric_limits<int>::max();
   config.max_active_spec_bytes_per_user = std::numeric_limits<int64_t>::max();
-  for (int p = 0; p < opt_.pods; ++p) {
-    config.seed = opt_.seed + static_cast<uint64_t>(p);
-    repos_.push_back(std::make_unique<core::InMemoryJobRepository>(/*keep_events=*/false));
-    auto s = core::Scheduler::Create(pod::Pod::Full("pod" + std::to_string(p), opt_.generation),
-                                     config, repos_.back().get(), At(0));
-    if (!s) return std::unexpected(s.error());
-    pods_.push_back(std::move(*s));
-  }
-  by_id_.resize(pods_.size());
-  outstanding_cores_.assign(pods_.size(), 0);
+  config.seed = opt_.seed;
+  repo_ = std::make_unique<core::InMemoryJobRepository>(/*keep_events=*/false);
+  auto created = core::Scheduler::Create(std::move(*fleet), config, repo_.get(), At(0));
+  if (!created) return std::unexpected(created.error());
+  sched_ = std::move(*created);
   dependents_.resize(trace_.jobs.size());
   for (size_t i = 0; i < trace_.jobs.size(); ++i) {
     const TraceJob& t = trace_.jobs[i];
@@ -453,9 +437,14 @@ Result<SimResult> Simulation::Run() {
     }
     Push({t.submit_s, 0, EventKind::kArrival, static_cast<int>(i)});
   }
-  const int hosts_per_pod = pods_[0]->pod().num_hosts();
+  const pod::Fleet& hosts = sched_->fleet();
   std::exponential_distribution<double> failure_gap(
-      std::max(1e-12, opt_.host_failures_per_host_day * hosts_per_pod * opt_.pods / 86400.0));
+      std::max(1e-12, opt_.host_failures_per_host_day * hosts.num_hosts() / 86400.0));
+  // Every host fails at the same rate. Pods of one size: a pod, then a host in it (two draws,
+  // so that replays of the one-core-per-pod simulator stay reproducible); otherwise one draw
+  // over the fleet's hosts.
+  bool equal_pods = true;
+  for (const pod::Pod& p : hosts.pods()) equal_pods &= p.num_hosts() == hosts.pod(0).num_hosts();
   if (opt_.host_failures_per_host_day > 0) {
     Push({failure_gap(rng_), 0, EventKind::kHostFail});
   }
@@ -474,9 +463,9 @@ Result<SimResult> Simulation::Run() {
   while (AnyWork()) {
     // The next tick: on the grid when a pod is dirty, or at a pod's timer.
     double tick = kInf;
-    for (const auto& s : pods_) {
-      if (s->dirty()) tick = std::min(tick, std::ceil(now_ / opt_.tick_s) * opt_.tick_s);
-      if (auto timer = s->NextTimer()) tick = std::min(tick, std::max(now_, ToSeconds(timer->time_since_epoch())));
+    if (sched_->dirty()) tick = std::min(tick, std::ceil(now_ / opt_.tick_s) * opt_.tick_s);
+    if (auto timer = sched_->NextTimer()) {
+      tick = std::min(tick, std::max(now_, ToSeconds(timer->time_since_epoch())));
     }
     const double next_event = events_.empty() ? kInf : events_.top().t;
     if (tick == kInf && next_event == kInf) break;  // nothing can happen any more
@@ -484,9 +473,7 @@ Result<SimResult> Simulation::Run() {
     if (all_arrived() && std::min(tick, next_event) - last_progress_ > horizon) break;
     if (tick <= next_event) {
       Advance(tick);
-      for (size_t p = 0; p < pods_.size(); ++p) {
-        Apply(static_cast<int>(p), pods_[p]->Tick(At(now_)));
-      }
+      Apply(sched_->Tick(At(now_)));
       continue;
     }
     Event e = events_.top();
@@ -510,8 +497,7 @@ Result<SimResult> Simulation::Run() {
           j.saved_work = WorkAt(j, now_);
           j.saved_at = now_;
           const auto work = static_cast<int64_t>(j.saved_work);
-          Handle(j.pod, pods_[static_cast<size_t>(j.pod)]->ReportProgress({j.id, j.epoch}, work,
-                                                                          work, At(now_)));
+          Handle(sched_->ReportProgress({j.id, j.epoch}, work, work, At(now_)));
           const double interval = trace_.jobs[static_cast<size_t>(e.job)].checkpoint_interval_s;
           Push({now_ + interval, 0, EventKind::kCheckpoint, e.job, e.epoch});
         }
@@ -520,17 +506,24 @@ Result<SimResult> Simulation::Run() {
         if (j.running && j.epoch == e.epoch) Stop(e.job, e.exit);
         break;
       case EventKind::kHostFail: {
-        std::uniform_int_distribution<int> pick_pod(0, opt_.pods - 1), pick_host(0, hosts_per_pod - 1);
-        const int p = pick_pod(rng_), h = pick_host(rng_);
-        if (pods_[static_cast<size_t>(p)]->pod().host(HostId(h)).healthy) {
-          Handle(p, pods_[static_cast<size_t>(p)]->HostDown(HostId(h), At(now_)));
-          Push({now_ + opt_.host_repair_s, 0, EventKind::kHostRepair, -1, 0, p, h});
+        HostId host;
+        if (equal_pods) {
+          std::uniform_int_distribution<int> pick_pod(0, hosts.size() - 1);
+          std::uniform_int_distribution<int> pick_host(0, hosts.pod(0).num_hosts() - 1);
+          const int p = pick_pod(rng_);
+          host = hosts.FleetHost(p, HostId(pick_host(rng_)));
+        } else {
+          host = HostId(std::uniform_int_distribution<int>(0, hosts.num_hosts() - 1)(rng_));
+        }
+        if (hosts.host(host).healthy) {
+          Handle(sched_->HostDown(host, At(now_)));
+          Push({now_ + opt_.host_repair_s, 0, EventKind::kHostRepair, -1, 0, host.value()});
         }
         if (AnyWork()) Push({now_ + failure_gap(rng_), 0, EventKind::kHostFail});
         break;
       }
       case EventKind::kHostRepair:
-        Handle(e.pod, pods_[static_cast<size_t>(e.pod)]->HostUp(HostId(e.host), At(now_)));
+        Handle(sched_->HostUp(HostId(e.host), At(now_)));
         break;
     }
     if (opt_.progress && result_.jobs > 0) {
@@ -542,17 +535,14 @@ Result<SimResult> Simulation::Run() {
     }
   }
 
-  int64_t hosts = 0;
-  for (const auto& s : pods_) {
-    hosts += s->pod().num_hosts();
-    result_.preemptions += s->stats().preemptions;
-    result_.passes += s->stats().passes;
-    result_.stale_reports += s->stats().stale_reports;
-  }
+  const int64_t host_count = hosts.num_hosts();
+  result_.preemptions = sched_->stats().preemptions;
+  result_.passes = sched_->stats().passes;
+  result_.stale_reports = sched_->stats().stale_reports;
   result_.makespan_s = std::max(last_end, now_) - first_submit;
   result_.utilization =
       result_.makespan_s > 0
-          ? std::min(1.0, host_time_ / (static_cast<double>(hosts) * result_.makespan_s))
+          ? std::min(1.0, host_time_ / (static_cast<double>(host_count) * result_.makespan_s))
           : 0;
   result_.unfinished = static_cast<int64_t>(jobs_.size()) - finished_;
   result_.unfinished_jobs = Unfinished();

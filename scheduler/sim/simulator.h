@@ -2,8 +2,10 @@
 // with the simulator playing every worker.
 //
 // Model:
-// - A cluster of `pods` pods of one generation; each pod has its own Scheduler (the core manages
-//   one pod). An arriving job goes to the pod with the fewest outstanding cores (queued + held).
+// - A fleet (pod/fleet.h): `pods` full pods of one generation, or the pods of `fleet` (full
+//   pods, partial grids, standalone devices). One Scheduler serves the whole fleet, as podsched
+//   does: it chooses the pod and the rectangle in one decision, and quotas and fair share are
+//   fleet-wide (issue 28).
 // - Launch: the job starts at once and runs for the rest of its work (trace duration minus the
 //   work saved at its last checkpoint). It checkpoints every checkpoint_interval_s of running
 //   time and reports the progress (step = seconds of work done) to the core.
@@ -14,8 +16,8 @@
 //   `host_repair_s`.
 // - The scheduler ticks on a grid of `tick_s` when something changed, and at its timers.
 // - Sweeps (trace.h): the rows of an array are submitted together (Scheduler::SubmitArray) when
-//   they arrive; a row's dependencies are mapped to the core's ids of the rows they name, and
-//   the job goes to the pod of its first target. A row that `fails` exits with an error at the
+//   they arrive; a row's dependencies are mapped to the core's ids of the rows they name. A row
+//   that `fails` exits with an error at the
 //   end of its duration. Jobs the core ends because a dependency can never be met are counted
 //   in SimResult::cancelled with the core's reason.
 //
@@ -29,6 +31,7 @@
 
 #include "common/status.h"
 #include "pod/accelerator.h"
+#include "pod/fleet.h"
 #include "scheduler/core/job.h"
 #include "scheduler/sim/trace.h"
 
@@ -38,13 +41,15 @@ struct SimOptions {
   std::string profile = "fair-best-fit";
   int pods = 1;
   pod::Generation generation = pod::Generation::kV2;
+  // When not empty, the fleet replayed on (`pods` and `generation` then do not apply).
+  std::vector<pod::FleetPodSpec> fleet;
   uint64_t seed = 1;
   double reclaim_rate_per_hour = 0;
   double host_failures_per_host_day = 0;
   double host_repair_s = 3600;
   double tick_s = 10;
   double stop_delay_s = 5;
-  // Per-user quota in every pod; 0 means the pod's size (no quota).
+  // Per-user quota over the fleet; 0 means the fleet's size (no quota).
   int quota_on_demand_cores = 0;
   int quota_preemptible_cores = 0;
   double min_runtime_before_preemption_s = 600;
@@ -103,7 +108,7 @@ struct SimResult {
   ClassMetrics overall, on_demand, preemptible;
   double utilization = 0;        // allocated host-time / (hosts x makespan)
   double makespan_s = 0;         // first submit to last end
-  int64_t preemptions = 0;       // Preempt actions issued by the cores
+  int64_t preemptions = 0;       // Preempt actions issued by the core
   int64_t events = 0;            // simulated events processed
   int64_t passes = 0;            // scheduling passes run
   int64_t stale_reports = 0;

@@ -163,3 +163,57 @@ TEST(SimulatorTest, GeneratedSweepsReplayWithoutStalling) {
 
 }  // namespace
 }  // namespace podsched::sim
+
+namespace podsched::sim {
+namespace {
+
+// One core over a fleet (issue 28): a 4x4 v2 pod and eight standalone v2-8 devices.
+std::vector<pod::FleetPodSpec> SmallFleet() {
+  std::vector<pod::FleetPodSpec> pods = {{"pod", pod::Generation::kV2, 4, 4, "zone-a"}};
+  for (int i = 0; i < 8; ++i) {
+    pods.push_back({"dev-" + std::to_string(i), pod::Generation::kV2, 1, 1, "zone-b"});
+  }
+  return pods;
+}
+
+TEST(SimulatorFleetTest, OneCoreReplaysOnAFleetAndRefusesWhatNoPodHolds) {
+  const Trace trace = Small(Mix::kSlices, 300, 5);
+  for (const char* policy : {"fifo-first-fit", "fair-best-fit"}) {
+    SimOptions options;
+    options.profile = policy;
+    options.fleet = SmallFleet();
+    options.host_failures_per_host_day = 0.5;  // pods of two sizes: one draw over all hosts
+    auto r = Simulate(trace, options);
+    ASSERT_TRUE(r.has_value()) << r.error().ToString();
+    EXPECT_EQ(r->overall.jobs, 300) << policy;
+    EXPECT_EQ(r->unfinished, 0) << policy;
+    EXPECT_GT(r->overall.completed, 200) << policy;
+    // Slices larger than the 4x4 pod are refused with the fleet's reason.
+    ASSERT_GT(r->rejected, 0) << policy;
+    for (const JobOutcome& o : r->rejected_jobs) {
+      EXPECT_NE(o.reason.find("no pod of this fleet can hold a " + o.accelerator),
+                std::string::npos)
+          << o.reason;
+      EXPECT_TRUE(o.accelerator == "v2-256" || o.accelerator == "v2-512") << o.accelerator;
+    }
+    EXPECT_GT(r->utilization, 0.1) << policy;
+    EXPECT_LE(r->utilization, 1.0) << policy;
+    // The same result for the same inputs.
+    auto again = Simulate(trace, options);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->events, r->events) << policy;
+    EXPECT_EQ(again->preemptions, r->preemptions) << policy;
+    EXPECT_EQ(again->overall.jct_s, r->overall.jct_s) << policy;
+  }
+}
+
+TEST(SimulatorFleetTest, AFleetWithANameTwiceIsRefused) {
+  SimOptions options;
+  options.fleet = {{"a", pod::Generation::kV2, 1, 1, ""}, {"a", pod::Generation::kV2, 1, 1, ""}};
+  auto r = Simulate(Small(Mix::kGrant, 10, 1), options);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("two pods of the fleet are named 'a'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace podsched::sim

@@ -65,7 +65,7 @@ TEST(SchemaTest, OpeningAVersion1DatabaseMigratesIt) {
   ASSERT_EQ(state->jobs.size(), 1u);
   EXPECT_EQ(state->jobs[0].spec, testing::FullJob(5).spec);
   EXPECT_EQ(state->jobs[0].state, core::JobState::kRunning);
-  EXPECT_EQ(state->jobs[0].placement, (pod::Placement{{2, 4}, {2, 1}}));
+  EXPECT_EQ(state->jobs[0].placement, (pod::FleetPlacement{0, pod::Placement{{2, 4}, {2, 1}}}));
   auto db = RawOpen(path);
   ASSERT_NE(db, nullptr);
   EXPECT_EQ(

@@ -84,10 +84,11 @@ void BindJob(Statement& s, const JobRecord& job) {
       .Bind(9, int64_t{job.preemptions})
       .Bind(10, job.reason);
   if (job.placement) {
-    s.Bind(11, int64_t{job.placement->origin.row})
-        .Bind(12, int64_t{job.placement->origin.col})
-        .Bind(13, int64_t{job.placement->shape.rows})
-        .Bind(14, int64_t{job.placement->shape.cols});
+    const pod::Placement& rect = job.placement->rect;
+    s.Bind(11, int64_t{rect.origin.row})
+        .Bind(12, int64_t{rect.origin.col})
+        .Bind(13, int64_t{rect.shape.rows})
+        .Bind(14, int64_t{rect.shape.cols});
   } else {
     s.BindNull(11).BindNull(12).BindNull(13).BindNull(14);
   }
@@ -122,8 +123,10 @@ Result<JobRecord> ReadJob(const Statement& s) {
   job.preemptions = static_cast<int>(s.Int(8));
   job.reason = s.Text(9);
   if (!s.IsNull(10)) {
-    job.placement = pod::Placement{{static_cast<int>(s.Int(10)), static_cast<int>(s.Int(11))},
-                                   {static_cast<int>(s.Int(12)), static_cast<int>(s.Int(13))}};
+    // The daemon serves a fleet of one pod (config.cc): a stored placement is in pod 0.
+    job.placement = pod::FleetPlacement{
+        0, pod::Placement{{static_cast<int>(s.Int(10)), static_cast<int>(s.Int(11))},
+                          {static_cast<int>(s.Int(12)), static_cast<int>(s.Int(13))}}};
   }
   job.step = s.Int(14);
   job.last_checkpoint_step = s.Int(15);
@@ -227,6 +230,12 @@ Status SqliteJobRepository::Apply(const StoreBatch& batch) {
 }
 
 Status SqliteJobRepository::WriteJob(const JobRecord& job) {
+  if (job.placement && job.placement->pod != 0) {
+    // The schema records a placement's rectangle, not its pod: refuse rather than lose it.
+    return ToStatus(FailedPrecondition("job " + std::to_string(job.id.value()) +
+                                       " is placed in pod " + std::to_string(job.placement->pod) +
+                                       " of a fleet; this job store records one pod's placements"));
+  }
   auto put = db_->Prepare(kPutJob);
   if (!put) return put.error();
   BindJob(**put, job);
@@ -249,10 +258,10 @@ Status SqliteJobRepository::WriteJob(const JobRecord& job) {
       ->Bind(1, job.id.value())
       .Bind(2, job.epoch)
       .Bind(3, Micros(job.start_time))
-      .Bind(4, int64_t{job.placement->origin.row})
-      .Bind(5, int64_t{job.placement->origin.col})
-      .Bind(6, int64_t{job.placement->shape.rows})
-      .Bind(7, int64_t{job.placement->shape.cols});
+      .Bind(4, int64_t{job.placement->rect.origin.row})
+      .Bind(5, int64_t{job.placement->rect.origin.col})
+      .Bind(6, int64_t{job.placement->rect.shape.rows})
+      .Bind(7, int64_t{job.placement->rect.shape.cols});
   return (*epoch)->Run();
 }
 

@@ -194,6 +194,23 @@ TEST(SqliteJobRepositoryTest, FailedCommitStoresNothingOfTheBatch) {
   EXPECT_TRUE(repo->PersistTransition(b, SubmitEvent(b, 2)).ok());
 }
 
+TEST(SqliteJobRepositoryTest, RefusesAPlacementOutsidePodZeroRatherThanLoseItsPod) {
+  // The schema records a placement's rectangle, not its pod (the daemon serves one pod): a job
+  // placed in another pod of a fleet is refused, and nothing of its batch is stored.
+  TempDir dir;
+  auto repo = OpenOrDie(dir.File("jobs.db"));
+  ASSERT_NE(repo, nullptr);
+  JobRecord job = FullJob(4);
+  job.placement->pod = 1;
+  Status refused = repo->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("job 4 is placed in pod 1 of a fleet"), std::string::npos)
+      << refused.ToString();
+  auto state = repo->Load();
+  ASSERT_TRUE(state.has_value());
+  EXPECT_TRUE(state->jobs.empty());
+}
+
 TEST(SqliteJobRepositoryTest, UsesWalAndRecordsEpochsAndAllocations) {
   TempDir dir;
   const std::string path = dir.File("jobs.db");

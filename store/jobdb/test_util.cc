@@ -47,7 +47,7 @@ core::JobRecord FullJob(int64_t id) {
   job.restarts = 1;
   job.preemptions = 2;
   job.reason = "preempted for job 9 \x80";
-  job.placement = pod::Placement{{2, 4}, {2, 1}};
+  job.placement = pod::FleetPlacement{0, pod::Placement{{2, 4}, {2, 1}}};
   job.step = 12345;
   job.last_checkpoint_step = 12000;
   job.submit_time = TimePoint(Duration(1'700'000'000'000'001 + id));

@@ -1,8 +1,9 @@
-// bench_scheduler: scheduling pass latency with many queued jobs on a v3 pod, and podsim
-// throughput on a synthetic trace and on the Philly trace.
+// bench_scheduler: scheduling pass latency with many queued jobs on a v3 pod, one placement
+// decision across a fleet of 8 v3 pods and 100 v2-8 devices (issue 28), and podsim throughput
+// on a synthetic trace and on the Philly trace (on 4 v2 pods, and on a fleet file).
 //
 //   bench_scheduler [--queued 1000,10000] [--passes 200] [--sim-jobs 100000]
-//                   [--philly FILE] [--philly-rows 0]
+//                   [--decisions 2000] [--philly FILE] [--philly-rows 0] [--fleet FILE]
 //
 // Prints a table and `FIGURE <name> <value> <unit>` lines.
 #include <algorithm>
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "pod/fleet_yaml.h"
+#include "pod/placement.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/sim/generator.h"
 #include "scheduler/sim/simulator.h"
@@ -81,11 +84,71 @@ void BenchPass(int queued, int passes) {
   std::printf("FIGURE sched_pass_p99_%s_queued %.1f us\n", k.c_str(), Pct(us, 99));
 }
 
-void BenchSim(const sim::Trace& trace, const std::string& name, int pods) {
+// One placement decision (PlacementPolicy::ChooseAmong, what a pass's Score step runs) across a
+// fleet of 8 full v3 pods and 100 v2-8 devices, filled to about 60% by random slices, for random
+// v3 types and v2-8s.
+void BenchFleetPlacement(int decisions) {
+  std::vector<pod::FleetPodSpec> specs;
+  for (int i = 0; i < 8; ++i) specs.push_back({"v3-" + std::to_string(i), pod::Generation::kV3, 16, 16, ""});
+  for (int i = 0; i < 100; ++i) specs.push_back({"dev-" + std::to_string(i), pod::Generation::kV2, 1, 1, ""});
+  pod::Fleet fleet = *pod::Fleet::Create(specs);
+  std::mt19937_64 rng(7);
+  // The v3 pods to 60% by random slices at random positions (not first-fit's packing: a
+  // fragmented fleet), and every other device.
+  const char* fill[] = {"v3-8", "v3-8", "v3-32", "v3-64", "v3-128"};
+  int64_t alloc = 1;
+  const int v3_hosts = 8 * 256;
+  while (fleet.AllocatedHosts() < v3_hosts * 6 / 10) {
+    const pod::AcceleratorType type = *fleet.ParseType(fill[rng() % 5]);
+    const int pick = static_cast<int>(rng() % 8);
+    auto legal = fleet.pod(pick).LegalPlacements(type.shape());
+    if (legal.empty()) continue;
+    const pod::FleetPlacement p{pick, legal[rng() % legal.size()]};
+    if (Status s = fleet.Allocate(AllocationId(alloc++), p); !s.ok()) {
+      std::fprintf(stderr, "filling the fleet: %s\n", s.ToString().c_str());
+      std::abort();
+    }
+  }
+  for (int d = 8; d < fleet.size(); d += 2) {
+    if (!fleet.Allocate(AllocationId(alloc++), {d, pod::Placement{{0, 0}, {1, 1}}}).ok()) {
+      std::abort();
+    }
+  }
+  const char* asks[] = {"v3-8", "v3-32", "v3-64", "v3-128", "v2-8"};
+  for (const char* policy_name : {"first-fit", "best-fit"}) {
+    auto policy = *pod::MakePlacementPolicy(policy_name);
+    RealClock clock;
+    std::vector<double> us;
+    int none = 0;  // no candidate pod has a position (a fragmented fleet)
+    for (int i = 0; i < decisions; ++i) {
+      const pod::AcceleratorType type = *fleet.ParseType(asks[i % 5]);
+      std::vector<int> candidates;
+      for (int p = 0; p < fleet.size(); ++p) {
+        if (fleet.CanHold(p, type)) candidates.push_back(p);
+      }
+      const TimePoint start = clock.Now();
+      auto chosen = policy->ChooseAmong(fleet.pods(), candidates, type);
+      us.push_back(ToSeconds(clock.Now() - start) * 1e6);
+      none += chosen ? 0 : 1;
+    }
+    const std::string name(policy_name);
+    std::printf("placement across 8 v3 pods + 100 devices (%.0f%% held), %-9s: median %7.1f us  "
+                "p99 %7.1f us  (%d decisions, %d without a position)\n",
+                100.0 * fleet.AllocatedHosts() / fleet.num_hosts(), policy_name, Pct(us, 50),
+                Pct(us, 99), decisions, none);
+    std::string key = name == "best-fit" ? "best_fit" : "first_fit";
+    std::printf("FIGURE fleet_placement_median_%s %.1f us\n", key.c_str(), Pct(us, 50));
+    std::printf("FIGURE fleet_placement_p99_%s %.1f us\n", key.c_str(), Pct(us, 99));
+  }
+}
+
+void BenchSim(const sim::Trace& trace, const std::string& name, int pods,
+              std::vector<pod::FleetPodSpec> fleet = {}) {
   RealClock clock;
   sim::SimOptions options;
   options.profile = "fair-best-fit";
   options.pods = pods;
+  options.fleet = fleet;
   const TimePoint start = clock.Now();
   auto r = sim::Simulate(trace, options);
   const double wall = ToSeconds(clock.Now() - start);
@@ -93,9 +156,10 @@ void BenchSim(const sim::Trace& trace, const std::string& name, int pods) {
     std::fprintf(stderr, "simulation failed: %s\n", r.error().ToString().c_str());
     std::exit(1);
   }
-  std::printf("podsim %-8s %7zu jobs, %d pod(s): %.2f s wall, %lld events (%.0f/s), "
+  const int pod_count = fleet.empty() ? pods : static_cast<int>(fleet.size());
+  std::printf("podsim %-12s %7zu jobs, %d pod(s): %.2f s wall, %lld events (%.0f/s), "
               "utilization %.3f, %lld unfinished\n",
-              name.c_str(), trace.jobs.size(), pods, wall, static_cast<long long>(r->events),
+              name.c_str(), trace.jobs.size(), pod_count, wall, static_cast<long long>(r->events),
               r->events / wall, r->utilization, static_cast<long long>(r->unfinished));
   std::printf("FIGURE podsim_wall_s_%s %.2f s\n", name.c_str(), wall);
   std::printf("FIGURE podsim_events_per_s_%s %.0f events/s\n", name.c_str(), r->events / wall);
@@ -111,6 +175,8 @@ int main(int argc, char** argv) {
   int64_t sim_jobs = 100000;
   std::string philly;
   int64_t philly_rows = 0;
+  int decisions = 2000;
+  std::string fleet_file;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -126,12 +192,17 @@ int main(int argc, char** argv) {
       philly = value;
     } else if (flag == "--philly-rows") {
       philly_rows = std::stoll(value);
+    } else if (flag == "--decisions") {
+      decisions = std::stoi(value);
+    } else if (flag == "--fleet") {
+      fleet_file = value;
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
   for (int q : queued) BenchPass(q, passes);
+  if (decisions > 0) BenchFleetPlacement(decisions);
   if (sim_jobs > 0) {
     sim::Trace trace;
     trace.jobs = sim::Generate({sim_jobs, 1, sim::Mix::kGrant, 0.9, 20});
@@ -147,6 +218,18 @@ int main(int argc, char** argv) {
       return 1;
     }
     BenchSim(*trace, "philly", 4);
+    if (!fleet_file.empty()) {
+      std::ifstream f(fleet_file);
+      std::stringstream text;
+      text << f.rdbuf();
+      auto pods = pod::ParseFleetYaml(text.str());
+      if (!f || !pods) {
+        std::fprintf(stderr, "%s: %s\n", fleet_file.c_str(),
+                     pods ? "cannot read" : pods.error().ToString().c_str());
+        return 1;
+      }
+      BenchSim(*trace, "philly_fleet", 0, *pods);
+    }
   }
   return 0;
 }

@@ -3,14 +3,19 @@
 set -euo pipefail
 bin="$1"
 philly="${2:-}"
-args=(--queued 100 --passes 20 --sim-jobs 1000)
+fleet="${3:-}"
+args=(--queued 100 --passes 20 --sim-jobs 1000 --decisions 50)
 if [[ -n "$philly" && -f "$philly" ]]; then args+=(--philly "$philly" --philly-rows 500); fi
+if [[ -n "$philly" && -f "$philly" && -n "$fleet" ]]; then args+=(--fleet "$fleet"); fi
 out=$("$bin" "${args[@]}")
 echo "$out"
 for fig in sched_pass_median_100_queued sched_pass_p99_100_queued podsim_wall_s_1k \
-           podsim_events_per_s_1k; do
+           podsim_events_per_s_1k fleet_placement_p99_first_fit fleet_placement_p99_best_fit; do
   grep -q "^FIGURE $fig [0-9.]* " <<<"$out" || { echo "missing FIGURE $fig"; exit 1; }
 done
 if [[ -n "$philly" && -f "$philly" ]]; then
   grep -q "^FIGURE podsim_wall_s_philly " <<<"$out" || { echo "missing philly figure"; exit 1; }
+  if [[ -n "$fleet" ]]; then
+    grep -q "^FIGURE podsim_events_per_s_philly_fleet " <<<"$out" || { echo "missing fleet figure"; exit 1; }
+  fi
 fi

@@ -194,8 +194,8 @@ TEST_P(JobDbRecoveryTest, ReopenedDatabaseRebuildsTheSchedulerExactly) {
   EXPECT_EQ(restored.jobs(), original->jobs());
   EXPECT_EQ(restored.ActiveJobs(), original->ActiveJobs());
   for (int h = 0; h < 16; ++h) {
-    const pod::HostStatus& a = original->pod().host(HostId(h));
-    const pod::HostStatus& b = restored.pod().host(HostId(h));
+    const pod::HostStatus& a = original->fleet().host(HostId(h));
+    const pod::HostStatus& b = restored.fleet().host(HostId(h));
     EXPECT_EQ(a.allocation.has_value(), b.allocation.has_value()) << "host " << h;
   }
   for (const char* name : {"ada", "bob", "carl"}) {

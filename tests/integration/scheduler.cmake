@@ -26,7 +26,22 @@ if(PODSCHED_PHILLY_TRACE)
             -DFORMAT=philly -DPOLICIES=fifo-first-fit,fair-best-fit -DEXPECT_JOBS=2000
             "-DEXTRA=--max-rows 2000" -P ${_podsim_check})
   set_tests_properties(podsim_replay_philly_2000 PROPERTIES LABELS integration TIMEOUT 120)
+  # The same on the grant's fleet (a v2 pod, a v3 pod, 105 v2-8 devices) through --fleet.
+  add_test(NAME podsim_replay_philly_2000_grant_fleet
+    COMMAND ${CMAKE_COMMAND} -DPODSIM=$<TARGET_FILE:podsim> -DTRACE=${PODSCHED_PHILLY_TRACE}
+            -DFORMAT=philly -DPOLICIES=fifo-first-fit,fair-best-fit -DEXPECT_JOBS=2000
+            "-DEXTRA=--max-rows 2000 --fleet ${CMAKE_SOURCE_DIR}/deploy/fleets/grant.yaml --reclaim-rate 0.05 --host-failures 0.05"
+            -P ${_podsim_check})
+  set_tests_properties(podsim_replay_philly_2000_grant_fleet PROPERTIES LABELS integration
+                       TIMEOUT 120)
 endif()
+
+# A fleet file podsim cannot use is refused (two pods named alike).
+add_test(NAME podsim_replay_rejects_bad_fleet
+  COMMAND podsim replay --trace ${CMAKE_CURRENT_LIST_DIR}/podsim_check.cmake.script
+          --fleet ${CMAKE_CURRENT_LIST_DIR}/fleet_twice.yaml)
+set_tests_properties(podsim_replay_rejects_bad_fleet PROPERTIES LABELS integration
+                     PASS_REGULAR_EXPRESSION "two pods of the fleet are named 'a'")
 
 # Bad input gives a clear error and a non-zero exit.
 add_test(NAME podsim_replay_rejects_bad_format

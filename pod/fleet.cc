@@ -1,0 +1,191 @@
+#include "pod/fleet.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "common/check.h"
+
+namespace podsched::pod {
+namespace {
+
+std::string GridText(const Pod& pod) {
+  return std::string(SpecOf(pod.generation()).name) + " " + std::to_string(pod.host_rows()) +
+         "x" + std::to_string(pod.host_cols());
+}
+
+Status UnknownHost(HostId host, int num_hosts) {
+  return ToStatus(NotFound("no host " + std::to_string(host.value()) + " in the fleet (hosts 0.." +
+                           std::to_string(num_hosts - 1) + ")"));
+}
+
+}  // namespace
+
+std::string SomeNames(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 3;
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kShown; ++i) {
+    out += (i == 0 ? "" : ", ") + names[i];
+  }
+  if (names.size() > kShown) out += " and " + std::to_string(names.size() - kShown) + " more";
+  return out;
+}
+
+void Fleet::Add(Pod pod, std::string zone) {
+  first_host_.push_back(num_hosts_);
+  num_hosts_ += pod.num_hosts();
+  pods_.push_back(std::move(pod));
+  zones_.push_back(std::move(zone));
+}
+
+Result<Fleet> Fleet::Create(const std::vector<FleetPodSpec>& pods) {
+  if (pods.empty()) return InvalidArgument("a fleet needs at least one pod");
+  Fleet fleet;
+  std::set<std::string> names;
+  for (const FleetPodSpec& spec : pods) {
+    if (spec.name.empty()) {
+      return InvalidArgument("pod " + std::to_string(fleet.size()) + " of the fleet has no name");
+    }
+    if (!names.insert(spec.name).second) {
+      return InvalidArgument("two pods of the fleet are named '" + spec.name +
+                             "': pod names must be unique");
+    }
+    Result<Pod> pod = Pod::Create(spec.name, spec.generation, spec.host_rows, spec.host_cols);
+    if (!pod) return std::unexpected(pod.error().WithContext("pod " + spec.name));
+    fleet.Add(std::move(*pod), spec.zone);
+  }
+  return fleet;
+}
+
+Fleet Fleet::Of(Pod pod, std::string zone) {
+  Fleet fleet;
+  fleet.Add(std::move(pod), std::move(zone));
+  return fleet;
+}
+
+std::optional<int> Fleet::IndexOf(std::string_view name) const {
+  for (int i = 0; i < size(); ++i) {
+    if (pods_[static_cast<size_t>(i)].name() == name) return i;
+  }
+  return std::nullopt;
+}
+
+Fleet::Located Fleet::Locate(HostId host) const {
+  PODSCHED_CHECK(Contains(host));
+  // The last pod whose first host is at or below `host`.
+  auto it = std::upper_bound(first_host_.begin(), first_host_.end(), host.value());
+  const int index = static_cast<int>(it - first_host_.begin()) - 1;
+  return {index, HostId(host.value() - first_host(index))};
+}
+
+const HostStatus& Fleet::host(HostId host) const {
+  const Located at = Locate(host);
+  return pod(at.pod).host(at.in_pod);
+}
+
+std::vector<HostId> Fleet::HostsIn(const FleetPlacement& p) const {
+  std::vector<HostId> hosts = pod(p.pod).HostsIn(p.rect);
+  for (HostId& h : hosts) h = FleetHost(p.pod, h);
+  return hosts;
+}
+
+std::string Fleet::HostName(HostId host) const {
+  if (size() == 1 || !Contains(host)) return "host " + std::to_string(host.value());
+  const Located at = Locate(host);
+  return "host " + std::to_string(at.in_pod.value()) + " of pod " + pod(at.pod).name();
+}
+
+bool Fleet::CanHold(int index, const AcceleratorType& type) const {
+  const Pod& p = pod(index);
+  if (p.generation() != type.generation()) return false;
+  const SliceShape s = type.shape();
+  return (s.rows <= p.host_rows() && s.cols <= p.host_cols()) ||
+         (s.cols <= p.host_rows() && s.rows <= p.host_cols());
+}
+
+Result<AcceleratorType> Fleet::ParseType(std::string_view text) const {
+  if (size() == 1) return pods_.front().ParseType(text);
+  Result<AcceleratorType> type = AcceleratorType::Parse(text);
+  if (!type) return type;
+  for (int i = 0; i < size(); ++i) {
+    if (CanHold(i, *type)) return type;
+  }
+  // Where each type could run, one entry per kind of pod (generation and grid), in fleet order.
+  std::map<std::tuple<Generation, int, int>, std::vector<std::string>> kinds;
+  std::vector<std::tuple<Generation, int, int>> order;
+  for (const Pod& p : pods_) {
+    const auto key = std::make_tuple(p.generation(), p.host_rows(), p.host_cols());
+    auto [it, added] = kinds.try_emplace(key);
+    if (added) order.push_back(key);
+    it->second.push_back(p.name());
+  }
+  std::string where;
+  for (const auto& key : order) {
+    const std::vector<std::string>& names = kinds.at(key);
+    const Pod& example = pods_[static_cast<size_t>(*IndexOf(names.front()))];
+    std::string types;
+    for (const AcceleratorType& t :
+         ValidTypes(example.generation(), example.host_rows(), example.host_cols())) {
+      types += (types.empty() ? "" : ", ") + t.ToString();
+    }
+    where += (where.empty() ? "" : "; ") + types + " on " +
+             (names.size() == 1 ? "pod " : std::to_string(names.size()) + " " + GridText(example) +
+                                               " pods ") +
+             SomeNames(names) + (names.size() == 1 ? " (" + GridText(example) + ")" : "");
+  }
+  return InvalidArgument("no pod of this fleet can hold a " + type->ToString() +
+                         "; types it can run: " + where);
+}
+
+bool Fleet::CanPlace(const FleetPlacement& p) const {
+  return p.pod >= 0 && p.pod < size() && pod(p.pod).CanPlace(p.rect);
+}
+
+Status Fleet::Allocate(AllocationId id, const FleetPlacement& p) {
+  if (p.pod < 0 || p.pod >= size()) {
+    return ToStatus(InvalidArgument("no pod " + std::to_string(p.pod) + " in a fleet of " +
+                                    std::to_string(size())));
+  }
+  return pods_[static_cast<size_t>(p.pod)].Allocate(id, p.rect);
+}
+
+Status Fleet::Release(AllocationId id, int pod_index) {
+  if (pod_index < 0 || pod_index >= size()) {
+    return ToStatus(InvalidArgument("no pod " + std::to_string(pod_index) + " in a fleet of " +
+                                    std::to_string(size())));
+  }
+  return pods_[static_cast<size_t>(pod_index)].Release(id);
+}
+
+Status Fleet::MarkUnhealthy(HostId host) {
+  if (!Contains(host)) return UnknownHost(host, num_hosts_);
+  const Located at = Locate(host);
+  return pods_[static_cast<size_t>(at.pod)].MarkUnhealthy(at.in_pod);
+}
+
+Status Fleet::MarkHealthy(HostId host) {
+  if (!Contains(host)) return UnknownHost(host, num_hosts_);
+  const Located at = Locate(host);
+  return pods_[static_cast<size_t>(at.pod)].MarkHealthy(at.in_pod);
+}
+
+Status Fleet::SetDraining(HostId host, bool draining) {
+  if (!Contains(host)) return UnknownHost(host, num_hosts_);
+  const Located at = Locate(host);
+  return pods_[static_cast<size_t>(at.pod)].SetDraining(at.in_pod, draining);
+}
+
+int Fleet::AvailableHosts() const {
+  int n = 0;
+  for (const Pod& p : pods_) n += p.AvailableHosts();
+  return n;
+}
+
+int Fleet::AllocatedHosts() const {
+  int n = 0;
+  for (const Pod& p : pods_) n += p.AllocatedHosts();
+  return n;
+}
+
+}  // namespace podsched::pod
