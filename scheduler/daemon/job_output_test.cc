@@ -10,6 +10,15 @@ namespace {
 
 using core::testing::At;
 
+// A progress sample of `epoch` at `step`, taken at time `t`.
+ProgressSample SampleAt(double t, int64_t epoch, int64_t step) {
+  ProgressSample sample;
+  sample.time = At(t);
+  sample.epoch = epoch;
+  sample.step = step;
+  return sample;
+}
+
 TEST(LogTailTest, KeepsOffsetsSkipsResendsAndParsesRanks) {
   LogTail tail;
   TimePoint t = At(1);
@@ -79,7 +88,7 @@ TEST(OutputMemoryTest, AFloodOfEmptyLinesAndFatProgressStaysWithinTheBounds) {
     for (int64_t off = 0; off < (int64_t{8} << 20); off += int64_t(newlines.size())) {
       output.AppendLog(JobId(1), 1, off, newlines, At(1));
     }
-    ProgressSample fat{At(1), 1, 0};
+    ProgressSample fat = SampleAt(1, 1, 0);
     for (size_t k = 0; k < kMaxProgressScalars; ++k) {
       fat.scalars[std::string(30, 'a') + std::to_string(10 + k)] = 1.0;
     }
@@ -123,7 +132,7 @@ TEST(JobOutputTest, KeepsOutputPerJob) {
   ASSERT_NE(output.LogsOf(JobId(1)), nullptr);
   EXPECT_EQ(output.LogsOf(JobId(1))->end_offset(), 4);
   EXPECT_EQ(output.LogsOf(JobId(2))->end_offset(), 10);
-  output.AddProgress(JobId(2), ProgressSample{At(1), 1, 5});
+  output.AddProgress(JobId(2), SampleAt(1, 1, 5));
   EXPECT_EQ(output.ProgressOf(JobId(1)), nullptr);
   ASSERT_EQ(output.ProgressOf(JobId(2))->points().size(), 1u);
 }
@@ -131,16 +140,16 @@ TEST(JobOutputTest, KeepsOutputPerJob) {
 TEST(JobOutputTest, StreamsTheNewestSampleAtMostOncePerIntervalPerJob) {
   JobOutput output;
   for (int step = 1; step <= 3; ++step) {
-    output.AddProgress(JobId(1), ProgressSample{At(10), 1, step});
+    output.AddProgress(JobId(1), SampleAt(10, 1, step));
   }
-  output.AddProgress(JobId(2), ProgressSample{At(10), 1, 7});
+  output.AddProgress(JobId(2), SampleAt(10, 1, 7));
   auto due = output.TakeDueProgress(At(10));
   ASSERT_EQ(due.size(), 2u);
   EXPECT_EQ(due[0].first, JobId(1));
   EXPECT_EQ(due[0].second.step, 3);  // the newest
   EXPECT_EQ(due[1].second.step, 7);
   EXPECT_TRUE(output.TakeDueProgress(At(10)).empty());  // nothing new
-  output.AddProgress(JobId(1), ProgressSample{At(10.5), 1, 4});
+  output.AddProgress(JobId(1), SampleAt(10.5, 1, 4));
   EXPECT_TRUE(output.TakeDueProgress(At(10.5)).empty());  // too soon after the last one
   due = output.TakeDueProgress(At(11));
   ASSERT_EQ(due.size(), 1u);

@@ -261,12 +261,18 @@ int main(int argc, char** argv) {
   if (!token) return Fail(token.error());
   std::vector<UserConfig> users = config.users;
   if (std::none_of(users.begin(), users.end(), [](auto& u) { return u.name == "admin"; })) {
-    users.push_back(UserConfig{"admin", Sha256Hex(*token), true});
+    UserConfig admin;
+    admin.name = "admin";
+    admin.token_sha256 = Sha256Hex(*token);
+    admin.admin = true;
+    users.push_back(std::move(admin));
   }
 
   std::string db_path = (fs::path(config.data_dir) / "podsched.db").string();
 #ifdef PODSCHED_HAVE_JOBDB
-  auto opened = jobdb::SqliteJobRepository::Open(db_path);
+  jobdb::JobDbOptions db_options;
+  for (const PodConfig& pod : config.pods) db_options.pods.push_back(pod.name);  // fleet order
+  auto opened = jobdb::SqliteJobRepository::Open(db_path, db_options);
   if (!opened) return Fail(opened.error());
   jobdb::SqliteJobRepository* sqlite = opened->get();
   std::unique_ptr<core::JobRepository> repo = std::move(*opened);

@@ -138,12 +138,20 @@ constexpr std::string_view kV5 = R"sql(
 ALTER TABLE api_tokens ADD COLUMN parent_id INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations = {{
+// Version 6: the pod of a placement, by name (a fleet of pods, issue 28). NULL: the one pod of a
+// database written before version 6 (or by a caller that names no pods).
+constexpr std::string_view kV6 = R"sql(
+ALTER TABLE jobs ADD COLUMN placement_pod TEXT;
+ALTER TABLE epochs ADD COLUMN pod TEXT;
+)sql";
+
+constexpr std::array<Migration, 6> kMigrations = {{
     {1, "jobs, events, users", kV1},
     {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
     {3, "job specs in their own table (written once)", kV3},
     {4, "accounts and api_tokens (API users and hashed bearer tokens)", kV4},
     {5, "api_tokens.parent_id (the token each token was created with)", kV5},
+    {6, "jobs.placement_pod and epochs.pod (the pod of a placement in a fleet)", kV6},
 }};
 
 Status ApplyStep(Connection& db, const Migration& step) {

@@ -1,6 +1,8 @@
 #include "store/jobdb/sqlite_job_repository.h"
 
+#include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "store/jobdb/codec.h"
 #include "store/jobdb/schema.h"
@@ -22,11 +24,12 @@ TimePoint FromMicros(int64_t us) { return TimePoint(Duration(us)); }
   "id, user, preemptible, priority, submit_time_us, state, epoch, restarts, preemptions, "     \
   "reason, placement_row, placement_col, placement_rows, placement_cols, step, "               \
   "last_checkpoint_step, start_time_us, last_checkpoint_time_us, end_time_us, not_before_us, " \
-  "preempt_deadline_us, reserved_for, cancel_requested, usage_core_hours, run_time_us"
+  "preempt_deadline_us, reserved_for, cancel_requested, usage_core_hours, run_time_us, "       \
+  "placement_pod"
 
 constexpr std::string_view kPutJob =
     "INSERT OR REPLACE INTO jobs (" PODSCHED_JOB_COLUMNS
-    ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 // The spec is written once per job (schema v3): a row update never carries it.
 constexpr std::string_view kPutSpec = "INSERT OR IGNORE INTO job_specs (id, spec) VALUES (?,?)";
 #define PODSCHED_SELECT_JOBS \
@@ -47,7 +50,7 @@ constexpr std::string_view kEndedJobs =
 
 constexpr std::string_view kPutEpoch =
     "INSERT OR REPLACE INTO epochs (job_id, epoch, start_time_us, origin_row, origin_col, rows, "
-    "cols) VALUES (?,?,?,?,?,?,?)";
+    "cols, pod) VALUES (?,?,?,?,?,?,?,?)";
 constexpr std::string_view kPutEvent =
     "INSERT INTO events (seq, job_id, time_us, epoch, from_state, to_state, reason, hosts) "
     "VALUES (?,?,?,?,?,?,?,?)";
@@ -72,7 +75,7 @@ Result<JobState> StateOf(int64_t value) {
   return static_cast<JobState>(value);
 }
 
-void BindJob(Statement& s, const JobRecord& job) {
+void BindJob(Statement& s, const JobRecord& job, const std::optional<std::string>& pod) {
   s.Bind(1, job.id.value())
       .Bind(2, job.spec.user.value())
       .Bind(3, int64_t{job.spec.preemptible})
@@ -107,12 +110,18 @@ void BindJob(Statement& s, const JobRecord& job) {
   s.Bind(23, int64_t{job.cancel_requested})
       .Bind(24, job.usage_core_hours)
       .Bind(25, job.run_time.count());
+  if (pod) {
+    s.Bind(26, *pod);
+  } else {
+    s.BindNull(26);
+  }
 }
 
-Result<JobRecord> ReadJob(const Statement& s) {
+// `pod`: the index of the stored placement's pod (ReadJob's caller maps the name).
+Result<JobRecord> ReadJob(const Statement& s, int pod) {
   JobRecord job;
   job.id = JobId(s.Int(0));
-  auto spec = DecodeSpec(s.Text(25));
+  auto spec = DecodeSpec(s.Text(26));
   if (!spec) return std::unexpected(spec.error().WithContext("job " + std::to_string(s.Int(0))));
   job.spec = std::move(*spec);
   auto state = StateOf(s.Int(5));
@@ -123,9 +132,8 @@ Result<JobRecord> ReadJob(const Statement& s) {
   job.preemptions = static_cast<int>(s.Int(8));
   job.reason = s.Text(9);
   if (!s.IsNull(10)) {
-    // The daemon serves a fleet of one pod (config.cc): a stored placement is in pod 0.
     job.placement = pod::FleetPlacement{
-        0, pod::Placement{{static_cast<int>(s.Int(10)), static_cast<int>(s.Int(11))},
+        pod, pod::Placement{{static_cast<int>(s.Int(10)), static_cast<int>(s.Int(11))},
                           {static_cast<int>(s.Int(12)), static_cast<int>(s.Int(13))}}};
   }
   job.step = s.Int(14);
@@ -166,6 +174,36 @@ Result<JobEvent> ReadEvent(const Statement& s) {
 
 }  // namespace
 
+Result<std::optional<std::string>> SqliteJobRepository::PodName(const JobRecord& job) const {
+  if (!job.placement) return std::nullopt;
+  const int pod = job.placement->pod;
+  if (pods_.empty() && pod == 0) return std::nullopt;
+  if (pod < 0 || static_cast<size_t>(pod) >= pods_.size()) {
+    return FailedPrecondition("job " + std::to_string(job.id.value()) + " is placed in pod " +
+                              std::to_string(pod) + " of a fleet; this job store knows " +
+                              std::to_string(pods_.size()) + " pod name(s)");
+  }
+  return pods_[static_cast<size_t>(pod)];
+}
+
+Result<JobRecord> SqliteJobRepository::Read(const Statement& s) const {
+  int pod = 0;
+  if (!s.IsNull(25)) {
+    const std::string name = s.Text(25);
+    auto it = std::find(pods_.begin(), pods_.end(), name);
+    if (it == pods_.end()) {
+      std::string known;
+      for (const std::string& p : pods_) known += (known.empty() ? "" : ", ") + p;
+      return FailedPrecondition("job " + std::to_string(s.Int(0)) + " is placed in pod '" + name +
+                                "', which the configured fleet does not have (pods: " +
+                                (known.empty() ? "none named" : known) +
+                                "); restore the pod's configuration");
+    }
+    pod = static_cast<int>(it - pods_.begin());
+  }
+  return ReadJob(s, pod);
+}
+
 Result<std::unique_ptr<SqliteJobRepository>> SqliteJobRepository::Open(const std::string& path,
                                                                        JobDbOptions options) {
   auto db = Connection::Open(path);
@@ -189,7 +227,8 @@ Result<std::unique_ptr<SqliteJobRepository>> SqliteJobRepository::Open(const std
   if (!sync.ok()) return std::unexpected(sync);
   Status migrated = Migrate(c);
   if (!migrated.ok()) return std::unexpected(migrated);
-  return std::unique_ptr<SqliteJobRepository>(new SqliteJobRepository(std::move(*db)));
+  return std::unique_ptr<SqliteJobRepository>(
+      new SqliteJobRepository(std::move(*db), std::move(options.pods)));
 }
 
 Status SqliteJobRepository::Commit(const StoreBatch& batch) {
@@ -230,15 +269,11 @@ Status SqliteJobRepository::Apply(const StoreBatch& batch) {
 }
 
 Status SqliteJobRepository::WriteJob(const JobRecord& job) {
-  if (job.placement && job.placement->pod != 0) {
-    // The schema records a placement's rectangle, not its pod: refuse rather than lose it.
-    return ToStatus(FailedPrecondition("job " + std::to_string(job.id.value()) +
-                                       " is placed in pod " + std::to_string(job.placement->pod) +
-                                       " of a fleet; this job store records one pod's placements"));
-  }
+  auto pod = PodName(job);
+  if (!pod) return pod.error();
   auto put = db_->Prepare(kPutJob);
   if (!put) return put.error();
-  BindJob(**put, job);
+  BindJob(**put, job, *pod);
   if (Status s = (*put)->Run(); !s.ok()) {
     return s.WithContext("storing job " + std::to_string(job.id.value()));
   }
@@ -262,6 +297,11 @@ Status SqliteJobRepository::WriteJob(const JobRecord& job) {
       .Bind(5, int64_t{job.placement->rect.origin.col})
       .Bind(6, int64_t{job.placement->rect.shape.rows})
       .Bind(7, int64_t{job.placement->rect.shape.cols});
+  if (*pod) {
+    (*epoch)->Bind(8, **pod);
+  } else {
+    (*epoch)->BindNull(8);
+  }
   return (*epoch)->Run();
 }
 
@@ -330,8 +370,8 @@ Result<std::vector<JobRecord>> SqliteJobRepository::JobsInRange(JobId first, int
                           : first.value() + count;
   (*query)->Bind(1, first.value()).Bind(2, end);
   std::vector<JobRecord> out;
-  Status read = (*query)->ForEachRow([&out](const Statement& s) {
-    auto job = ReadJob(s);
+  Status read = (*query)->ForEachRow([this, &out](const Statement& s) {
+    auto job = Read(s);
     if (job) out.push_back(std::move(*job));  // an unreadable row reads as missing (audit M11)
     return Status::Ok();
   });
@@ -360,7 +400,7 @@ Result<core::EndedJobPage> SqliteJobRepository::EndedJobs(const core::EndedJobQu
   Status status = (*query)->ForEachRow([&](const Statement& s) {
     ++read;
     page.last_read = JobId(s.Int(0));
-    auto job = ReadJob(s);
+    auto job = Read(s);
     if (job) page.jobs.push_back(std::move(*job));  // an unreadable row reads as missing
     return Status::Ok();
   });
@@ -381,7 +421,7 @@ Result<core::StoredState> SqliteJobRepository::LoadSnapshot(TimePoint ended_sinc
   Status loaded = (*jobs)->ForEachRow([this, &state](const Statement& s) {
     const int64_t id = s.Int(0);
     specs_stored_.insert(id);
-    auto job = ReadJob(s);
+    auto job = Read(s);
     if (!job) {
       // An ended job is history: podsched starts without it (audit M11). An active one is
       // work the scheduler owes: the error stops the start, naming it.

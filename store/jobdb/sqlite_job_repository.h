@@ -37,6 +37,11 @@ namespace podsched::jobdb {
 struct JobDbOptions {
   // How long a writer waits for another connection's lock before Commit fails (kUnavailable).
   Duration busy_timeout = std::chrono::seconds(10);
+  // The fleet's pod names in fleet order (FleetPlacement::pod indexes them): a placement's pod
+  // is stored by name, so that reordering the configured pods moves no job. Empty: no names
+  // (tools, tests): only placements in pod 0 can be written, and stored without a pod.
+  // Loading a placement in a pod these names do not have is an error naming it.
+  std::vector<std::string> pods;
 };
 
 class SqliteJobRepository final : public core::JobRepository, public core::AccountRepository {
@@ -64,7 +69,12 @@ class SqliteJobRepository final : public core::JobRepository, public core::Accou
   const std::string& path() const { return db_->path(); }
 
  private:
-  explicit SqliteJobRepository(std::unique_ptr<Connection> db) : db_(std::move(db)) {}
+  SqliteJobRepository(std::unique_ptr<Connection> db, std::vector<std::string> pods)
+      : db_(std::move(db)), pods_(std::move(pods)) {}
+  // The stored name of a placement's pod (nullopt: pod 0 without names), or why it cannot be.
+  Result<std::optional<std::string>> PodName(const core::JobRecord& job) const;
+  // A stored job row back (the pod name mapped to its index in pods_).
+  Result<core::JobRecord> Read(const Statement& s) const;
   Result<core::StoredState> LoadSnapshot(TimePoint ended_since);
   Status Apply(const core::StoreBatch& batch);
   Status WriteJob(const core::JobRecord& job);
@@ -74,6 +84,7 @@ class SqliteJobRepository final : public core::JobRepository, public core::Accou
   Status WriteToken(const core::TokenRecord& token);
 
   std::unique_ptr<Connection> db_;
+  const std::vector<std::string> pods_;
   // Jobs whose spec row is committed (Load, then each commit): a later row update skips the
   // spec. specs_new_: written in the open transaction.
   std::unordered_set<int64_t> specs_stored_;

@@ -194,9 +194,9 @@ TEST(SqliteJobRepositoryTest, FailedCommitStoresNothingOfTheBatch) {
   EXPECT_TRUE(repo->PersistTransition(b, SubmitEvent(b, 2)).ok());
 }
 
-TEST(SqliteJobRepositoryTest, RefusesAPlacementOutsidePodZeroRatherThanLoseItsPod) {
-  // The schema records a placement's rectangle, not its pod (the daemon serves one pod): a job
-  // placed in another pod of a fleet is refused, and nothing of its batch is stored.
+TEST(SqliteJobRepositoryTest, WithoutPodNamesAPlacementOutsidePodZeroIsRefusedNotLost) {
+  // A repository opened without the fleet's pod names cannot name pod 1: the job is refused,
+  // and nothing of its batch is stored.
   TempDir dir;
   auto repo = OpenOrDie(dir.File("jobs.db"));
   ASSERT_NE(repo, nullptr);
@@ -209,6 +209,43 @@ TEST(SqliteJobRepositoryTest, RefusesAPlacementOutsidePodZeroRatherThanLoseItsPo
   auto state = repo->Load();
   ASSERT_TRUE(state.has_value());
   EXPECT_TRUE(state->jobs.empty());
+}
+
+TEST(SqliteJobRepositoryTest, APlacementsPodIsStoredByNameAndFollowsItsName) {
+  TempDir dir;
+  const std::string path = dir.File("jobs.db");
+  JobRecord job = FullJob(4);
+  job.placement->pod = 1;
+  {
+    auto repo = SqliteJobRepository::Open(path, {.pods = {"a", "b"}});
+    ASSERT_TRUE(repo.has_value()) << repo.error().ToString();
+    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}}).ok());
+    auto state = (*repo)->Load();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->jobs.size(), 1u);
+    EXPECT_EQ(state->jobs[0], job);
+    EXPECT_EQ((*repo)->SchemaVersion().value_or(0), 6);
+  }
+  {
+    // The configuration lists the pods in another order: the job stays in pod "b".
+    auto repo = SqliteJobRepository::Open(path, {.pods = {"b", "c", "a"}});
+    ASSERT_TRUE(repo.has_value());
+    auto state = (*repo)->Load();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->jobs.size(), 1u);
+    EXPECT_EQ(state->jobs[0].placement->pod, 0);
+  }
+  {
+    // Pod "b" is gone from the configuration: an error naming it, not a job moved elsewhere.
+    auto repo = SqliteJobRepository::Open(path, {.pods = {"a"}});
+    ASSERT_TRUE(repo.has_value());
+    auto state = (*repo)->Load();
+    ASSERT_FALSE(state.has_value());
+    EXPECT_NE(state.error().message().find(
+                  "job 4 is placed in pod 'b', which the configured fleet does not have (pods: a)"),
+              std::string::npos)
+        << state.error().ToString();
+  }
 }
 
 TEST(SqliteJobRepositoryTest, UsesWalAndRecordsEpochsAndAllocations) {

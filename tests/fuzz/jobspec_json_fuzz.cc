@@ -13,8 +13,8 @@
 using namespace podsched;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const pod::Pod* const kPod =
-      new pod::Pod(pod::Pod::Create("pod0", pod::Generation::kV2, 8, 8).value());
+  static const pod::Fleet* const kPod =
+      new pod::Fleet(pod::Fleet::Of(pod::Pod::Create("pod0", pod::Generation::kV2, 8, 8).value()));
   const std::string_view body(reinterpret_cast<const char*>(data), size);
   api::JobSpec in;
   // The limits SubmitJob uses with the default config (Limits::max_json_depth).
