@@ -104,26 +104,32 @@ bool Fleet::CanHold(int index, const AcceleratorType& type) const {
          (s.cols <= p.host_rows() && s.rows <= p.host_cols());
 }
 
+std::vector<int> Fleet::PodsThatCanHold(const AcceleratorType& type) const {
+  std::vector<int> out;
+  for (int i = 0; i < size(); ++i) {
+    if (CanHold(i, type)) out.push_back(i);
+  }
+  return out;
+}
+
 Result<AcceleratorType> Fleet::ParseType(std::string_view text) const {
   if (size() == 1) return pods_.front().ParseType(text);
   Result<AcceleratorType> type = AcceleratorType::Parse(text);
   if (!type) return type;
-  for (int i = 0; i < size(); ++i) {
-    if (CanHold(i, *type)) return type;
-  }
+  if (!PodsThatCanHold(*type).empty()) return type;
   // Where each type could run, one entry per kind of pod (generation and grid), in fleet order.
   std::map<std::tuple<Generation, int, int>, std::vector<std::string>> kinds;
-  std::vector<std::tuple<Generation, int, int>> order;
+  std::vector<const Pod*> examples;  // the first pod of each kind
   for (const Pod& p : pods_) {
-    const auto key = std::make_tuple(p.generation(), p.host_rows(), p.host_cols());
-    auto [it, added] = kinds.try_emplace(key);
-    if (added) order.push_back(key);
+    auto [it, added] = kinds.try_emplace(std::make_tuple(p.generation(), p.host_rows(), p.host_cols()));
+    if (added) examples.push_back(&p);
     it->second.push_back(p.name());
   }
   std::string where;
-  for (const auto& key : order) {
-    const std::vector<std::string>& names = kinds.at(key);
-    const Pod& example = pods_[static_cast<size_t>(*IndexOf(names.front()))];
+  for (const Pod* kind : examples) {
+    const Pod& example = *kind;
+    const std::vector<std::string>& names =
+        kinds.at(std::make_tuple(example.generation(), example.host_rows(), example.host_cols()));
     std::string types;
     for (const AcceleratorType& t :
          ValidTypes(example.generation(), example.host_rows(), example.host_cols())) {

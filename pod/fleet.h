@@ -81,6 +81,8 @@ class Fleet {
   Result<AcceleratorType> ParseType(std::string_view text) const;
   // Whether pod `index` can ever hold `type` (its generation, a grid large enough).
   bool CanHold(int index, const AcceleratorType& type) const;
+  // Every pod that can hold `type`, in fleet order.
+  std::vector<int> PodsThatCanHold(const AcceleratorType& type) const;
 
   bool CanPlace(const FleetPlacement& p) const;
   Status Allocate(AllocationId id, const FleetPlacement& p);

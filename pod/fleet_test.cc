@@ -92,6 +92,8 @@ TEST(FleetTest, ParseTypeAcceptsWhatSomePodHoldsAndSaysWhereEachTypeRuns) {
   EXPECT_FALSE(fleet.CanHold(1, v2_32));  // v3
   EXPECT_FALSE(fleet.CanHold(2, v2_32));  // one host
   EXPECT_TRUE(fleet.CanHold(2, *fleet.ParseType("v2-8")));
+  EXPECT_EQ(fleet.PodsThatCanHold(v2_32), std::vector<int>{0});
+  EXPECT_EQ(fleet.PodsThatCanHold(*fleet.ParseType("v2-8")), (std::vector<int>{0, 2, 3, 4}));
 }
 
 TEST(FleetTest, AllocationAndHealthChangeOnlyThePodNamed) {

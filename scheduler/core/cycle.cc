@@ -55,12 +55,7 @@ Pass::TypeKey Pass::KeyOf(const pod::AcceleratorType& type) {
 
 const std::vector<int>& Pass::Candidates(const pod::AcceleratorType& type) {
   auto [it, inserted] = candidates_.try_emplace(KeyOf(type));
-  if (inserted) {
-    const pod::Fleet& fleet = in_.hosts.fleet();
-    for (int i = 0; i < fleet.size(); ++i) {
-      if (fleet.CanHold(i, type)) it->second.push_back(i);
-    }
-  }
+  if (inserted) it->second = in_.hosts.fleet().PodsThatCanHold(type);
   return it->second;
 }
 

@@ -440,9 +440,9 @@ Result<SimResult> Simulation::Run() {
   const pod::Fleet& hosts = sched_->fleet();
   std::exponential_distribution<double> failure_gap(
       std::max(1e-12, opt_.host_failures_per_host_day * hosts.num_hosts() / 86400.0));
-  // Every host fails at the same rate. Pods of one size: a pod, then a host in it (two draws,
-  // so that replays of the one-core-per-pod simulator stay reproducible); otherwise one draw
-  // over the fleet's hosts.
+  // Every host fails at the same rate. Pods of one size: a pod, then a host in it (two draws:
+  // the random sequence of earlier versions, so that a one-pod replay stays byte-identical);
+  // otherwise one draw over the fleet's hosts.
   bool equal_pods = true;
   for (const pod::Pod& p : hosts.pods()) equal_pods &= p.num_hosts() == hosts.pod(0).num_hosts();
   if (opt_.host_failures_per_host_day > 0) {

@@ -122,10 +122,7 @@ void BenchFleetPlacement(int decisions) {
     int none = 0;  // no candidate pod has a position (a fragmented fleet)
     for (int i = 0; i < decisions; ++i) {
       const pod::AcceleratorType type = *fleet.ParseType(asks[i % 5]);
-      std::vector<int> candidates;
-      for (int p = 0; p < fleet.size(); ++p) {
-        if (fleet.CanHold(p, type)) candidates.push_back(p);
-      }
+      const std::vector<int> candidates = fleet.PodsThatCanHold(type);
       const TimePoint start = clock.Now();
       auto chosen = policy->ChooseAmong(fleet.pods(), candidates, type);
       us.push_back(ToSeconds(clock.Now() - start) * 1e6);
