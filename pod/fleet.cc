@@ -39,6 +39,14 @@ void Fleet::Add(Pod pod, std::string zone) {
   zones_.push_back(std::move(zone));
 }
 
+bool IsPodName(std::string_view name) {
+  return !name.empty() && name.size() <= 64 &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+         });
+}
+
 Result<Fleet> Fleet::Create(const std::vector<FleetPodSpec>& pods) {
   if (pods.empty()) return InvalidArgument("a fleet needs at least one pod");
   Fleet fleet;
@@ -46,6 +54,15 @@ Result<Fleet> Fleet::Create(const std::vector<FleetPodSpec>& pods) {
   for (const FleetPodSpec& spec : pods) {
     if (spec.name.empty()) {
       return InvalidArgument("pod " + std::to_string(fleet.size()) + " of the fleet has no name");
+    }
+    // Names go into URLs (/api/v1/pods/NAME), POD_SLICE ("NAME:COL,ROW:WxH") and the bus.
+    if (!IsPodName(spec.name)) {
+      return InvalidArgument("pod name '" + spec.name.substr(0, 80) +
+                             "': expected 1-64 characters of A-Z a-z 0-9 . _ -");
+    }
+    if (!spec.zone.empty() && !IsPodName(spec.zone)) {
+      return InvalidArgument("zone '" + spec.zone.substr(0, 80) + "' of pod " + spec.name +
+                             ": expected 1-64 characters of A-Z a-z 0-9 . _ -");
     }
     if (!names.insert(spec.name).second) {
       return InvalidArgument("two pods of the fleet are named '" + spec.name +

@@ -43,6 +43,10 @@ struct FleetPodSpec {
   std::string zone;  // e.g. "us-central1-b"; may be empty (one site)
 };
 
+// 1-64 characters of A-Z a-z 0-9 . _ - (pod and zone names: they go into URLs, POD_SLICE and the
+// agents' key file).
+bool IsPodName(std::string_view name);
+
 // Names for a message, at most three: "a", "a, b, c", "a, b, c and 97 more".
 std::string SomeNames(const std::vector<std::string>& names);
 

@@ -9,7 +9,8 @@
 namespace podsched::pod {
 namespace {
 
-Status AddEntry(const YAML::Node& n, size_t index, std::vector<FleetPodSpec>& out) {
+Status AddEntry(const YAML::Node& n, size_t index, UnnamedPods unnamed,
+                std::vector<FleetPodSpec>& out) {
   const std::string section = "pods[" + std::to_string(index) + "]";
   if (Status s = YamlCheckKeys(n, section, {"name", "generation", "host_rows", "host_cols", "zone",
                                             "count"});
@@ -24,7 +25,12 @@ Status AddEntry(const YAML::Node& n, size_t index, std::vector<FleetPodSpec>& ou
                    YamlRead(n, "zone", section, pod.zone), YamlRead(n, "count", section, count)}) {
     if (!s.ok()) return s;
   }
-  if (!n["name"]) return ToStatus(InvalidArgument(section + ".name is required"));
+  if (!n["name"]) {
+    if (unnamed == UnnamedPods::kRefused) {
+      return ToStatus(InvalidArgument(section + ".name is required"));
+    }
+    pod.name = "pod" + std::to_string(index);
+  }
   auto gen = ParseGeneration(generation);
   if (!gen) return gen.error().WithContext(section + ".generation");
   pod.generation = *gen;
@@ -33,6 +39,10 @@ Status AddEntry(const YAML::Node& n, size_t index, std::vector<FleetPodSpec>& ou
   for (Status s : {YamlRead(n, "host_rows", section, pod.host_rows),
                    YamlRead(n, "host_cols", section, pod.host_cols)}) {
     if (!s.ok()) return s;
+  }
+  // The grid by the pod's own rule, naming the entry, before anything multiplies it.
+  if (auto grid = Pod::Create(pod.name, pod.generation, pod.host_rows, pod.host_cols); !grid) {
+    return grid.error().WithContext(section + ", pod " + pod.name);
   }
   if (count < 1 || count > kMaxFleetPods) {
     return ToStatus(InvalidArgument(section + ".count must be 1.." + std::to_string(kMaxFleetPods) +
@@ -68,12 +78,17 @@ Result<std::vector<FleetPodSpec>> ParseFleetYaml(std::string_view text) {
   }
   if (Status s = YamlCheckKeys(root, "fleet", {"pods"}); !s.ok()) return std::unexpected(s);
   const YAML::Node pods = root["pods"];
-  if (!pods || !pods.IsSequence() || pods.size() == 0) {
-    return InvalidArgument("fleet: pods must be a non-empty list");
+  if (!pods) return InvalidArgument("fleet: pods must be a non-empty list");
+  return ParseFleetPods(pods, UnnamedPods::kRefused);
+}
+
+Result<std::vector<FleetPodSpec>> ParseFleetPods(const YAML::Node& pods, UnnamedPods unnamed) {
+  if (!pods.IsSequence() || pods.size() == 0) {
+    return InvalidArgument("pods must be a non-empty list");
   }
   std::vector<FleetPodSpec> out;
   for (size_t i = 0; i < pods.size(); ++i) {
-    if (Status s = AddEntry(pods[i], i, out); !s.ok()) return std::unexpected(s);
+    if (Status s = AddEntry(pods[i], i, unnamed, out); !s.ok()) return std::unexpected(s);
   }
   // Fleet::Create's own checks (names, grids), so that a document accepted here builds.
   if (auto fleet = Fleet::Create(out); !fleet) return std::unexpected(fleet.error());

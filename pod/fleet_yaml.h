@@ -24,11 +24,25 @@
 #include "common/status.h"
 #include "pod/fleet.h"
 
+namespace YAML {
+class Node;
+}
+
 namespace podsched::pod {
 
 inline constexpr int kMaxFleetPods = 4096;
 
 // The pods of a fleet document, in order (a `count` entry expanded in place).
 Result<std::vector<FleetPodSpec>> ParseFleetYaml(std::string_view text);
+
+// How a list of pod entries treats an entry without a name.
+enum class UnnamedPods {
+  kRefused,    // a fleet file: every entry names its pod
+  kNumbered,   // podsched's configuration: entry i is "pod<i>" (one unnamed pod is "pod0")
+};
+
+// The pods of a YAML sequence of entries (the `pods` key of a fleet file or of podsched's
+// configuration), with the same checks as ParseFleetYaml. Errors name "pods[i]" and the key.
+Result<std::vector<FleetPodSpec>> ParseFleetPods(const YAML::Node& pods, UnnamedPods unnamed);
 
 }  // namespace podsched::pod

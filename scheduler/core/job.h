@@ -137,7 +137,10 @@ struct JobEvent {
   std::optional<JobState> from;  // nullopt: submission
   JobState to = JobState::kQueued;
   std::string reason;
-  std::vector<HostId> hosts;  // the placement's hosts (fleet-wide ids), when the transition concerns them
+  // The placement's pod and its hosts, by that pod's own ids, when the transition concerns them:
+  // what the store keeps and users read stays true when the configured pods are reordered.
+  std::vector<HostId> hosts;
+  std::string pod;
   friend bool operator==(const JobEvent&, const JobEvent&) = default;
 };
 

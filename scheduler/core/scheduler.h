@@ -52,6 +52,9 @@ struct LaunchPlan {
   std::string pod;                   // name of the pod the slice is in
   pod::Placement placement;          // in that pod's own coordinates
   std::vector<HostId> hosts;  // fleet-wide ids, row-major = rank order; hosts[0] runs mpirun
+  // The same hosts as their pod numbers them (Fleet::Locate): what the pod's agents know them by
+  // (the bus and the job contract speak pod ids; a fleet of one pod numbers them alike).
+  std::vector<HostId> pod_hosts;
   std::string command;
   std::vector<std::string> args;
   std::map<std::string, std::string> env;  // the spec's env (opaque to the core)

@@ -36,7 +36,11 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
   event.from = job.state;
   event.to = to;
   event.reason = reason;
-  if (job.placement) event.hosts = hosts.fleet().HostsIn(*job.placement);
+  if (job.placement) {
+    const pod::Pod& pod = hosts.fleet().pod(job.placement->pod);
+    event.pod = pod.name();
+    event.hosts = pod.HostsIn(job.placement->rect);
+  }
 
   const bool held = HoldsHosts(job.state);
   const bool holds = HoldsHosts(to);
@@ -99,6 +103,7 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::FleetPlacement& p, TimePoi
                     hosts.fleet().pod(p.pod).name(),
                     p.rect,
                     hosts.fleet().HostsIn(p),
+                    hosts.fleet().pod(p.pod).HostsIn(p.rect),
                     job.spec.command,
                     job.spec.args,
                     job.spec.env,

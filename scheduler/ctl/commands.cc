@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/host_list.h"
+#include "pod/fleet.h"
 #include "pod/pod.h"
 #include "scheduler/ctl/terminal_text.h"
 #include "pod/render.h"
@@ -296,6 +297,7 @@ int Events(ApiClient& api, const std::string& job, const std::string& output) {
     if (e.hosts_size() > 0) {
       std::cout << "  hosts";
       for (int h : e.hosts()) std::cout << " " << h;
+      if (!e.pod().empty()) std::cout << " of pod " << TerminalSafe(e.pod());
     }
     std::cout << "\n";
   }
@@ -507,20 +509,76 @@ std::string PodPicture(const api::Pod& p, bool color) {
 }
 
 int ShowPod(ApiClient& api, const std::string& name, bool color) {
+  if (!name.empty()) {
+    if (!pod::IsPodName(name)) {  // nothing else can be a pod's name, or go into the URL
+      std::cerr << "podctl: '" << TerminalSafe(name.substr(0, 80))
+                << "' is not a pod name (1-64 characters of A-Z a-z 0-9 . _ -)\n";
+      return kExitUsage;
+    }
+    // podsched names the pods there are when there is no such pod (404).
+    auto reply = api.CallOk("GET", "/api/v1/pods/" + name);
+    if (!reply) return Report(reply.error());
+    auto pod = Parse<api::Pod>(*reply);
+    if (!pod) return Report(pod.error());
+    std::cout << PodPicture(*pod, color);
+    return kExitOk;
+  }
   auto reply = api.CallOk("GET", "/api/v1/pods");
   if (!reply) return Report(reply.error());
   auto pods = Parse<api::PodList>(*reply);
   if (!pods) return Report(pods.error());
-  bool found = false;
-  for (const auto& p : pods->pods()) {
-    if (!name.empty() && p.name() != name) continue;
-    found = true;
-    std::cout << PodPicture(p, color);
+  for (const auto& p : pods->pods()) std::cout << PodPicture(p, color);
+  return kExitOk;
+}
+
+std::string FleetTable(const api::PodList& list) {
+  std::ostringstream out;
+  auto row = [&out](const std::vector<std::string>& cells) {
+    static const int kWidths[] = {18, 16, 10, 7, 6, 10, 12, 10, 10};
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i + 1 < cells.size()) {
+        out << std::left << std::setw(kWidths[i]) << cells[i].substr(0, kWidths[i] - 1);
+      } else {
+        out << cells[i];
+      }
+    }
+    out << "\n";
+  };
+  row({"POD", "ZONE", "GRID", "HOSTS", "FREE", "ON-DEMAND", "PREEMPTIBLE", "UNHEALTHY", "WAITING",
+       "LARGEST FREE"});
+  int64_t hosts = 0, free = 0, on_demand = 0, preemptible = 0, unhealthy = 0;
+  for (const auto& p : list.pods()) {
+    int64_t down = 0;
+    for (const auto& h : p.hosts()) down += h.healthy() ? 0 : 1;
+    hosts += p.hosts_size();
+    free += p.available_hosts();
+    on_demand += p.on_demand_hosts();
+    preemptible += p.preemptible_hosts();
+    unhealthy += down;
+    row({TerminalSafe(p.name()), p.zone().empty() ? "-" : TerminalSafe(p.zone()),
+         p.generation() + " " + std::to_string(p.host_rows()) + "x" + std::to_string(p.host_cols()),
+         std::to_string(p.hosts_size()), std::to_string(p.available_hosts()),
+         std::to_string(p.on_demand_hosts()), std::to_string(p.preemptible_hosts()),
+         std::to_string(down), std::to_string(p.pending_total()),
+         p.largest_placeable_type().empty() ? "none" : p.largest_placeable_type()});
   }
-  if (!found) {
-    std::cerr << "podctl: no pod '" << name << "'\n";
-    return kExitNotFound;
+  // Waiting jobs are not summed: a job waits in every pod that can hold its type.
+  row({"total (" + std::to_string(list.pods_size()) + " pods)", "", "", std::to_string(hosts),
+       std::to_string(free), std::to_string(on_demand), std::to_string(preemptible),
+       std::to_string(unhealthy), "", ""});
+  return out.str();
+}
+
+int Fleet(ApiClient& api, const std::string& output) {
+  auto reply = api.CallOk("GET", "/api/v1/pods");
+  if (!reply) return Report(reply.error());
+  auto list = Parse<api::PodList>(*reply);
+  if (!list) return Report(list.error());
+  if (output != "table") {
+    Print(*list, output);
+    return kExitOk;
   }
+  std::cout << FleetTable(*list);
   return kExitOk;
 }
 

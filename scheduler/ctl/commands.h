@@ -31,6 +31,8 @@ int Events(ApiClient& api, const std::string& job, const std::string& output);
 int Logs(ApiClient& api, const std::string& job, bool follow);
 int Wait(ApiClient& api, const std::string& job, bool quiet);
 int ShowPod(ApiClient& api, const std::string& pod, bool color);
+// `podctl fleet`: one line per pod of the fleet and a total (or the PodList as json/yaml).
+int Fleet(ApiClient& api, const std::string& output);
 int Quota(ApiClient& api, const std::string& output);
 int Agents(ApiClient& api, const std::string& output);
 
@@ -38,6 +40,7 @@ int Agents(ApiClient& api, const std::string& output);
 std::string JsonToYaml(const std::string& json);
 std::string JobsTable(const api::JobList& list);
 std::string PodPicture(const api::Pod& pod, bool color);
+std::string FleetTable(const api::PodList& list);
 // Whether `job` names a job as users write it: an id, or ARRAYID_INDEX for an array task.
 bool ValidJobArg(const std::string& job);
 // "0-3,8,12-15".

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "scheduler/ctl/terminal_text.h"
 
 namespace podsched::ctl {
@@ -78,6 +80,45 @@ TEST(PodPicture, ListsUnhealthyHostsByReason) {
   std::string pic = PodPicture(p, false);
   EXPECT_NE(pic.find("X  no agent: hosts 4-5,7"), std::string::npos) << pic;
   EXPECT_NE(pic.find("X  heartbeat lost: hosts 6"), std::string::npos) << pic;
+}
+
+// One line per pod with its zone, grid, hosts free and held by class, unhealthy hosts and the jobs
+// waiting for it; a total that does not sum the waiting jobs (one waits in every pod it fits).
+TEST(FleetTable, OneLinePerPodAndATotal) {
+  api::PodList list;
+  auto add = [&](const std::string& name, const std::string& zone, int rows, int cols, int free,
+                 int od, int pre, int down, int waiting) {
+    api::Pod* p = list.add_pods();
+    p->set_name(name);
+    p->set_zone(zone);
+    p->set_generation("v2");
+    p->set_host_rows(rows);
+    p->set_host_cols(cols);
+    for (int i = 0; i < rows * cols; ++i) p->add_hosts()->set_healthy(i >= down);
+    p->set_available_hosts(free);
+    p->set_on_demand_hosts(od);
+    p->set_preemptible_hosts(pre);
+    p->set_pending_total(waiting);
+    if (free > 0) p->set_largest_placeable_type("v2-8");
+  };
+  add("big", "us-central1-b", 8, 8, 48, 8, 4, 4, 3);
+  add("dev-000", "", 1, 1, 0, 0, 1, 0, 7);
+  const std::string table = FleetTable(list);
+  std::istringstream lines(table);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 4u) << table;
+  EXPECT_EQ(rows[0].rfind("POD", 0), 0u);
+  EXPECT_NE(rows[1].find("us-central1-b"), std::string::npos);
+  EXPECT_NE(rows[1].find("v2 8x8"), std::string::npos);
+  EXPECT_NE(rows[2].find("dev-000"), std::string::npos);
+  EXPECT_NE(rows[2].find("none"), std::string::npos) << "nothing free on the device";
+  // 65 hosts, 48 free, 8 + 0 on-demand, 4 + 1 preemptible, 4 unhealthy.
+  EXPECT_NE(rows[3].find("total (2 pods)"), std::string::npos);
+  std::istringstream total(rows[3].substr(rows[3].find(')') + 1));
+  std::vector<std::string> cells;
+  for (std::string cell; total >> cell;) cells.push_back(cell);
+  EXPECT_EQ(cells, (std::vector<std::string>{"65", "48", "8", "5", "4"}));
 }
 
 // A job's output and reasons are its program's bytes: podctl must not pass terminal control

@@ -156,6 +156,11 @@ int main(int argc, char** argv) {
   auto* pod = app.add_subcommand("pod", "draw the pod's host grid with jobs and free hosts");
   pod->add_option("pod", pod_name, "pod name (default: every pod)");
   pod->add_flag("--no-color", no_color, "no ANSI colours");
+  std::string fleet_output = "table";
+  auto* fleet = app.add_subcommand(
+      "fleet", "every pod and device of the fleet: zone, hosts free and held by class, waiting jobs");
+  fleet->add_option("-o,--output", fleet_output, "table, json or yaml")
+      ->check(CLI::IsMember({"table", "json", "yaml"}));
   std::string agents_output = "table";
   auto* agents = app.add_subcommand("agents", "registered podworkers, their hosts and jobs (admin)");
   agents->add_option("-o,--output", agents_output, "table, json or yaml")
@@ -254,6 +259,7 @@ int main(int argc, char** argv) {
   if (wait->parsed()) return Wait(api, job, quiet);
   if (pod->parsed()) return ShowPod(api, pod_name, !no_color && isatty(STDOUT_FILENO));
   if (quota->parsed()) return Quota(api, quota_output);
+  if (fleet->parsed()) return Fleet(api, fleet_output);
   if (agents->parsed()) return Agents(api, agents_output);
   return kExitUsage;
 }

@@ -13,6 +13,7 @@
 
 #include "common/host_list.h"
 #include "common/strings.h"
+#include "pod/fleet.h"
 
 namespace podsched::daemon {
 namespace {
@@ -70,13 +71,19 @@ Result<std::vector<EnrolledAgent>> ParseAgentKeys(std::string_view text) {
     const std::vector<std::string_view> fields = SplitOn(line, ' ');
     const std::string where = "agents.keys line " + std::to_string(n);
     if (fields.size() < 2 || fields.size() > 3) {
-      return InvalidArgument(where + ": expected 'AGENT_ID KEY' or 'AGENT_ID KEY HOSTS'");
+      return InvalidArgument(where + ": expected 'AGENT_ID KEY' or 'AGENT_ID KEY [POD:]HOSTS'");
     }
-    EnrolledAgent a{std::string(fields[0]), std::string(fields[1]), std::nullopt};
+    EnrolledAgent a{std::string(fields[0]), std::string(fields[1]), std::nullopt, ""};
     if (!IsValidAgentId(a.agent_id)) return InvalidArgument(where + ": bad agent id");
     if (!IsZ85Key(a.public_key)) return InvalidArgument(where + ": not a 40-character Z85 key");
     if (fields.size() == 3) {
-      auto hosts = ParseHostRanges(fields[2]);
+      std::string_view hosts_text = fields[2];
+      if (const size_t colon = hosts_text.rfind(':'); colon != std::string_view::npos) {
+        a.pod = std::string(hosts_text.substr(0, colon));
+        hosts_text.remove_prefix(colon + 1);
+        if (!pod::IsPodName(a.pod)) return InvalidArgument(where + ": bad pod name");
+      }
+      auto hosts = ParseHostRanges(hosts_text);
       if (!hosts) return std::unexpected(hosts.error().WithContext(where));
       a.hosts = std::move(*hosts);
     }
@@ -92,12 +99,13 @@ Result<std::vector<EnrolledAgent>> ParseAgentKeys(std::string_view text) {
 
 std::string FormatAgentKeys(const std::vector<EnrolledAgent>& agents) {
   std::string out =
-      "# Agents enrolled on this podsched's worker bus: AGENT_ID CURVE_PUBLIC_KEY [HOSTS].\n"
-      "# HOSTS: the hosts the agent may register (absent: any host).\n"
+      "# Agents enrolled on this podsched's worker bus: AGENT_ID CURVE_PUBLIC_KEY [[POD:]HOSTS].\n"
+      "# HOSTS: the hosts the agent may register, by its pod's ids (absent: any host); POD: the\n"
+      "# pod they are of (absent: any pod).\n"
       "# Written by `podsched agent enroll|revoke`; podsched re-reads it when it changes.\n";
   for (const auto& a : agents) {
     out += a.agent_id + " " + a.public_key;
-    if (a.hosts) out += " " + FormatHostRanges(*a.hosts);
+    if (a.hosts) out += " " + (a.pod.empty() ? "" : a.pod + ":") + FormatHostRanges(*a.hosts);
     out += "\n";
   }
   return out;
@@ -155,12 +163,16 @@ Status CheckDataDirOwner(const std::string& data_dir) {
 
 Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agent_id,
                             const std::string& bus, const KeyGenerator& keygen,
-                            std::optional<std::vector<int32_t>> hosts) {
+                            std::optional<std::vector<int32_t>> hosts, std::string pod) {
   if (Status s = CheckDataDirOwner(data_dir); !s.ok()) return std::unexpected(s);
   if (!IsValidAgentId(agent_id)) {
     return InvalidArgument("agent id '" + agent_id + "' must be 1..64 of [A-Za-z0-9._-]");
   }
   if (hosts && hosts->empty()) return InvalidArgument("agent " + agent_id + ": no host given");
+  if (!pod.empty() && (!hosts || !pod::IsPodName(pod))) {
+    return InvalidArgument("agent " + agent_id + ": pod '" + pod.substr(0, 80) +
+                           "' needs hosts and a name of 1-64 characters of A-Z a-z 0-9 . _ -");
+  }
   bool created = false;
   auto server = LoadOrCreateServerKey(data_dir, keygen, &created);
   if (!server) return server;
@@ -178,7 +190,7 @@ Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agen
   k->agent_id = agent_id;
   k->bus = bus;
   k->server_key = server->public_key;
-  agents->push_back({agent_id, k->public_key, std::move(hosts)});
+  agents->push_back({agent_id, k->public_key, std::move(hosts), std::move(pod)});
   if (Status s = WriteAgents(data_dir, *agents); !s.ok()) return std::unexpected(s);
   return k;
 }

@@ -2,9 +2,10 @@
 //
 //   <data_dir>/bus.key      podsched's key pair (public-key/secret-key lines, common/key_file.h),
 //                           created on first start unless `bus.curve: off`; mode 0600
-//   <data_dir>/agents.keys  enrolled agents, one `AGENT_ID PUBLIC_KEY [HOSTS]` a line, HOSTS
-//                           the hosts it may register ("0-15", common/host_list.h; absent:
-//                           any host); mode 0600.
+//   <data_dir>/agents.keys  enrolled agents, one `AGENT_ID PUBLIC_KEY [[POD:]HOSTS]` a line,
+//                           HOSTS the hosts it may register ("0-15", common/host_list.h, by
+//                           the pod's own ids; absent: any host), POD the pod they are of
+//                           ("dev-007:0"; absent: any pod); mode 0600.
 //                           Written only by `podsched agent enroll|revoke` (under a lock file,
 //                           atomically); the running daemon re-reads it when it changes
 //                           (bus_server.h), so an enrolment or a revocation needs no restart.
@@ -32,6 +33,16 @@ struct EnrolledAgent {
   // agent claim every unheld host, and receive every tenant's launches). nullopt: any host
   // (enrolled without --hosts).
   std::optional<std::vector<int32_t>> hosts;
+  // With hosts: the pod they are of (on a fleet, host 0 is a host of every pod). Empty: any pod
+  // (enrolled without --pod, as before fleets).
+  std::string pod;
+};
+
+// What an enrolment allows an agent to register (BusLogic::SetEnrolledHosts): `hosts` of `pod`
+// (empty: of any pod).
+struct HostEnrolment {
+  std::string pod;
+  std::vector<int32_t> hosts;
 };
 
 std::string ServerKeyPath(const std::string& data_dir);
@@ -51,13 +62,14 @@ using KeyGenerator = std::function<Result<KeyFile>()>;
 Result<KeyFile> LoadOrCreateServerKey(const std::string& data_dir, const KeyGenerator& keygen,
                                       bool* created);
 
-// Enrols `agent_id`: a new key pair, its public key bound to the id (and to `hosts`, nullopt:
-// any host) in agents.keys, and the agent's key file (its id, `bus`, the server's public key,
+// Enrols `agent_id`: a new key pair, its public key bound to the id (and to `hosts` of `pod`;
+// nullopt: any host; empty pod: any pod) in agents.keys, and the agent's key file (its id, `bus`, the server's public key,
 // its key pair) returned for the caller to hand over. An id already enrolled is kAlreadyExists
 // (revoke it first).
 Result<KeyFile> EnrollAgent(const std::string& data_dir, const std::string& agent_id,
                             const std::string& bus, const KeyGenerator& keygen,
-                            std::optional<std::vector<int32_t>> hosts = std::nullopt);
+                            std::optional<std::vector<int32_t>> hosts = std::nullopt,
+                            std::string pod = "");
 // Audit M8: enrolling as root in the data dir of a daemon that runs as its own account wrote a
 // root-owned 0600 agents.keys that the daemon could not read (it failed to start, or kept the old
 // list). kFailedPrecondition, saying how to run it instead, when `data_dir` exists and is not

@@ -127,16 +127,33 @@ TEST_F(AgentKeysTest, EnrolmentRecordsTheAgentsHosts) {
   EXPECT_EQ((*agents)[1].hosts, std::nullopt);
 }
 
+// On a fleet every pod has a host 0: an enrolment binds the hosts to their pod ("dev-007:0").
+TEST_F(AgentKeysTest, EnrolmentOnAFleetBindsTheHostsToTheirPod) {
+  ASSERT_TRUE(EnrollAgent(dir_, "d7", "tcp://x:1", keygen_, std::vector<int32_t>{0}, "dev-007"));
+  EXPECT_FALSE(EnrollAgent(dir_, "d8", "tcp://x:1", keygen_, std::nullopt, "dev-008"))
+      << "a pod without hosts binds nothing";
+  EXPECT_FALSE(EnrollAgent(dir_, "d9", "tcp://x:1", keygen_, std::vector<int32_t>{0}, "a b"));
+  auto agents = ReadAgentKeys(AgentKeysPath(dir_));
+  ASSERT_TRUE(agents) << agents.error().message();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ((*agents)[0].pod, "dev-007");
+  EXPECT_EQ((*agents)[0].hosts, std::vector<int32_t>{0});
+  const std::string k(40, 'c');
+  EXPECT_NE(FormatAgentKeys({{"d7", k, std::vector<int32_t>{0, 1}, "dev-007"}}).find(" dev-007:0-1\n"),
+            std::string::npos);
+}
+
 TEST(AgentKeysParseTest, HostsRoundTripAndABadHostsFieldNamesTheLine) {
   const std::string k1(40, 'a'), k2(40, 'b');
-  const std::string text = FormatAgentKeys({{"m1", k1, std::vector<int32_t>{0, 1, 2, 3, 12}},
-                                            {"m2", k2, std::nullopt}});
+  const std::string text = FormatAgentKeys({{"m1", k1, std::vector<int32_t>{0, 1, 2, 3, 12}, ""},
+                                            {"m2", k2, std::nullopt, ""}});
   EXPECT_NE(text.find("m1 " + k1 + " 0-3,12\n"), std::string::npos) << text;
   auto parsed = ParseAgentKeys(text);
   ASSERT_TRUE(parsed) << parsed.error().message();
   EXPECT_EQ((*parsed)[0].hosts, (std::vector<int32_t>{0, 1, 2, 3, 12}));
   EXPECT_EQ((*parsed)[1].hosts, std::nullopt);
-  for (const std::string& bad : {"m1 " + k1 + " 7-3", "m1 " + k1 + " 0-3 extra", "m1 " + k1 + " "}) {
+  for (const std::string& bad : {"m1 " + k1 + " 7-3", "m1 " + k1 + " 0-3 extra", "m1 " + k1 + " ",
+                                 "m1 " + k1 + " :0", "m1 " + k1 + " a/b:0", "m1 " + k1 + " dev:"}) {
     auto r = ParseAgentKeys(bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_NE(r.error().message().find("agents.keys line 1"), std::string::npos)

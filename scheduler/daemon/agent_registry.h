@@ -20,7 +20,8 @@ namespace podsched::daemon {
 struct AgentInfo {
   std::string agent_id;
   std::string pod;
-  std::vector<HostId> hosts;  // sorted
+  int pod_index = 0;          // of the fleet; the agent's messages name hosts by this pod's ids
+  std::vector<HostId> hosts;  // sorted, the fleet's ids
   std::string rsh_endpoint;
   std::string hostname;
   std::string version;

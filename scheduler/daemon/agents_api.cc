@@ -15,7 +15,8 @@ HttpResponse ListAgents(const ApiView& view, ApiCalls&, const Principal& who,
     auto* agent = out.add_agents();
     agent->set_agent_id(id);
     agent->set_pod(a.pod);
-    for (HostId h : a.hosts) agent->add_hosts(h.value());
+    // As the agent names them: by its pod's ids.
+    for (HostId h : a.hosts) agent->add_hosts(view.scheduler.fleet().Locate(h).in_pod.value());
     agent->set_address(a.rsh_endpoint);
     agent->set_connected(a.connected);
     agent->set_last_heartbeat_ms_ago(

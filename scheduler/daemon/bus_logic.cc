@@ -98,7 +98,14 @@ Status BusLogic::OnTimer(TimePoint now) {
 
 size_t BusLogic::LargestLaunchBytes(const core::JobSpec& spec) const {
   auto type = scheduler_->fleet().ParseType(spec.accelerator);
-  return type ? composer_.LargestLaunchBytes(spec, *type, scheduler_->fleet().pod(0).name()) : 0;
+  if (!type) return 0;
+  // The longest name of a pod that can hold the type: the job may land on any of them.
+  std::string longest;
+  for (int p : scheduler_->fleet().PodsThatCanHold(*type)) {
+    const std::string& name = scheduler_->fleet().pod(p).name();
+    if (name.size() > longest.size()) longest = name;
+  }
+  return composer_.LargestLaunchBytes(spec, *type, longest);
 }
 
 // ---- incoming ----
@@ -116,7 +123,7 @@ Status BusLogic::OnMessage(std::string_view agent_id, std::string_view bytes, Ti
   }
   ++received_[std::string(TypeName(e.body_case()))];
   std::string id(agent_id);
-  if (e.body_case() == bus::Envelope::kRegister) return OnRegister(id, e.register_(), now);
+  if (e.body_case() == bus::Envelope::kRegister) return OnRegister(id, e, now);
   AgentInfo* agent = registry_.FindConnected(id);
   if (agent == nullptr) {
     // A restarted scheduler (or a timed-out agent): the agent tells us again what it runs.
@@ -128,6 +135,7 @@ Status BusLogic::OnMessage(std::string_view agent_id, std::string_view bytes, Ti
     }
     return Status::Ok();
   }
+  AgentHostsToFleet(scheduler_->fleet(), agent->pod_index, e);
   switch (e.body_case()) {
     case bus::Envelope::kHeartbeat:
       return OnHeartbeat(*agent, e.heartbeat(), now);
@@ -147,33 +155,49 @@ Status BusLogic::OnMessage(std::string_view agent_id, std::string_view bytes, Ti
   }
 }
 
-Status BusLogic::OnRegister(const std::string& id, const bus::Register& m, TimePoint now) {
-  const pod::Pod& pod = scheduler_->fleet().pod(0);  // a fleet of one pod (config.cc)
+Status BusLogic::OnRegister(const std::string& id, bus::Envelope& e, TimePoint now) {
+  const bus::Register& m = e.register_();
   if (!ValidAgentId(id) || m.agent_id() != id || m.rsh_endpoint().size() > kMaxText ||
       m.hostname().size() > kMaxText || m.version().size() > kMaxText ||
-      m.hosts_size() == 0 || m.hosts_size() > pod.num_hosts() || m.running_size() > kMaxRunning ||
+      m.hosts_size() == 0 || m.running_size() > kMaxRunning ||
       m.unacked_exits_size() > kMaxRunning) {
     Drop("invalid");
     return Status::Ok();
   }
-  if (m.pod() != pod.name()) {
+  // An agent serves hosts of one pod of the fleet, and names them by that pod's ids.
+  const pod::Fleet& fleet = scheduler_->fleet();
+  const std::optional<int> pod_index = fleet.IndexOf(m.pod());
+  if (!pod_index) {
+    Drop("unknown_pod");
+    return Status::Ok();
+  }
+  const pod::Pod& pod = fleet.pod(*pod_index);
+  if (m.hosts_size() > pod.num_hosts()) {
     Drop("invalid");
     return Status::Ok();
   }
   // An agent enrolled for some hosts registers only those: otherwise one stolen key (or a root
   // on one worker) could claim every unheld host after a restart and receive every launch.
-  std::optional<std::vector<int32_t>> enrolled;
+  std::optional<HostEnrolment> enrolled;
   if (enrolled_hosts_) enrolled = enrolled_hosts_(id);
-  std::set<HostId> hosts;
+  if (enrolled && !enrolled->pod.empty() && enrolled->pod != m.pod()) {
+    Drop("host_not_enrolled");
+    return Status::Ok();
+  }
   for (int32_t h : m.hosts()) {
     if (!pod.Contains(HostId(h))) {
       Drop("unknown_host");
       return Status::Ok();
     }
-    if (enrolled && !std::binary_search(enrolled->begin(), enrolled->end(), h)) {
+    if (enrolled && !std::binary_search(enrolled->hosts.begin(), enrolled->hosts.end(), h)) {
       Drop("host_not_enrolled");
       return Status::Ok();
     }
+  }
+  // From here on every host is the fleet's.
+  AgentHostsToFleet(fleet, *pod_index, e);
+  std::set<HostId> hosts;
+  for (int32_t h : m.hosts()) {
     if (registry_.ClaimedByOther(id, HostId(h))) {
       Drop("invalid");  // served by another live agent
       return Status::Ok();
@@ -183,6 +207,7 @@ Status BusLogic::OnRegister(const std::string& id, const bus::Register& m, TimeP
   AgentInfo info;
   info.agent_id = id;
   info.pod = m.pod();
+  info.pod_index = *pod_index;
   info.rsh_endpoint = m.rsh_endpoint();
   info.hostname = m.hostname();
   info.version = m.version();

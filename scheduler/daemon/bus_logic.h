@@ -34,6 +34,7 @@
 #include "common/ids.h"
 #include "common/status.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/daemon/agent_keys.h"
 #include "scheduler/daemon/agent_registry.h"
 #include "scheduler/daemon/config.h"
 #include "scheduler/daemon/job_output.h"
@@ -68,10 +69,10 @@ class BusLogic {
   // `scheduler` must outlive this.
   BusLogic(Options options, core::Scheduler* scheduler, TokenSource tokens = {});
 
-  // The hosts an agent id was enrolled for (BusServer::EnrolledHostsOf); nullopt: any host.
-  // A Register naming any other host is refused whole and counted as "host_not_enrolled"
-  // (audit H6). Unset: every agent may register any host.
-  using EnrolledHosts = std::function<std::optional<std::vector<int32_t>>(const std::string&)>;
+  // The hosts (and their pod) an agent id was enrolled for (BusServer::EnrolledHostsOf);
+  // nullopt: any host. A Register naming any other host, or another pod, is refused whole and
+  // counted as "host_not_enrolled" (audit H6). Unset: every agent may register any host.
+  using EnrolledHosts = std::function<std::optional<HostEnrolment>(const std::string&)>;
   void SetEnrolledHosts(EnrolledHosts lookup) { enrolled_hosts_ = std::move(lookup); }
 
   // Once after the scheduler loaded: hosts without an agent become unhealthy, and a reconcile
@@ -115,7 +116,8 @@ class BusLogic {
   size_t LargestLaunchBytes(const core::JobSpec& spec) const;
 
  private:
-  Status OnRegister(const std::string& id, const bus::Register& m, TimePoint now);
+  // `e` holds a Register; its hosts are rewritten to the fleet's ids once they are checked.
+  Status OnRegister(const std::string& id, bus::Envelope& e, TimePoint now);
   Status OnHeartbeat(AgentInfo& agent, const bus::Heartbeat& m, TimePoint now);
   Status OnRunning(AgentInfo& agent, const google::protobuf::RepeatedPtrField<bus::RunningJob>& running,
                    bool registering, TimePoint now);

@@ -568,8 +568,8 @@ TEST_F(BusLogicTest, ReconcileTimeoutFailsHostsWhoseAgentNeverCame) {
 // whole pod, as an impostor with its key would: refused and counted, no Welcome, no host taken
 // and so no launch for any of them; the real agents then register theirs.
 TEST_F(BusLogicTest, AnAgentRegistersOnlyTheHostsItWasEnrolledFor) {
-  bus_->SetEnrolledHosts([](const std::string& id) -> std::optional<std::vector<int32_t>> {
-    if (id == "a0") return std::vector<int32_t>{0, 1, 2, 3};
+  bus_->SetEnrolledHosts([](const std::string& id) -> std::optional<HostEnrolment> {
+    if (id == "a0") return HostEnrolment{"", {0, 1, 2, 3}};
     return std::nullopt;  // enrolled without --hosts (or a configured key): any host
   });
   bus::Envelope greedy = RegisterMsg(0);
@@ -652,6 +652,154 @@ TEST_F(BusLogicTest, ALaunchNoAgentStartedEndsAfterTheAckTimeout) {
   EXPECT_EQ(sched_->Find(lost.job)->epoch, lost.epoch);
   EXPECT_EQ(sched_->Find(lost.job)->state, core::JobState::kStarting);
   EXPECT_EQ(Count(Out(), bus::Envelope::kKill), 0);
+}
+
+// A fleet: pod "big" (2x2 v2 hosts, fleet ids 0-3) and two v2-8 devices "dev-0" (fleet id 4)
+// and "dev-1" (5). Each agent serves one pod and names its hosts by that pod's own ids: both
+// devices' agents say "host 0".
+class BusLogicFleetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto fleet = pod::Fleet::Create({{"big", pod::Generation::kV2, 2, 2, "zone-a"},
+                                     {"dev-0", pod::Generation::kV2, 1, 1, "zone-b"},
+                                     {"dev-1", pod::Generation::kV2, 1, 1, "zone-b"}});
+    ASSERT_TRUE(fleet.has_value()) << fleet.error().message();
+    core::SchedulerConfig sc;
+    sc.min_runtime_before_preemption = Duration::zero();
+    auto s = core::Scheduler::Create(std::move(*fleet), sc, &repo_, now_);
+    ASSERT_TRUE(s.has_value()) << s.error().message();
+    sched_ = std::move(*s);
+    BusLogic::Options o;
+    o.bus.heartbeat_timeout_ms = 3000;
+    o.scheduler_id = "s1";
+    bus_ = std::make_unique<BusLogic>(o, sched_.get(), [] { return std::string("tok"); });
+    ASSERT_TRUE(bus_->Start(now_).ok());
+  }
+  void Send(const std::string& agent, const bus::Envelope& e) {
+    ASSERT_TRUE(bus_->OnMessage(agent, e.SerializeAsString(), now_).ok());
+  }
+  void Register(const std::string& agent, const std::string& pod, std::vector<int> hosts) {
+    bus::Envelope e;
+    e.mutable_register_()->set_agent_id(agent);
+    e.mutable_register_()->set_pod(pod);
+    for (int h : hosts) e.mutable_register_()->add_hosts(h);
+    e.mutable_register_()->set_rsh_endpoint("tcp://127.0.0.1:4" + std::to_string(hosts.size()));
+    Send(agent, e);
+  }
+  std::vector<std::pair<std::string, bus::Envelope>> Out() {
+    std::vector<std::pair<std::string, bus::Envelope>> out;
+    for (auto& m : bus_->TakeOutgoing()) {
+      bus::Envelope e;
+      EXPECT_TRUE(e.ParseFromString(m.bytes));
+      out.emplace_back(m.agent_id, e);
+    }
+    return out;
+  }
+  int64_t Dropped(const std::string& reason) {
+    auto it = bus_->dropped().find(reason);
+    return it == bus_->dropped().end() ? 0 : it->second;
+  }
+  JobId Place(const std::string& type) {
+    auto id = sched_->Submit(Spec("alice", type, false), now_);
+    EXPECT_TRUE(id.has_value());
+    now_ += std::chrono::milliseconds(10);
+    EXPECT_TRUE(bus_->OnTimer(now_).ok());
+    bus_->Dispatch(sched_->Tick(now_));
+    EXPECT_EQ(sched_->Find(*id)->state, core::JobState::kPlaced);
+    return *id;
+  }
+
+  core::InMemoryJobRepository repo_;
+  std::unique_ptr<core::Scheduler> sched_;
+  std::unique_ptr<BusLogic> bus_;
+  TimePoint now_ = At(1000);
+};
+
+TEST_F(BusLogicFleetTest, EachAgentNamesItsPodsOwnHostsAndLaunchesSpeakThem) {
+  EXPECT_EQ(bus_->unhealthy_hosts(), 6);
+  Register("big-a", "big", {0, 1, 2, 3});
+  Register("d0", "dev-0", {0});
+  Register("d1", "dev-1", {0});  // the same pod id as d0's host: another host of the fleet
+  EXPECT_EQ(bus_->unhealthy_hosts(), 0);
+  EXPECT_EQ(bus_->hosts()[4].agent_id, "d0");
+  EXPECT_EQ(bus_->hosts()[5].agent_id, "d1");
+  Out();
+
+  // A v2-32 can only go to "big"; its Launch names big's hosts 0-3, to big's agent alone.
+  const JobId big = Place("v2-32");
+  EXPECT_EQ(sched_->Find(big)->placement->pod, 0);
+  auto out = Out();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first, "big-a");
+  EXPECT_EQ(out[0].second.launch().env().at("POD_SLICE"), "big:0,0:2x2");
+
+  // A v2-8 then goes to a device: its agent hears of "host 0" and the env says so.
+  const JobId small = Place("v2-8");
+  const int pod = sched_->Find(small)->placement->pod;
+  ASSERT_TRUE(pod == 1 || pod == 2);
+  const std::string agent = pod == 1 ? "d0" : "d1";
+  out = Out();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first, agent);
+  const bus::Launch& l = out[0].second.launch();
+  ASSERT_EQ(l.hosts_size(), 1);
+  EXPECT_EQ(l.hosts(0), 0);
+  EXPECT_EQ(l.rsh_endpoints().count(0), 1u);
+  EXPECT_EQ(l.env().at("POD_HOSTS"), "0");
+  EXPECT_EQ(l.env().at("POD_SLICE"), sched_->fleet().pod(pod).name() + ":0,0:1x1");
+  // Ports come from the fleet's host (no two pods' host 0 share a block on one machine).
+  EXPECT_EQ(l.env().at("MASTER_PORT"), std::to_string(20000 + (4 + pod - 1) * kPortSlotsPerHost));
+
+  // The device's agent reports by its own id, and the job ends on the right host.
+  bus::Envelope running;
+  running.mutable_heartbeat()->set_agent_id(agent);
+  auto* r = running.mutable_heartbeat()->add_running();
+  r->mutable_job()->set_job_id(small.value());
+  r->mutable_job()->set_epoch(sched_->Find(small)->epoch);
+  r->add_hosts(0);
+  r->add_ranks_up_hosts(0);
+  Send(agent, running);
+  EXPECT_EQ(sched_->Find(small)->state, core::JobState::kRunning);
+  bus::Envelope exited;
+  exited.mutable_exited()->mutable_job()->set_job_id(small.value());
+  exited.mutable_exited()->mutable_job()->set_epoch(sched_->Find(small)->epoch);
+  exited.mutable_exited()->set_reason(bus::Exited::COMPLETED);
+  exited.mutable_exited()->add_hosts(0);
+  Send(agent, exited);
+  EXPECT_EQ(sched_->Find(small)->state, core::JobState::kSucceeded);
+  EXPECT_FALSE(sched_->fleet().host(HostId(3 + pod)).allocation.has_value());
+  EXPECT_EQ(sched_->Find(big)->state, core::JobState::kPlaced) << "big's job is untouched";
+
+  // The other device's agent cannot speak for it: its "host 0" is another host.
+  exited.mutable_exited()->mutable_job()->set_job_id(big.value());
+  exited.mutable_exited()->mutable_job()->set_epoch(sched_->Find(big)->epoch);
+  Send(pod == 1 ? "d1" : "d0", exited);
+  EXPECT_EQ(sched_->Find(big)->state, core::JobState::kPlaced);
+  EXPECT_EQ(Dropped("unknown_host"), 1);
+}
+
+TEST_F(BusLogicFleetTest, AnAgentOfAPodTheFleetDoesNotHaveOrOfHostsItsPodLacksIsRefused) {
+  Register("x", "dev-7", {0});
+  EXPECT_EQ(Dropped("unknown_pod"), 1);
+  Register("y", "dev-0", {1});  // a device has host 0 only
+  EXPECT_EQ(Dropped("unknown_host"), 1);
+  Register("z", "big", {4});  // fleet id 4 is dev-0's host, not big's
+  EXPECT_EQ(Dropped("unknown_host"), 2);
+  EXPECT_TRUE(Out().empty()) << "no Welcome";
+  EXPECT_EQ(bus_->connected_agents(), 0);
+  EXPECT_EQ(bus_->unhealthy_hosts(), 6);
+
+  // Enrolled for host 0 of dev-0: host 0 of dev-1 is another machine's (audit H6 on a fleet).
+  bus_->SetEnrolledHosts([](const std::string& id) -> std::optional<HostEnrolment> {
+    if (id == "d0") return HostEnrolment{"dev-0", {0}};
+    return std::nullopt;
+  });
+  Register("d0", "dev-1", {0});
+  EXPECT_EQ(Dropped("host_not_enrolled"), 1);
+  Register("d0", "dev-0", {0});
+  EXPECT_EQ(Dropped("host_not_enrolled"), 1);
+  EXPECT_EQ(bus_->hosts()[4].agent_id, "d0");
+  EXPECT_EQ(bus_->unhealthy_hosts(), 5);
 }
 
 }  // namespace

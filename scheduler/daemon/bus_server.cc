@@ -224,7 +224,7 @@ void BusServer::ReloadAgentKeys(bool force) {
     std::lock_guard lock(enrolled_hosts_mu_);
     enrolled_hosts_.clear();
     for (const auto& a : *agents) {
-      if (a.hosts) enrolled_hosts_[a.agent_id] = *a.hosts;
+      if (a.hosts) enrolled_hosts_[a.agent_id] = HostEnrolment{a.pod, *a.hosts};
     }
   }
   for (const auto& a : *agents) {
@@ -238,7 +238,7 @@ void BusServer::ReloadAgentKeys(bool force) {
   spdlog::info("bus: {} enrolled agents (from {})", enrolled_.size(), agent_keys_file_);
 }
 
-std::optional<std::vector<int32_t>> BusServer::EnrolledHostsOf(const std::string& agent_id) const {
+std::optional<HostEnrolment> BusServer::EnrolledHostsOf(const std::string& agent_id) const {
   std::lock_guard lock(enrolled_hosts_mu_);
   auto it = enrolled_hosts_.find(agent_id);
   if (it == enrolled_hosts_.end()) return std::nullopt;

@@ -33,6 +33,7 @@
 #include <zmq_addon.hpp>
 
 #include "common/status.h"
+#include "scheduler/daemon/agent_keys.h"
 #include "scheduler/daemon/config.h"
 
 namespace podsched::daemon {
@@ -60,7 +61,7 @@ class BusServer {
   // The hosts `agent_id` was enrolled for (podsched agent enroll --hosts); nullopt when it may
   // register any host: enrolled without --hosts, a configured key, or no CURVE. Thread-safe; as
   // of the agents.keys read that admitted the agent's connection or later.
-  std::optional<std::vector<int32_t>> EnrolledHostsOf(const std::string& agent_id) const;
+  std::optional<HostEnrolment> EnrolledHostsOf(const std::string& agent_id) const;
 
  private:
   BusServer() = default;
@@ -84,7 +85,7 @@ class BusServer {
   std::map<std::string, std::string> enrolled_;       // 32-byte binary key -> agent id
   std::map<std::string, std::string> enrolled_z85_;   // Z85 key -> agent id
   mutable std::mutex enrolled_hosts_mu_;
-  std::map<std::string, std::vector<int32_t>> enrolled_hosts_;  // agent id -> hosts (GUARDED)
+  std::map<std::string, HostEnrolment> enrolled_hosts_;  // agent id -> pod, hosts (GUARDED)
   std::string agent_keys_file_;
   std::pair<int64_t, int64_t> agent_keys_stamp_{-1, -1};  // mtime ns, size
   std::chrono::steady_clock::time_point agent_keys_checked_{};

@@ -4,7 +4,7 @@
 
 #include "common/user_names.h"
 #include "common/yaml_reader.h"
-#include "pod/pod.h"
+#include "pod/fleet_yaml.h"
 #include "scheduler/daemon/launch_composer.h"
 
 #include <charconv>
@@ -29,30 +29,6 @@ Result<core::Quota> ParseQuota(const YAML::Node& n, const std::string& section) 
     return InvalidArgument(section + ": quotas must be >= 0");
   }
   return q;
-}
-
-Result<PodConfig> ParsePod(const YAML::Node& n, size_t index) {
-  std::string section = "pods[" + std::to_string(index) + "]";
-  PODSCHED_TRY(YamlCheckKeys(n, section, {"name", "generation", "host_rows", "host_cols"}));
-  PodConfig pod;
-  std::string generation = "v2";
-  PODSCHED_TRY(YamlRead(n, "name", section, pod.name));
-  PODSCHED_TRY(YamlRead(n, "generation", section, generation));
-  auto gen = pod::ParseGeneration(generation);
-  if (!gen) return std::unexpected(gen.error().WithContext(section + ".generation"));
-  pod.generation = *gen;
-  const auto& spec = pod::SpecOf(pod.generation);
-  pod.host_rows = spec.full_pod_host_rows;
-  pod.host_cols = spec.full_pod_host_cols;
-  PODSCHED_TRY(YamlRead(n, "host_rows", section, pod.host_rows));
-  PODSCHED_TRY(YamlRead(n, "host_cols", section, pod.host_cols));
-  if (pod.name.empty()) return InvalidArgument(section + ".name: must not be empty");
-  // The grid is checked here, by the pod's own rule, because the port arithmetic below the pod
-  // list multiplies it before the daemon builds the pod.
-  if (auto grid = pod::Pod::Create(pod.name, pod.generation, pod.host_rows, pod.host_cols); !grid) {
-    return std::unexpected(grid.error().WithContext(section));
-  }
-  return pod;
 }
 
 Result<UserConfig> ParseUser(const YAML::Node& n, size_t index) {
@@ -253,27 +229,25 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   PODSCHED_TRY(YamlRead(root, "data_dir", "config", c.data_dir));
   PODSCHED_TRY(YamlRead(root, "default_checkpoint_url", "config", c.default_checkpoint_url));
   if (const auto& pods = root["pods"]) {
-    if (!pods.IsSequence() || pods.size() == 0) return InvalidArgument("pods: expected a list");
-    c.pods.clear();
-    for (size_t i = 0; i < pods.size(); ++i) {
-      auto p = ParsePod(pods[i], i);
-      if (!p) return std::unexpected(p.error());
-      c.pods.push_back(*p);
-    }
-    if (c.pods.size() > 1) {
-      return InvalidArgument("pods: this podsched schedules one pod; configure exactly one");
-    }
+    auto fleet = pod::ParseFleetPods(pods, pod::UnnamedPods::kNumbered);
+    if (!fleet) return std::unexpected(fleet.error());
+    c.pods = std::move(*fleet);
   }
   {
-    // Every host of the pod gets its own block of job ports (launch_composer.h).
-    const auto& pod = c.pods.front();
-    const int hosts = pod.host_rows * pod.host_cols;
-    if (PortsPerHost(c.bus.job_port_first, c.bus.job_port_last, hosts) < kMinPortSlotsPerHost) {
+    // Every host of the fleet gets its own block of job ports (launch_composer.h). The grids are
+    // bounded by now (ParseFleetPods), and so is the number of pods.
+    int64_t hosts = 0;
+    for (const PodConfig& pod : c.pods) hosts += int64_t{pod.host_rows} * pod.host_cols;
+    const int64_t range = int64_t{c.bus.job_port_last} - c.bus.job_port_first + 1;
+    if (range / hosts < kMinPortSlotsPerHost) {
+      const std::string what = c.pods.size() == 1 ? "pod " + c.pods.front().name
+                                                  : "a fleet of " + std::to_string(c.pods.size()) +
+                                                        " pods";
       return InvalidArgument("bus.job_ports: " + std::to_string(c.bus.job_port_first) + "-" +
-                             std::to_string(c.bus.job_port_last) + " is too small for pod " +
-                             pod.name + ": each of its " + std::to_string(hosts) +
-                             " hosts needs at least " + std::to_string(kMinPortSlotsPerHost) +
-                             " ports (" + std::to_string(hosts * kMinPortSlotsPerHost) + " in all)");
+                             std::to_string(c.bus.job_port_last) + " is too small for " + what +
+                             ": each of its " + std::to_string(hosts) + " hosts needs at least " +
+                             std::to_string(kMinPortSlotsPerHost) + " ports (" +
+                             std::to_string(hosts * kMinPortSlotsPerHost) + " in all)");
     }
   }
   if (const auto& users = root["users"]) {
@@ -343,11 +317,18 @@ bus:
 #                                 # podsched agent enroll --agent-id ID --out ID.key)
 data_dir: var           # SQLite job store var/podsched.db, admin token var/admin.token
 default_checkpoint_url: ""        # empty: file://<data_dir>/objects/checkpoints
+# The fleet: one or more pods, each scheduled as one grid of hosts (docs/scheduler.md "A fleet of
+# pods"). Each agent serves hosts of one pod, by the pod's own host ids.
 pods:
   - name: pod0
     generation: v2      # v2 or v3
     host_rows: 8        # v2 full pod: 8x8 hosts (512 TensorCores)
     host_cols: 8
+    zone: ""            # e.g. us-central1-b; informative for now
+#  - name: dev          # standalone v2-8 devices: one host each, named dev-00 .. dev-99
+#    host_rows: 1
+#    host_cols: 1
+#    count: 100
 # Users authenticate with bearer tokens. Usually: podctl admin user add NAME (stored in the job
 # database, revocable; docs/api.md "Users and tokens"). Users listed here are read-only bootstrap
 # users (the API cannot disable them); store only the SHA-256 of a token:

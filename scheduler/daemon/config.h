@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "pod/accelerator.h"
+#include "pod/fleet.h"
 #include "scheduler/core/job.h"
 #include "scheduler/core/scheduler.h"
 
@@ -26,12 +27,12 @@ struct UserConfig {
   std::string unix_user;
 };
 
-struct PodConfig {
-  std::string name = "pod0";
-  pod::Generation generation = pod::Generation::kV2;
-  int host_rows = 8;
-  int host_cols = 8;
-};
+// One pod of the fleet podsched serves (pod/fleet.h): a name, a generation, a grid of hosts
+// (a full pod, a part of one, or a standalone device of 1x1) and a zone. The `pods` section has
+// the fleet file's schema (pod/fleet_yaml.h: `count: N` makes NAME-0..N-1); an unnamed entry i is
+// "pod<i>".
+using PodConfig = pod::FleetPodSpec;
+inline PodConfig DefaultPod() { return {"pod0", pod::Generation::kV2, 8, 8, ""}; }
 
 // Bounds on what a client may send (DESIGN: "bounded everything").
 struct Limits {
@@ -69,8 +70,8 @@ struct BusConfig {
   std::string agent_keys_file;                 // set by podsched: <data_dir>/agents.keys
   std::string log_url;                         // empty: file://<data_dir>/objects/logs
   // Ports handed to jobs (MASTER_PORT, the JAX coordinator, each rank's own port): a block of
-  // the same share of it per host of the pod (launch_composer.h PortsPerHost), so no two live
-  // jobs on a machine get the same port.
+  // the same share of it per host of the fleet (launch_composer.h PortsPerHost), so no two live
+  // jobs on a machine get the same port, even with the agents of several pods on it.
   int job_port_first = 20000;
   int job_port_last = 32767;
 };
@@ -91,7 +92,7 @@ struct Config {
   BusConfig bus;
   std::string data_dir = "var";
   std::string default_checkpoint_url;  // empty: file://<data_dir>/objects/checkpoints
-  std::vector<PodConfig> pods = {PodConfig{}};
+  std::vector<PodConfig> pods = {DefaultPod()};  // the fleet, in order
   std::vector<UserConfig> users;
   std::map<std::string, core::Quota> quotas;  // per user; others get scheduler.default_quota
   core::SchedulerConfig scheduler = DaemonSchedulerDefaults();

@@ -107,6 +107,40 @@ TEST(Config, JobPortsFitThePod) {
   }
 }
 
+// The fleet: the fleet file's schema, zones, `count` expanded, unnamed pods numbered; the job
+// ports must cover every host of the fleet; names are unique.
+TEST(Config, ReadsAFleetOfPodsAndDevices) {
+  auto c = ParseConfig(R"(
+pods:
+  - {name: big, generation: v3, host_rows: 4, host_cols: 4, zone: europe-west4-a}
+  - {name: dev, host_rows: 1, host_cols: 1, count: 3, zone: us-central1-f}
+  - {host_rows: 2, host_cols: 2}
+)");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  std::vector<std::string> names;
+  for (const auto& p : c->pods) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"big", "dev-0", "dev-1", "dev-2", "pod2"}));
+  EXPECT_EQ(c->pods[0].zone, "europe-west4-a");
+  EXPECT_EQ(c->pods[3].zone, "us-central1-f");
+  EXPECT_EQ(c->pods[3].host_rows, 1);
+
+  auto twice = ParseConfig("pods: [{name: a}, {name: a}]");
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_NE(twice.error().message().find("named 'a'"), std::string::npos)
+      << twice.error().message();
+  // 64 + 100 hosts need 1,640 ports of ten; 1,001 are too few, naming the fleet.
+  auto ports = ParseConfig(
+      "pods: [{name: p}, {name: d, host_rows: 1, host_cols: 1, count: 100}]\n"
+      "bus: {job_ports: 20000-21000}\n");
+  ASSERT_FALSE(ports.has_value());
+  EXPECT_NE(ports.error().message().find("too small for a fleet of 101 pods: each of its 164 hosts"),
+            std::string::npos)
+      << ports.error().message();
+  EXPECT_TRUE(ParseConfig("pods: [{name: p}, {name: d, host_rows: 1, host_cols: 1, count: 100}]\n"
+                          "bus: {job_ports: 20000-21639}\n")
+                  .has_value());
+}
+
 TEST(Config, RejectsAHostGridLargerThanThePodBeforeUsingIt) {
   auto huge = ParseConfig("pods: [{host_rows: 2147483647, host_cols: 2147483647}]");
   ASSERT_FALSE(huge.has_value());

@@ -173,7 +173,10 @@ api::Job JobToProto(const core::JobRecord& job, const pod::Fleet& fleet,
     p->set_col(job.placement->rect.origin.col);
     p->set_rows(job.placement->rect.shape.rows);
     p->set_cols(job.placement->rect.shape.cols);
-    for (HostId h : fleet.HostsIn(*job.placement)) out.add_hosts(h.value());
+    // By the pod's own ids, beside its name (as the job's POD_HOSTS).
+    for (HostId h : fleet.pod(job.placement->pod).HostsIn(job.placement->rect)) {
+      out.add_hosts(h.value());
+    }
   }
   if (with_spec) *out.mutable_spec() = SpecToProto(job.spec);
   return out;
@@ -213,24 +216,51 @@ api::JobEvent EventToProto(const core::JobEvent& event) {
   if (event.from) out.set_from(std::string(core::JobStateName(*event.from)));
   out.set_to(std::string(core::JobStateName(event.to)));
   out.set_reason(event.reason);
+  out.set_pod(event.pod);
   for (HostId h : event.hosts) out.add_hosts(h.value());
   return out;
 }
 
-api::Pod PodToProto(const core::Scheduler& scheduler) {
-  constexpr int kMaxPendingListed = 500;  // the response stays small with a long queue
-  const pod::Pod& pod = scheduler.fleet().pod(0);
-  api::Pod out;
-  out.set_name(pod.name());
-  out.set_generation(std::string(pod::SpecOf(pod.generation()).name));
-  out.set_host_rows(pod.host_rows());
-  out.set_host_cols(pod.host_cols());
-  std::vector<int64_t> job_of_host(pod.num_hosts(), 0);
+std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optional<int> only,
+                                  int max_pending) {
+  const pod::Fleet& fleet = scheduler.fleet();
+  std::vector<int> indexes;
+  if (only) {
+    indexes.push_back(*only);
+  } else {
+    for (int i = 0; i < fleet.size(); ++i) indexes.push_back(i);
+  }
+  std::vector<api::Pod> out(indexes.size());
+  std::vector<int> slot_of(static_cast<size_t>(fleet.size()), -1);  // pod index -> out
+  std::vector<std::vector<int64_t>> job_of_host(indexes.size());
+  for (size_t k = 0; k < indexes.size(); ++k) {
+    const pod::Pod& pod = fleet.pod(indexes[k]);
+    slot_of[static_cast<size_t>(indexes[k])] = static_cast<int>(k);
+    api::Pod& p = out[k];
+    p.set_name(pod.name());
+    p.set_zone(fleet.zone(indexes[k]));
+    p.set_generation(std::string(pod::SpecOf(pod.generation()).name));
+    p.set_host_rows(pod.host_rows());
+    p.set_host_cols(pod.host_cols());
+    job_of_host[k].assign(static_cast<size_t>(pod.num_hosts()), 0);
+  }
   for (JobId id : scheduler.ActiveJobIds()) {
     const core::JobRecord& job = *scheduler.Find(id);
-    if (core::HoldsHosts(job.state) && job.placement && job.placement->pod == 0) {
-      for (HostId h : pod.HostsIn(job.placement->rect)) job_of_host[h.value()] = id.value();
-      auto* a = out.add_allocations();
+    if (core::HoldsHosts(job.state) && job.placement) {
+      const int k = slot_of[static_cast<size_t>(job.placement->pod)];
+      if (k < 0) continue;
+      const pod::Pod& pod = fleet.pod(job.placement->pod);
+      for (HostId h : pod.HostsIn(job.placement->rect)) {
+        job_of_host[static_cast<size_t>(k)][static_cast<size_t>(h.value())] = id.value();
+      }
+      api::Pod& p = out[static_cast<size_t>(k)];
+      const int held = job.placement->rect.shape.hosts();
+      if (job.spec.preemptible) {
+        p.set_preemptible_hosts(p.preemptible_hosts() + held);
+      } else {
+        p.set_on_demand_hosts(p.on_demand_hosts() + held);
+      }
+      auto* a = p.add_allocations();
       a->set_job_id(id.value());
       a->set_user(job.spec.user.value());
       a->set_accelerator(job.spec.accelerator);
@@ -240,32 +270,45 @@ api::Pod PodToProto(const core::Scheduler& scheduler) {
       a->mutable_placement()->set_col(job.placement->rect.origin.col);
       a->mutable_placement()->set_rows(job.placement->rect.shape.rows);
       a->mutable_placement()->set_cols(job.placement->rect.shape.cols);
-    } else if (job.state == core::JobState::kQueued && out.pending_size() < kMaxPendingListed) {
-      auto* p = out.add_pending();
-      p->set_job_id(id.value());
-      p->set_user(job.spec.user.value());
-      p->set_accelerator(job.spec.accelerator);
-      p->set_reason(job.reason);
+    } else if (job.state == core::JobState::kQueued) {
+      // Waiting for room in every pod that can hold its type.
+      const pod::AcceleratorType* type = scheduler.TypeOf(id);
+      if (type == nullptr) continue;
+      for (size_t k = 0; k < indexes.size(); ++k) {
+        if (!fleet.CanHold(indexes[k], *type)) continue;
+        api::Pod& p = out[k];
+        p.set_pending_total(p.pending_total() + 1);
+        if (p.pending_size() >= max_pending) continue;
+        auto* pending = p.add_pending();
+        pending->set_job_id(id.value());
+        pending->set_user(job.spec.user.value());
+        pending->set_accelerator(job.spec.accelerator);
+        pending->set_reason(job.reason);
+      }
     }
   }
-  for (int i = 0; i < pod.num_hosts(); ++i) {
-    HostId h(i);
-    const auto& status = pod.host(h);
-    auto* host = out.add_hosts();
-    host->set_id(i);
-    host->set_row(pod.CoordOf(h).row);
-    host->set_col(pod.CoordOf(h).col);
-    host->set_healthy(status.healthy);
-    host->set_draining(status.draining);
-    host->set_allocated(status.allocation.has_value());
-    host->set_job_id(status.allocation ? job_of_host[i] : 0);
+  for (size_t k = 0; k < indexes.size(); ++k) {
+    const pod::Pod& pod = fleet.pod(indexes[k]);
+    api::Pod& p = out[k];
+    for (int i = 0; i < pod.num_hosts(); ++i) {
+      HostId h(i);
+      const auto& status = pod.host(h);
+      auto* host = p.add_hosts();
+      host->set_id(i);
+      host->set_row(pod.CoordOf(h).row);
+      host->set_col(pod.CoordOf(h).col);
+      host->set_healthy(status.healthy);
+      host->set_draining(status.draining);
+      host->set_allocated(status.allocation.has_value());
+      host->set_job_id(status.allocation ? job_of_host[k][static_cast<size_t>(i)] : 0);
+    }
+    if (auto largest = pod.LargestPlaceableType()) {
+      p.set_largest_placeable_type(largest->ToString());
+    }
+    p.set_utilization(pod.Utilization());
+    p.set_fragmentation(pod.Fragmentation());
+    p.set_available_hosts(pod.AvailableHosts());
   }
-  if (auto largest = pod.LargestPlaceableType()) {
-    out.set_largest_placeable_type(largest->ToString());
-  }
-  out.set_utilization(pod.Utilization());
-  out.set_fragmentation(pod.Fragmentation());
-  out.set_available_hosts(pod.AvailableHosts());
   return out;
 }
 

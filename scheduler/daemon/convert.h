@@ -41,9 +41,12 @@ api::Job JobToProto(const core::JobRecord& job, const core::Scheduler& scheduler
 // array's progress.
 void AddSweepDetails(const core::Scheduler& scheduler, const core::JobRecord& job, api::Job* out);
 api::JobEvent EventToProto(const core::JobEvent& event);
-// The pod's hosts, allocations, pending jobs and headroom. The daemon serves a fleet of one
-// pod (config.cc): this is pod 0.
-api::Pod PodToProto(const core::Scheduler& scheduler);
+// The pods of the fleet (every one, or only pod `only`), in fleet order: each with its zone, its
+// hosts (by the pod's own ids), the jobs holding them, its headroom, the hosts held by class,
+// and up to `max_pending` of the queued jobs whose type it can hold (pending_total counts them
+// all). One walk over the scheduler's jobs for all of them.
+std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optional<int> only,
+                                  int max_pending);
 api::ProgressPoint ProgressToProto(const ProgressSample& p);
 
 }  // namespace podsched::daemon

@@ -96,15 +96,14 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
                                                bool group_commit,
                                                BufferingRepository::CommitAll commit_all,
                                                core::AccountRepository* accounts) {
-  const PodConfig& pc = config.pods.front();
-  auto pod = pod::Pod::Create(pc.name, pc.generation, pc.host_rows, pc.host_cols);
-  if (!pod) return std::unexpected(pod.error().WithContext("pods[0]"));
+  auto fleet = pod::Fleet::Create(config.pods);
+  if (!fleet) return std::unexpected(fleet.error().WithContext("pods"));
   std::unique_ptr<Engine> engine(
       new Engine(config, std::move(users), repo, std::move(commit_all), accounts));
   auto shadowed = engine->accounts_.Load();
   if (!shadowed) return std::unexpected(shadowed.error());
   engine->shadowed_users_ = std::move(*shadowed);
-  auto scheduler = core::Scheduler::Create(std::move(*pod), config.scheduler, &engine->repo_, now);
+  auto scheduler = core::Scheduler::Create(std::move(*fleet), config.scheduler, &engine->repo_, now);
   if (!scheduler) return std::unexpected(scheduler.error());
   engine->scheduler_ = std::move(*scheduler);
   BusLogic::Options bus;

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "common/check.h"
 #include "common/endpoint.h"
 #include "common/host_list.h"
 #include "scheduler/daemon/checkpoint_prefix.h"
@@ -28,10 +29,12 @@ bus::Launch LaunchComposer::Compose(const core::LaunchPlan& plan,
   bus::Launch l;
   l.mutable_job()->set_job_id(plan.job.job.value());
   l.mutable_job()->set_epoch(plan.job.epoch);
-  for (HostId h : plan.hosts) {
-    l.add_hosts(h.value());
-    if (auto it = rsh_endpoints.find(h); it != rsh_endpoints.end()) {
-      (*l.mutable_rsh_endpoints())[h.value()] = it->second;
+  // The agents know their hosts by their pod's ids: the Launch names them so.
+  PODSCHED_CHECK(plan.pod_hosts.size() == plan.hosts.size());
+  for (size_t i = 0; i < plan.hosts.size(); ++i) {
+    l.add_hosts(plan.pod_hosts[i].value());
+    if (auto it = rsh_endpoints.find(plan.hosts[i]); it != rsh_endpoints.end()) {
+      (*l.mutable_rsh_endpoints())[plan.pod_hosts[i].value()] = it->second;
     }
   }
   l.set_ranks_per_host(plan.ranks_per_host);
@@ -68,7 +71,7 @@ std::map<std::string, std::string> LaunchComposer::Env(
   env["POD_SLICE"] = plan.pod + ":" + std::to_string(p.origin.col) + "," +
                      std::to_string(p.origin.row) + ":" + std::to_string(p.shape.cols) + "x" +
                      std::to_string(p.shape.rows);
-  env["POD_HOSTS"] = FormatHostSequence(plan.hosts);
+  env["POD_HOSTS"] = FormatHostSequence(plan.pod_hosts);  // with POD_SLICE's pod
   env["POD_CHECKPOINT_URL"] = ckpt;
   env.erase("POD_CHECKPOINT_DIR");
   if (ckpt.starts_with("file://")) {
@@ -122,6 +125,7 @@ size_t LaunchComposer::LargestLaunchBytes(const core::JobSpec& spec,
     // Distinct hosts with the most digits a host index has.
     const HostId h(kMaxHostIndex - i);
     plan.hosts.push_back(h);
+    plan.pod_hosts.push_back(h);
     endpoints[h] = "tcp://255.255.255.255:65535";
   }
   plan.command = spec.command;

@@ -5,7 +5,7 @@
 // these by `podworker rank` (worker/agent/rank_env.h); podworker adds only what it alone knows
 // (POD_PROGRESS_ENDPOINT, POD_RSH_*, POD_HOST, POD_PREEMPT_FILE, PODWORKER_TAG).
 //
-// Ports: every host of the pod owns a block of PortsPerHost(range, hosts) ports of the
+// Ports: every host of the fleet owns a block of PortsPerHost(range, hosts) ports of the
 // configured range (at most kPortSlotsPerHost, at least kMinPortSlotsPerHost), slot 0
 // MASTER_PORT, slot 1 the JAX coordinator, slot 2 + L the port of local rank L (a job with more
 // ranks per host than its block has rank slots gets no POD_RANK_ADDRS, hence no TF_CONFIG). A host is
@@ -54,7 +54,8 @@ class LaunchComposer {
 
   explicit LaunchComposer(Options options) : options_(std::move(options)) {}
 
-  // The Launch for `plan`: hosts in rank order, ranks per host, argv (command + args), the
+  // The Launch for `plan`: hosts in rank order (by their pod's ids, as its agents know them;
+  // `rsh_endpoints` is keyed by fleet ids), ranks per host, argv (command + args), the
   // launcher, Env(plan, rsh_endpoints), `rsh_endpoints` (the hosts whose agent is known; others
   // are left out), `rsh_token`, grace and log_url.
   bus::Launch Compose(const core::LaunchPlan& plan,
@@ -63,7 +64,7 @@ class LaunchComposer {
 
   // The Launch's env: the spec's env, then the job contract on top (a spec cannot override it):
   //   POD_JOB_ID, POD_EPOCH, POD_ACCELERATOR ("v2-32"), POD_SLICE ("pod0:COL,ROW:WxH", origin
-  //   host and size in hosts), POD_HOSTS ("4,5,12,13", rank order), POD_HOST_ADDRS (each host's
+  //   host and size in hosts), POD_HOSTS ("4,5,12,13", the pod's ids, rank order), POD_HOST_ADDRS (each host's
   //   address, rank order), POD_RANK_ADDRS (each rank's ADDR:PORT, rank order), POD_LAUNCHER,
   //   POD_CHECKPOINT_URL (the spec's, else the default), POD_CHECKPOINT_DIR (its path, when it
   //   is file://, plus "/job-ID"), POD_RESTART_COUNT (restarts + preemptions so far),

@@ -17,6 +17,7 @@ core::LaunchPlan Plan() {
                           "pod0",
                           pod::Placement{{1, 2}, {2, 2}},
                           {HostId(6), HostId(7), HostId(10), HostId(11)},
+                          {HostId(6), HostId(7), HostId(10), HostId(11)},
                           "/bin/train",
                           {"--steps", "100"},
                           {{"MY_VAR", "x"}},

@@ -96,7 +96,7 @@ int Fail(const Status& s);
 // <data_dir>/agents.keys, which the running daemon re-reads; no restart needed.
 int AgentCommand(const Config& config, const std::string& verb, const std::vector<std::string>& ids,
                  const std::string& out, const std::string& out_dir, std::string bus,
-                 const std::string& hosts_text) {
+                 const std::string& hosts_text, const std::string& pod_name) {
   if (!config.bus.curve) {
     return Fail(Status(StatusCode::kFailedPrecondition,
                        "bus.curve is off in this configuration: agents need no enrolment"));
@@ -106,7 +106,8 @@ int AgentCommand(const Config& config, const std::string& verb, const std::vecto
     if (!agents) return Fail(agents.error());
     for (const auto& a : *agents) {
       std::cout << a.agent_id << " " << a.public_key << " hosts "
-                << (a.hosts ? FormatHostRanges(*a.hosts) : "any") << "\n";
+                << (a.hosts ? FormatHostRanges(*a.hosts) : "any") << " of "
+                << (a.pod.empty() ? "any pod" : "pod " + a.pod) << "\n";
     }
     return 0;
   }
@@ -124,17 +125,40 @@ int AgentCommand(const Config& config, const std::string& verb, const std::vecto
   }
   if (bus.empty()) bus = config.bus_address;
   std::optional<std::vector<int32_t>> hosts;
+  if (!pod_name.empty() && hosts_text.empty()) {
+    return Fail(Status(StatusCode::kInvalidArgument, "--pod needs --hosts (the pod's hosts it serves)"));
+  }
   if (!hosts_text.empty()) {
     auto parsed = ParseHostRanges(hosts_text);
     if (!parsed) return Fail(parsed.error().WithContext("--hosts"));
     hosts = std::move(*parsed);
+    // On a fleet every pod has a host 0: the hosts are bound to their pod.
+    if (pod_name.empty() && config.pods.size() > 1) {
+      return Fail(Status(StatusCode::kInvalidArgument,
+                         "this podsched serves " + std::to_string(config.pods.size()) +
+                             " pods: give --pod, the pod whose hosts --hosts names"));
+    }
+    const auto pod = std::find_if(config.pods.begin(), config.pods.end(), [&](const PodConfig& p) {
+      return pod_name.empty() || p.name == pod_name;
+    });
+    if (pod == config.pods.end()) {
+      return Fail(Status(StatusCode::kNotFound, "--pod: the configuration has no pod '" +
+                                                    pod_name + "'"));
+    }
+    const int pod_hosts = pod->host_rows * pod->host_cols;
+    if (hosts->back() >= pod_hosts) {
+      return Fail(Status(StatusCode::kInvalidArgument,
+                         "--hosts: pod " + pod->name + " has hosts 0-" +
+                             std::to_string(pod_hosts - 1) + ", not " +
+                             std::to_string(hosts->back())));
+    }
   } else {
     std::cerr << "podsched: warning: enrolling without --hosts: the agent may register any host "
                  "of the pod (and so receive any job's launch); give the hosts it serves, e.g. "
                  "--hosts 0-15\n";
   }
   for (const auto& id : ids) {
-    auto k = EnrollAgent(config.data_dir, id, bus, ZmqKeyPair, hosts);
+    auto k = EnrollAgent(config.data_dir, id, bus, ZmqKeyPair, hosts, pod_name);
     if (!k) return Fail(k.error());
     const std::string text = FormatKeyFile(
         *k, "podworker key file for agent " + id + " (podsched agent enroll). Secret: keep it\n"
@@ -152,7 +176,8 @@ int AgentCommand(const Config& config, const std::string& verb, const std::vecto
       return Fail(s);
     }
     std::cerr << "podsched: enrolled agent " << id << " for hosts "
-              << (hosts ? FormatHostRanges(*hosts) : "any") << "; key file " << path
+              << (hosts ? FormatHostRanges(*hosts) : "any")
+              << (pod_name.empty() ? "" : " of pod " + pod_name) << "; key file " << path
               << " (mode 0600)\n";
   }
   return 0;
@@ -189,7 +214,7 @@ int main(int argc, char** argv) {
   agent_cmd->require_subcommand(1);
   agent_cmd->fallthrough();
   std::vector<std::string> agent_ids;
-  std::string key_out, key_out_dir, key_bus, key_hosts;
+  std::string key_out, key_out_dir, key_bus, key_hosts, key_pod;
   CLI::App* enroll = agent_cmd->add_subcommand(
       "enroll", "new key pair for an agent, bound to its id; writes its key file");
   enroll->add_option("--agent-id", agent_ids, "agent id (repeatable with --out-dir)")->required();
@@ -198,6 +223,9 @@ int main(int argc, char** argv) {
   enroll->add_option("--hosts", key_hosts,
                      "the only hosts the agent may register, e.g. 0-15 (as its podworker --hosts; "
                      "default: any host, with a warning)");
+  enroll->add_option("--pod", key_pod,
+                     "the pod whose hosts --hosts names (as its podworker --pod; required on a "
+                     "fleet of several pods)");
   enroll->add_option("--bus-address", key_bus,
                      "bus address the agent connects to (default: bus.address)");
   CLI::App* revoke = agent_cmd->add_subcommand("revoke", "remove an agent's key");
@@ -239,7 +267,8 @@ int main(int argc, char** argv) {
   }
   if (agent_cmd->parsed()) {
     const std::string verb = enroll->parsed() ? "enroll" : revoke->parsed() ? "revoke" : "list";
-    return AgentCommand(config, verb, agent_ids, key_out, key_out_dir, key_bus, key_hosts);
+    return AgentCommand(config, verb, agent_ids, key_out, key_out_dir, key_bus, key_hosts,
+                        key_pod);
   }
   if (config.bus.curve) {
     // CURVE by default: the key pair is made on first start; agents pin its public key.

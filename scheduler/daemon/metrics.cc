@@ -80,6 +80,17 @@ std::string Metrics::Format(const MetricGauges& g) const {
   family("podsched_cores_in_use", "gauge", "TensorCores held by jobs, by price class.");
   out << "podsched_cores_in_use{class=\"on-demand\"} " << g.cores_on_demand << '\n';
   out << "podsched_cores_in_use{class=\"preemptible\"} " << g.cores_preemptible << '\n';
+  family("podsched_pod_hosts", "gauge",
+         "Hosts of each pod of the fleet by state: held by a job, else unhealthy, else draining, "
+         "else free.");
+  for (const PodHostCounts& p : g.pods) {
+    // Pod and zone names are 1-64 of [A-Za-z0-9._-] (pod::IsPodName): nothing to escape.
+    const std::string labels = "pod=\"" + p.pod + "\",zone=\"" + p.zone + "\",state=\"";
+    out << "podsched_pod_hosts{" << labels << "held\"} " << p.held << '\n';
+    out << "podsched_pod_hosts{" << labels << "unhealthy\"} " << p.unhealthy << '\n';
+    out << "podsched_pod_hosts{" << labels << "draining\"} " << p.draining << '\n';
+    out << "podsched_pod_hosts{" << labels << "free\"} " << p.free << '\n';
+  }
   family("podsched_queue_length", "gauge", "Jobs waiting in the queue.");
   out << "podsched_queue_length " << g.queue_length << '\n';
   family("podsched_jobs_quarantined", "gauge",

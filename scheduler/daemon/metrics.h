@@ -10,11 +10,20 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace podsched::daemon {
 
+// One pod's hosts by state, each host counted once: held (by a job), else unhealthy, else
+// draining, else free (podsched_pod_hosts).
+struct PodHostCounts {
+  std::string pod, zone;
+  int64_t held = 0, unhealthy = 0, draining = 0, free = 0;
+};
+
 // Values read from the scheduler at scrape time.
 struct MetricGauges {
+  std::vector<PodHostCounts> pods;  // the fleet, in order
   std::map<std::string, int64_t> jobs_by_state;  // every state name, zeros included
   int64_t cores_on_demand = 0;
   int64_t cores_preemptible = 0;
@@ -30,7 +39,7 @@ struct MetricGauges {
 // apart (BusGauges).
 inline constexpr std::string_view kBusDropReasons[] = {
     "malformed",   "oversized", "unknown_agent", "unknown_host",
-    "stale_epoch", "unknown_job", "invalid",     "host_not_enrolled"};
+    "stale_epoch", "unknown_job", "invalid",     "host_not_enrolled", "unknown_pod"};
 
 // The worker bus's counters and gauges (BusLogic), read at scrape time.
 struct BusGauges {

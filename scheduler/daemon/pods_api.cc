@@ -1,5 +1,7 @@
 #include "scheduler/daemon/pods_api.h"
 
+#include <algorithm>
+
 #include "api.pb.h"
 #include "scheduler/daemon/api_response.h"
 #include "scheduler/daemon/convert.h"
@@ -8,11 +10,14 @@
 namespace podsched::daemon {
 namespace {
 
-// The pod as `who` may see it.
-api::Pod PodFor(const ApiView& view, const Principal& who) {
-  api::Pod pod = PodToProto(view.scheduler);
+constexpr int kMaxPendingListed = 500;  // a reply stays small with a long queue
+
+// `pod` (of pod `index`) as `who` may see it.
+api::Pod ForUser(const ApiView& view, const Principal& who, int index, api::Pod pod) {
+  const pod::Fleet& fleet = view.scheduler.fleet();
   for (auto& h : *pod.mutable_hosts()) {
-    const HostHealth& health = view.bus.hosts()[static_cast<size_t>(h.id())];
+    const HostId in_fleet = fleet.FleetHost(index, HostId(h.id()));
+    const HostHealth& health = view.bus.hosts()[static_cast<size_t>(in_fleet.value())];
     // Which machine serves a host is the operators' business (audit L6), as /agents is
     // admin-only; whether it is healthy, and why not, is everyone's: their jobs wait on it.
     if (who.admin) h.set_agent_id(health.agent_id);
@@ -36,19 +41,29 @@ api::Pod PodFor(const ApiView& view, const Principal& who) {
 }  // namespace
 
 HttpResponse ListPods(const ApiView& view, ApiCalls&, const Principal& who, const ApiRequest&) {
+  // Each pod lists its share of the queue: the reply stays bounded on a fleet of many devices.
+  const int pods = view.scheduler.fleet().size();
+  const int per_pod = std::max(10, kMaxPendingListed / pods);
   api::PodList list;
-  *list.add_pods() = PodFor(view, who);
+  std::vector<api::Pod> all = PodsToProto(view.scheduler, std::nullopt, per_pod);
+  for (size_t i = 0; i < all.size(); ++i) {
+    *list.add_pods() = ForUser(view, who, static_cast<int>(i), std::move(all[i]));
+  }
   return JsonResponse(list);
 }
 
 HttpResponse GetPod(const ApiView& view, ApiCalls&, const Principal& who,
                     const ApiRequest& request) {
   const std::string& name = request.params.at(0);
-  const std::string& only = view.scheduler.fleet().pod(0).name();  // a fleet of one (config.cc)
-  if (name != only) {
-    return ErrorResponse(404, "not_found", "no pod '" + name + "'; pods: " + only);
+  const pod::Fleet& fleet = view.scheduler.fleet();
+  const std::optional<int> index = fleet.IndexOf(name);
+  if (!index) {
+    std::vector<std::string> names;
+    for (const pod::Pod& p : fleet.pods()) names.push_back(p.name());
+    return ErrorResponse(404, "not_found", "no pod '" + name + "'; pods: " + pod::SomeNames(names));
   }
-  return JsonResponse(PodFor(view, who));
+  std::vector<api::Pod> one = PodsToProto(view.scheduler, *index, kMaxPendingListed);
+  return JsonResponse(ForUser(view, who, *index, std::move(one.front())));
 }
 
 }  // namespace podsched::daemon

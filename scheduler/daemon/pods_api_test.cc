@@ -80,5 +80,88 @@ TEST_F(PodsApiTest, QuotasAndUsersAreAdminBusiness) {
   EXPECT_EQ(users.users_size(), 3);
 }
 
+// The API on a fleet: a v3 pod, a v2 pod and two v2-8 devices, with zones.
+class PodsApiFleetTest : public testing::ApiFixture {
+ protected:
+  void SetUp() override {
+    config_.pods = {{"v3", pod::Generation::kV3, 2, 2, "europe-west4-a"},
+                    {"v2", pod::Generation::kV2, 2, 2, "us-central1-b"},
+                    {"dev-0", pod::Generation::kV2, 1, 1, "us-central1-f"},
+                    {"dev-1", pod::Generation::kV2, 1, 1, "us-central1-f"}};
+    ApiFixture::SetUp();
+  }
+};
+
+TEST_F(PodsApiFleetTest, ListsEveryPodWithItsZoneHoldersAndTheJobsItCouldTake) {
+  SubmitAs("t-alice", "v3-32");  // only the v3 pod
+  engine_->Tick(now_);
+  const int64_t waiting = SubmitAs("t-alice", "v3-32");  // the v3 pod is full: waits
+  SubmitAs("t-bob", "v2-8");
+  engine_->Tick(now_);
+  api::PodList list;
+  ASSERT_TRUE(ParseJson(Call("GET", "/api/v1/pods", "t-admin").body, {}, &list).ok());
+  ASSERT_EQ(list.pods_size(), 4);
+  std::vector<std::string> names;
+  for (const auto& p : list.pods()) names.push_back(p.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"v3", "v2", "dev-0", "dev-1"}));
+  const api::Pod& v3 = list.pods(0);
+  EXPECT_EQ(v3.zone(), "europe-west4-a");
+  EXPECT_EQ(v3.generation(), "v3");
+  EXPECT_EQ(v3.hosts_size(), 4);
+  EXPECT_EQ(v3.on_demand_hosts(), 4);
+  EXPECT_EQ(v3.preemptible_hosts(), 0);
+  EXPECT_EQ(v3.pending_total(), 1);
+  ASSERT_EQ(v3.pending_size(), 1);
+  EXPECT_EQ(v3.pending(0).job_id(), waiting);
+  // The v2-8 took a device (best fit), not a corner of the v2 pod.
+  int held_on_devices = 0;
+  for (int i = 2; i < 4; ++i) held_on_devices += list.pods(i).on_demand_hosts();
+  EXPECT_EQ(held_on_devices, 1);
+  EXPECT_EQ(list.pods(1).on_demand_hosts(), 0);
+  EXPECT_EQ(list.pods(1).pending_total(), 0) << "a v3 job waits for v3 pods only";
+  EXPECT_EQ(list.pods(2).zone(), "us-central1-f");
+  EXPECT_EQ(list.pods(2).hosts_size(), 1);
+  // Metrics by pod: every host of each pod in one state.
+  const std::string metrics = Call("GET", "/metrics", "").body;
+  EXPECT_NE(metrics.find("podsched_pod_hosts{pod=\"v3\",zone=\"europe-west4-a\",state=\"held\"} 4\n"),
+            std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("podsched_pod_hosts{pod=\"v2\",zone=\"us-central1-b\",state=\"free\"} 4\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("podsched_pod_hosts{pod=\"dev-1\",zone=\"us-central1-f\",state=\"unhealthy\"} 0\n"),
+            std::string::npos);
+
+  api::Pod one;
+  ASSERT_TRUE(ParseJson(Call("GET", "/api/v1/pods/dev-1", "t-alice").body, {}, &one).ok());
+  EXPECT_EQ(one.name(), "dev-1");
+  auto missing = Call("GET", "/api/v1/pods/dev-2", "t-alice");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_NE(missing.body.find("no pod 'dev-2'; pods: v3, v2, dev-0 and 1 more"), std::string::npos)
+      << missing.body;
+}
+
+// A job's hosts and its events name the pod's own host ids, beside the pod.
+TEST_F(PodsApiFleetTest, AJobsHostsAreItsPodsOwnIds) {
+  SubmitAs("t-alice", "v2-32");  // the v2 pod: fleet hosts 4-7, its own 0-3
+  engine_->Tick(now_);
+  api::JobList jobs;
+  ASSERT_TRUE(ParseJson(Call("GET", "/api/v1/jobs", "t-alice").body, {}, &jobs).ok());
+  ASSERT_EQ(jobs.jobs_size(), 1);
+  EXPECT_EQ(jobs.jobs(0).pod(), "v2");
+  EXPECT_EQ(std::vector<int>(jobs.jobs(0).hosts().begin(), jobs.jobs(0).hosts().end()),
+            (std::vector<int>{0, 1, 2, 3}));
+  api::JobEventList events;
+  ASSERT_TRUE(ParseJson(Call("GET", "/api/v1/jobs/" + std::to_string(jobs.jobs(0).id()) + "/events",
+                             "t-alice")
+                            .body,
+                        {}, &events)
+                  .ok());
+  ASSERT_GE(events.events_size(), 2);
+  const api::JobEvent& placed = events.events(1);
+  EXPECT_EQ(placed.to(), "PLACED");
+  EXPECT_EQ(placed.pod(), "v2");
+  EXPECT_EQ(std::vector<int>(placed.hosts().begin(), placed.hosts().end()),
+            (std::vector<int>{0, 1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace podsched::daemon

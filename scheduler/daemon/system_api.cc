@@ -21,6 +21,17 @@ HttpResponse MetricsText(const ApiView& view, ApiCalls&, const Principal&, const
     g.jobs_by_state[std::string(core::JobStateName(state))] = scheduler.JobsIn(state);
   }
   g.queue_length = scheduler.JobsIn(core::JobState::kQueued);
+  // Bounded by the fleet's hosts, not by the jobs.
+  const pod::Fleet& fleet = scheduler.fleet();
+  for (int i = 0; i < fleet.size(); ++i) {
+    const pod::Pod& pod = fleet.pod(i);
+    PodHostCounts c{pod.name(), fleet.zone(i)};
+    for (int h = 0; h < pod.num_hosts(); ++h) {
+      const pod::HostStatus& s = pod.host(HostId(h));
+      ++(s.allocation ? c.held : !s.healthy ? c.unhealthy : s.draining ? c.draining : c.free);
+    }
+    g.pods.push_back(std::move(c));
+  }
   g.cores_on_demand = scheduler.CoresHeld().on_demand_cores;
   g.cores_preemptible = scheduler.CoresHeld().preemptible_cores;
   g.jobs_quarantined = static_cast<int64_t>(scheduler.quarantined().size());

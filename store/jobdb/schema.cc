@@ -145,13 +145,20 @@ ALTER TABLE jobs ADD COLUMN placement_pod TEXT;
 ALTER TABLE epochs ADD COLUMN pod TEXT;
 )sql";
 
-constexpr std::array<Migration, 6> kMigrations = {{
+// Version 7: an event's pod, by name; its hosts (and allocations') are that pod's own ids. NULL:
+// an event of a database of one pod, whose ids are the pod's.
+constexpr std::string_view kV7 = R"sql(
+ALTER TABLE events ADD COLUMN pod TEXT;
+)sql";
+
+constexpr std::array<Migration, 7> kMigrations = {{
     {1, "jobs, events, users", kV1},
     {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
     {3, "job specs in their own table (written once)", kV3},
     {4, "accounts and api_tokens (API users and hashed bearer tokens)", kV4},
     {5, "api_tokens.parent_id (the token each token was created with)", kV5},
     {6, "jobs.placement_pod and epochs.pod (the pod of a placement in a fleet)", kV6},
+    {7, "events.pod (an event's hosts are its pod's own ids)", kV7},
 }};
 
 Status ApplyStep(Connection& db, const Migration& step) {

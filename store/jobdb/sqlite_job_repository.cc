@@ -52,12 +52,12 @@ constexpr std::string_view kPutEpoch =
     "INSERT OR REPLACE INTO epochs (job_id, epoch, start_time_us, origin_row, origin_col, rows, "
     "cols, pod) VALUES (?,?,?,?,?,?,?,?)";
 constexpr std::string_view kPutEvent =
-    "INSERT INTO events (seq, job_id, time_us, epoch, from_state, to_state, reason, hosts) "
-    "VALUES (?,?,?,?,?,?,?,?)";
+    "INSERT INTO events (seq, job_id, time_us, epoch, from_state, to_state, reason, hosts, pod) "
+    "VALUES (?,?,?,?,?,?,?,?,?)";
 constexpr std::string_view kPutAllocation =
     "INSERT OR IGNORE INTO allocations (job_id, epoch, host) VALUES (?,?,?)";
 constexpr std::string_view kEventsOf =
-    "SELECT seq, job_id, time_us, epoch, from_state, to_state, reason, hosts FROM events "
+    "SELECT seq, job_id, time_us, epoch, from_state, to_state, reason, hosts, pod FROM events "
     "WHERE job_id = ? ORDER BY seq";
 constexpr std::string_view kPutUser =
     "INSERT OR REPLACE INTO users (name, admin, decayed_core_hours, usage_as_of_us) "
@@ -169,6 +169,7 @@ Result<JobEvent> ReadEvent(const Statement& s) {
   auto hosts = DecodeHosts(s.Text(7));
   if (!hosts) return std::unexpected(hosts.error());
   event.hosts = std::move(*hosts);
+  event.pod = s.Text(8);
   return event;
 }
 
@@ -319,6 +320,11 @@ Status SqliteJobRepository::WriteEvent(const JobEvent& event) {
       .Bind(6, static_cast<int64_t>(event.to))
       .Bind(7, event.reason)
       .Bind(8, EncodeHosts(event.hosts));
+  if (event.pod.empty()) {
+    (*put)->BindNull(9);
+  } else {
+    (*put)->Bind(9, event.pod);
+  }
   if (Status s = (*put)->Run(); !s.ok()) {
     return s.WithContext("appending event " + std::to_string(event.seq));
   }

@@ -219,12 +219,20 @@ TEST(SqliteJobRepositoryTest, APlacementsPodIsStoredByNameAndFollowsItsName) {
   {
     auto repo = SqliteJobRepository::Open(path, {.pods = {"a", "b"}});
     ASSERT_TRUE(repo.has_value()) << repo.error().ToString();
-    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}}).ok());
+    // Its event names pod b's own hosts with the pod (v7), whatever the fleet's order.
+    JobEvent placed{2, TimePoint(Duration(99)), job.id, 3, JobState::kQueued, JobState::kPlaced,
+                    "placed", {HostId(0), HostId(1)}, "b"};
+    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {SubmitEvent(job, 1), placed}, {}}).ok());
+    auto events = (*repo)->EventsOf(job.id);
+    ASSERT_TRUE(events.has_value());
+    ASSERT_EQ(events->size(), 2u);
+    EXPECT_EQ((*events)[1], placed);
+    EXPECT_EQ((*events)[0].pod, "");
     auto state = (*repo)->Load();
     ASSERT_TRUE(state.has_value()) << state.error().ToString();
     ASSERT_EQ(state->jobs.size(), 1u);
     EXPECT_EQ(state->jobs[0], job);
-    EXPECT_EQ((*repo)->SchemaVersion().value_or(0), 6);
+    EXPECT_EQ((*repo)->SchemaVersion().value_or(0), 7);
   }
   {
     // The configuration lists the pods in another order: the job stays in pod "b".

@@ -167,7 +167,8 @@ function renderSummary() {
       num(points[points.length - 1]?.last_checkpoint_step))}`], ['cost so far', money(job.cost_usd)],
     ['submitted', `${time(job.submit_time)} (${age(job.submit_time)} ago)`],
     ['started', time(job.start_time) || '—'], ['ended', time(job.end_time) || '—'],
-    ['hosts', (job.hosts || []).join(', ') || '—'], ['reason', job.reason || '—'],
+    ['pod', job.pod || '—'], ['hosts', (job.hosts || []).join(', ') || '—'],
+    ['reason', job.reason || '—'],
   ];
   s.append(h('dl', {class: 'summary'}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));
 }
@@ -245,7 +246,7 @@ function renderTimeline() {
       h('time', {datetime: e.time}, time(e.time)), ' ',
       e.from ? [stateBadge(e.from), ' → '] : 'submitted → ', stateBadge(e.to),
       num(e.epoch) ? h('span', {class: 'muted'}, ` epoch ${e.epoch}`) : null,
-      (e.hosts || []).length ? h('span', {class: 'muted'}, ` on hosts ${e.hosts.join(', ')}`) :
+      (e.hosts || []).length ? h('span', {class: 'muted'}, ` on hosts ${e.hosts.join(', ')}${e.pod ? ` of pod ${e.pod}` : ''}`) :
         null,
       e.reason ? h('div', {class: 'reason'}, e.reason) : null)))));
 }
