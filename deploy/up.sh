@@ -12,6 +12,10 @@
 #   deploy/up.sh --down          stop a detached run (nothing is left running)
 #   deploy/up.sh --no-workload   start the cluster without submitting the demo jobs
 #   deploy/up.sh --demo          the placement demo instead (podsim place --demo; no daemons)
+#   deploy/up.sh --fleet         a fleet shaped like the research grant, scaled to this machine
+#                                (issue 28): a v2 pod and a v3 pod of 4x4 hosts, 2 on-demand and
+#                                8 preemptible v2-8 devices (42 hosts), an agent per pod and per
+#                                device; data in ./var-fleet unless --var
 #
 # Options: --port N (HTTP; the bus uses N+1; default 8470, env PODSCHED_UP_PORT), --var DIR
 # (default ./var, env PODSCHED_UP_VAR), --agents N (default 64; 64 must be divisible by N),
@@ -32,6 +36,8 @@ var=${PODSCHED_UP_VAR:-$root/var}
 # podworker serving all 64 hosts) works as well: podworker gives each host's orted its own
 # OpenMPI session directory (docs/podworker.md), and each agent here also gets its own TMPDIR.
 agents=64
+agents_given=
+fleet=
 reclaim=30
 mode=foreground
 workload=1
@@ -47,12 +53,13 @@ while [[ $# -gt 0 ]]; do
     --down) mode=down ;;
     --demo) mode=demo ;;
     --no-workload) workload= ;;
+    --fleet) fleet=1 ;;
     --skip-deps) skip_deps=1 ;;
     --skip-build) skip_build=1 ;;
     --port) port=${2:?--port needs a value}; shift ;;
     --var) var=${2:?--var needs a value}; shift ;;
     --build-dir) build=${2:?--build-dir needs a value}; shift ;;
-    --agents) agents=${2:?--agents needs a value}; shift ;;
+    --agents) agents=${2:?--agents needs a value}; agents_given=1; shift ;;
     --reclaim-rate) reclaim=${2:?--reclaim-rate needs a value}; shift ;;
     -h|--help) usage 0 ;;
     *) echo "up.sh: unknown argument '$1'" >&2; usage ;;
@@ -63,6 +70,11 @@ done
 [[ $agents =~ ^[0-9]+$ ]] && ((agents >= 1 && agents <= 64 && 64 % agents == 0)) ||
   die "--agents: expected a divisor of 64 (1, 2, 4, 8, 16, 32, 64), got '$agents'"
 [[ $reclaim =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--reclaim-rate: expected a number, got '$reclaim'"
+if [[ -n $fleet ]]; then
+  [[ -n $agents_given ]] && die "--agents is for the one pod; --fleet runs an agent per pod and per device"
+  # Its own data: a store written for pod0 names pod0, which the fleet does not have.
+  [[ -z ${PODSCHED_UP_VAR:-} && $var == "$root/var" ]] && var=$root/var-fleet
+fi
 mkdir -p "$var"
 var=$(cd "$var" && pwd)
 bus_port=$((port + 1))
@@ -168,6 +180,29 @@ for p in "$port" "$bus_port"; do
 done
 
 # --- configuration -----------------------------------------------------------------------------
+# The pods, and the agents that serve them: agent ids, their pod and its hosts (by the pod's own
+# ids: every device's agent serves its host 0).
+agent_ids=(); agent_pods=(); agent_hosts=()
+if [[ -n $fleet ]]; then
+  pods_yaml='  - {name: v2-pod, generation: v2, host_rows: 4, host_cols: 4, zone: us-central1-b}
+  - {name: v3-pod, generation: v3, host_rows: 4, host_cols: 4, zone: europe-west4-a}
+  - {name: od, generation: v2, host_rows: 1, host_cols: 1, count: 2, zone: us-central1-f}
+  - {name: pre, generation: v2, host_rows: 1, host_cols: 1, count: 8, zone: us-central1-f}'
+  agent_ids=(fleet-v2-pod fleet-v3-pod); agent_pods=(v2-pod v3-pod); agent_hosts=(0-15 0-15)
+  for dev in od-0 od-1 pre-0 pre-1 pre-2 pre-3 pre-4 pre-5 pre-6 pre-7; do
+    agent_ids+=("fleet-$dev"); agent_pods+=("$dev"); agent_hosts+=(0)
+  done
+  total_hosts=42
+  fleet_text="42 hosts of 12 pods (a v2 and a v3 pod of 4x4, 10 v2-8 devices)"
+else
+  pods_yaml='  - {name: pod0, generation: v2, host_rows: 8, host_cols: 8}'
+  per=$((64 / agents))
+  for ((i = 0; i < agents; i++)); do
+    agent_ids+=("local-$i"); agent_pods+=(pod0); agent_hosts+=("$((i * per))-$((i * per + per - 1))")
+  done
+  total_hosts=64
+  fleet_text="64 hosts of pod0 (v2, 8x8)"
+fi
 mkdir -p "$var/checkpoints" "$var/log" "$var/demo"
 config=$var/podsched.yaml
 cat >"$config" <<YAML
@@ -179,7 +214,8 @@ bus:
   heartbeat_timeout_ms: 10000
 data_dir: $var
 default_checkpoint_url: file://$var/checkpoints
-pods: [{name: pod0, generation: v2, host_rows: 8, host_cols: 8}]
+pods:
+$pods_yaml
 scheduler:
   # Provider reclaims per preemptible allocation-hour: at 30, a preemptible job is taken back
   # about every 2 minutes, so the demo shows preemptions and resumes quickly.
@@ -224,42 +260,43 @@ token=$(cat "$var/admin.token")
 # as root without it, so that each job runs as its user's Unix account (docs/podworker.md).
 run_as=$(id -un); agent_user_flags=(--jobs-as-agent-user)
 [[ $(id -u) -eq 0 ]] && agent_user_flags+=(--allow-root-jobs)
-per=$((64 / agents))
 # The bus uses CURVE (the default): each agent is enrolled once (podsched agent enroll) for the
-# hosts it serves, its key file (mode 0600) in $var/keys; a later start reuses them.
+# hosts of its pod it serves, its key file (mode 0600) in $var/keys; a later start reuses them.
 keys=$var/keys
 mkdir -p "$keys"
-for ((i = 0; i < agents; i++)); do
-  [[ -f $keys/local-$i.key ]] && continue
-  "$podsched" --config "$config" agent enroll --out-dir "$keys" --agent-id "local-$i" \
-    --hosts "$((i * per))-$((i * per + per - 1))" 2>>"$var/log/podsched.log" ||
+for i in "${!agent_ids[@]}"; do
+  id=${agent_ids[$i]}
+  [[ -f $keys/$id.key ]] && continue
+  "$podsched" --config "$config" agent enroll --out-dir "$keys" --agent-id "$id" \
+    --pod "${agent_pods[$i]}" --hosts "${agent_hosts[$i]}" 2>>"$var/log/podsched.log" ||
     die "podsched agent enroll failed: $(tail -3 "$var/log/podsched.log")"
 done
-step "starting $agents podworkers ($per host$([[ $per -gt 1 ]] && echo s) each)"
-for ((i = 0; i < agents; i++)); do
-  first=$((i * per)); last=$((first + per - 1))
+step "starting ${#agent_ids[@]} podworkers for $fleet_text"
+for i in "${!agent_ids[@]}"; do
+  id=${agent_ids[$i]}
   # Its own TMPDIR: the MPI session directories of its hosts stay apart from other agents'.
-  mkdir -p "$var/tmp/local-$i"
-  "${mark[@]}" TMPDIR="$var/tmp/local-$i" setsid "$podworker" --bus "tcp://127.0.0.1:$bus_port" --pod pod0 --hosts "$first-$last" \
-    --agent-id "local-$i" --bus-key-file "$keys/local-$i.key" --advertise 127.0.0.1 --state-dir "$var/worker/local-$i" \
+  mkdir -p "$var/tmp/$id"
+  "${mark[@]}" TMPDIR="$var/tmp/$id" setsid "$podworker" --bus "tcp://127.0.0.1:$bus_port" \
+    --pod "${agent_pods[$i]}" --hosts "${agent_hosts[$i]}" \
+    --agent-id "$id" --bus-key-file "$keys/$id.key" --advertise 127.0.0.1 --state-dir "$var/worker/$id" \
     "${agent_user_flags[@]}" --pass-env PODSCHED_UP_RUN \
-    </dev/null >>"$var/log/worker-$i.log" 2>&1 &
-  echo "worker-$i $!" >>"$pids_file"
+    </dev/null >>"$var/log/worker-$id.log" 2>&1 &
+  echo "worker-$id $!" >>"$pids_file"
 done
 
 healthy_hosts() {
-  curl -sf -H "Authorization: Bearer $token" "$url/api/v1/pods/pod0" |
-    jq '[.hosts[] | select(.healthy)] | length' 2>/dev/null || echo 0
+  curl -sf -H "Authorization: Bearer $token" "$url/api/v1/pods" |
+    jq '[.pods[].hosts[] | select(.healthy)] | length' 2>/dev/null || echo 0
 }
 deadline=$((SECONDS + 120)); last=-1
 while :; do
   n=$(healthy_hosts)
-  [[ $n != "$last" ]] && step "hosts registered: $n/64" && last=$n
-  [[ $n -ge 64 ]] && break
+  [[ $n != "$last" ]] && step "hosts registered: $n/$total_hosts" && last=$n
+  [[ $n -ge $total_hosts ]] && break
   while read -r name pid; do
     alive "$pid" || die "$name (pid $pid) exited: $(tail -5 "$var/log/${name}.log" 2>/dev/null)"
   done <"$pids_file"
-  ((SECONDS < deadline)) || die "only $n of 64 hosts registered after 120 s; logs in $var/log/"
+  ((SECONDS < deadline)) || die "only $n of $total_hosts hosts registered after 120 s; logs in $var/log/"
   sleep 0.5
 done
 
@@ -282,7 +319,16 @@ YAML
   printf '    job %s  %-12s %-6s %s\n' "$(ctl submit -f "$file")" "$name" "$acc" \
     "$([[ $pre == true ]] && echo preemptible || echo on-demand)"
 }
-if [[ -n $workload ]]; then
+if [[ -n $workload && -n $fleet ]]; then
+  # Across the fleet: v2-8 sweeps on the devices, slices on the pods of their generation.
+  step "submitting the demo workload (podtrain; specs in $var/demo/)"
+  submit_demo resnet50 v2-32 false 3000
+  submit_demo gan v2-32 true 3000
+  # On-demand: 32 + 8 cores, the default quota of 40.
+  submit_demo bert v3-8 false 2000
+  submit_demo t5 v3-32 true 2000
+  for s in a b c d e f; do submit_demo "sweep-$s" v2-8 true 2000; done
+elif [[ -n $workload ]]; then
   step "submitting the demo workload (podtrain; specs in $var/demo/)"
   submit_demo resnet50 v2-32 false 3000
   submit_demo gan v2-32 true 3000
@@ -297,7 +343,7 @@ mode_done=$mode
 [[ $mode == detach ]] && mode=foreground_ready
 cat <<MSG
 
-==> ready: podsched + $agents podworkers serving 64 hosts of pod0 (v2, 8x8)
+==> ready: podsched + ${#agent_ids[@]} podworkers serving $fleet_text
     dashboard:    $url/
     admin token:  $token   (also in $var/admin.token)
     worker bus:   CURVE, agents enrolled with podsched agent enroll (keys in $var/keys/)
@@ -306,6 +352,7 @@ cat <<MSG
   From another terminal, in $root:
     $podctl --server $url jobs --all
     $podctl --server $url pod
+    $podctl --server $url fleet
     $podctl --server $url logs -f 2
     $podctl --server $url agents
   (podctl reads the token from var/admin.token in $root; elsewhere add --token or set POD_TOKEN)

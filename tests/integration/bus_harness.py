@@ -43,18 +43,19 @@ class Podsched(Process):
     """podsched --port 0 with the bus on an ephemeral port; `config` is YAML text appended to a
     one-pod configuration. CURVE is on, as by default (Worker enrols each agent); curve=False
     for test clients that speak plain ZeroMQ (bench_bus). `limits`: more keys of the limits
-    mapping (", max_connections: 200"); `scheduler`: more keys of the scheduler mapping."""
+    mapping (", max_connections: 200"); `scheduler`: more keys of the scheduler mapping.
+    `pods`: a whole `pods` list in YAML (a fleet) instead of the one pod0 of the grid given."""
 
     def __init__(self, binary, work, pod_rows=2, pod_cols=4, bus_extra="", extra="",
-                 generation="v2", curve=True, limits="", scheduler=""):
+                 generation="v2", curve=True, limits="", scheduler="", pods=None):
         self.binary, self.work, self.curve = binary, work, curve
         self.data_dir = os.path.join(work, "var")
         if not curve:
             bus_extra = "  curve: off\n" + bus_extra
         self.config = os.path.join(work, "podsched.yaml")
         with open(self.config, "w") as f:
-            f.write("pods: [{name: pod0, generation: %s, host_rows: %d, host_cols: %d}]\n"
-                    % (generation, pod_rows, pod_cols))
+            f.write("pods: %s\n" % (pods or "[{name: pod0, generation: %s, host_rows: %d, "
+                                               "host_cols: %d}]" % (generation, pod_rows, pod_cols)))
             f.write("bus:\n  address: \"tcp://127.0.0.1:*\"\n" + bus_extra)
             f.write("limits: {requests_per_second: 100000, burst: 100000%s}\n" % limits)
             f.write("scheduler: {min_runtime_before_preemption_seconds: 0, "
@@ -83,14 +84,14 @@ class Podsched(Process):
         self.token = open(os.path.join(self.work, "var", "admin.token")).read().strip()
 
 
-    def enroll(self, agent_id, hosts=None):
-        """`podsched agent enroll` (for `hosts`, e.g. "0-1", when given): the agent's key file
-        (work/ID.key, kept across restarts)."""
+    def enroll(self, agent_id, hosts=None, pod=None):
+        """`podsched agent enroll` (for `hosts`, e.g. "0-1", of `pod` when given): the agent's
+        key file (work/ID.key, kept across restarts)."""
         path = os.path.join(self.work, agent_id + ".key")
         if not os.path.exists(path):
             subprocess.run([self.binary, "--config", self.config, "--data-dir", self.data_dir,
                             "agent", "enroll", "--agent-id", agent_id, "--out", path] +
-                           (["--hosts", hosts] if hosts else []),
+                           (["--hosts", hosts] if hosts else []) + (["--pod", pod] if pod else []),
                            check=True, capture_output=True)
         return path
 
@@ -140,11 +141,13 @@ class Podsched(Process):
 
 
 class Worker(Process):
-    """One podworker serving `hosts` (e.g. "0-1")."""
+    """One podworker serving `hosts` (e.g. "0-1") of `pod`; `enrolled_pod`: the pod its key
+    is enrolled for, when it is not `pod` (an agent that names a pod it was not enrolled for)."""
 
     def __init__(self, binary, podsched, work, agent_id, hosts, extra=(),
-                 user_flags=AGENT_USER_FLAGS):
-        self.binary, self.agent_id, self.hosts = binary, agent_id, hosts
+                 user_flags=AGENT_USER_FLAGS, pod="pod0", enrolled_pod=None):
+        self.binary, self.agent_id, self.hosts, self.pod = binary, agent_id, hosts, pod
+        self.enrolled_pod = enrolled_pod or pod
         self.user_flags = list(user_flags)
         self.state = os.path.join(work, "worker-" + agent_id)
         self.log = os.path.join(work, "worker-%s.log" % agent_id)
@@ -155,11 +158,12 @@ class Worker(Process):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         keys = []
         if self.podsched.curve and "--bus-key-file" not in self.extra:
-            keys = ["--bus-key-file", self.podsched.enroll(self.agent_id, self.hosts)]
+            keys = ["--bus-key-file",
+                    self.podsched.enroll(self.agent_id, self.hosts, self.enrolled_pod)]
         elif "--bus-key-file" not in self.extra:
             keys = ["--insecure-bus"]  # a root agent refuses plain TCP without it
         self.proc = subprocess.Popen(
-            [self.binary, "--bus", self.podsched.bus, "--pod", "pod0", "--hosts", self.hosts,
+            [self.binary, "--bus", self.podsched.bus, "--pod", self.pod, "--hosts", self.hosts,
              "--agent-id", self.agent_id, "--state-dir", self.state] + keys + self.user_flags +
             self.extra,
             stdout=open(self.log, "a"), stderr=subprocess.STDOUT, env=env,

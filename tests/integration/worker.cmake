@@ -21,6 +21,14 @@ if(TARGET podworker AND TARGET podprobe)
     set_tests_properties(worker_integration_${t} PROPERTIES LABELS integration TIMEOUT 300
                          RESOURCE_LOCK podworker_cluster)
   endforeach()
+  # A fleet (issue 28): two v2 pods, two devices and a v3 pod, an agent each naming its pod's own
+  # hosts; devices first, an on-demand v2-32 preempting across pods (fleet_test.py).
+  add_test(NAME fleet_integration
+    COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/fleet_test.py
+            $<TARGET_FILE:podsched> $<TARGET_FILE:podctl> $<TARGET_FILE:podworker>
+            $<TARGET_FILE:podprobe>)
+  set_tests_properties(fleet_integration PROPERTIES LABELS integration TIMEOUT 300
+                       RESOURCE_LOCK podworker_cluster)
   # Job arrays (throttle, POD_ARRAY_*), dependencies and cancel of a whole array (sweeps_test.py).
   add_test(NAME sweeps_integration
     COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/sweeps_test.py

@@ -1,15 +1,20 @@
 // Pod view: the host grid (2x2 chips per host) colored by job, preemptible work hatched,
 // unhealthy and draining hosts marked, a legend, free capacity and the largest placeable slice.
+// On a fleet of several pods (#/pod/NAME picks one): a fleet overview above it, one row per pod
+// with its zone, hosts free and held by class, unhealthy hosts and the jobs waiting for it, and
+// a pod selector.
 import {api} from './api.js';
 import {classLabel, clear, h, jobColor, note, num, stateBadge} from './util.js';
 
 let root = null;
 let refreshTimer = null;
 let selected = null;  // job id shown in the detail panel
+let podName = null;   // the pod drawn (#/pod/NAME); null: the first
 const kMaxListed = 12;  // jobs in the legend and waiting jobs listed; the queue has them all
 
 export async function mount(el, ctx) {
   root = el;
+  podName = ctx.args?.[0] ? decodeURIComponent(ctx.args[0]) : null;
   root.append(h('h1', {}, 'Pod'), h('div', {id: 'pod-body'}, 'Loading…'));
   ctx.subscribe((type) => {
     if (type === 'job' || type === 'open') schedule();
@@ -31,13 +36,57 @@ function schedule() {
 async function load() {
   const list = await api('/api/v1/pods');
   if (!root) return;
-  const pod = list.pods?.[0];
+  const pods = list.pods || [];
   const body = clear(root.querySelector('#pod-body'));
-  if (!pod) {
+  if (!pods.length) {
     body.append(note('podsched reports no pod.'));
     return;
   }
+  const pod = pods.find((p) => p.name === podName) || pods[0];
+  if (pods.length > 1) {
+    root.querySelector('h1').textContent = 'Fleet';
+    body.append(fleetTable(pods, pod), podSelector(pods, pod));
+  }
+  if (podName && pod.name !== podName) body.append(note(`No pod named ${podName}; showing ${pod.name}.`));
   render(body, pod);
+}
+
+// One row per pod: where it is, what it holds, what waits for it. A click draws that pod.
+function fleetTable(pods, shown) {
+  const row = (p) => {
+    const hosts = p.hosts || [];
+    const down = hosts.filter((x) => !x.healthy).length;
+    const tr = h('tr', {dataset: {pod: p.name}, class: p.name === shown.name ? 'selected' : ''},
+      h('td', {}, h('a', {href: `#/pod/${encodeURIComponent(p.name)}`}, p.name)),
+      h('td', {}, p.zone || '—'),
+      h('td', {}, `${p.generation} ${p.host_rows}x${p.host_cols}`),
+      h('td', {class: 'num'}, `${num(p.available_hosts)} / ${hosts.length}`),
+      h('td', {class: 'num'}, String(num(p.on_demand_hosts))),
+      h('td', {class: 'num'}, String(num(p.preemptible_hosts))),
+      h('td', {class: 'num'}, String(down)),
+      h('td', {class: 'num'}, String(num(p.pending_total))),
+      h('td', {}, p.largest_placeable_type || 'none'));
+    return tr;
+  };
+  const total = (key) => pods.reduce((n, p) => n + num(p[key]), 0);
+  const hosts = pods.reduce((n, p) => n + (p.hosts || []).length, 0);
+  return h('div', {class: 'table-wrap'},
+    h('h2', {}, `Fleet: ${pods.length} pods, ${hosts} hosts, ${total('available_hosts')} free, ` +
+      `${total('on_demand_hosts')} held on-demand, ${total('preemptible_hosts')} preemptible`),
+    h('table', {class: 'table', id: 'fleet'}, h('thead', {}, h('tr', {},
+      ...['pod', 'zone', 'grid', 'free', 'on-demand', 'preemptible', 'unhealthy', 'waiting',
+        'largest free'].map((t) => h('th', {}, t)))),
+    h('tbody', {}, pods.map(row))));
+}
+
+function podSelector(pods, shown) {
+  const select = h('select', {id: 'pod-select', 'aria-label': 'pod'},
+    pods.map((p) => h('option', {value: p.name, selected: p.name === shown.name},
+      `${p.name}${p.zone ? ` (${p.zone})` : ''}`)));
+  select.addEventListener('change', () => {
+    location.hash = `#/pod/${encodeURIComponent(select.value)}`;
+  });
+  return h('p', {}, h('label', {}, 'Pod: ', select));
 }
 
 function allocationGrid(pod) {
@@ -74,13 +123,14 @@ function render(body, pod) {
   const unhealthy = (pod.hosts || []).filter((x) => !x.healthy).length;
   const draining = (pod.hosts || []).filter((x) => x.draining).length;
   body.append(h('div', {class: 'cards'},
-    card('Pod', `${pod.name} · TPU ${pod.generation}`, `${pod.host_rows}x${pod.host_cols} hosts`),
+    card('Pod', `${pod.name} · TPU ${pod.generation}`,
+      `${pod.host_rows}x${pod.host_cols} hosts${pod.zone ? ` · ${pod.zone}` : ''}`),
     card('Free hosts', `${num(pod.available_hosts)} / ${total}`,
       `${(100 * num(pod.utilization)).toFixed(0)}% utilized`),
     card('Largest slice placeable now', pod.largest_placeable_type || 'none',
       `fragmentation ${num(pod.fragmentation).toFixed(2)}`),
     card('Hosts out of service', `${unhealthy} unhealthy · ${draining} draining`,
-      waiting((pod.pending || []).length))));
+      waiting(num(pod.pending_total) || (pod.pending || []).length))));
 
   const grid = h('div', {class: 'pod-grid', role: 'grid', 'aria-label': `pod ${pod.name}`});
   grid.style.setProperty('--cols', pod.host_cols);

@@ -486,7 +486,10 @@ async function stopProcess(p) {
 async function livePhase() {
   const dir = path.join(work, 'live');
   fs.mkdirSync(dir);
-  fs.writeFileSync(path.join(dir, 'podsched.yaml'), `pods: [{name: pod0, generation: v2, host_rows: 2, host_cols: 2}]
+  // A fleet of two: the agent's pod, and a v2-8 device no agent serves (unhealthy: "no agent").
+  fs.writeFileSync(path.join(dir, 'podsched.yaml'), `pods:
+  - {name: pod0, generation: v2, host_rows: 2, host_cols: 2, zone: us-central1-b}
+  - {name: dev-0, generation: v2, host_rows: 1, host_cols: 1, zone: us-central1-f}
 bus:
   address: "tcp://127.0.0.1:*"
   heartbeat_interval_ms: 300
@@ -545,6 +548,16 @@ limits: {requests_per_second: 10000, burst: 10000}
   await pg.waitForSelector('.pod-grid .host');
   check('live: the pod map names the agent of a host', /agent agent-a/.test(
     await pg.getAttribute('.pod-grid .host >> nth=0', 'title')));
+  // The fleet: an overview row per pod, and a selector that draws the other pod.
+  check('live: the fleet overview lists both pods with their zones', await until(async () =>
+    (await pg.locator('#fleet tbody tr').count()) === 2 &&
+    /dev-0[\s\S]*us-central1-f/.test(await pg.textContent('#fleet')), 10000),
+  await pg.textContent('#pod-body'));
+  await pg.selectOption('#pod-select', 'dev-0');
+  check('live: the selector draws the device, its one host without an agent', await until(async () =>
+    /#\/pod\/dev-0$/.test(pg.url()) && (await pg.locator('.pod-grid .host').count()) === 1 &&
+    /no agent/.test(await pg.getAttribute('.pod-grid .host >> nth=0', 'title')), 10000));
+  await shot(pg, 'fleet-live-1280');
   await pg.goto(`${started.url}/#/job/${job}`);
   await pg.waitForSelector('#job-name');
   check('live: the job runs and ends (state changes arrive live)', await until(async () =>
