@@ -113,20 +113,65 @@ std::string Fleet::HostName(HostId host) const {
   return "host " + std::to_string(at.in_pod.value()) + " of pod " + pod(at.pod).name();
 }
 
-bool Fleet::CanHold(int index, const AcceleratorType& type) const {
+bool Fleet::CanHold(int index, const AcceleratorType& type, std::string_view zone,
+                    std::string_view pod_name) const {
   const Pod& p = pod(index);
+  if (!zone.empty() && zones_[static_cast<size_t>(index)] != zone) return false;
+  if (!pod_name.empty() && p.name() != pod_name) return false;
   if (p.generation() != type.generation()) return false;
   const SliceShape s = type.shape();
   return (s.rows <= p.host_rows() && s.cols <= p.host_cols()) ||
          (s.cols <= p.host_rows() && s.rows <= p.host_cols());
 }
 
-std::vector<int> Fleet::PodsThatCanHold(const AcceleratorType& type) const {
+std::vector<int> Fleet::PodsThatCanHold(const AcceleratorType& type, std::string_view zone,
+                                        std::string_view pod) const {
   std::vector<int> out;
   for (int i = 0; i < size(); ++i) {
-    if (CanHold(i, type)) out.push_back(i);
+    if (CanHold(i, type, zone, pod)) out.push_back(i);
   }
   return out;
+}
+
+Status Fleet::CheckScope(const AcceleratorType& type, std::string_view zone,
+                         std::string_view pod) const {
+  if (zone.empty() && pod.empty()) return Status::Ok();
+  const std::string what = type.ToString();
+  if (!pod.empty()) {
+    const std::optional<int> index = IndexOf(pod);
+    if (!index) {
+      std::vector<std::string> names;
+      for (const Pod& p : pods_) names.push_back(p.name());
+      return ToStatus(InvalidArgument("pod: no pod '" + std::string(pod).substr(0, 80) +
+                                      "' in this fleet; pods: " + SomeNames(names)));
+    }
+    const std::string& in_zone = zones_[static_cast<size_t>(*index)];
+    if (!zone.empty() && in_zone != zone) {
+      return ToStatus(InvalidArgument("pod " + std::string(pod) + " is in zone '" + in_zone +
+                                      "', not '" + std::string(zone).substr(0, 80) + "'"));
+    }
+    if (!CanHold(*index, type)) {
+      const Pod& p = pods_[static_cast<size_t>(*index)];
+      return ToStatus(InvalidArgument("pod " + p.name() + " (" +
+                                      std::string(SpecOf(p.generation()).name) + " " +
+                                      std::to_string(p.host_rows()) + "x" +
+                                      std::to_string(p.host_cols()) + ") cannot hold a " + what));
+    }
+    return Status::Ok();
+  }
+  if (std::find(zones_.begin(), zones_.end(), zone) == zones_.end()) {
+    std::vector<std::string> zones;
+    for (const std::string& z : zones_) {
+      if (!z.empty() && std::find(zones.begin(), zones.end(), z) == zones.end()) zones.push_back(z);
+    }
+    return ToStatus(InvalidArgument("zone: no pod of this fleet is in zone '" +
+                                    std::string(zone).substr(0, 80) + "'; zones: " +
+                                    (zones.empty() ? "none configured" : SomeNames(zones))));
+  }
+  if (PodsThatCanHold(type, zone, "").empty()) {
+    return ToStatus(InvalidArgument("no pod of zone " + std::string(zone) + " can hold a " + what));
+  }
+  return Status::Ok();
 }
 
 Result<AcceleratorType> Fleet::ParseType(std::string_view text) const {

@@ -83,10 +83,20 @@ class Fleet {
 
   // A type some pod can hold (a fleet of one pod: exactly Pod::ParseType, and its errors).
   Result<AcceleratorType> ParseType(std::string_view text) const;
-  // Whether pod `index` can ever hold `type` (its generation, a grid large enough).
-  bool CanHold(int index, const AcceleratorType& type) const;
-  // Every pod that can hold `type`, in fleet order.
-  std::vector<int> PodsThatCanHold(const AcceleratorType& type) const;
+  // Whether pod `index` can ever hold `type` (its generation, a grid large enough), and is in
+  // `zone` and named `pod` when they are given (a job's placement scope).
+  bool CanHold(int index, const AcceleratorType& type, std::string_view zone = "",
+               std::string_view pod = "") const;
+  // Every pod that can hold `type`, in fleet order; only those of `zone` and named `pod` when
+  // they are given (a job's placement scope).
+  std::vector<int> PodsThatCanHold(const AcceleratorType& type, std::string_view zone = "",
+                                   std::string_view pod = "") const;
+  // Whether a job of `type` scoped to `zone` and/or `pod` (empty: any) has a pod to run on;
+  // else an error naming what is wrong: an unknown pod (listing some), a pod in another zone, a
+  // pod that cannot hold the type, an unknown zone (listing the zones), a zone none of whose
+  // pods can hold it.
+  Status CheckScope(const AcceleratorType& type, std::string_view zone,
+                    std::string_view pod) const;
 
   bool CanPlace(const FleetPlacement& p) const;
   Status Allocate(AllocationId id, const FleetPlacement& p);

@@ -96,6 +96,31 @@ TEST(FleetTest, ParseTypeAcceptsWhatSomePodHoldsAndSaysWhereEachTypeRuns) {
   EXPECT_EQ(fleet.PodsThatCanHold(*fleet.ParseType("v2-8")), (std::vector<int>{0, 2, 3, 4}));
 }
 
+// A job's scope: the pods of a zone, or one pod; errors say what is wrong and list what there is.
+TEST(FleetTest, PodsThatCanHoldWithinAScopeAndCheckScopeNamesWhatIsWrong) {
+  auto fleet = Fleet::Create({{"a", Generation::kV2, 4, 4, "us-1"},
+                              {"dev-0", Generation::kV2, 1, 1, "us-2"},
+                              {"dev-1", Generation::kV2, 1, 1, "us-2"},
+                              {"v3", Generation::kV3, 2, 2, "eu-1"}});
+  ASSERT_TRUE(fleet.has_value());
+  const AcceleratorType v2_8 = *AcceleratorType::Parse("v2-8");
+  const AcceleratorType v2_32 = *AcceleratorType::Parse("v2-32");
+  EXPECT_EQ(fleet->PodsThatCanHold(v2_8), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(fleet->PodsThatCanHold(v2_8, "us-2"), (std::vector<int>{1, 2}));
+  EXPECT_EQ(fleet->PodsThatCanHold(v2_8, "", "dev-1"), (std::vector<int>{2}));
+  EXPECT_EQ(fleet->PodsThatCanHold(v2_8, "us-1", "dev-1"), (std::vector<int>{}));
+  EXPECT_TRUE(fleet->CheckScope(v2_8, "", "").ok());
+  EXPECT_TRUE(fleet->CheckScope(v2_8, "us-2", "dev-0").ok());
+  auto error = [&](const AcceleratorType& t, const char* zone, const char* pod) {
+    return fleet->CheckScope(t, zone, pod).message();
+  };
+  EXPECT_EQ(error(v2_8, "", "dev-9"), "pod: no pod 'dev-9' in this fleet; pods: a, dev-0, dev-1 and 1 more");
+  EXPECT_EQ(error(v2_8, "us-1", "dev-0"), "pod dev-0 is in zone 'us-2', not 'us-1'");
+  EXPECT_EQ(error(v2_32, "", "dev-0"), "pod dev-0 (v2 1x1) cannot hold a v2-32");
+  EXPECT_EQ(error(v2_8, "mars-1", ""), "zone: no pod of this fleet is in zone 'mars-1'; zones: us-1, us-2, eu-1");
+  EXPECT_EQ(error(v2_32, "us-2", ""), "no pod of zone us-2 can hold a v2-32");
+}
+
 TEST(FleetTest, AllocationAndHealthChangeOnlyThePodNamed) {
   Fleet fleet = Grantish();
   const FleetPlacement on_v3{1, {{0, 0}, {2, 2}}};

@@ -49,13 +49,24 @@ Pass::Pass(Inputs in, TimePoint now)
   }
 }
 
-Pass::TypeKey Pass::KeyOf(const pod::AcceleratorType& type) {
-  return {static_cast<int>(type.generation()), type.shape().rows, type.shape().cols};
+Pass::TypeKey Pass::KeyOf(const pod::AcceleratorType& type) const {
+  return {static_cast<int>(type.generation()), type.shape().rows, type.shape().cols, scope_};
+}
+
+int Pass::ScopeOf(const JobSpec& spec) {
+  if (spec.zone.empty() && spec.pod.empty()) return 0;
+  auto [it, inserted] =
+      scopes_.try_emplace({spec.zone, spec.pod}, static_cast<int>(scope_names_.size()));
+  if (inserted) scope_names_.emplace_back(spec.zone, spec.pod);
+  return it->second;
 }
 
 const std::vector<int>& Pass::Candidates(const pod::AcceleratorType& type) {
   auto [it, inserted] = candidates_.try_emplace(KeyOf(type));
-  if (inserted) it->second = in_.hosts.fleet().PodsThatCanHold(type);
+  if (inserted) {
+    const auto& [zone, pod] = scope_names_[static_cast<size_t>(scope_)];
+    it->second = in_.hosts.fleet().PodsThatCanHold(type, zone, pod);
+  }
   return it->second;
 }
 
@@ -70,6 +81,7 @@ std::string Pass::PodsText(const std::vector<int>& pods) const {
 void Pass::Consider(const QueueEntry& entry) {
   JobRecord& job = *entry.ref->job;
   const pod::AcceleratorType& type = *entry.ref->type;
+  scope_ = ScopeOf(job.spec);
   if (auto why = Filter(entry)) {
     // A reservation is only held for a job that could use it now.
     if (in_.hosts.Unreserve(job.id)) in_.binder.PassAgain();
@@ -80,6 +92,13 @@ void Pass::Consider(const QueueEntry& entry) {
   // aside); every other job waits behind it.
   if (behind_ && in_.hosts.ReservationOf(job.id) == nullptr) {
     in_.binder.SetReason(job, *behind_);
+    return;
+  }
+  if (scope_ != 0 && Candidates(type).empty()) {
+    // Checked at submission: the configuration changed since (a pod renamed, a zone moved).
+    const std::string where = !job.spec.pod.empty() ? "pod " + job.spec.pod : "zone " + job.spec.zone;
+    in_.binder.SetReason(job, "no pod of this fleet matches its " + where + " that can hold a " +
+                                  type.ToString() + " (was the configuration changed?)");
     return;
   }
   if (auto chosen = Score(entry)) {
@@ -164,7 +183,8 @@ std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
   const std::vector<pod::Pod>& views = protect_ ? *head_view_ : view_;
   const pod::AcceleratorType& type = *entry.ref->type;
   const pod::SliceShape shape = type.shape();
-  const FailedShape key{static_cast<int>(type.generation()), shape.rows, shape.cols, protect_};
+  const FailedShape key{static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
+                        protect_};
   std::optional<pod::FleetPlacement> chosen;
   if (!failed_.contains(key)) {
     chosen = in_.profile.score->ChooseAmong(views, Candidates(type), type);
@@ -240,7 +260,7 @@ bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
 bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
   const pod::SliceShape shape = type.shape();
   const auto key = std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols,
-                                   job.spec.preemptible, job.spec.priority);
+                                   scope_, job.spec.preemptible, job.spec.priority);
   auto memo = failed_preemption_.find(key);
   if (memo == failed_preemption_.end() && in_.profile.post_filter == nullptr) {
     std::string why = BlockText(shape);

@@ -111,8 +111,13 @@ class Pass {
  private:
   void Take(const pod::FleetPlacement& p);  // excludes `p` from every view of this pass
   bool FitsHealthyPod(const pod::AcceleratorType& type);
-  // The pods that can hold `type` (its generation, a grid large enough), in fleet order.
+  // The pods that can hold `type` (its generation, a grid large enough) within the current job's
+  // scope (scope_: its zone or pod, if any), in fleet order.
   const std::vector<int>& Candidates(const pod::AcceleratorType& type);
+  // The scope of `spec` (its zone and pod) as a small number: 0 unscoped, then one per distinct
+  // (zone, pod) this pass met. Part of every memo key: jobs of one shape but other scopes see
+  // other pods.
+  int ScopeOf(const JobSpec& spec);
   // "the pod" (a fleet of one), "pod a" or "pods a, b and 3 more": for reasons.
   std::string PodsText(const std::vector<int>& pods) const;
   // When each lease is expected to free its hosts (the Permit's input).
@@ -120,7 +125,7 @@ class Pass {
   int ReservedCores(const UserName& user, bool preemptible, JobId except) const;
 
   struct FailedShape {
-    int generation, rows, cols;
+    int generation, rows, cols, scope;
     bool protected_view;
     auto operator<=>(const FailedShape&) const = default;
   };
@@ -130,8 +135,8 @@ class Pass {
     const JobRecord* job;
     int cores;
   };
-  using TypeKey = std::tuple<int, int, int>;  // generation, rows, cols
-  static TypeKey KeyOf(const pod::AcceleratorType& type);
+  using TypeKey = std::tuple<int, int, int, int>;  // generation, rows, cols, scope
+  TypeKey KeyOf(const pod::AcceleratorType& type) const;
 
   Inputs in_;
   const TimePoint now_;
@@ -139,9 +144,12 @@ class Pass {
   std::optional<std::vector<pod::Pod>> head_view_;  // also without the backfill head's rectangle
   TimePoint head_start_ = TimePoint::max();
   bool protect_ = false;                // the current job scores on head_view_
+  int scope_ = 0;                       // the current job's ScopeOf (set by Consider)
+  std::map<std::pair<std::string, std::string>, int> scopes_;  // (zone, pod) -> ScopeOf
+  std::vector<std::pair<std::string, std::string>> scope_names_ = {{"", ""}};
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
   std::set<FailedShape> failed_;
-  std::map<std::tuple<int, int, int, bool, int>, std::string> failed_preemption_;
+  std::map<std::tuple<int, int, int, int, bool, int>, std::string> failed_preemption_;
   std::vector<RunningRef> running_;     // evictable work, built on first need
   bool running_built_ = false;
   // Each pod with every allocation gone (health and draining kept), on first need.

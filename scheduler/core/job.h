@@ -75,6 +75,11 @@ struct JobSpec {
   std::optional<Duration> expected_runtime;           // for backfill; else max_runtime
   std::optional<ArrayTask> array;                     // set by Scheduler::SubmitArray
   std::vector<Dependency> dependencies;               // all must be met before the job starts
+  // Where it may run (empty: anywhere): the pods of a zone, or one pod by name. Checked against
+  // the fleet at submission; a stored job whose pod or zone left the configuration waits, saying
+  // so, rather than run elsewhere.
+  std::string zone;
+  std::string pod;
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
 

@@ -396,6 +396,45 @@ TEST_F(FleetPassTest, AJobThatNoHealthyPodCanHoldNamesThePodsItConsidered) {
             "repairs without blocking others");
 }
 
+// A job may name a zone or a pod: it is placed only there (best fit would take the device), its
+// reasons name only those pods, and its failures are remembered apart from unscoped jobs of the
+// same shape in the same pass.
+TEST_F(FleetPassTest, AScopedJobRunsOnlyInItsZoneOrPodAndIsMemoizedApart) {
+  JobRecord& in_b = Queued(1, "ada", "v2-8", false);
+  in_b.spec.pod = "b";
+  JobRecord& in_zone = Queued(2, "ada", "v2-8", false);
+  in_zone.spec.zone = "zone-1";
+  Queued(3, "ada", "v2-8", false);
+  Pass pass = MakePass("fair-best-fit");
+  for (int id : {3, 1, 2}) pass.Consider(Entry(id));
+  ASSERT_EQ(binder_.binds.size(), 3u);
+  EXPECT_EQ(binder_.binds[0].second.pod, kDev) << "unscoped: the device, as best fit says";
+  EXPECT_EQ(binder_.binds[1].second.pod, kB);
+  EXPECT_NE(binder_.binds[2].second.pod, kDev) << "zone-1 holds pods a and b, not the device";
+
+  // Pod b full: a job scoped to it waits naming b; an unscoped one of that shape still goes.
+  FillBButOneBlock();
+  Running(23, "x", "v2-32", false, At(2, 2, 2, 2, kB), t0 - hours(1), t0);
+  JobRecord& waits = Queued(4, "ada", "v2-32", false);
+  waits.spec.pod = "b";
+  Queued(5, "ada", "v2-32", false);
+  Pass second = MakePass("fair-best-fit");  // backfill: no strict order behind job 4
+  for (int id : {4, 5}) second.Consider(Entry(id));
+  EXPECT_EQ(binder_.reasons[JobId(4)], "no free 2x2 block of hosts in pod b");
+  ASSERT_EQ(binder_.binds.size(), 4u);
+  EXPECT_EQ(binder_.binds[3].first, JobId(5));
+  EXPECT_EQ(binder_.binds[3].second.pod, kA);
+
+  // A stored job whose pod left the configuration waits, saying so.
+  JobRecord& gone = Queued(6, "ada", "v2-8", false);
+  gone.spec.pod = "c";
+  Pass third = MakePass("fifo-first-fit");
+  third.Consider(Entry(6));
+  EXPECT_EQ(binder_.reasons[JobId(6)],
+            "no pod of this fleet matches its pod c that can hold a v2-8 (was the configuration "
+            "changed?)");
+}
+
 TEST_F(PassTest, AwaitReservationSaysWhatItWaitsForAndDropsASpoiltOne) {
   JobRecord& victim = Running(10, "pre", "v2-32", true, At(0, 0, 2, 2), t0 - hours(1), t0);
   victim.state = JobState::kPreempting;

@@ -33,6 +33,11 @@ Status CheckFields(const JobSpec& spec) {
     return Bad("name is longer than " + std::to_string(kMaxNameLength) + " bytes");
   }
   if (spec.command.empty()) return Bad("command is empty; give the program to run");
+  for (const auto& [key, value] : {std::pair{"zone", &spec.zone}, std::pair{"pod", &spec.pod}}) {
+    if (!value->empty() && !pod::IsPodName(*value)) {
+      return Bad(std::string(key) + " must be 1-64 characters of A-Z a-z 0-9 . _ -");
+    }
+  }
   if (spec.command.size() > kMaxCommandLength) {
     return Bad("command is longer than " + std::to_string(kMaxCommandLength) + " bytes");
   }
@@ -103,7 +108,10 @@ Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Fleet&
   if (fields.ok() && origin == SpecOrigin::kSubmission) fields = CheckSubmittedBytes(spec);
   if (fields.ok() && origin == SpecOrigin::kSubmission) fields = CheckEnvNames(spec);
   if (!fields.ok()) return std::unexpected(fields);
-  return fleet.ParseType(spec.accelerator);
+  auto type = fleet.ParseType(spec.accelerator);
+  if (!type || origin != SpecOrigin::kSubmission) return type;
+  if (Status s = fleet.CheckScope(*type, spec.zone, spec.pod); !s.ok()) return std::unexpected(s);
+  return type;
 }
 
 int64_t SpecBytes(const JobSpec& spec) {

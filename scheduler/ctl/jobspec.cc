@@ -26,6 +26,8 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
   if (!root.IsMap()) return InvalidArgument("job spec must be a YAML mapping (key: value lines)");
   static const std::set<std::string> kKeys = {"name",
                                               "accelerator",
+                                              "zone",
+                                              "pod",
                                               "preemptible",
                                               "priority",
                                               "command",
@@ -77,6 +79,10 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
       s = str([&](const std::string& x) { spec.set_name(x); });
     } else if (key == "accelerator") {
       s = str([&](const std::string& x) { spec.set_accelerator(x); });
+    } else if (key == "zone") {
+      s = str([&](const std::string& x) { spec.set_zone(x); });
+    } else if (key == "pod") {
+      s = str([&](const std::string& x) { spec.set_pod(x); });
     } else if (key == "checkpoint_url") {
       s = str([&](const std::string& x) { spec.set_checkpoint_url(x); });
     } else if (key == "launcher") {

@@ -29,6 +29,8 @@ checkpoint_url: file:///tmp/ckpt
 launcher: exec
 array: 0-99%10
 dependency: afterok:12:13_2
+zone: us-central1-b
+pod: v2-pod
 )");
   ASSERT_TRUE(spec.has_value()) << spec.error().message();
   EXPECT_EQ(spec->name(), "resnet50");
@@ -44,6 +46,8 @@ dependency: afterok:12:13_2
   EXPECT_EQ(spec->launcher(), "exec");
   EXPECT_EQ(spec->array(), "0-99%10");
   EXPECT_EQ(spec->dependency(), "afterok:12:13_2");
+  EXPECT_EQ(spec->zone(), "us-central1-b");
+  EXPECT_EQ(spec->pod(), "v2-pod");
 }
 
 TEST(JobSpecYaml, CommandStringWithArgs) {

@@ -94,6 +94,9 @@ int main(int argc, char** argv) {
   auto* sub = app.add_subcommand("submit", "submit a job; prints its id");
   sub->add_option("-f,--file", submit.file, "job spec YAML (docs/jobspec.md)");
   sub->add_option("--accelerator", submit.accelerator, "slice type, e.g. v2-8, v2-32");
+  sub->add_option("--zone", submit.zone,
+                  "run only on the pods of this zone (podctl fleet lists them)");
+  sub->add_option("--pod", submit.pod, "run only on this pod or device (podctl fleet)");
   sub->add_flag("--preemptible", submit.preemptible,
                 "run as preemptible (cheaper, can be taken back)");
   sub->add_option("--priority", submit.priority, "0..1000, higher first");

@@ -83,6 +83,8 @@ Result<std::pair<std::string, std::string>> ParseEnvFlag(std::string_view text) 
 
 Status ApplySubmitFlags(const SubmitOptions& o, api::JobSpec* spec) {
   if (!o.accelerator.empty()) spec->set_accelerator(o.accelerator);
+  if (!o.zone.empty()) spec->set_zone(o.zone);
+  if (!o.pod.empty()) spec->set_pod(o.pod);
   if (o.preemptible) spec->set_preemptible(true);
   if (o.priority != 0) spec->set_priority(o.priority);
   if (!o.name.empty()) spec->set_name(o.name);

@@ -21,6 +21,8 @@ namespace podsched::ctl {
 struct SubmitOptions {
   std::string file;  // -f job.yaml
   std::string accelerator;
+  std::string zone;                  // --zone: only the pods of this zone
+  std::string pod;                   // --pod: only this pod
   bool preemptible = false;
   int priority = 0;
   std::string name;

@@ -47,6 +47,8 @@ Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& u
   spec.name = in.name();
   spec.user = UserName(user);
   spec.accelerator = in.accelerator();
+  spec.zone = in.zone();  // checked by the core (names, and against the fleet)
+  spec.pod = in.pod();
   spec.preemptible = in.preemptible();
   spec.priority = in.priority();
   spec.command = in.command();
@@ -94,6 +96,8 @@ api::JobSpec SpecToProto(const core::JobSpec& spec) {
   api::JobSpec out;
   out.set_name(spec.name);
   out.set_accelerator(spec.accelerator);
+  out.set_zone(spec.zone);
+  out.set_pod(spec.pod);
   out.set_preemptible(spec.preemptible);
   out.set_priority(spec.priority);
   out.set_command(spec.command);
@@ -271,11 +275,11 @@ std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optiona
       a->mutable_placement()->set_rows(job.placement->rect.shape.rows);
       a->mutable_placement()->set_cols(job.placement->rect.shape.cols);
     } else if (job.state == core::JobState::kQueued) {
-      // Waiting for room in every pod that can hold its type.
+      // Waiting for room in every pod that can hold its type, within its zone or pod if any.
       const pod::AcceleratorType* type = scheduler.TypeOf(id);
       if (type == nullptr) continue;
       for (size_t k = 0; k < indexes.size(); ++k) {
-        if (!fleet.CanHold(indexes[k], *type)) continue;
+        if (!fleet.CanHold(indexes[k], *type, job.spec.zone, job.spec.pod)) continue;
         api::Pod& p = out[k];
         p.set_pending_total(p.pending_total() + 1);
         if (p.pending_size() >= max_pending) continue;

@@ -163,5 +163,36 @@ TEST_F(PodsApiFleetTest, AJobsHostsAreItsPodsOwnIds) {
             (std::vector<int>{0, 1, 2, 3}));
 }
 
+// A job may name a zone or a pod; an unknown one is refused naming what there is.
+TEST_F(PodsApiFleetTest, ASubmissionMayNameAZoneOrAPod) {
+  auto submit = [&](const std::string& extra) {
+    return Call("POST", "/api/v1/jobs", "t-alice",
+                R"({"name":"j","accelerator":"v2-8","command":"train")" + extra + "}");
+  };
+  auto bad_pod = submit(R"(,"pod":"dev-9")");
+  EXPECT_EQ(bad_pod.status, 400);
+  EXPECT_NE(bad_pod.body.find("no pod 'dev-9' in this fleet; pods: v3, v2, dev-0 and 1 more"),
+            std::string::npos) << bad_pod.body;
+  auto bad_zone = submit(R"(,"zone":"mars-1")");
+  EXPECT_EQ(bad_zone.status, 400);
+  EXPECT_NE(bad_zone.body.find("zones: europe-west4-a, us-central1-b, us-central1-f"),
+            std::string::npos) << bad_zone.body;
+  EXPECT_EQ(submit(R"(,"pod":"v3")").status, 400) << "a v3 pod cannot hold a v2-8";
+  EXPECT_EQ(submit(R"(,"pod":"a/b")").status, 400);
+
+  // Best fit would take a device; the job asked for the v2 pod's zone.
+  auto in_zone = submit(R"(,"zone":"us-central1-b")");
+  ASSERT_EQ(in_zone.status, 201) << in_zone.body;
+  api::SubmitResponse r;
+  ASSERT_TRUE(ParseJson(in_zone.body, {}, &r).ok());
+  engine_->Tick(now_);
+  api::Job job;
+  ASSERT_TRUE(ParseJson(Call("GET", "/api/v1/jobs/" + std::to_string(r.job().id()), "t-alice").body,
+                        {}, &job)
+                  .ok());
+  EXPECT_EQ(job.pod(), "v2");
+  EXPECT_EQ(job.spec().zone(), "us-central1-b");
+}
+
 }  // namespace
 }  // namespace podsched::daemon

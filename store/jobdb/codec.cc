@@ -27,6 +27,9 @@ json SpecToJson(const core::JobSpec& s) {
       {"max_restarts", s.max_restarts},
   };
   if (s.launcher != core::Launcher::kMpi) j["launcher"] = core::LauncherName(s.launcher);
+  // Absent in records written before placement scopes (issue 28) and when unscoped.
+  if (!s.zone.empty()) j["zone"] = s.zone;
+  if (!s.pod.empty()) j["pod"] = s.pod;
   if (s.expected_runtime) j["expected_runtime_us"] = s.expected_runtime->count();
   // Absent in records written before arrays and dependencies existed (no migration needed).
   if (s.array) {
@@ -73,6 +76,8 @@ Result<core::JobSpec> SpecFromJson(const json& j) {
       r.Fail("launcher", launcher.error().message());
     }
   }
+  if (r.Has("zone")) s.zone = r.String("zone");
+  if (r.Has("pod")) s.pod = r.String("pod");
   if (r.Has("expected_runtime_us")) {
     s.expected_runtime = Duration(r.Integer<int64_t>("expected_runtime_us"));
   }

@@ -25,6 +25,20 @@ TEST(CodecTest, SpecRoundTripsWithOpaqueBytes) {
   EXPECT_EQ(EncodeSpec(*back), EncodeSpec(spec));
 }
 
+// A placement scope (issue 28) round-trips; a record written before it has none.
+TEST(CodecTest, AZoneAndAPodRoundTripAndOlderRecordsHaveNone) {
+  core::JobSpec spec = testing::FullJob(7).spec;
+  spec.zone = "us-central1-b";
+  spec.pod = "v2-pod";
+  auto back = DecodeSpec(EncodeSpec(spec));
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_EQ(*back, spec);
+  auto old = DecodeSpec(EncodeSpec(testing::FullJob(7).spec));
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->zone, "");
+  EXPECT_EQ(old->pod, "");
+}
+
 // A damaged record (a field of another type, a number beyond its C++ type, bytes that are not
 // CBOR) is DataLoss naming the field; nlohmann used to throw, or cast 2^32 + 10 to 10.
 TEST(CodecTest, ADamagedSpecIsDataLossNamingTheField) {
