@@ -12,6 +12,7 @@
 #include <map>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <sstream>
 
 #include "common/host_list.h"
@@ -59,6 +60,19 @@ YAML::Node ToYamlNode(const nlohmann::json& j) {
   return YAML::Node();
 }
 
+// One line of a table: each cell but the last cut and padded to its column's width.
+void TableRow(std::ostream& out, std::span<const int> widths,
+              const std::vector<std::string>& cells) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i + 1 < cells.size() && i < widths.size()) {
+      out << std::left << std::setw(widths[i]) << cells[i].substr(0, widths[i] - 1);
+    } else {
+      out << cells[i];
+    }
+  }
+  out << "\n";
+}
+
 }  // namespace
 
 bool ValidJobArg(const std::string& job) {
@@ -79,17 +93,8 @@ std::string JsonToYaml(const std::string& json) {
 
 std::string JobsTable(const api::JobList& list) {
   std::ostringstream out;
-  auto row = [&out](const std::vector<std::string>& cells) {
-    static const int kWidths[] = {10, 18, 10, 9, 12, 5, 11, 6, 8, 9};
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (i + 1 < cells.size()) {
-        out << std::left << std::setw(kWidths[i]) << cells[i].substr(0, kWidths[i] - 1);
-      } else {
-        out << cells[i];
-      }
-    }
-    out << "\n";
-  };
+  static constexpr int kWidths[] = {10, 18, 10, 9, 12, 5, 11, 6, 8, 9};
+  auto row = [&out](const std::vector<std::string>& cells) { TableRow(out, kWidths, cells); };
   row({"ID", "NAME", "USER", "ACCEL", "CLASS", "PRIO", "STATE", "EPOCH", "STEP", "COST", "REASON"});
   for (const auto& j : list.jobs()) {
     const std::string id = j.task_name().empty() ? std::to_string(j.id()) : j.task_name();
@@ -533,17 +538,8 @@ int ShowPod(ApiClient& api, const std::string& name, bool color) {
 
 std::string FleetTable(const api::PodList& list) {
   std::ostringstream out;
-  auto row = [&out](const std::vector<std::string>& cells) {
-    static const int kWidths[] = {18, 16, 10, 7, 6, 10, 12, 10, 10};
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (i + 1 < cells.size()) {
-        out << std::left << std::setw(kWidths[i]) << cells[i].substr(0, kWidths[i] - 1);
-      } else {
-        out << cells[i];
-      }
-    }
-    out << "\n";
-  };
+  static constexpr int kWidths[] = {18, 16, 10, 7, 6, 10, 12, 10, 10};
+  auto row = [&out](const std::vector<std::string>& cells) { TableRow(out, kWidths, cells); };
   row({"POD", "ZONE", "GRID", "HOSTS", "FREE", "ON-DEMAND", "PREEMPTIBLE", "UNHEALTHY", "WAITING",
        "LARGEST FREE"});
   int64_t hosts = 0, free = 0, on_demand = 0, preemptible = 0, unhealthy = 0;
