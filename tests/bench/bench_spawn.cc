@@ -6,7 +6,8 @@
 // initialisers, main.
 //
 //   bench_spawn --podworker build/worker/agent/podworker
-//               --helper build/worker/agent/podworker-helper [--runs 300]
+//               --helper build/worker/agent/podworker-helper
+//               --rank build/worker/agent/podworker-rank [--runs 300]
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -75,11 +76,12 @@ void Figure(const std::string& name, double value, const char* unit) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string podworker, helper;
+  std::string podworker, helper, rank_binary;
   int runs = 300;
   CLI::App app{"bench_spawn: the start cost of podworker's helpers against /bin/true"};
   app.add_option("--podworker", podworker, "the agent's binary")->required();
   app.add_option("--helper", helper, "podworker-helper")->required();
+  app.add_option("--rank", rank_binary, "podworker-rank")->required();
   app.add_option("--runs", runs, "starts of each command")->check(CLI::Range(10, 100000));
   CLI11_PARSE(app, argc, argv);
 
@@ -87,6 +89,7 @@ int main(int argc, char** argv) {
   // `rank` without a command: a usage error right after the start, in both binaries.
   const Cost agent = Measure({podworker, "rank"}, runs);
   const Cost small = Measure({helper, "rank"}, runs);
+  const Cost lean = Measure({rank_binary, "rank"}, runs);
   std::printf("# %d starts each, one after another\n", runs);
   Figure("spawn_true_wall_ms", floor.wall_ms, "ms");
   Figure("spawn_true_cpu_ms", floor.cpu_ms, "ms");
@@ -94,7 +97,11 @@ int main(int argc, char** argv) {
   Figure("spawn_podworker_cpu_ms", agent.cpu_ms, "ms");
   Figure("spawn_helper_wall_ms", small.wall_ms, "ms");
   Figure("spawn_helper_cpu_ms", small.cpu_ms, "ms");
+  Figure("spawn_rank_wall_ms", lean.wall_ms, "ms");
+  Figure("spawn_rank_cpu_ms", lean.cpu_ms, "ms");
   Figure("spawn_helper_vs_true_cpu", small.cpu_ms / floor.cpu_ms, "x");
+  Figure("spawn_rank_vs_true_cpu", lean.cpu_ms / floor.cpu_ms, "x");
   Figure("spawn_podworker_vs_helper_cpu", agent.cpu_ms / small.cpu_ms, "x");
+  Figure("spawn_helper_vs_rank_cpu", small.cpu_ms / lean.cpu_ms, "x");
   return 0;
 }

@@ -63,14 +63,15 @@ def add_accounts(work, accounts, groups=(), shells=None, memberships=None):
 
 
 def install_podworker(work, podworker):
-    """A copy of podworker, and of podworker-helper beside it, where every account can run them
-    (`rank` runs as the job)."""
+    """A copy of podworker, and of podworker-helper and podworker-rank beside it, where every
+    account can run them (`rank` runs as the job)."""
     os.makedirs(os.path.join(work, "bin"), exist_ok=True)
     path = os.path.join(work, "bin", "podworker")
     shutil.copy2(podworker, path)
     os.chmod(path, 0o755)
-    helper = os.path.join(os.path.dirname(podworker), "podworker-helper")
-    if os.path.exists(helper):
-        shutil.copy2(helper, os.path.join(work, "bin", "podworker-helper"))
-        os.chmod(os.path.join(work, "bin", "podworker-helper"), 0o755)
+    for name in ("podworker-helper", "podworker-rank"):
+        beside = os.path.join(os.path.dirname(podworker), name)
+        if os.path.exists(beside):
+            shutil.copy2(beside, os.path.join(work, "bin", name))
+            os.chmod(os.path.join(work, "bin", name), 0o755)
     return path

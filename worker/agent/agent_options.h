@@ -21,9 +21,12 @@ struct AgentOptions {
   std::string mpirun = "mpirun";
   std::vector<std::string> mpirun_args;
   std::string mpi_subnet;            // CIDR
-  // The binary jobs run as `rsh` (plm_rsh_agent), `launch` and `rank`: podworker-helper beside
-  // this one, or this binary itself (HelperPath, child.h).
+  // The binary jobs run as `rsh` (plm_rsh_agent): podworker-helper beside this one, or this
+  // binary itself (HelperPath, child.h).
   std::string podworker_path;
+  // The binary jobs run as `launch` and `rank`: podworker-rank beside this one, else as
+  // podworker_path (RankBinaryPath, child.h). Empty: podworker_path.
+  std::string rank_path;
   std::string bus_server_key;        // Z85; empty: no CURVE
   std::string bus_public_key;        // Z85 key pair of this agent (CURVE)
   std::string bus_secret_key;

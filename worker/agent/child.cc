@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "worker/agent/proc_text.h"
@@ -124,13 +125,25 @@ std::string SelfPath(const char* argv0) {
   return std::filesystem::absolute(argv0, ec).string();
 }
 
-std::string HelperPath(const std::string& agent_path) {
-  const std::filesystem::path helper =
-      std::filesystem::path(agent_path).parent_path() / "podworker-helper";
+namespace {
+
+// `name` beside `agent_path` when it is an executable regular file there.
+std::optional<std::string> ExecutableBeside(const std::string& agent_path, const char* name) {
+  const std::filesystem::path path = std::filesystem::path(agent_path).parent_path() / name;
   std::error_code ec;
-  const bool found = std::filesystem::is_regular_file(helper, ec) &&
-                     access(helper.c_str(), X_OK) == 0;
-  return found ? helper.string() : agent_path;
+  const bool found =
+      std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
+  return found ? std::optional(path.string()) : std::nullopt;
 }
 
+}  // namespace
+
+std::string HelperPath(const std::string& agent_path) {
+  return ExecutableBeside(agent_path, "podworker-helper").value_or(agent_path);
+}
+
+std::string RankBinaryPath(const std::string& agent_path) {
+  if (auto rank = ExecutableBeside(agent_path, "podworker-rank")) return *rank;
+  return HelperPath(agent_path);
+}
 }  // namespace podsched::agent

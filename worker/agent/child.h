@@ -43,9 +43,13 @@ std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrid
 
 // The absolute path of this program's binary (/proc/self/exe; `argv0` made absolute without it).
 std::string SelfPath(const char* argv0);
-// The binary that serves a job's `rsh`, `launch` and `rank`: podworker-helper beside the agent's
-// binary `agent_path` when it is an executable file there, else the agent's binary itself (it
-// has the same subcommands).
+// The binary that serves a job's `rsh` (and `launch` and `rank` where RankBinaryPath finds no
+// podworker-rank): podworker-helper beside the agent's binary `agent_path` when it is an
+// executable file there, else the agent's binary itself (it has the same subcommands).
 std::string HelperPath(const std::string& agent_path);
+// The binary that serves a job's `launch` and `rank`, which every rank starts: podworker-rank
+// beside the agent's binary when it is an executable file there (it links neither libcrypto
+// nor libprotobuf, which only `rsh` needs), else HelperPath(agent_path).
+std::string RankBinaryPath(const std::string& agent_path);
 
 }  // namespace podsched::agent

@@ -34,6 +34,27 @@ TEST(HelperPathTest, TheHelperBesideTheAgentWhenItRunsElseTheAgentItself) {
   fs::remove_all(dir);
 }
 
+TEST(HelperPathTest, RanksRunFromPodworkerRankBesideTheAgentElseFromTheHelper) {
+  char tmpl[] = "/tmp/podsched-helper-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  const std::string agent = (dir / "podworker").string();
+  std::ofstream(agent) << "#!/bin/sh\n";
+  EXPECT_EQ(RankBinaryPath(agent), agent) << "neither: the agent serves launch and rank";
+  const fs::path helper = dir / "podworker-helper";
+  std::ofstream(helper) << "#!/bin/sh\n";
+  chmod(helper.c_str(), 0755);
+  EXPECT_EQ(RankBinaryPath(agent), helper.string()) << "no podworker-rank: the helper";
+  const fs::path rank = dir / "podworker-rank";
+  std::ofstream(rank) << "#!/bin/sh\n";
+  chmod(rank.c_str(), 0644);
+  EXPECT_EQ(RankBinaryPath(agent), helper.string()) << "a podworker-rank that cannot run";
+  chmod(rank.c_str(), 0755);
+  EXPECT_EQ(RankBinaryPath(agent), rank.string());
+  EXPECT_EQ(HelperPath(agent), helper.string()) << "rsh stays with the helper";
+  fs::remove_all(dir);
+}
+
 TEST(HelperPathTest, SelfPathIsThisTestsBinary) {
   EXPECT_EQ(fs::path(SelfPath("ignored")).filename(), "agent_process_tree_test");
 }

@@ -27,10 +27,30 @@ std::string ShellQuote(const std::string& word) {
   return out + "'";
 }
 
-std::vector<std::string> RankRshArgv(const std::string& podworker, const RankStart& start,
+Result<LaunchArgs> ParseLaunchArgs(const std::vector<std::string>& args,
+                                   const std::string& self) {
+  LaunchArgs out{self, {}};
+  size_t i = 0;
+  if (i < args.size() && args[i] == "--rsh") {
+    if (i + 1 >= args.size() || args[i + 1].empty() || args[i + 1].front() != '/') {
+      return InvalidArgument("--rsh needs the absolute path of the rsh client");
+    }
+    out.rsh_binary = args[i + 1];
+    i += 2;
+  }
+  if (i < args.size() && args[i] == "--") ++i;
+  out.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (out.command.empty() || out.command.front().empty()) {
+    return InvalidArgument("usage: podworker launch [--rsh PATH] -- COMMAND [ARGS...]");
+  }
+  return out;
+}
+
+std::vector<std::string> RankRshArgv(const std::string& rsh_binary,
+                                     const std::string& rank_binary, const RankStart& start,
                                      const std::vector<std::string>& command) {
-  std::vector<std::string> argv{podworker, "rsh", MpiHostName(start.host)};
-  for (const std::string& w : std::vector<std::string>{podworker, "rank", "--rank",
+  std::vector<std::string> argv{rsh_binary, "rsh", MpiHostName(start.host)};
+  for (const std::string& w : std::vector<std::string>{rank_binary, "rank", "--rank",
                                                        std::to_string(start.rank), "--"}) {
     argv.push_back(ShellQuote(w));
   }

@@ -1,9 +1,10 @@
 // `launcher: exec` (docs/jobspec.md, "The launch contract"): the launcher host's agent runs
-// `podworker launch -- COMMAND...` where it would run mpirun. That process starts every rank of
-// the slice as `podworker rsh hHOST podworker rank --rank R -- COMMAND...` (the same rsh side
-// channel mpirun's orteds use, so each host's agent tags, watches, signals and releases the
-// rank exactly as under mpirun), relays each rank's output as whole tagged lines, and exits
-// with the job's verdict.
+// `podworker-rank launch --rsh podworker-helper -- COMMAND...` where it would run mpirun. That
+// process starts every rank of the slice as `podworker-helper rsh hHOST podworker-rank rank
+// --rank R -- COMMAND...` (the same rsh side channel mpirun's orteds use, so each host's agent
+// tags, watches, signals and releases the rank exactly as under mpirun), relays each rank's
+// output as whole tagged lines, and exits with the job's verdict. (Where podworker-rank or
+// podworker-helper is missing, the agent's own binary serves: it has all three subcommands.)
 //
 // This file holds the pure parts: the ranks to start, their argv, and how their exits combine.
 // Thread safety: values owned by one thread.
@@ -18,16 +19,27 @@
 
 namespace podsched::agent {
 
-// The argv the agent runs as the launcher of an exec job.
-Result<std::vector<std::string>> ExecLauncherArgv(const std::string& podworker,
+// The argv the agent runs as the launcher of an exec job: `rank_binary launch --rsh rsh_binary
+// -- COMMAND...` (the launcher and each rank are `rank_binary`; `rsh_binary` reaches the hosts).
+Result<std::vector<std::string>> ExecLauncherArgv(const std::string& rank_binary,
+                                                  const std::string& rsh_binary,
                                                   const auto& command) {
   if (command.empty() || std::string(*command.begin()).empty()) {
     return InvalidArgument("empty command");
   }
-  std::vector<std::string> argv{podworker, "launch", "--"};
+  std::vector<std::string> argv{rank_binary, "launch", "--rsh", rsh_binary, "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }
+
+// The arguments of `launch` (after the word "launch"): `[--rsh PATH] [--] COMMAND...`. Without
+// --rsh the launcher's own binary is the rsh client (the agent's binary has every subcommand).
+struct LaunchArgs {
+  std::string rsh_binary;
+  std::vector<std::string> command;
+};
+Result<LaunchArgs> ParseLaunchArgs(const std::vector<std::string>& args,
+                                   const std::string& self);
 
 struct RankStart {
   int32_t host = 0;
@@ -37,13 +49,14 @@ struct RankStart {
 // Rank r runs on hosts[r / ranks_per_host] (host-major, as mpirun places them).
 std::vector<RankStart> PlanRanks(const std::vector<int32_t>& hosts, int ranks_per_host);
 
-// `podworker rsh hHOST podworker rank --rank R -- COMMAND...`. The words after the host are
+// `rsh_binary rsh hHOST rank_binary rank --rank R -- COMMAND...`. The words after the host are
 // shell-quoted: like ssh, the rsh server joins them with spaces for /bin/sh -c, so an argument
 // with spaces, quotes or `$` arrives as the one word it was.
 // `word` in single quotes for /bin/sh (a ' inside becomes '\'').
 std::string ShellQuote(const std::string& word);
 
-std::vector<std::string> RankRshArgv(const std::string& podworker, const RankStart& start,
+std::vector<std::string> RankRshArgv(const std::string& rsh_binary,
+                                     const std::string& rank_binary, const RankStart& start,
                                      const std::vector<std::string>& command);
 
 // The ranks' exit statuses (as `podworker rsh` returns them: 0..255, 128+N for signal N) and the

@@ -74,11 +74,11 @@ void Relay(RankProcess& r, int stream, std::string_view bytes, bool end) {
 
 }  // namespace
 
-int ExecLauncherMain(const std::string& podworker, const std::vector<std::string>& args) {
+int ExecLauncherMain(const std::string& self, const std::vector<std::string>& args) {
   signal(SIGPIPE, SIG_IGN);
-  std::vector<std::string> command = args;
-  if (!command.empty() && command.front() == "--") command.erase(command.begin());
-  if (command.empty()) return Fail("launch", "usage: podworker launch -- COMMAND [ARGS...]");
+  auto launch = ParseLaunchArgs(args, self);
+  if (!launch) return Fail("launch", launch.error().message());
+  const std::vector<std::string>& command = launch->command;
   const auto hosts_env = GetEnv("POD_HOSTS");
   const auto per_host_env = GetEnv("LOCAL_WORLD_SIZE");
   if (!hosts_env || !per_host_env) {
@@ -99,7 +99,7 @@ int ExecLauncherMain(const std::string& podworker, const std::vector<std::string
   const std::vector<std::string> env = EnvironmentWith({});
   for (size_t i = 0; i < plan.size(); ++i) {
     ranks[i].start = plan[i];
-    auto child = SpawnChild(RankRshArgv(podworker, plan[i], command), env);
+    auto child = SpawnChild(RankRshArgv(launch->rsh_binary, self, plan[i], command), env);
     if (!child) {
       std::fprintf(stderr, "podworker launch: cannot start rank %d: %s\n", plan[i].rank,
                    child.error().message().c_str());

@@ -1,4 +1,4 @@
-// `podworker launch -- COMMAND...` (the launcher of exec jobs: exec_launch.h) and
+// `podworker launch [--rsh PATH] -- COMMAND...` (the launcher of exec jobs: exec_launch.h) and
 // `podworker rank [--rank R] -- COMMAND...` (every rank of both launchers: rank_env.h).
 #pragma once
 
@@ -7,9 +7,10 @@
 
 namespace podsched::agent {
 
-// Starts every rank of POD_HOSTS x LOCAL_WORLD_SIZE through `podworker rsh`, relays their output
-// as tagged whole lines, and returns the job's exit code (RankExits).
-int ExecLauncherMain(const std::string& podworker, const std::vector<std::string>& args);
+// Starts every rank of POD_HOSTS x LOCAL_WORLD_SIZE as `self rank` through the rsh client
+// (--rsh, else `self rsh`), relays their output as tagged whole lines, and returns the job's exit
+// code (RankExits). `self` is the absolute path of the running binary.
+int ExecLauncherMain(const std::string& self, const std::vector<std::string>& args);
 // Sets the rank's variables and becomes COMMAND (returns only on failure: 127).
 int RankMain(const std::vector<std::string>& args);
 

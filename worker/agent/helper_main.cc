@@ -3,7 +3,8 @@
 // binary that links only what they use. The agent's own binary loads 46 shared libraries (zmq,
 // curl, the object store) at 7.7 ms of CPU per start; an exec job starts three of these
 // (issue 29). podworker uses the helper found beside it and falls back to its own subcommands
-// (the same code) when there is none.
+// (the same code) when there is none. `launch` and `rank` are also in podworker-rank, which
+// links less still (rank_main.cc); podworker prefers that one for them.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
   if (command == "rank") return RankMain(args);
   std::fprintf(stderr,
                "usage: podworker-helper rsh [ssh options] hN COMMAND...\n"
-               "       podworker-helper launch -- COMMAND...\n"
+               "       podworker-helper launch [--rsh PATH] -- COMMAND...\n"
                "       podworker-helper rank [--rank R] -- COMMAND...\n"
                "(started by podworker for its jobs; '%s' is none of these)\n",
                command.substr(0, 64).c_str());

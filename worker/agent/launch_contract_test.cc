@@ -69,13 +69,44 @@ TEST(ExecLaunchTest, RanksAreHostMajorInSliceOrder) {
   EXPECT_EQ(plan[2].host, 4);
   EXPECT_EQ(plan[5].host, 5);
   EXPECT_EQ(plan[5].rank, 5);
-  EXPECT_EQ(RankRshArgv("/pw", plan[3], {"sh", "-c", "echo \"$X it's\""}),
-            (std::vector<std::string>{"/pw", "rsh", "h4", "'/pw'", "'rank'", "'--rank'", "'3'",
+  EXPECT_EQ(RankRshArgv("/rsh", "/rk", plan[3], {"sh", "-c", "echo \"$X it's\""}),
+            (std::vector<std::string>{"/rsh", "rsh", "h4", "'/rk'", "'rank'", "'--rank'", "'3'",
                                       "'--'", "'sh'", "'-c'", "'echo \"$X it'\\''s\"'"}));
   EXPECT_EQ(ShellQuote(""), "''");
-  EXPECT_EQ(ExecLauncherArgv("/pw", std::vector<std::string>{"x"}).value(),
-            (std::vector<std::string>{"/pw", "launch", "--", "x"}));
-  EXPECT_FALSE(ExecLauncherArgv("/pw", std::vector<std::string>{}).has_value());
+  EXPECT_EQ(ExecLauncherArgv("/rk", "/rsh", std::vector<std::string>{"x"}).value(),
+            (std::vector<std::string>{"/rk", "launch", "--rsh", "/rsh", "--", "x"}));
+  EXPECT_FALSE(ExecLauncherArgv("/rk", "/rsh", std::vector<std::string>{}).has_value());
+}
+
+TEST(ExecLaunchTest, LaunchArgumentsNameTheRshClientOrUseTheLaunchersOwnBinary) {
+  auto with = ParseLaunchArgs({"--rsh", "/bin/helper", "--", "python3", "--rsh"}, "/bin/self");
+  ASSERT_TRUE(with.has_value()) << with.error().ToString();
+  EXPECT_EQ(with->rsh_binary, "/bin/helper");
+  EXPECT_EQ(with->command, (std::vector<std::string>{"python3", "--rsh"}));
+  // What ExecLauncherArgv produces parses back to the same parts.
+  const std::vector<std::string> argv =
+      ExecLauncherArgv("/rk", "/rsh", std::vector<std::string>{"a", "b"}).value();
+  auto round = ParseLaunchArgs({argv.begin() + 2, argv.end()}, "/rk");  // after "/rk launch"
+  ASSERT_TRUE(round.has_value());
+  EXPECT_EQ(round->rsh_binary, "/rsh");
+  EXPECT_EQ(round->command, (std::vector<std::string>{"a", "b"}));
+  // An older launcher's argv (no --rsh): the binary itself is the rsh client.
+  auto without = ParseLaunchArgs({"--", "x"}, "/bin/self");
+  ASSERT_TRUE(without.has_value());
+  EXPECT_EQ(without->rsh_binary, "/bin/self");
+  EXPECT_EQ(without->command, std::vector<std::string>{"x"});
+  using Args = std::vector<std::string>;
+  for (const Args& bad :
+       {Args{"--rsh"}, Args{"--rsh", "relative", "--", "x"}, Args{"--rsh", "", "x"}}) {
+    auto r = ParseLaunchArgs(bad, "/bin/self");
+    ASSERT_FALSE(r.has_value()) << ::testing::PrintToString(bad);
+    EXPECT_NE(r.error().message().find("--rsh needs the absolute path"), std::string::npos);
+  }
+  for (const Args& bad : {Args{}, Args{"--"}, Args{"--rsh", "/h", "--"}, Args{"", "x"}}) {
+    auto r = ParseLaunchArgs(bad, "/bin/self");
+    ASSERT_FALSE(r.has_value()) << ::testing::PrintToString(bad);
+    EXPECT_NE(r.error().message().find("usage: podworker launch"), std::string::npos);
+  }
 }
 
 TEST(ExecLaunchTest, FirstFailureStopsTheRestAndIsTheVerdict) {

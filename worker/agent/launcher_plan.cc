@@ -40,15 +40,16 @@ LauncherPlan PlanLauncher(const AgentOptions& o, const bus::Launch& l,
     plan.overrides.push_back("POD_SCRATCH_DIR=" + in.scratch);
   }
 
+  const std::string& rank_binary = o.rank_path.empty() ? o.podworker_path : o.rank_path;
   if (l.launcher() == bus::Launch::EXEC) {
     // Each rank through the rsh side channel, which sends these variables along (SendEnv).
     std::string send;
     for (const auto& n : names) send += (send.empty() ? "" : ",") + n;
     plan.overrides.push_back("POD_RSH_SEND_ENV=" + send);
-    plan.argv = ExecLauncherArgv(o.podworker_path, l.command());
+    plan.argv = ExecLauncherArgv(rank_binary, o.podworker_path, l.command());
     return plan;
   }
-  std::vector<std::string> rank_command{o.podworker_path, "rank", "--"};
+  std::vector<std::string> rank_command{rank_binary, "rank", "--"};
   rank_command.insert(rank_command.end(), l.command().begin(), l.command().end());
   MpirunPlan mpi;
   mpi.mpirun = o.mpirun;

@@ -61,11 +61,37 @@ TEST(LauncherPlanTest, AnMpiLaunchRunsEachRankThroughPodworkerRankWithTheAgentsV
   EXPECT_TRUE(Has(*plan.argv, "POD_PROGRESS_KEY"));
 }
 
+TEST(LauncherPlanTest, LaunchAndRankRunFromTheRankBinaryAndRshFromTheHelper) {
+  AgentOptions o = Options();
+  o.podworker_path = "/opt/pw/podworker-helper";
+  o.rank_path = "/opt/pw/podworker-rank";
+  LauncherInputs in{{}, "udp://x:1", "k", "", false};
+  LauncherPlan exec = PlanLauncher(o, MakeLaunch(bus::Launch::EXEC), in);
+  ASSERT_TRUE(exec.argv.has_value());
+  EXPECT_EQ(*exec.argv,
+            (std::vector<std::string>{"/opt/pw/podworker-rank", "launch", "--rsh",
+                                      "/opt/pw/podworker-helper", "--", "python3", "train.py"}));
+  LauncherPlan mpi = PlanLauncher(o, MakeLaunch(bus::Launch::MPI), in);
+  ASSERT_TRUE(mpi.argv.has_value());
+  const auto rank = std::find(mpi.argv->begin(), mpi.argv->end(), "/opt/pw/podworker-rank");
+  ASSERT_NE(rank, mpi.argv->end());
+  EXPECT_EQ(std::vector<std::string>(rank, mpi.argv->end()),
+            (std::vector<std::string>{"/opt/pw/podworker-rank", "rank", "--", "python3",
+                                      "train.py"}));
+  // mpirun's rsh agent stays the helper (the only one of the two with `rsh`).
+  bool rsh_agent = false;
+  for (const std::string& a : *mpi.argv) {
+    rsh_agent |= a.find("/opt/pw/podworker-helper rsh") != std::string::npos;
+  }
+  EXPECT_TRUE(rsh_agent) << ::testing::PrintToString(*mpi.argv);
+}
+
 TEST(LauncherPlanTest, AnExecLaunchSendsItsVariablesAlongTheRshChannel) {
   LauncherInputs in{{{"B_VAR", "2"}, {"A_VAR", "1"}}, "udp://x:1", "k", "", true};
   LauncherPlan plan = PlanLauncher(Options(), MakeLaunch(bus::Launch::EXEC), in);
   ASSERT_TRUE(plan.argv.has_value());
-  EXPECT_EQ(*plan.argv, (std::vector<std::string>{"/usr/bin/podworker", "launch", "--", "python3",
+  EXPECT_EQ(*plan.argv, (std::vector<std::string>{"/usr/bin/podworker", "launch", "--rsh",
+                                                  "/usr/bin/podworker", "--", "python3",
                                                   "train.py"}));
   EXPECT_TRUE(Has(plan.overrides,
                   "POD_RSH_SEND_ENV=A_VAR,B_VAR,POD_PROGRESS_ENDPOINT,POD_PROGRESS_KEY"));

@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
   CLI::App app{"podworker: host agent of podsched (serves simulated hosts of a pod).\n"
                "Also: podworker rsh [ssh options] hN COMMAND...   (mpirun's rsh agent)\n"
                "      podworker keygen                         (CurveZMQ key pair)\n"
-      "      podworker launch -- COMMAND...          (launcher of `launcher: exec` jobs)\n"
+      "      podworker launch [--rsh P] -- COMMAND... (launcher of `launcher: exec` jobs)\n"
       "      podworker rank [--rank R] -- COMMAND... (sets a rank's variables, runs COMMAND)"};
   app.set_config("--config", "", "INI/TOML file with any of these options (long names)");
   app.add_option("--bus", o.bus, "ZeroMQ address of podsched's bus")->capture_default_str();
@@ -322,6 +322,7 @@ int main(int argc, char** argv) {
   }
   if (!o.scratch_dir.empty()) o.scratch_dir = std::filesystem::absolute(o.scratch_dir).string();
   o.podworker_path = HelperPath(SelfPath(argv[0]));
+  o.rank_path = RankBinaryPath(SelfPath(argv[0]));
   o.version = "0.1.0";
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::flush_on(spdlog::level::trace);  // the log is often a file read by people and tests
