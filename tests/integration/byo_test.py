@@ -10,6 +10,7 @@ deadline; nothing sleeps and hopes.
 """
 import hashlib
 import os
+import re
 import sys
 import tempfile
 
@@ -141,6 +142,12 @@ def contract(ps, launcher):
     text = logs(ps, job)
     if text.count("tf-worker") != 8:
         fail("expected 8 ranks to report:\n" + text)
+    # Under `launcher: exec` the launcher starts its own host's ranks (node 0: ranks 0 and 1)
+    # itself and the others through rsh; mpirun starts every rank through an orted.
+    local = sorted(int(m.group(1)) for m in re.finditer(
+        r"rank (\d+)/\d+ node .* started-by launch$", text, re.MULTILINE))
+    if local != ([0, 1] if launcher == "exec" else []):
+        fail("ranks started by the launcher itself: %s, not node 0's:\n%s" % (local, text))
     events = ps.events(job)
     running = [e for e in events if e["to"] == "RUNNING"]
     if not running or running[0]["reason"] != "every rank is running":

@@ -46,15 +46,28 @@ Result<LaunchArgs> ParseLaunchArgs(const std::vector<std::string>& args,
   return out;
 }
 
+std::vector<std::string> RankArgv(const std::string& rank_binary, const RankStart& start,
+                                  const std::vector<std::string>& command) {
+  std::vector<std::string> argv{rank_binary, "rank", "--rank", std::to_string(start.rank), "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+std::vector<std::string> LocalRankEnvironment(const std::vector<std::string>& launcher_env) {
+  std::vector<std::string> env;
+  for (const std::string& entry : launcher_env) {
+    if (!entry.starts_with("POD_RSH_")) env.push_back(entry);
+  }
+  return env;
+}
+
 std::vector<std::string> RankRshArgv(const std::string& rsh_binary,
                                      const std::string& rank_binary, const RankStart& start,
                                      const std::vector<std::string>& command) {
   std::vector<std::string> argv{rsh_binary, "rsh", MpiHostName(start.host)};
-  for (const std::string& w : std::vector<std::string>{rank_binary, "rank", "--rank",
-                                                       std::to_string(start.rank), "--"}) {
+  for (const std::string& w : RankArgv(rank_binary, start, command)) {
     argv.push_back(ShellQuote(w));
   }
-  for (const std::string& w : command) argv.push_back(ShellQuote(w));
   return argv;
 }
 

@@ -49,7 +49,20 @@ struct RankStart {
 // Rank r runs on hosts[r / ranks_per_host] (host-major, as mpirun places them).
 std::vector<RankStart> PlanRanks(const std::vector<int32_t>& hosts, int ranks_per_host);
 
-// `rsh_binary rsh hHOST rank_binary rank --rank R -- COMMAND...`. The words after the host are
+// `rank_binary rank --rank R -- COMMAND...`: a rank's own argv (run as it is, no shell).
+std::vector<std::string> RankArgv(const std::string& rank_binary, const RankStart& start,
+                                  const std::vector<std::string>& command);
+
+// The ranks on the launcher's own host (POD_HOST, which the agent sets for the launcher) are
+// started by the launcher itself, without the rsh hop: one process start and one TCP session
+// less per rank, and a v2-8 device's job never touches the side channel. Their environment is
+// the launcher's, which the agent made for that host (POD_HOST, POD_PREEMPT_FILE, PODWORKER_TAG,
+// TMPDIR, OMPI_MCA_orte_tmpdir_base, as the host's rsh server sets them for a rank arriving by
+// rsh), without the side channel's own variables (POD_RSH_*: the token stays with the launcher,
+// as a rank started through rsh never sees it).
+std::vector<std::string> LocalRankEnvironment(const std::vector<std::string>& launcher_env);
+
+// `rsh_binary rsh hHOST` and RankArgv's words, each shell-quoted. The words after the host are
 // shell-quoted: like ssh, the rsh server joins them with spaces for /bin/sh -c, so an argument
 // with spaces, quotes or `$` arrives as the one word it was.
 // `word` in single quotes for /bin/sh (a ' inside becomes '\'').

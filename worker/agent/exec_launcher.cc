@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "common/rank_tag.h"
 #include "worker/agent/child.h"
@@ -43,9 +44,11 @@ void WriteAll(int fd, std::string_view data) {
   }
 }
 
-// One rank's rsh client: its pipes, what is unfinished on each, its status once reaped.
+// One rank's process (its rsh client, or the rank itself on the launcher's own host): its
+// pipes, what is unfinished on each, its status once reaped.
 struct RankProcess {
   RankStart start;
+  bool local = false;  // started here, without rsh (LocalRankEnvironment)
   pid_t pid = -1;
   int fd[2] = {-1, -1};       // stdout, stderr
   int pidfd = -1;             // readable once the process has exited (pidfd_open)
@@ -93,13 +96,26 @@ int ExecLauncherMain(const std::string& self, const std::vector<std::string>& ar
                               per_host_env->substr(0, 16) + "' do not describe a slice");
   }
 
+  // The launcher's own host: its ranks start here (LocalRankEnvironment). Without POD_HOST (an
+  // agent older than this launcher), every rank goes through rsh.
+  std::optional<int32_t> own_host;
+  if (const auto host_env = GetEnv("POD_HOST")) {
+    int32_t h = -1;
+    auto [end, host_ec] = std::from_chars(host_env->data(), host_env->data() + host_env->size(), h);
+    if (host_ec == std::errc() && end == host_env->data() + host_env->size() && h >= 0) own_host = h;
+  }
+
   const std::vector<RankStart> plan = PlanRanks(*hosts, per_host);
   std::vector<RankProcess> ranks(plan.size());
   RankExits exits(static_cast<int>(plan.size()));
   const std::vector<std::string> env = EnvironmentWith({});
+  const std::vector<std::string> local_env = LocalRankEnvironment(env);
   for (size_t i = 0; i < plan.size(); ++i) {
     ranks[i].start = plan[i];
-    auto child = SpawnChild(RankRshArgv(launch->rsh_binary, self, plan[i], command), env);
+    ranks[i].local = own_host == plan[i].host;
+    auto child = ranks[i].local
+                     ? SpawnChild(RankArgv(self, plan[i], command), local_env)
+                     : SpawnChild(RankRshArgv(launch->rsh_binary, self, plan[i], command), env);
     if (!child) {
       std::fprintf(stderr, "podworker launch: cannot start rank %d: %s\n", plan[i].rank,
                    child.error().message().c_str());
@@ -120,7 +136,10 @@ int ExecLauncherMain(const std::string& self, const std::vector<std::string>& ar
     std::fprintf(stderr, "podworker launch: %s: stopping the other ranks\n",
                  exits.FailureMessage().c_str());
     for (RankProcess& r : ranks) {
-      if (r.pid > 0 && !r.reaped) kill(-r.pid, SIGTERM);  // closes its session: the agent kills
+      if (r.pid <= 0 || r.reaped) continue;
+      // An rsh client closes its session on SIGTERM, and the host's agent kills the rank with
+      // SIGKILL; a rank of this host gets the same.
+      kill(-r.pid, r.local ? SIGKILL : SIGTERM);
     }
   };
   if (exits.ExitCode() != 0 && exits.ExitCode() != kPreemptedExitCode) stop_all();

@@ -203,10 +203,11 @@ void JobRunner::SweepScratch() {
 void JobRunner::StartLauncher(RunningJob& job) {
   const bus::Launch& l = job.launch;
   job.progress_key = HexEncode(RandomBytes(16));
-  LauncherPlan plan = PlanLauncher(
-      o_, l,
-      LauncherInputs{WithFreeRendezvousPorts(job), progress_endpoint_, job.progress_key,
-                     ScratchOf(job.je, l.hosts(0)), job.account && job.account->uid == 0});
+  LauncherInputs inputs{WithFreeRendezvousPorts(job), progress_endpoint_, job.progress_key,
+                        ScratchOf(job.je, l.hosts(0)), job.account && job.account->uid == 0};
+  inputs.preempt_file = state_.PreemptFile(job.je, l.hosts(0));
+  inputs.host_dir = state_.HostDir(job.je, l.hosts(0));
+  LauncherPlan plan = PlanLauncher(o_, l, inputs);
   for (const std::string& name : plan.ignored) {
     spdlog::warn("job {}: env {} is set by podworker; the Launch's value is ignored",
                  job.je.job.value(), name);

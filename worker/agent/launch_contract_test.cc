@@ -78,6 +78,23 @@ TEST(ExecLaunchTest, RanksAreHostMajorInSliceOrder) {
   EXPECT_FALSE(ExecLauncherArgv("/rk", "/rsh", std::vector<std::string>{}).has_value());
 }
 
+TEST(ExecLaunchTest, ARankOfTheLaunchersHostRunsWithoutRshOrItsSecrets) {
+  const RankStart start{4, 1};
+  const std::vector<std::string> command{"sh", "-c", "echo \"$X it's\""};
+  // The same words that reach the remote host's shell through rsh, unquoted and without it.
+  EXPECT_EQ(RankArgv("/rk", start, command),
+            (std::vector<std::string>{"/rk", "rank", "--rank", "1", "--", "sh", "-c",
+                                      "echo \"$X it's\""}));
+  const std::vector<std::string> rsh = RankRshArgv("/rsh", "/rk", start, command);
+  ASSERT_EQ(rsh.size(), 3 + RankArgv("/rk", start, command).size());
+  EXPECT_EQ(rsh[3], ShellQuote("/rk"));
+  EXPECT_EQ(LocalRankEnvironment({"PATH=/bin", "POD_RSH_TOKEN=secret", "POD_HOST=4",
+                                  "POD_RSH_ENDPOINTS=4=a:1", "POD_RSH_SEND_ENV=A", "A=POD_RSH_X",
+                                  "PODWORKER_TAG=1:2:4", "POD_PREEMPT_FILE=/s/h4.preempt"}),
+            (std::vector<std::string>{"PATH=/bin", "POD_HOST=4", "A=POD_RSH_X",
+                                      "PODWORKER_TAG=1:2:4", "POD_PREEMPT_FILE=/s/h4.preempt"}));
+}
+
 TEST(ExecLaunchTest, LaunchArgumentsNameTheRshClientOrUseTheLaunchersOwnBinary) {
   auto with = ParseLaunchArgs({"--rsh", "/bin/helper", "--", "python3", "--rsh"}, "/bin/self");
   ASSERT_TRUE(with.has_value()) << with.error().ToString();

@@ -46,6 +46,11 @@ LauncherPlan PlanLauncher(const AgentOptions& o, const bus::Launch& l,
     std::string send;
     for (const auto& n : names) send += (send.empty() ? "" : ",") + n;
     plan.overrides.push_back("POD_RSH_SEND_ENV=" + send);
+    // The launcher host's own variables, for the ranks `launch` starts on it without rsh (as
+    // RshServer::Run sets them for a rank that arrives by rsh).
+    plan.overrides.push_back("POD_HOST=" + std::to_string(l.hosts(0)));
+    plan.overrides.push_back("POD_PREEMPT_FILE=" + in.preempt_file);
+    plan.overrides.push_back("OMPI_MCA_orte_tmpdir_base=" + in.host_dir + "/ompi");
     plan.argv = ExecLauncherArgv(rank_binary, o.podworker_path, l.command());
     return plan;
   }

@@ -23,6 +23,10 @@ struct LauncherInputs {
   std::string progress_key;       // POD_PROGRESS_KEY of this launch (hex)
   std::string scratch;            // TMPDIR of the launcher host; empty: none
   bool run_as_root = false;       // the job's account is root (mpirun needs to be told)
+  // The launcher host's POD_PREEMPT_FILE and state directory (StateDir): `launch` starts that
+  // host's ranks itself and gives them what its rsh server would (exec_launch.h).
+  std::string preempt_file;
+  std::string host_dir;
 };
 
 struct LauncherPlan {

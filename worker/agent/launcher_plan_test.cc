@@ -86,6 +86,24 @@ TEST(LauncherPlanTest, LaunchAndRankRunFromTheRankBinaryAndRshFromTheHelper) {
   EXPECT_TRUE(rsh_agent) << ::testing::PrintToString(*mpi.argv);
 }
 
+TEST(LauncherPlanTest, AnExecLauncherGetsItsHostsVariablesForTheRanksItStartsThere) {
+  LauncherInputs in{{}, "udp://x:1", "k", "/scratch/j12", false};
+  in.preempt_file = "/state/job-12-epoch-3/h4.preempt";
+  in.host_dir = "/state/job-12-epoch-3/h4";
+  LauncherPlan exec = PlanLauncher(Options(), MakeLaunch(bus::Launch::EXEC), in);
+  for (const char* expected :
+       {"POD_HOST=4", "POD_PREEMPT_FILE=/state/job-12-epoch-3/h4.preempt",
+        "OMPI_MCA_orte_tmpdir_base=/state/job-12-epoch-3/h4/ompi", "PODWORKER_TAG=12:3:4",
+        "TMPDIR=/scratch/j12"}) {
+    EXPECT_TRUE(Has(exec.overrides, expected)) << expected;
+  }
+  // mpirun's ranks all arrive by rsh, whose server sets these per host.
+  LauncherPlan mpi = PlanLauncher(Options(), MakeLaunch(bus::Launch::MPI), in);
+  for (const std::string& o : mpi.overrides) {
+    EXPECT_FALSE(o.starts_with("POD_HOST=") || o.starts_with("POD_PREEMPT_FILE=")) << o;
+  }
+}
+
 TEST(LauncherPlanTest, AnExecLaunchSendsItsVariablesAlongTheRshChannel) {
   LauncherInputs in{{{"B_VAR", "2"}, {"A_VAR", "1"}}, "udp://x:1", "k", "", true};
   LauncherPlan plan = PlanLauncher(Options(), MakeLaunch(bus::Launch::EXEC), in);

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Checks the framework variables of its rank against the slice (POD_HOSTS, POD_HOST_ADDRS) and
-prints them; exits 1 with CONTRACT ERROR lines when one is wrong. Any launcher."""
+its host's own variables (the agent's tag, the preempt file, no rsh secrets), and prints them
+with who started it ("started-by launch" for a rank that `podworker launch` started itself);
+exits 1 with CONTRACT ERROR lines when one is wrong. Any launcher."""
 import json
 import os
 import sys
@@ -34,9 +36,24 @@ elif not workers[rank].startswith(addrs[node] + ":") or len(set(workers)) != wor
 for name in ("POD_JOB_ID", "POD_EPOCH", "POD_PREEMPT_FILE", "POD_CHECKPOINT_DIR"):
     if not env.get(name):
         errors.append(name + " is not set")
-print("rank %d/%d node %d local %d host %s master %s:%s tf-worker %s"
+# The host's own variables, the same however the rank was started (by rsh or by the launcher).
+tag = "%s:%s:%s:%d" % (env.get("POD_JOB_ID"), env.get("POD_EPOCH"), env["POD_HOST"], rank)
+if env.get("PODWORKER_TAG") != tag:
+    errors.append("PODWORKER_TAG %s, not %s" % (env.get("PODWORKER_TAG"), tag))
+if os.path.basename(env.get("POD_PREEMPT_FILE", "")) != "h%s.preempt" % env["POD_HOST"]:
+    errors.append("POD_PREEMPT_FILE %s is not host %s's" % (env.get("POD_PREEMPT_FILE"),
+                                                              env["POD_HOST"]))
+if not env.get("OMPI_MCA_orte_tmpdir_base", "").endswith("/h%s/ompi" % env["POD_HOST"]):
+    errors.append("OMPI_MCA_orte_tmpdir_base %s" % env.get("OMPI_MCA_orte_tmpdir_base"))
+secrets = sorted(n for n in env if n.startswith("POD_RSH_"))
+if secrets:
+    errors.append("the rsh side channel's variables reached the rank: " + ", ".join(secrets))
+with open("/proc/%d/cmdline" % os.getppid(), "rb") as f:
+    parent = f.read().split(b"\0")
+started_by = "launch" if len(parent) > 1 and parent[1] == b"launch" else "other"
+print("rank %d/%d node %d local %d host %s master %s:%s tf-worker %s started-by %s"
       % (rank, world, node, local, env["POD_HOST"], env["MASTER_ADDR"], env["MASTER_PORT"],
-         workers[rank]), flush=True)
+         workers[rank], started_by), flush=True)
 for e in errors:
     print("CONTRACT ERROR: " + e, flush=True)
 sys.exit(1 if errors else 0)
