@@ -83,3 +83,43 @@ find_package(benchmark QUIET)
 if(NOT benchmark_FOUND)
   podsched_missing("Google Benchmark" "libbenchmark-dev")
 endif()
+
+# Programs that start many times a second (podctl, podworker-helper, podworker-rank: issue 29)
+# link protobuf, yaml-cpp, OpenSSL and zlib from their static archives, and libstdc++ too
+# (podsched_static_deps), so that the dynamic loader has only libc to map: podctl's start was
+# two thirds loader work. Libraries name these dependencies through the podsched::* targets
+# below, which resolve to the shared library for every other program. Debian ships the
+# archives in the same -dev packages; where one is missing the shared library is used.
+# (A static copy does not follow Debian's security updates of the library until podsched is
+# rebuilt: docs/deploy.md.)
+function(podsched_dep name shared)
+  set(archives "")
+  foreach(archive ${ARGN})
+    find_library(PODSCHED_STATIC_${archive} NAMES lib${archive}.a)
+    if(NOT PODSCHED_STATIC_${archive})
+      set(archives "")
+      break()
+    endif()
+    list(APPEND archives ${PODSCHED_STATIC_${archive}})
+  endforeach()
+  add_library(podsched_dep_${name} INTERFACE)
+  if(archives)
+    string(REPLACE ";" "$<SEMICOLON>" archives "${archives}")
+    target_link_libraries(podsched_dep_${name} INTERFACE
+      "$<IF:$<BOOL:$<TARGET_PROPERTY:PODSCHED_STATIC_DEPS>>,${archives},${shared}>")
+  else()
+    target_link_libraries(podsched_dep_${name} INTERFACE ${shared})
+  endif()
+  add_library(podsched::${name} ALIAS podsched_dep_${name})
+endfunction()
+# zlib and the thread library follow the archives that need them (protobuf, libcrypto).
+podsched_dep(protobuf protobuf::libprotobuf protobuf z)
+podsched_dep(yaml yaml-cpp yaml-cpp)
+podsched_dep(crypto OpenSSL::Crypto crypto z)
+podsched_dep(ssl OpenSSL::SSL ssl crypto z)
+
+function(podsched_static_deps target)
+  set_target_properties(${target} PROPERTIES PODSCHED_STATIC_DEPS ON)
+  target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
+  target_link_libraries(${target} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+endfunction()
