@@ -135,13 +135,15 @@ def test_mpi4py(ps):
     ok("mpi4py: 8 ranks on 4 hosts, RANK/WORLD_SIZE/NODE_RANK agree with MPI, allreduce right")
 
 
-def contract(ps, launcher):
+def contract(ps, launcher, accelerator="v2-32"):
+    hosts = {"v2-8": 1, "v2-32": 4}[accelerator]
     job = ps.submit(spec("contract-" + launcher, "/usr/bin/python3",
-                         os.path.join(JOBS, "contract_check.py"), launcher=launcher, ranks=2))
-    j = expect_succeeded(ps, job, "the contract check (%s)" % launcher)
+                         os.path.join(JOBS, "contract_check.py"), launcher=launcher, ranks=2,
+                         accelerator=accelerator))
+    j = expect_succeeded(ps, job, "the contract check (%s, %s)" % (launcher, accelerator))
     text = logs(ps, job)
-    if text.count("tf-worker") != 8:
-        fail("expected 8 ranks to report:\n" + text)
+    if text.count("tf-worker") != 2 * hosts:
+        fail("expected %d ranks to report:\n%s" % (2 * hosts, text))
     # Under `launcher: exec` the launcher starts its own host's ranks (node 0: ranks 0 and 1)
     # itself and the others through rsh; mpirun starts every rank through an orted.
     local = sorted(int(m.group(1)) for m in re.finditer(
@@ -155,16 +157,20 @@ def contract(ps, launcher):
         if any(e["to"] == "RUNNING" for e in events):
             fail("RUNNING for another reason: %s" % running)
     no_mpirun_noise(ps, job)
-    ok("launcher %s: TF_CONFIG, JAX_*, MASTER_*, RANK... match the slice for 8 ranks (%s)"
-       % (launcher, j["state"]))
+    ok("launcher %s, %s: TF_CONFIG, JAX_*, MASTER_*, RANK..., the host's tag, preempt file and"
+       " OMPI tmpdir match for %d ranks, no rsh secrets (%s)"
+       % (launcher, accelerator, 2 * hosts, j["state"]))
 
 
 def test_contract_exec(ps):
     contract(ps, "exec")
+    contract(ps, "exec", "v2-8")
 
 
 def test_contract_mpi(ps):
     contract(ps, "mpi")
+    # One host: mpirun starts both ranks itself (no orted, no rsh), with the host's variables.
+    contract(ps, "mpi", "v2-8")
 
 
 def test_preempt_file(ps):

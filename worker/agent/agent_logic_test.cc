@@ -47,6 +47,22 @@ TEST(MpirunArgvTest, FollowsTheContract) {
   EXPECT_EQ(*argv, want);
 }
 
+TEST(MpirunArgvTest, ASliceOfTheLaunchersHostAloneRunsWithoutOrtedOrRsh) {
+  auto plan = Plan();
+  plan.hosts = {7};
+  plan.local = true;
+  auto argv = BuildMpirunArgv(plan);
+  ASSERT_TRUE(argv.has_value()) << argv.error().ToString();
+  const std::vector<std::string> want{
+      "/usr/bin/mpirun", "--oversubscribe", "-np", "2", "--host", "localhost:2", "--mca", "btl",
+      "self,tcp", "--mca", "btl_tcp_if_include", "127.0.0.0/8", "--mca", "oob_tcp_if_include",
+      "127.0.0.0/8", "--tag-output", "-x", "POD_EPOCH", "-x", "POD_JOB_ID", "podprobe",
+      "--run-seconds", "3"};
+  EXPECT_EQ(*argv, want);
+  plan.hosts = {7, 8};
+  EXPECT_FALSE(BuildMpirunArgv(plan).has_value()) << "only a slice of one host is local";
+}
+
 TEST(MpirunArgvTest, RootFlagOnlyAsRootAndBadPlansRejected) {
   auto argv = BuildMpirunArgv(Plan());
   ASSERT_TRUE(argv.has_value());

@@ -30,9 +30,15 @@ LauncherPlan PlanLauncher(const AgentOptions& o, const bus::Launch& l,
   names.push_back("POD_PROGRESS_ENDPOINT");
   plan.overrides.push_back(std::string(progress::kProgressKeyVariable) + "=" + in.progress_key);
   names.push_back(std::string(progress::kProgressKeyVariable));
-  std::map<int32_t, std::string> eps(l.rsh_endpoints().begin(), l.rsh_endpoints().end());
-  plan.overrides.push_back("POD_RSH_ENDPOINTS=" + FormatRshEndpoints(eps));
-  plan.overrides.push_back("POD_RSH_TOKEN=" + l.rsh_token());
+  // A slice of one host needs no side channel: its ranks start here, from `podworker launch` or
+  // from mpirun itself, and the rsh token never reaches the launcher's environment (which
+  // such ranks inherit).
+  const bool one_host = l.hosts_size() == 1;
+  if (!one_host) {
+    std::map<int32_t, std::string> eps(l.rsh_endpoints().begin(), l.rsh_endpoints().end());
+    plan.overrides.push_back("POD_RSH_ENDPOINTS=" + FormatRshEndpoints(eps));
+    plan.overrides.push_back("POD_RSH_TOKEN=" + l.rsh_token());
+  }
   const JobEpoch je{JobId(l.job().job_id()), l.job().epoch()};
   plan.overrides.push_back(std::string(kTagVariable) + "=" + TagValue(je, l.hosts(0)));
   if (!in.scratch.empty()) {
@@ -41,16 +47,20 @@ LauncherPlan PlanLauncher(const AgentOptions& o, const bus::Launch& l,
   }
 
   const std::string& rank_binary = o.rank_path.empty() ? o.podworker_path : o.rank_path;
-  if (l.launcher() == bus::Launch::EXEC) {
-    // Each rank through the rsh side channel, which sends these variables along (SendEnv).
-    std::string send;
-    for (const auto& n : names) send += (send.empty() ? "" : ",") + n;
-    plan.overrides.push_back("POD_RSH_SEND_ENV=" + send);
-    // The launcher host's own variables, for the ranks `launch` starts on it without rsh (as
+  const bool exec = l.launcher() == bus::Launch::EXEC;
+  if (exec || one_host) {
+    // The launcher host's own variables, for the ranks started on it without rsh (as
     // RshServer::Run sets them for a rank that arrives by rsh).
     plan.overrides.push_back("POD_HOST=" + std::to_string(l.hosts(0)));
     plan.overrides.push_back("POD_PREEMPT_FILE=" + in.preempt_file);
     plan.overrides.push_back("OMPI_MCA_orte_tmpdir_base=" + in.host_dir + "/ompi");
+  }
+  if (exec) {
+    // Each rank of another host through the rsh side channel, which sends these variables
+    // along (SendEnv).
+    std::string send;
+    for (const auto& n : names) send += (send.empty() ? "" : ",") + n;
+    if (!one_host) plan.overrides.push_back("POD_RSH_SEND_ENV=" + send);
     plan.argv = ExecLauncherArgv(rank_binary, o.podworker_path, l.command());
     return plan;
   }
@@ -66,6 +76,7 @@ LauncherPlan PlanLauncher(const AgentOptions& o, const bus::Launch& l,
   mpi.subnet = o.mpi_subnet;
   mpi.run_as_root = in.run_as_root;
   mpi.extra_args = o.mpirun_args;
+  mpi.local = one_host;
   plan.argv = BuildMpirunArgv(mpi);
   return plan;
 }

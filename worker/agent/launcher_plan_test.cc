@@ -104,6 +104,32 @@ TEST(LauncherPlanTest, AnExecLauncherGetsItsHostsVariablesForTheRanksItStartsThe
   }
 }
 
+TEST(LauncherPlanTest, ASliceOfOneHostStartsItsRanksHereWithoutTheSideChannel) {
+  LauncherInputs in{{}, "udp://x:1", "k", "", false};
+  in.preempt_file = "/state/job-12-epoch-3/h4.preempt";
+  in.host_dir = "/state/job-12-epoch-3/h4";
+  for (auto launcher : {bus::Launch::MPI, bus::Launch::EXEC}) {
+    bus::Launch l = MakeLaunch(launcher);
+    l.clear_hosts();
+    l.add_hosts(4);
+    l.mutable_rsh_endpoints()->erase(5);
+    LauncherPlan plan = PlanLauncher(Options(), l, in);
+    ASSERT_TRUE(plan.argv.has_value()) << plan.argv.error().ToString();
+    for (const char* expected :
+         {"POD_HOST=4", "POD_PREEMPT_FILE=/state/job-12-epoch-3/h4.preempt",
+          "OMPI_MCA_orte_tmpdir_base=/state/job-12-epoch-3/h4/ompi", "PODWORKER_TAG=12:3:4"}) {
+      EXPECT_TRUE(Has(plan.overrides, expected)) << expected;
+    }
+    for (const std::string& o : plan.overrides) {
+      EXPECT_FALSE(o.starts_with("POD_RSH_")) << o << ": the ranks inherit the launcher's env";
+    }
+    if (launcher == bus::Launch::MPI) {
+      EXPECT_TRUE(Has(*plan.argv, "localhost:2")) << ::testing::PrintToString(*plan.argv);
+      EXPECT_FALSE(Has(*plan.argv, "plm_rsh_agent"));
+    }
+  }
+}
+
 TEST(LauncherPlanTest, AnExecLaunchSendsItsVariablesAlongTheRshChannel) {
   LauncherInputs in{{{"B_VAR", "2"}, {"A_VAR", "1"}}, "udp://x:1", "k", "", true};
   LauncherPlan plan = PlanLauncher(Options(), MakeLaunch(bus::Launch::EXEC), in);

@@ -32,10 +32,14 @@ Result<std::vector<std::string>> BuildMpirunArgv(const MpirunPlan& plan) {
                            "' must be absolute and without whitespace (mpirun splits "
                            "plm_rsh_agent on spaces)");
   }
+  if (plan.local && plan.hosts.size() != 1) {
+    return InvalidArgument("a local mpirun plan has exactly one host");
+  }
   std::string host_arg;
   for (int32_t h : plan.hosts) {
     if (!host_arg.empty()) host_arg += ',';
-    host_arg += MpiHostName(h) + ":" + std::to_string(plan.ranks_per_host);
+    host_arg += (plan.local ? std::string("localhost") : MpiHostName(h)) + ":" +
+                std::to_string(plan.ranks_per_host);
   }
   const auto np = static_cast<int64_t>(plan.hosts.size()) * plan.ranks_per_host;
   std::vector<std::string> argv{plan.mpirun};
@@ -44,12 +48,14 @@ Result<std::vector<std::string>> BuildMpirunArgv(const MpirunPlan& plan) {
     argv.insert(argv.end(), {"--mca", std::move(name), std::move(value)});
   };
   argv.insert(argv.end(), {"--oversubscribe", "-np", std::to_string(np), "--host", host_arg});
-  mca("plm_rsh_agent", plan.podworker + " rsh");
-  // Every orted is started by mpirun itself (no tree spawn through other orteds, whose
-  // environment lacks POD_RSH_*), and stays attached to its rsh session (no daemonizing), so
-  // `podworker rsh` lives exactly as long as the orted.
-  mca("plm_rsh_no_tree_spawn", "1");
-  mca("orte_leave_session_attached", "1");
+  if (!plan.local) {
+    mca("plm_rsh_agent", plan.podworker + " rsh");
+    // Every orted is started by mpirun itself (no tree spawn through other orteds, whose
+    // environment lacks POD_RSH_*), and stays attached to its rsh session (no daemonizing), so
+    // `podworker rsh` lives exactly as long as the orted.
+    mca("plm_rsh_no_tree_spawn", "1");
+    mca("orte_leave_session_attached", "1");
+  }
   mca("btl", "self,tcp");
   if (!plan.subnet.empty()) {
     mca("btl_tcp_if_include", plan.subnet);

@@ -23,6 +23,9 @@ struct MpirunPlan {
   std::string subnet;                 // CIDR for btl_tcp_if_include / oob_tcp_if_include
   bool run_as_root = false;           // adds --allow-run-as-root
   std::vector<std::string> extra_args;  // --mpirun-arg, before the command
+  // The slice is the launcher's host alone: mpirun starts the ranks itself (`--host localhost`),
+  // with no orted and no rsh session (its environment holds the host's variables).
+  bool local = false;
 };
 
 // The name of pod host N for mpirun and `podworker rsh`: "hN".
