@@ -102,7 +102,9 @@ int ExecLauncherMain(const std::string& self, const std::vector<std::string>& ar
   if (const auto host_env = GetEnv("POD_HOST")) {
     int32_t h = -1;
     auto [end, host_ec] = std::from_chars(host_env->data(), host_env->data() + host_env->size(), h);
-    if (host_ec == std::errc() && end == host_env->data() + host_env->size() && h >= 0) own_host = h;
+    if (host_ec == std::errc() && end == host_env->data() + host_env->size() && h >= 0) {
+      own_host = h;
+    }
   }
 
   const std::vector<RankStart> plan = PlanRanks(*hosts, per_host);

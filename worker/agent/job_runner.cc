@@ -203,8 +203,12 @@ void JobRunner::SweepScratch() {
 void JobRunner::StartLauncher(RunningJob& job) {
   const bus::Launch& l = job.launch;
   job.progress_key = HexEncode(RandomBytes(16));
-  LauncherInputs inputs{WithFreeRendezvousPorts(job), progress_endpoint_, job.progress_key,
-                        ScratchOf(job.je, l.hosts(0)), job.account && job.account->uid == 0};
+  LauncherInputs inputs;
+  inputs.env = WithFreeRendezvousPorts(job);
+  inputs.progress_endpoint = progress_endpoint_;
+  inputs.progress_key = job.progress_key;
+  inputs.scratch = ScratchOf(job.je, l.hosts(0));
+  inputs.run_as_root = job.account && job.account->uid == 0;
   inputs.preempt_file = state_.PreemptFile(job.je, l.hosts(0));
   inputs.host_dir = state_.HostDir(job.je, l.hosts(0));
   LauncherPlan plan = PlanLauncher(o_, l, inputs);

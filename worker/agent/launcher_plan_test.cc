@@ -32,13 +32,23 @@ AgentOptions Options() {
   return o;
 }
 
+LauncherInputs Inputs() {
+  LauncherInputs in;
+  in.progress_endpoint = "udp://x:1";
+  in.progress_key = "k";
+  return in;
+}
+
 bool Has(const std::vector<std::string>& v, const std::string& item) {
   return std::find(v.begin(), v.end(), item) != v.end();
 }
 
 TEST(LauncherPlanTest, AnMpiLaunchRunsEachRankThroughPodworkerRankWithTheAgentsVariables) {
-  LauncherInputs in{{{"MASTER_PORT", "29500"}, {"POD_RSH_TOKEN", "forged"}},
-                    "udp://10.0.0.1:9000", "00ff", "/scratch/j12", false};
+  LauncherInputs in = Inputs();
+  in.env = {{"MASTER_PORT", "29500"}, {"POD_RSH_TOKEN", "forged"}};
+  in.progress_endpoint = "udp://10.0.0.1:9000";
+  in.progress_key = "00ff";
+  in.scratch = "/scratch/j12";
   LauncherPlan plan = PlanLauncher(Options(), MakeLaunch(bus::Launch::MPI), in);
   ASSERT_TRUE(plan.argv.has_value()) << plan.argv.error().ToString();
   EXPECT_EQ(plan.argv->front(), "mpirun");
@@ -65,7 +75,7 @@ TEST(LauncherPlanTest, LaunchAndRankRunFromTheRankBinaryAndRshFromTheHelper) {
   AgentOptions o = Options();
   o.podworker_path = "/opt/pw/podworker-helper";
   o.rank_path = "/opt/pw/podworker-rank";
-  LauncherInputs in{{}, "udp://x:1", "k", "", false};
+  LauncherInputs in = Inputs();
   LauncherPlan exec = PlanLauncher(o, MakeLaunch(bus::Launch::EXEC), in);
   ASSERT_TRUE(exec.argv.has_value());
   EXPECT_EQ(*exec.argv,
@@ -87,7 +97,8 @@ TEST(LauncherPlanTest, LaunchAndRankRunFromTheRankBinaryAndRshFromTheHelper) {
 }
 
 TEST(LauncherPlanTest, AnExecLauncherGetsItsHostsVariablesForTheRanksItStartsThere) {
-  LauncherInputs in{{}, "udp://x:1", "k", "/scratch/j12", false};
+  LauncherInputs in = Inputs();
+  in.scratch = "/scratch/j12";
   in.preempt_file = "/state/job-12-epoch-3/h4.preempt";
   in.host_dir = "/state/job-12-epoch-3/h4";
   LauncherPlan exec = PlanLauncher(Options(), MakeLaunch(bus::Launch::EXEC), in);
@@ -105,7 +116,7 @@ TEST(LauncherPlanTest, AnExecLauncherGetsItsHostsVariablesForTheRanksItStartsThe
 }
 
 TEST(LauncherPlanTest, ASliceOfOneHostStartsItsRanksHereWithoutTheSideChannel) {
-  LauncherInputs in{{}, "udp://x:1", "k", "", false};
+  LauncherInputs in = Inputs();
   in.preempt_file = "/state/job-12-epoch-3/h4.preempt";
   in.host_dir = "/state/job-12-epoch-3/h4";
   for (auto launcher : {bus::Launch::MPI, bus::Launch::EXEC}) {
@@ -131,7 +142,9 @@ TEST(LauncherPlanTest, ASliceOfOneHostStartsItsRanksHereWithoutTheSideChannel) {
 }
 
 TEST(LauncherPlanTest, AnExecLaunchSendsItsVariablesAlongTheRshChannel) {
-  LauncherInputs in{{{"B_VAR", "2"}, {"A_VAR", "1"}}, "udp://x:1", "k", "", true};
+  LauncherInputs in = Inputs();
+  in.env = {{"B_VAR", "2"}, {"A_VAR", "1"}};
+  in.run_as_root = true;
   LauncherPlan plan = PlanLauncher(Options(), MakeLaunch(bus::Launch::EXEC), in);
   ASSERT_TRUE(plan.argv.has_value());
   EXPECT_EQ(*plan.argv, (std::vector<std::string>{"/usr/bin/podworker", "launch", "--rsh",
@@ -146,7 +159,8 @@ TEST(LauncherPlanTest, AnExecLaunchSendsItsVariablesAlongTheRshChannel) {
 }
 
 TEST(LauncherPlanTest, RootJobsTellMpirunAndABadCommandIsAnError) {
-  LauncherInputs in{{}, "udp://x:1", "k", "", true};
+  LauncherInputs in = Inputs();
+  in.run_as_root = true;
   LauncherPlan root = PlanLauncher(Options(), MakeLaunch(bus::Launch::MPI), in);
   ASSERT_TRUE(root.argv.has_value());
   EXPECT_TRUE(Has(*root.argv, "--allow-run-as-root"));
