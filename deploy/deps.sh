@@ -28,6 +28,7 @@ packages=(
   # well-kept helpers
   nlohmann-json3-dev libcli11-dev libspdlog-dev libyaml-cpp-dev
   libssl-dev libcurl4-openssl-dev libbenchmark-dev
+  zlib1g-dev                                  # libz.a: podctl and the helpers link statically
   ccache                                      # check.sh's builds reuse earlier compiles
   # tests: network namespaces, process tools, HTTP tests of the daemon
   iproute2 procps curl jq python3
