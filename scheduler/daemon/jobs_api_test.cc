@@ -174,13 +174,13 @@ TEST_F(JobsApiTest, CancelAndPreemptNeedPostAndARunningJob) {
 }
 
 TEST_F(JobsApiTest, ArraysSubmitListCancelAsOneAndTasksByName) {
-  const auto start = std::chrono::steady_clock::now();
+  // One call and one committed batch for the 10,000 tasks (counted, not timed: a wall-clock
+  // bound here failed under ASan on a busy machine; the speed is bench_daemon's to measure).
+  const int64_t commits_before = repo_.commits();
   auto r = Call("POST", "/api/v1/jobs", "t-alice",
                 R"({"name":"sweep","accelerator":"v2-8","command":"train","array":"0-9999%4"})");
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.status, 201) << r.body;
-  EXPECT_LT(seconds, 1.0) << "a 10,000-task array is one call and one batch";
+  EXPECT_EQ(repo_.commits() - commits_before, 1) << "a 10,000-task array is one batch";
   api::SubmitResponse out;
   ASSERT_TRUE(ParseJson(r.body, {}, &out).ok());
   EXPECT_EQ(out.array_tasks(), 10000);
