@@ -11,7 +11,10 @@ lines. A benchmark, not a test: only its --smoke run is in deploy/check.sh.
      jobs run at once, no accounting.
    - podsched: a 2x4-host v2 pod, one podworker per host (8 hosts: 8 v2-8 jobs at once), jobs
      under `launcher: exec` and under mpirun.
-2. Submission alone: the same N CLI calls, timed until the last returns.
+2. Submission: the same N CLI calls, timed until the last returns, twice: while the jobs run
+   (the submission part of 1: each system also runs the jobs it has), and into a queue where
+   nothing runs (Slurm: held jobs, `sbatch -H`; podsched: no agents, so
+   the jobs stay queued). The second is the cost of the CLI and the server alone.
 Both systems run one after the other in one run, on the same idle machine; the ratios are
 podsched / Slurm.
 """
@@ -118,9 +121,10 @@ PartitionName=bench Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubsc
         self.procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                            start_new_session=True))
 
-    def submit(self):
-        subprocess.run(["sbatch", "-Q", "--wrap=/bin/true", "-o", "/dev/null"], env=self.env,
-                       check=True, capture_output=True)
+    def submit(self, hold=False):
+        subprocess.run(["sbatch", "-Q"] + (["-H"] if hold else []) +
+                       ["--wrap=/bin/true", "-o", "/dev/null"], env=self.env, check=True,
+                       capture_output=True)
 
     def pending(self):
         r = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True,
@@ -170,10 +174,24 @@ class PodschedCluster:
         return sum(v for k, v in self.ps.metrics().items()
                    if k.startswith("podsched_jobs{") and ("FAILED" in k or "CANCELLED" in k))
 
+    def stop_workers(self):
+        for w in self.workers:
+            w.stop()
+        wait_for(lambda: self.ps.metrics().get("podsched_agents_connected") == 0, "no agents",
+                 60)
+
     def close(self):
         for w in self.workers:
             w.stop()
         self.ps.stop()
+
+
+def submit_only(submit, n):
+    """submissions/s for n calls, one after another."""
+    t0 = time.monotonic()
+    for _ in range(n):
+        submit()
+    return n / (time.monotonic() - t0)
 
 
 def run(submit, pending, n, what):
@@ -205,6 +223,7 @@ def main():
         slurm = Slurm(os.path.join(work, "slurm"))
         try:
             s_submit, s_e2e = run(slurm.submit, slurm.pending, n, "Slurm")
+            s_held = submit_only(lambda: slurm.submit(hold=True), n)  # gone with the daemons
         finally:
             slurm.close()
         figure("slurm_sbatch_per_s", s_submit, "jobs/s")
@@ -219,6 +238,8 @@ def main():
                                         "podsched (%s)" % launcher)
                 if c.failed() != before:
                     fail("podsched: %d of the trivial jobs did not succeed" % (c.failed() - before))
+            c.stop_workers()
+            p_queued = submit_only(lambda: c.submit("exec"), n)
         finally:
             c.close()
         for launcher, (submit, e2e) in results.items():
@@ -226,6 +247,9 @@ def main():
             figure("podsched_vs_slurm_trivial_jobs_%s" % launcher, e2e / s_e2e, "x")
         figure("podctl_submit_per_s", results["exec"][0], "jobs/s")
         figure("podctl_vs_sbatch_submit", results["exec"][0] / s_submit, "x")
+        figure("slurm_sbatch_held_per_s", s_held, "jobs/s")
+        figure("podctl_submit_queued_per_s", p_queued, "jobs/s")
+        figure("podctl_vs_sbatch_submit_nothing_running", p_queued / s_held, "x")
         print("jobs=%d (each by its own CLI process); Slurm: 1 node x 8 CPUs, podsched: 8 hosts"
               % n)
     finally:
