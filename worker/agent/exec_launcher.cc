@@ -20,6 +20,7 @@
 #include "worker/agent/exec_launch.h"
 #include "common/host_list.h"
 #include "worker/agent/exit_verdict.h"
+#include "worker/agent/mpirun_argv.h"
 #include "worker/agent/rank_env.h"
 
 namespace podsched::agent {
@@ -100,11 +101,7 @@ int ExecLauncherMain(const std::string& self, const std::vector<std::string>& ar
   // agent older than this launcher), every rank goes through rsh.
   std::optional<int32_t> own_host;
   if (const auto host_env = GetEnv("POD_HOST")) {
-    int32_t h = -1;
-    auto [end, host_ec] = std::from_chars(host_env->data(), host_env->data() + host_env->size(), h);
-    if (host_ec == std::errc() && end == host_env->data() + host_env->size() && h >= 0) {
-      own_host = h;
-    }
+    if (auto host = ParseMpiHostName(*host_env)) own_host = *host;
   }
 
   const std::vector<RankStart> plan = PlanRanks(*hosts, per_host);
