@@ -3,13 +3,19 @@
 //
 // A handler is a plain function of those (the route table in api_routes.h names them). It runs on
 // the scheduler thread, inside Engine::Handle; it must not keep any of the references it gets.
+//
+// A reader (ApiReader) is a handler for a read that the job snapshot can serve: it checks the
+// request on the scheduler thread and answers at once (an error, or what only the scheduler
+// thread can read), or returns a SnapshotRead that renders the reply on any thread.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "common/clock.h"
@@ -21,6 +27,7 @@
 #include "scheduler/daemon/bus_logic.h"
 #include "scheduler/daemon/config.h"
 #include "scheduler/daemon/http_types.h"
+#include "scheduler/daemon/job_snapshot.h"
 #include "scheduler/daemon/metrics.h"
 #include "scheduler/daemon/usage_history.h"
 #include "scheduler/daemon/web_assets.h"
@@ -52,6 +59,8 @@ struct ApiView {
   const WebAssets& web;         // the dashboard's files
   const Metrics& metrics;
   const std::function<BusIoCounters()>& bus_io;  // empty: no bus thread (tests)
+  // The jobs as of the last commit (job_snapshot.h), for SnapshotReads to capture.
+  const std::shared_ptr<const JobSnapshot>& jobs_snapshot;
   int64_t stream_clients = 0;
   bool fatal = false;  // a commit failed (GET /healthz)
 };
@@ -111,5 +120,13 @@ struct ApiRequest {
 // `who` is empty for routes that need no authentication.
 using ApiHandler = HttpResponse (*)(const ApiView& view, ApiCalls& calls, const Principal& who,
                                     const ApiRequest& request);
+
+// A reply rendered off the scheduler thread: it owns everything it reads (a JobSnapshot among
+// it, never the view), may run on any thread, and renders a 200.
+using SnapshotRead = std::function<HttpResponse()>;
+// A reader's answer: the reply now, or the read that renders it.
+using ApiAnswer = std::variant<HttpResponse, SnapshotRead>;
+using ApiReader = ApiAnswer (*)(const ApiView& view, const Principal& who,
+                                const ApiRequest& request);
 
 }  // namespace podsched::daemon

@@ -20,7 +20,7 @@ Router ApiRouter() {
           {"", "/api/v1/login", kAnyone, LoginRoute},
           {"", "/api/v1/logout", kAnyone, LogoutRoute},
           {"", "/api/v1/whoami", kUser, WhoAmI},
-          {"GET", "/api/v1/jobs", kUser, ListJobs},
+          {"GET", "/api/v1/jobs", kUser, nullptr, ListJobs},
           {"POST", "/api/v1/jobs", kUser, SubmitJob},
           {"GET", "/api/v1/jobs/{id}", kUser, GetJob},
           {"POST", "/api/v1/jobs/{id}/cancel", kUser, CancelJob},

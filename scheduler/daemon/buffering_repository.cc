@@ -1,5 +1,8 @@
 #include "scheduler/daemon/buffering_repository.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace podsched::daemon {
 
 Status BufferingRepository::Commit(const core::StoreBatch& batch) {
@@ -9,7 +12,10 @@ Status BufferingRepository::Commit(const core::StoreBatch& batch) {
     return Status::Ok();
   }
   Status s = inner_->Commit(batch);
-  if (s.ok()) events_.insert(events_.end(), batch.events.begin(), batch.events.end());
+  if (s.ok()) {
+    events_.insert(events_.end(), batch.events.begin(), batch.events.end());
+    committed_jobs_.insert(committed_jobs_.end(), batch.jobs.begin(), batch.jobs.end());
+  }
   return s;
 }
 
@@ -26,7 +32,10 @@ Status BufferingRepository::Flush() {
     }
   }
   if (s.ok()) {
-    for (const auto& b : pending_) events_.insert(events_.end(), b.events.begin(), b.events.end());
+    for (auto& b : pending_) {
+      events_.insert(events_.end(), b.events.begin(), b.events.end());
+      std::move(b.jobs.begin(), b.jobs.end(), std::back_inserter(committed_jobs_));
+    }
   } else {
     failed_ = s;
   }

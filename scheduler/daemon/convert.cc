@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/check.h"
 #include "pod/cost.h"
 #include "scheduler/daemon/checkpoint_prefix.h"
 #include "scheduler/daemon/json_util.h"
@@ -327,6 +328,29 @@ api::ProgressPoint ProgressToProto(const ProgressSample& p) {
   out.set_examples_per_second(p.examples_per_second);
   out.set_last_checkpoint_step(p.last_checkpoint_step);
   for (const auto& [name, value] : p.scalars) (*out.mutable_scalars())[name] = value;
+  return out;
+}
+
+std::string JobListJson(const JobSnapshot& snapshot, const JobSnapshot::Page& page, TimePoint now) {
+  api::JobList envelope;
+  envelope.set_total(page.total);
+  if (page.more) envelope.set_next_page_token(std::to_string(page.jobs.back()->job.id.value()));
+  // {"jobs":[],"next_page_token":...}: the jobs go between the brackets.
+  const std::string rest = ToJson(envelope);
+  constexpr std::string_view kJobs = R"({"jobs":[)";
+  PODSCHED_CHECK_MSG(rest.starts_with(kJobs), rest.c_str());
+  const pod::Fleet& fleet = snapshot.fleet();
+  auto render = [&fleet, now](const JobSnapshot::Entry& e) {
+    return ToJson(JobToProto(e.job, fleet, e.type ? &*e.type : nullptr, now, false));
+  };
+  std::string out(kJobs);
+  for (size_t i = 0; i < page.jobs.size(); ++i) {
+    if (i > 0) out += ',';
+    const JobSnapshot::Entry& e = *page.jobs[i];
+    // Only CostUsd reads `now`, and only for a job that holds hosts.
+    out += core::HoldsHosts(e.job.state) ? render(e) : e.Json(render);
+  }
+  out.append(rest, kJobs.size());
   return out;
 }
 

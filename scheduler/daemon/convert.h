@@ -11,6 +11,7 @@
 #include "scheduler/core/job.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/daemon/job_output.h"
+#include "scheduler/daemon/job_snapshot.h"
 
 namespace podsched::daemon {
 
@@ -48,5 +49,10 @@ api::JobEvent EventToProto(const core::JobEvent& event);
 std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optional<int> only,
                                   int max_pending);
 api::ProgressPoint ProgressToProto(const ProgressSample& p);
+
+// The JSON of an api::JobList holding `page` of `snapshot`, byte for byte what ToJson of that
+// message gives, but each job's text is made once per committed row (JobSnapshot::Entry::Json)
+// unless the job holds hosts (its cost grows with `now`). Thread-safe.
+std::string JobListJson(const JobSnapshot& snapshot, const JobSnapshot::Page& page, TimePoint now);
 
 }  // namespace podsched::daemon

@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
+
 namespace podsched::daemon {
 
 namespace asio = boost::asio;
@@ -13,15 +15,21 @@ Daemon::Daemon(std::unique_ptr<Engine> engine, const Clock* clock, std::chrono::
       tick_(tick),
       on_fatal_(std::move(on_fatal)),
       work_(io_.get_executor()),
-      timer_(io_) {
+      timer_(io_),
+      readers_(ReaderThreads()) {
   asio::post(io_, [this] { TickNow(); });
   thread_ = std::thread([this] { io_.run(); });
 }
 
 Daemon::~Daemon() { Stop(); }
 
+unsigned Daemon::ReaderThreads() { return std::clamp(std::thread::hardware_concurrency(), 2u, 8u); }
+
 void Daemon::Stop() {
-  if (!thread_.joinable()) return;
+  if (!thread_.joinable()) {
+    readers_.join();
+    return;
+  }
   asio::post(io_, [this] {
     if (!held_.empty()) Flush();  // requests already handled become durable and are answered
     timer_.cancel();
@@ -29,6 +37,7 @@ void Daemon::Stop() {
     io_.stop();
   });
   thread_.join();
+  readers_.join();
 }
 
 void Daemon::ScheduleTick(std::chrono::milliseconds after) {
@@ -75,7 +84,13 @@ void Daemon::AfterCall() {
 
 void Daemon::Handle(HttpRequest request, Respond respond) {
   asio::post(io_, [this, request = std::move(request), respond = std::move(respond)] {
-    held_.emplace_back(respond, engine_->Handle(request, clock_->Now()));
+    ApiAnswer answer = engine_->Answer(request, clock_->Now());
+    if (auto* read = std::get_if<SnapshotRead>(&answer)) {
+      asio::post(readers_, [read = std::move(*read), respond] { respond(read()); });
+      AfterCall();
+      return;
+    }
+    held_.emplace_back(respond, std::move(std::get<HttpResponse>(answer)));
     PostFlush();
   });
 }

@@ -11,6 +11,11 @@
 // releases the responses (or 503s if the commit failed). Under load many requests share one
 // fsync; an idle request waits for its own.
 //
+// Reads the job snapshot serves (Engine::Answer returns a SnapshotRead) are rendered on a pool of
+// reader threads and answered from there: they see every commit whose replies went out before
+// them, cost the scheduler thread only their routing and authentication, and wait for no flush
+// (they read only what is durable).
+//
 // When a commit fails (Engine::fatal) the daemon calls `on_fatal` once; main exits non-zero so
 // that a supervisor restarts it and the state is reloaded from the store.
 //
@@ -20,6 +25,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -37,7 +43,7 @@ class Daemon final : public HttpBackend {
  public:
   Daemon(std::unique_ptr<Engine> engine, const Clock* clock, std::chrono::milliseconds tick,
          std::function<void()> on_fatal);
-  ~Daemon() override;  // stops the scheduler thread (pending requests are dropped)
+  ~Daemon() override;  // stops the threads (pending requests are dropped)
 
   void Handle(HttpRequest request, Respond respond) override;
   void OpenStream(HttpRequest request, OnFrame frame, OnOpen opened) override;
@@ -53,8 +59,11 @@ class Daemon final : public HttpBackend {
   int64_t bus_overloaded() const { return bus_inbox_.dropped_data(); }
   int64_t bus_control_overloaded() const { return bus_inbox_.dropped_control(); }
 
-  // Stops the thread after the work queued so far.
+  // Stops the scheduler thread after the work queued so far, then the readers after theirs.
   void Stop();
+
+  // Threads rendering snapshot reads: one per core, 2 to 8.
+  static unsigned ReaderThreads();
 
  private:
   void ScheduleTick(std::chrono::milliseconds after);
@@ -81,6 +90,7 @@ class Daemon final : public HttpBackend {
   bool flush_posted_ = false;
   std::vector<std::pair<Respond, HttpResponse>> held_;
   BusInbox bus_inbox_;
+  boost::asio::thread_pool readers_;
   std::thread thread_;
 };
 

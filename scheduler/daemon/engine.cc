@@ -127,6 +127,13 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
     }
   }
   engine->repo_.TakeEvents();  // history is not streamed
+  engine->repo_.TakeCommittedJobs();
+  engine->snapshot_builder_ = std::make_unique<JobSnapshotBuilder>(engine->scheduler_->fleet());
+  for (const auto& [id, job] : engine->scheduler_->jobs()) {
+    engine->snapshot_builder_->Upsert(job, engine->TypeCopy(id));
+  }
+  engine->snapshot_ = engine->snapshot_builder_->Publish();
+  engine->forgotten_seen_ = engine->scheduler_->stats().forgotten;
   engine->repo_.set_deferred(group_commit);
   return engine;
 }
@@ -137,9 +144,28 @@ Status Engine::Flush(TimePoint now, bool publish) {
     fatal_ = true;
     return s;
   }
+  UpdateSnapshot();
   if (!fatal_) DrainBus();
   if (publish) Publish(now);
   return s;
+}
+
+std::optional<pod::AcceleratorType> Engine::TypeCopy(JobId job) const {
+  const pod::AcceleratorType* type = scheduler_->TypeOf(job);
+  return type != nullptr ? std::optional(*type) : std::nullopt;
+}
+
+void Engine::UpdateSnapshot() {
+  for (const core::JobRecord& job : repo_.TakeCommittedJobs()) {
+    snapshot_builder_->Upsert(job, TypeCopy(job.id));
+  }
+  // Retention forgets ended jobs without a commit: the snapshot drops them when the count moved.
+  if (const int64_t forgotten = scheduler_->stats().forgotten; forgotten != forgotten_seen_) {
+    forgotten_seen_ = forgotten;
+    const auto& jobs = scheduler_->jobs();
+    snapshot_builder_->EraseUnless([&jobs](JobId id) { return jobs.contains(id); });
+  }
+  snapshot_ = snapshot_builder_->Publish();
 }
 
 void Engine::Dispatch(const core::Actions& actions) {
@@ -174,6 +200,7 @@ ApiView Engine::View() const {
                  .web = web_,
                  .metrics = metrics_,
                  .bus_io = bus_io_,
+                 .jobs_snapshot = snapshot_,
                  .stream_clients = static_cast<int64_t>(streams_.size()),
                  .fatal = fatal_};
 }
@@ -195,14 +222,21 @@ std::expected<Principal, HttpResponse> Engine::Admit(const HttpRequest& request,
   return who->who;
 }
 
-HttpResponse Engine::Handle(const HttpRequest& request, TimePoint now) {
-  HttpResponse response = Serve(request, now);
-  metrics_.CountRequest(response.status);
+ApiAnswer Engine::Answer(const HttpRequest& request, TimePoint now) {
+  ApiAnswer answer = Serve(request, now);
+  const auto* response = std::get_if<HttpResponse>(&answer);
+  metrics_.CountRequest(response != nullptr ? response->status : 200);
   Publish(now);
-  return response;
+  return answer;
 }
 
-HttpResponse Engine::Serve(const HttpRequest& request, TimePoint now) {
+HttpResponse Engine::Handle(const HttpRequest& request, TimePoint now) {
+  ApiAnswer answer = Answer(request, now);
+  if (auto* read = std::get_if<SnapshotRead>(&answer)) return (*read)();
+  return std::move(std::get<HttpResponse>(answer));
+}
+
+ApiAnswer Engine::Serve(const HttpRequest& request, TimePoint now) {
   const ParsedTarget target = ParseTarget(request.target);
   RouteMatch match = router_.Match(request.method, target.path);
   const bool needs_user =
@@ -214,8 +248,9 @@ HttpResponse Engine::Serve(const HttpRequest& request, TimePoint now) {
     who = std::move(*admitted);
   }
   if (match.route == nullptr) return std::move(match.error);
-  return match.route->handler(View(), *calls_, who,
-                              ApiRequest{request, target, std::move(match.params), now});
+  const ApiRequest api_request{request, target, std::move(match.params), now};
+  if (match.route->reader != nullptr) return match.route->reader(View(), who, api_request);
+  return match.route->handler(View(), *calls_, who, api_request);
 }
 
 std::variant<int64_t, HttpResponse> Engine::OpenStream(const HttpRequest& request, TimePoint now,
@@ -290,6 +325,7 @@ void Engine::Tick(TimePoint now) {
 }
 
 void Engine::Publish(TimePoint now) {
+  UpdateSnapshot();  // without group commit, what the calls since the last one committed
   const pod::Fleet& pod = scheduler_->fleet();
   for (const auto& [job_id, sample] : bus_->TakeDueProgress(now)) {
     if (const core::JobRecord* job = scheduler_->Find(job_id)) {

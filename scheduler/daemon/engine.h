@@ -8,6 +8,10 @@
 // event streams (event_streams.h). The daemon calls it from ONE thread (the scheduler thread);
 // the HTTP server never touches it directly. Unit tests drive it directly.
 //
+// After every commit the engine publishes a job snapshot (job_snapshot.h) holding the committed
+// rows; reads the snapshot can serve (lists) come back from Answer as a SnapshotRead that the
+// daemon renders on other threads.
+//
 // Without group commit every change the core makes is committed inside the core's call, so when
 // Handle returns a 201 for a submission the job is durable (with a SQLite repository). With group
 // commit (BufferingRepository) it is durable once Flush returned OK; the daemon holds the
@@ -37,6 +41,7 @@
 #include "scheduler/daemon/config.h"
 #include "scheduler/daemon/event_streams.h"
 #include "scheduler/daemon/http_types.h"
+#include "scheduler/daemon/job_snapshot.h"
 #include "scheduler/daemon/metrics.h"
 #include "scheduler/daemon/router.h"
 #include "scheduler/daemon/usage_history.h"
@@ -70,7 +75,10 @@ class Engine {
   // Counts and streams what was committed since the last call, and streams due progress.
   void Publish(TimePoint now);
 
-  // Any request except the event stream.
+  // Any request except the event stream: the reply, or the read that renders it on any thread
+  // (counted in the metrics as a 200). Reads see what was committed before the call.
+  ApiAnswer Answer(const HttpRequest& request, TimePoint now);
+  // The same, with a SnapshotRead rendered here.
   HttpResponse Handle(const HttpRequest& request, TimePoint now);
 
   // Opens an event stream for an authenticated caller; frames go to `send` (called on this
@@ -111,8 +119,13 @@ class Engine {
          BufferingRepository::CommitAll commit_all, core::AccountRepository* accounts);
   // Authenticates `request` and takes a token from its user's rate limit.
   std::expected<Principal, HttpResponse> Admit(const HttpRequest& request, TimePoint now);
-  HttpResponse Serve(const HttpRequest& request, TimePoint now);
+  ApiAnswer Serve(const HttpRequest& request, TimePoint now);
   ApiView View() const;
+  // Applies the committed job rows (and the jobs retention forgot) to the snapshot and publishes
+  // it. Called after every commit, before its replies are released.
+  void UpdateSnapshot();
+  // The type the scheduler parsed for `job`, copied (the snapshot outlives the scheduler's).
+  std::optional<pod::AcceleratorType> TypeCopy(JobId job) const;
   // Hands the core's actions to the bus (sent at once without group commit).
   void Dispatch(const core::Actions& actions);
   // Sends what the bus logic has queued (after a successful commit).
@@ -137,6 +150,9 @@ class Engine {
   SendBus send_bus_;
   std::function<BusIoCounters()> bus_io_;
   daemon::Metrics metrics_;
+  std::unique_ptr<JobSnapshotBuilder> snapshot_builder_;
+  std::shared_ptr<const JobSnapshot> snapshot_;
+  int64_t forgotten_seen_ = 0;  // SchedulerStats::forgotten as of the last UpdateSnapshot
   EventStreams streams_;
   const Router router_;
   std::unique_ptr<Calls> calls_;

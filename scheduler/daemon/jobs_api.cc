@@ -127,132 +127,144 @@ HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& wh
   return r;
 }
 
-HttpResponse ListJobs(const ApiView& view, ApiCalls&, const Principal& who,
-                      const ApiRequest& request) {
-  const Limits& limits = view.config.limits;
-  std::optional<core::JobState> state;
+namespace {
+
+// GET /api/v1/jobs's query, checked.
+struct ListQuery {
+  JobSnapshot::Filter filter;
+  int page_size = 0;
+  int64_t after = 0;  // page_token: the last id of the previous page
+  bool history = false;
+};
+
+std::expected<ListQuery, HttpResponse> ParseListQuery(const Limits& limits, const Principal& who,
+                                                      const ApiRequest& request) {
+  ListQuery q;
   if (const std::string* v = request.NonEmptyQuery("state")) {
     std::string upper = *v;
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     auto parsed = core::ParseJobState(upper);
-    if (!parsed) return StatusError(parsed.error());
-    state = *parsed;
+    if (!parsed) return std::unexpected(StatusError(parsed.error()));
+    q.filter.state = *parsed;
   }
-  std::optional<bool> preemptible;
   if (const std::string* v = request.NonEmptyQuery("class")) {
     if (*v != "on-demand" && *v != "preemptible") {
-      return ErrorResponse(400, "invalid_argument",
-                           "class '" + *v + "' is not valid; use on-demand or preemptible");
+      return std::unexpected(ErrorResponse(
+          400, "invalid_argument", "class '" + *v + "' is not valid; use on-demand or preemptible"));
     }
-    preemptible = *v == "preemptible";
+    q.filter.preemptible = *v == "preemptible";
   }
-  std::optional<std::string> user;
-  if (const std::string* v = request.NonEmptyQuery("user")) user = *v;
-  std::optional<JobId> array;
+  if (const std::string* v = request.NonEmptyQuery("user")) q.filter.user = *v;
   if (const std::string* v = request.NonEmptyQuery("array")) {
     auto n = ParseInt(*v);
     if (!n || *n <= 0) {
-      return ErrorResponse(400, "invalid_argument", "array '" + *v + "' is not an array id");
+      return std::unexpected(
+          ErrorResponse(400, "invalid_argument", "array '" + *v + "' is not an array id"));
     }
-    array = JobId(*n);
+    q.filter.array = JobId(*n);
   }
   // `user=` filters an admin's list; anyone else lists exactly the jobs they may see.
-  if (auto only = OnlyOwnerFor(who)) user = std::string(*only);
-  int page_size = limits.default_page_size;
+  if (auto only = OnlyOwnerFor(who)) q.filter.user = std::string(*only);
+  q.page_size = limits.default_page_size;
   if (const std::string* v = request.Query("page_size")) {
     auto n = ParseInt(*v);
     if (!n || *n < 1 || *n > limits.max_page_size) {
-      return ErrorResponse(400, "invalid_argument",
-                           "page_size must be 1.." + std::to_string(limits.max_page_size));
+      return std::unexpected(ErrorResponse(
+          400, "invalid_argument", "page_size must be 1.." + std::to_string(limits.max_page_size)));
     }
-    page_size = static_cast<int>(*n);
+    q.page_size = static_cast<int>(*n);
   }
-  int64_t after = 0;
   if (const std::string* v = request.NonEmptyQuery("page_token")) {
     auto n = ParseInt(*v);
-    if (!n || *n < 0) return ErrorResponse(400, "invalid_argument", "invalid page_token");
-    after = *n;
+    if (!n || *n < 0) {
+      return std::unexpected(ErrorResponse(400, "invalid_argument", "invalid page_token"));
+    }
+    q.after = *n;
   }
-  bool history = false;
   if (const std::string* v = request.NonEmptyQuery("history")) {
     if (*v != "true" && *v != "false") {
-      return ErrorResponse(400, "invalid_argument", "history must be true or false");
+      return std::unexpected(
+          ErrorResponse(400, "invalid_argument", "history must be true or false"));
     }
-    history = *v == "true";
+    q.history = *v == "true";
   }
+  return q;
+}
+
+// ?history=true: the jobs in memory merged by id with the ended ones only the store still has
+// (forgotten after scheduler.ended_job_retention_hours). Not counted: `total` stays 0. On the
+// scheduler thread: it reads the store.
+HttpResponse ListWithHistory(const ApiView& view, const ListQuery& q, TimePoint now) {
+  const JobSnapshot::Filter& f = q.filter;
   auto matches = [&](const core::JobRecord& job) {
-    return (!state || job.state == *state) &&
-           (!preemptible || job.spec.preemptible == *preemptible) &&
-           (!user || job.spec.user.value() == *user) &&
-           (!array || (job.spec.array && job.spec.array->array_id == *array));
+    return (!f.state || job.state == *f.state) &&
+           (!f.preemptible || job.spec.preemptible == *f.preemptible) &&
+           (!f.user || job.spec.user.value() == *f.user) &&
+           (!f.array || (job.spec.array && job.spec.array->array_id == *f.array));
   };
-  api::JobList out;
-  if (history) {
-    // The jobs in memory merged by id with the ended ones only the store still has (forgotten
-    // after scheduler.ended_job_retention_hours). Not counted: `total` stays 0.
-    core::EndedJobQuery query;
-    query.after = JobId(after);
-    if (array) query.before = JobId(array->value() + core::kMaxArrayTasks);
-    if (user) query.user = UserName(*user);
-    query.state = state;
-    query.preemptible = preemptible;
-    query.limit = page_size + 1;
-    const bool may_be_stored = !state || core::IsTerminal(*state);
-    std::deque<core::JobRecord> stored;
-    bool store_more = may_be_stored;
-    const auto& jobs = view.scheduler.jobs();
-    auto mem = jobs.upper_bound(JobId(after));
-    std::vector<const core::JobRecord*> page;
-    std::vector<core::JobRecord> kept;  // the stored ones on this page
-    kept.reserve(static_cast<size_t>(page_size) + 1);
-    while (static_cast<int>(page.size()) <= page_size) {
-      if (stored.empty() && store_more) {
-        auto batch = view.scheduler.StoredEndedJobs(query);
-        if (!batch) return StatusError(batch.error());
-        for (core::JobRecord& job : batch->jobs) {
-          if (view.scheduler.Find(job.id) == nullptr && matches(job)) {
-            stored.push_back(std::move(job));
-          }
+  const int page_size = q.page_size;
+  core::EndedJobQuery query;
+  query.after = JobId(q.after);
+  if (f.array) query.before = JobId(f.array->value() + core::kMaxArrayTasks);
+  if (f.user) query.user = UserName(*f.user);
+  query.state = f.state;
+  query.preemptible = f.preemptible;
+  query.limit = page_size + 1;
+  const bool may_be_stored = !f.state || core::IsTerminal(*f.state);
+  std::deque<core::JobRecord> stored;
+  bool store_more = may_be_stored;
+  const auto& jobs = view.scheduler.jobs();
+  auto mem = jobs.upper_bound(JobId(q.after));
+  std::vector<const core::JobRecord*> page;
+  std::vector<core::JobRecord> kept;  // the stored ones on this page
+  kept.reserve(static_cast<size_t>(page_size) + 1);
+  while (static_cast<int>(page.size()) <= page_size) {
+    if (stored.empty() && store_more) {
+      auto batch = view.scheduler.StoredEndedJobs(query);
+      if (!batch) return StatusError(batch.error());
+      for (core::JobRecord& job : batch->jobs) {
+        if (view.scheduler.Find(job.id) == nullptr && matches(job)) {
+          stored.push_back(std::move(job));
         }
-        query.after = batch->last_read;
-        store_more = batch->more;
-        continue;
       }
-      while (mem != jobs.end() && !matches(mem->second)) ++mem;
-      const bool take_memory =
-          mem != jobs.end() && (stored.empty() || mem->first < stored.front().id);
-      if (take_memory) {
-        page.push_back(&(mem++)->second);
-      } else if (!stored.empty()) {
-        kept.push_back(std::move(stored.front()));
-        stored.pop_front();
-        page.push_back(&kept.back());
-      } else {
-        break;
-      }
+      query.after = batch->last_read;
+      store_more = batch->more;
+      continue;
     }
-    for (int i = 0; i < static_cast<int>(page.size()) && i < page_size; ++i) {
-      *out.add_jobs() = JobToProto(*page[static_cast<size_t>(i)], view.scheduler, request.now,
-                                   false);
-    }
-    if (static_cast<int>(page.size()) > page_size) {
-      out.set_next_page_token(std::to_string(out.jobs(page_size - 1).id()));
-    }
-    return JsonResponse(out);
-  }
-  int total = 0;
-  for (const auto& [id, job] : view.scheduler.jobs()) {
-    if (!matches(job)) continue;
-    ++total;
-    if (id.value() <= after) continue;
-    if (out.jobs_size() < page_size) {
-      *out.add_jobs() = JobToProto(job, view.scheduler, request.now, false);
-    } else if (out.next_page_token().empty()) {
-      out.set_next_page_token(std::to_string(out.jobs(out.jobs_size() - 1).id()));
+    while (mem != jobs.end() && !matches(mem->second)) ++mem;
+    const bool take_memory =
+        mem != jobs.end() && (stored.empty() || mem->first < stored.front().id);
+    if (take_memory) {
+      page.push_back(&(mem++)->second);
+    } else if (!stored.empty()) {
+      kept.push_back(std::move(stored.front()));
+      stored.pop_front();
+      page.push_back(&kept.back());
+    } else {
+      break;
     }
   }
-  out.set_total(total);
+  api::JobList out;
+  for (int i = 0; i < static_cast<int>(page.size()) && i < page_size; ++i) {
+    *out.add_jobs() = JobToProto(*page[static_cast<size_t>(i)], view.scheduler, now, false);
+  }
+  if (static_cast<int>(page.size()) > page_size) {
+    out.set_next_page_token(std::to_string(out.jobs(page_size - 1).id()));
+  }
   return JsonResponse(out);
+}
+
+}  // namespace
+
+ApiAnswer ListJobs(const ApiView& view, const Principal& who, const ApiRequest& request) {
+  auto query = ParseListQuery(view.config.limits, who, request);
+  if (!query) return std::move(query.error());
+  if (query->history) return ListWithHistory(view, *query, request.now);
+  return SnapshotRead([snapshot = view.jobs_snapshot, q = std::move(*query), now = request.now] {
+    HttpResponse r;
+    r.body = JobListJson(*snapshot, snapshot->List(q.filter, JobId(q.after), q.page_size), now);
+    return r;
+  });
 }
 
 HttpResponse GetJob(const ApiView& view, ApiCalls&, const Principal& who,

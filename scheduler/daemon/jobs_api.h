@@ -10,9 +10,9 @@ namespace podsched::daemon {
 // POST /api/v1/jobs: JobSpec -> 201 SubmitResponse with a Location header.
 HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& who,
                        const ApiRequest& request);
-// GET /api/v1/jobs?state=&user=&class=&page_size=&page_token=
-HttpResponse ListJobs(const ApiView& view, ApiCalls& calls, const Principal& who,
-                      const ApiRequest& request);
+// GET /api/v1/jobs?state=&user=&class=&array=&page_size=&page_token=&history=: from the job
+// snapshot, off the scheduler thread; with history=true, on it (the store is read).
+ApiAnswer ListJobs(const ApiView& view, const Principal& who, const ApiRequest& request);
 // GET /api/v1/jobs/{id}: the Job with its spec.
 HttpResponse GetJob(const ApiView& view, ApiCalls& calls, const Principal& who,
                     const ApiRequest& request);

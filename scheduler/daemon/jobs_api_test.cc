@@ -4,7 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <thread>
+
 #include "api.pb.h"
+#include "scheduler/daemon/convert.h"
 #include "scheduler/daemon/engine_test_util.h"
 #include "scheduler/daemon/json_util.h"
 #include "scheduler/daemon/visibility.h"
@@ -124,6 +130,160 @@ TEST_F(JobsApiTest, PagingVisitsEveryJobOnce) {
   } while (!token.empty());
   EXPECT_EQ(pages, 3);
   EXPECT_EQ(seen, submitted);
+}
+
+// A list is rendered from the job snapshot with each job's text made once per committed row:
+// what it returns must be exactly the JSON of the JobList the scheduler's own records make, for a
+// job that holds hosts (its cost grows with time) as for one that waits or ended, on every page
+// and again later.
+TEST_F(JobsApiTest, AListIsTheJsonOfTheSchedulersJobsByteForByte) {
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(SubmitAs(i % 2 == 0 ? "t-alice" : "t-bob"));
+  ids.push_back(SubmitAs("t-alice", "v2-32"));
+  engine_->Tick(now_);
+  ASSERT_EQ(Call("POST", "/api/v1/jobs/" + std::to_string(ids[1]) + "/cancel", "t-bob").status,
+            200);
+  auto expect_page = [&](const std::string& query, int page_size, int64_t after) {
+    auto r = Call("GET", "/api/v1/jobs" + query, "t-admin");
+    ASSERT_EQ(r.status, 200) << r.body;
+    api::JobList want;
+    int total = 0;
+    for (const auto& [id, job] : engine_->scheduler().jobs()) {
+      ++total;
+      if (id.value() <= after) continue;
+      if (want.jobs_size() == page_size) {
+        if (want.next_page_token().empty()) {
+          want.set_next_page_token(std::to_string(want.jobs(page_size - 1).id()));
+        }
+        continue;
+      }
+      *want.add_jobs() = JobToProto(job, engine_->scheduler(), now_, false);
+    }
+    want.set_total(total);
+    EXPECT_EQ(r.body, ToJson(want)) << query;
+  };
+  expect_page("", 100, 0);
+  expect_page("?page_size=4", 4, 0);
+  expect_page("?page_size=4&page_token=" + std::to_string(ids[3]), 4, ids[3]);
+  now_ += std::chrono::minutes(10);  // the placed jobs cost more; the others' text is kept
+  expect_page("", 100, 0);
+}
+
+// With group commit a list shows only what was committed, and the reads, rendered on other
+// threads while the engine goes on committing, each see every job committed before them.
+TEST(JobsListTest, ReadsSeeWhatWasCommittedBeforeThemFromOtherThreads) {
+  Config config;
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4, ""}};
+  config.bus.require_agents = false;
+  config.limits.requests_per_second = 1e6;
+  config.limits.burst = 1e6;
+  core::InMemoryJobRepository repo;
+  TimePoint now{std::chrono::seconds(1'700'000'000)};
+  auto created = Engine::Create(config, {{"admin", Sha256Hex("t-admin"), true, ""}}, &repo, now,
+                                /*group_commit=*/true);
+  ASSERT_TRUE(created.has_value()) << created.error().message();
+  Engine& engine = **created;
+  auto call = [&](const std::string& method, const std::string& target, const std::string& body) {
+    now += std::chrono::milliseconds(1);
+    return engine.Answer(HttpRequest{method, target, "Bearer t-admin", body, "test"}, now);
+  };
+  auto submit = [&] {
+    auto a = call("POST", "/api/v1/jobs", R"({"name":"j","accelerator":"v2-8","command":"x"})");
+    ASSERT_EQ(std::get<HttpResponse>(a).status, 201);
+  };
+  auto total_of = [](const HttpResponse& r) {
+    api::JobList list;
+    EXPECT_TRUE(ParseJson(r.body, {}, &list).ok()) << r.body;
+    return list.total();
+  };
+
+  submit();
+  auto before = call("GET", "/api/v1/jobs?page_size=1", "");
+  ASSERT_TRUE(std::holds_alternative<SnapshotRead>(before));
+  EXPECT_EQ(total_of(std::get<SnapshotRead>(before)()), 0) << "not committed yet";
+  ASSERT_TRUE(engine.Flush(now).ok());
+  auto after = call("GET", "/api/v1/jobs?page_size=1", "");
+  EXPECT_EQ(total_of(std::get<SnapshotRead>(after)()), 1);
+  EXPECT_EQ(total_of(std::get<SnapshotRead>(before)()), 0) << "a read keeps its snapshot";
+
+  std::mutex mu;
+  std::deque<std::pair<SnapshotRead, int>> reads;  // a read and the jobs committed before it
+  bool done = false;
+  std::atomic<int> wrong = 0, rendered = 0;
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&] {
+      for (;;) {
+        std::pair<SnapshotRead, int> read;
+        {
+          std::lock_guard lock(mu);
+          if (reads.empty()) {
+            if (done) return;
+            continue;
+          }
+          read = std::move(reads.front());
+          reads.pop_front();
+        }
+        HttpResponse r = read.first();
+        api::JobList list;
+        if (r.status != 200 || !ParseJson(r.body, {}, &list).ok() || list.total() != read.second) {
+          ++wrong;
+        }
+        ++rendered;
+      }
+    });
+  }
+  int committed = 1;
+  for (int round = 0; round < 200; ++round) {
+    for (int i = 0; i < 3; ++i) submit();
+    ASSERT_TRUE(engine.Flush(now).ok());
+    committed += 3;
+    engine.Tick(now);
+    ASSERT_TRUE(engine.Flush(now).ok());
+    auto read = call("GET", "/api/v1/jobs?page_size=50", "");
+    std::lock_guard lock(mu);
+    reads.emplace_back(std::move(std::get<SnapshotRead>(read)), committed);
+  }
+  {
+    std::lock_guard lock(mu);
+    done = true;
+  }
+  for (auto& r : readers) r.join();
+  EXPECT_EQ(rendered.load(), 200);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// Retention forgets ended jobs without a commit: the list (not the history) drops them too.
+TEST(JobsListTest, AJobRetentionForgotLeavesTheList) {
+  Config config;
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4, ""}};
+  config.bus.require_agents = false;
+  config.scheduler.ended_job_retention = std::chrono::minutes(1);
+  core::InMemoryJobRepository repo;
+  TimePoint now{std::chrono::seconds(1'700'000'000)};
+  auto created =
+      Engine::Create(config, {{"admin", Sha256Hex("t-admin"), true, ""}}, &repo, now);
+  ASSERT_TRUE(created.has_value()) << created.error().message();
+  Engine& engine = **created;
+  auto call = [&](const std::string& method, const std::string& target, const std::string& body) {
+    now += std::chrono::milliseconds(1);
+    return engine.Handle(HttpRequest{method, target, "Bearer t-admin", body, "test"}, now);
+  };
+  auto total = [&](const std::string& query) {
+    api::JobList list;
+    EXPECT_TRUE(ParseJson(call("GET", "/api/v1/jobs" + query, "").body, {}, &list).ok());
+    return list.jobs_size();
+  };
+  ASSERT_EQ(call("POST", "/api/v1/jobs", R"({"name":"j","accelerator":"v2-8","command":"x"})")
+                .status,
+            201);
+  ASSERT_EQ(call("POST", "/api/v1/jobs/1/cancel", "").status, 200);
+  EXPECT_EQ(total(""), 1);
+  now += std::chrono::minutes(2);
+  engine.Tick(now);
+  ASSERT_EQ(engine.scheduler().stats().forgotten, 1);
+  EXPECT_EQ(total(""), 0);
+  EXPECT_EQ(total("?history=true"), 1) << "still in the store";
 }
 
 TEST(VisibilityTest, AnAdminSeesEveryJobAUserOnlyTheirOwn) {

@@ -20,7 +20,7 @@ Router::Router(std::vector<Route> routes, ApiHandler outside_api)
     : outside_api_{"", "", Access::kAnyone, outside_api} {
   PODSCHED_CHECK(outside_api != nullptr);
   for (const Route& r : routes) {
-    PODSCHED_CHECK(r.handler != nullptr && r.pattern.starts_with('/'));
+    PODSCHED_CHECK((r.handler != nullptr) != (r.reader != nullptr) && r.pattern.starts_with('/'));
     routes_.push_back(Compiled{r, SplitPath(r.pattern)});
   }
 }

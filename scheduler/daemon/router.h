@@ -28,11 +28,13 @@ enum class Access {
   kUser,    // an authenticated caller, rate limited per user
 };
 
+// Exactly one of `handler` and `reader` is set.
 struct Route {
   std::string_view method;  // "GET", "POST", ...; empty: any method (the handler decides)
   std::string_view pattern;
   Access access = Access::kUser;
   ApiHandler handler = nullptr;
+  ApiReader reader = nullptr;  // a read the job snapshot can serve (api_handler.h)
 };
 
 struct RouteMatch {
