@@ -22,7 +22,7 @@ Router ApiRouter() {
           {"", "/api/v1/whoami", kUser, WhoAmI},
           {"GET", "/api/v1/jobs", kUser, nullptr, ListJobs},
           {"POST", "/api/v1/jobs", kUser, SubmitJob},
-          {"GET", "/api/v1/jobs/{id}", kUser, GetJob},
+          {"GET", "/api/v1/jobs/{id}", kUser, nullptr, GetJob},
           {"POST", "/api/v1/jobs/{id}/cancel", kUser, CancelJob},
           {"POST", "/api/v1/jobs/{id}/preempt", kUser, PreemptJob},
           {"GET", "/api/v1/jobs/{id}/events", kUser, JobEvents},

@@ -341,7 +341,7 @@ std::string JobListJson(const JobSnapshot& snapshot, const JobSnapshot::Page& pa
   PODSCHED_CHECK_MSG(rest.starts_with(kJobs), rest.c_str());
   const pod::Fleet& fleet = snapshot.fleet();
   auto render = [&fleet, now](const JobSnapshot::Entry& e) {
-    return ToJson(JobToProto(e.job, fleet, e.type ? &*e.type : nullptr, now, false));
+    return ToJson(JobToProto(e.job, fleet, e.accelerator(), now, false));
   };
   std::string out(kJobs);
   for (size_t i = 0; i < page.jobs.size(); ++i) {

@@ -326,10 +326,11 @@ void Engine::Tick(TimePoint now) {
 
 void Engine::Publish(TimePoint now) {
   UpdateSnapshot();  // without group commit, what the calls since the last one committed
-  const pod::Fleet& pod = scheduler_->fleet();
+  // The streams show each job as the snapshot has it: the rows committed with the events.
+  const JobSnapshot& jobs = *snapshot_;
   for (const auto& [job_id, sample] : bus_->TakeDueProgress(now)) {
-    if (const core::JobRecord* job = scheduler_->Find(job_id)) {
-      streams_.PublishProgress(sample, *job, pod, scheduler_->TypeOf(job_id), now);
+    if (const JobSnapshot::Entry* entry = jobs.Find(job_id)) {
+      streams_.PublishProgress(sample, entry->job, jobs.fleet(), entry->accelerator(), now);
     }
   }
   for (const core::JobEvent& e : repo_.TakeEvents()) {
@@ -337,8 +338,8 @@ void Engine::Publish(TimePoint now) {
       if (auto cause = PreemptionCause(e.reason); !cause.empty()) metrics_.CountPreemption(cause);
       history_.CountPreemption(e.time);
     }
-    if (const core::JobRecord* job = scheduler_->Find(e.job)) {
-      streams_.PublishTransition(e, *job, pod, scheduler_->TypeOf(e.job), now);
+    if (const JobSnapshot::Entry* entry = jobs.Find(e.job)) {
+      streams_.PublishTransition(e, entry->job, jobs.fleet(), entry->accelerator(), now);
     }
   }
   history_.Observe(*scheduler_, now);  // at most one sample per interval

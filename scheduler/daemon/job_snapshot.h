@@ -44,6 +44,8 @@ class JobSnapshot {
         : job(std::move(job)), type(std::move(type)) {}
     const core::JobRecord job;
     const std::optional<pod::AcceleratorType> type;  // nullopt: no pod of the fleet holds it
+    // `type` as JobToProto and CostUsd take it (null: none).
+    const pod::AcceleratorType* accelerator() const { return type ? &*type : nullptr; }
 
     // The text `render(*this)` returns, rendered by the first caller only (thread-safe). Only
     // for what depends on the entry alone: not, e.g., the cost of a job that holds hosts now.

@@ -267,8 +267,20 @@ ApiAnswer ListJobs(const ApiView& view, const Principal& who, const ApiRequest& 
   });
 }
 
-HttpResponse GetJob(const ApiView& view, ApiCalls&, const Principal& who,
-                    const ApiRequest& request) {
+ApiAnswer GetJob(const ApiView& view, const Principal& who, const ApiRequest& request) {
+  // A job of the snapshot named by its id: rendered off the scheduler thread. Here: a job of a
+  // sweep (its dependencies' and its array's state are the scheduler's), a task named
+  // ARRAYID_INDEX, a job not committed yet, one only the store still has, and every "not found".
+  if (auto id = ParseInt(request.params.at(0)); id && *id > 0) {
+    const JobSnapshot::Entry* entry = view.jobs_snapshot->Find(JobId(*id));
+    if (entry != nullptr && MaySee(who, entry->job) && entry->job.spec.dependencies.empty() &&
+        !entry->job.spec.array) {
+      return SnapshotRead([snapshot = view.jobs_snapshot, entry, now = request.now] {
+        return JsonResponse(
+            JobToProto(entry->job, snapshot->fleet(), entry->accelerator(), now, true));
+      });
+    }
+  }
   auto job = VisibleJob(view, who, request);
   if (!job) return std::move(job.error());
   return JobReply(view, **job, request.now);

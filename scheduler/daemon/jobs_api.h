@@ -13,9 +13,8 @@ HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& wh
 // GET /api/v1/jobs?state=&user=&class=&array=&page_size=&page_token=&history=: from the job
 // snapshot, off the scheduler thread; with history=true, on it (the store is read).
 ApiAnswer ListJobs(const ApiView& view, const Principal& who, const ApiRequest& request);
-// GET /api/v1/jobs/{id}: the Job with its spec.
-HttpResponse GetJob(const ApiView& view, ApiCalls& calls, const Principal& who,
-                    const ApiRequest& request);
+// GET /api/v1/jobs/{id}: the Job with its spec; from the job snapshot when it can.
+ApiAnswer GetJob(const ApiView& view, const Principal& who, const ApiRequest& request);
 // POST /api/v1/jobs/{id}/cancel and /preempt: the Job after the call; 409 if it already ended.
 HttpResponse CancelJob(const ApiView& view, ApiCalls& calls, const Principal& who,
                        const ApiRequest& request);

@@ -162,11 +162,19 @@ TEST_F(JobsApiTest, AListIsTheJsonOfTheSchedulersJobsByteForByte) {
     want.set_total(total);
     EXPECT_EQ(r.body, ToJson(want)) << query;
   };
+  auto expect_job = [&](int64_t id) {
+    auto r = Call("GET", "/api/v1/jobs/" + std::to_string(id), "t-admin");
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, ToJson(JobToProto(*engine_->scheduler().Find(JobId(id)),
+                                        engine_->scheduler(), now_, true)));
+  };
+  for (int64_t id : ids) expect_job(id);
   expect_page("", 100, 0);
   expect_page("?page_size=4", 4, 0);
   expect_page("?page_size=4&page_token=" + std::to_string(ids[3]), 4, ids[3]);
   now_ += std::chrono::minutes(10);  // the placed jobs cost more; the others' text is kept
   expect_page("", 100, 0);
+  for (int64_t id : ids) expect_job(id);
 }
 
 // With group commit a list shows only what was committed, and the reads, rendered on other
@@ -201,9 +209,20 @@ TEST(JobsListTest, ReadsSeeWhatWasCommittedBeforeThemFromOtherThreads) {
   auto before = call("GET", "/api/v1/jobs?page_size=1", "");
   ASSERT_TRUE(std::holds_alternative<SnapshotRead>(before));
   EXPECT_EQ(total_of(std::get<SnapshotRead>(before)()), 0) << "not committed yet";
+  // The job itself is answered on the scheduler thread until it is committed (the daemon holds
+  // that reply for the flush), then from the snapshot.
+  auto job = call("GET", "/api/v1/jobs/1", "");
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(job));
+  EXPECT_EQ(std::get<HttpResponse>(job).status, 200);
   ASSERT_TRUE(engine.Flush(now).ok());
   auto after = call("GET", "/api/v1/jobs?page_size=1", "");
   EXPECT_EQ(total_of(std::get<SnapshotRead>(after)()), 1);
+  job = call("GET", "/api/v1/jobs/1", "");
+  ASSERT_TRUE(std::holds_alternative<SnapshotRead>(job));
+  api::Job described;
+  ASSERT_TRUE(ParseJson(std::get<SnapshotRead>(job)().body, {}, &described).ok());
+  EXPECT_EQ(described.id(), 1);
+  EXPECT_EQ(described.spec().command(), "x");
   EXPECT_EQ(total_of(std::get<SnapshotRead>(before)()), 0) << "a read keeps its snapshot";
 
   std::mutex mu;

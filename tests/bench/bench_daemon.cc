@@ -2,8 +2,10 @@
 //
 // Starts podsched (--podsched PATH) on an ephemeral port in a temp data dir, then for 1, 8 and 64
 // concurrent clients (threads, each with one keep-alive libcurl handle): durable submissions
-// (every 201 means the job is committed to SQLite) and list requests (first page of 100, with
-// --stored jobs in the store). Prints latency percentiles and FIGURE lines.
+// (every 201 means the job is committed to SQLite), list requests (first page of 100, with
+// --stored jobs in the store) and single-job reads. Last, whether reads slow the scheduling
+// passes: one client submits while 0, then 64, clients list, and the passes' durations are read
+// from podsched's /metrics histogram. Prints latency percentiles and FIGURE lines.
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +34,51 @@ namespace {
 size_t Discard(char*, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append("x");
   return size * n;
+}
+
+size_t Keep(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// GET url without credentials; the body, or "" on failure.
+std::string Fetch(const std::string& url) {
+  std::string body;
+  CURL* curl = curl_easy_init();
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Keep);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  if (curl_easy_perform(curl) != CURLE_OK) body.clear();
+  curl_easy_cleanup(curl);
+  return body;
+}
+
+// podsched_scheduling_pass_seconds from /metrics: bucket bounds with their cumulative counts,
+// the sum and the count.
+struct PassHistogram {
+  std::vector<std::pair<double, double>> buckets;  // (le, cumulative count), +Inf last
+  double sum = 0, count = 0;
+};
+
+PassHistogram ReadPasses(const std::string& base) {
+  PassHistogram h;
+  std::istringstream text(Fetch(base + "/metrics"));
+  const std::string kBucket = "podsched_scheduling_pass_seconds_bucket{le=\"";
+  for (std::string line; std::getline(text, line);) {
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    const double value = std::strtod(line.c_str() + space + 1, nullptr);
+    if (line.starts_with(kBucket)) {
+      const std::string le = line.substr(kBucket.size(), line.find('"', kBucket.size()) - kBucket.size());
+      h.buckets.emplace_back(le == "+Inf" ? 1e9 : std::strtod(le.c_str(), nullptr), value);
+    } else if (line.starts_with("podsched_scheduling_pass_seconds_sum ")) {
+      h.sum = value;
+    } else if (line.starts_with("podsched_scheduling_pass_seconds_count ")) {
+      h.count = value;
+    }
+  }
+  return h;
 }
 
 struct Client {
@@ -75,8 +123,13 @@ struct Result {
   int errors = 0;
 };
 
-// `total` requests spread over `clients` threads; `submit` chooses POST /jobs or GET /jobs.
-Result Run(const std::string& base, const std::string& token, int clients, int total, bool submit) {
+enum class Kind { kSubmit, kList, kGet };
+
+// `total` requests spread over `clients` threads: POST /jobs, GET /jobs (a page of 100), or
+// GET /jobs/{id} of jobs 1..`ids` in turn. With `stop`, clients go on until it is set (`total`
+// is then ignored).
+Result Run(const std::string& base, const std::string& token, int clients, int total, Kind kind,
+           int ids = 1, const std::atomic<bool>* stop = nullptr) {
   std::vector<std::vector<double>> lat(clients);
   std::atomic<int> errors{0};
   std::atomic<int> next{0};
@@ -87,9 +140,13 @@ Result Run(const std::string& base, const std::string& token, int clients, int t
       Client client(token);
       std::string body =
           R"({"name":"bench","accelerator":"v2-8","preemptible":true,"command":"x"})";
+      const bool submit = kind == Kind::kSubmit;
       std::string url = base + (submit ? "/api/v1/jobs" : "/api/v1/jobs?page_size=100");
       int expect = submit ? 201 : 200;
-      while (next.fetch_add(1) < total) {
+      for (;;) {
+        const int n = next.fetch_add(1);
+        if (stop != nullptr ? stop->load() : n >= total) break;
+        if (kind == Kind::kGet) url = base + "/api/v1/jobs/" + std::to_string(1 + n % ids);
         auto t0 = Clock::now();
         long status = client.Do(url, submit ? &body : nullptr);
         lat[c].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
@@ -121,7 +178,10 @@ int main(int argc, char** argv) {
   app.add_option("--podsched", podsched, "path of the podsched binary")->required();
   app.add_option("--stored", stored, "jobs in the store during the list phase");
   app.add_option("--submits", submits, "submissions per concurrency level");
-  app.add_option("--lists", lists, "list requests per concurrency level");
+  app.add_option("--lists", lists, "list and single-job requests per concurrency level");
+  int pass_submits = 300;
+  app.add_option("--pass-submits", pass_submits,
+                 "submissions of the pass-under-reads phase (one client), per reader count");
   CLI11_PARSE(app, argc, argv);
 
   curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -164,7 +224,7 @@ int main(int argc, char** argv) {
 
   int submitted = 0;
   for (int clients : {1, 8, 64}) {
-    Result r = Run(base, token, clients, submits, true);
+    Result r = Run(base, token, clients, submits, Kind::kSubmit);
     submitted += submits;
     std::printf("submit c=%-2d n=%d: %.0f submits/s, p50 %.2f ms, p99 %.2f ms, errors %d\n",
                 clients, submits, submits / r.seconds, Percentile(r.latencies_ms, 0.5),
@@ -175,12 +235,12 @@ int main(int argc, char** argv) {
                 Percentile(r.latencies_ms, 0.99));
   }
   if (stored > submitted) {
-    Result fill = Run(base, token, 64, stored - submitted, true);
+    Result fill = Run(base, token, 64, stored - submitted, Kind::kSubmit);
     std::printf("filled the store to %d jobs in %.1f s (%d errors)\n", stored, fill.seconds,
                 fill.errors);
   }
   for (int clients : {1, 8, 64}) {
-    Result r = Run(base, token, clients, lists, false);
+    Result r = Run(base, token, clients, lists, Kind::kList);
     std::printf(
         "list c=%-2d n=%d (%d jobs stored, page of 100): %.0f lists/s, p50 %.2f ms, "
         "p99 %.2f ms, errors %d\n",
@@ -189,6 +249,47 @@ int main(int argc, char** argv) {
     std::printf("FIGURE daemon_list_per_s_c%d %.1f lists/s\n", clients, lists / r.seconds);
     std::printf("FIGURE daemon_list_p50_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.5));
     std::printf("FIGURE daemon_list_p99_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.99));
+  }
+  for (int clients : {1, 8, 64}) {
+    Result r = Run(base, token, clients, lists, Kind::kGet, std::max(stored, submitted));
+    std::printf("get c=%-2d n=%d (one job by id): %.0f gets/s, p50 %.2f ms, p99 %.2f ms, errors %d\n",
+                clients, lists, lists / r.seconds, Percentile(r.latencies_ms, 0.5),
+                Percentile(r.latencies_ms, 0.99), r.errors);
+    std::printf("FIGURE daemon_get_per_s_c%d %.1f gets/s\n", clients, lists / r.seconds);
+    std::printf("FIGURE daemon_get_p99_c%d %.3f ms\n", clients, Percentile(r.latencies_ms, 0.99));
+  }
+  // Do reads slow the scheduling passes? Every submission leaves the core dirty, so a pass over
+  // the queue follows each burst; the same submissions run with no reader, then with 64.
+  for (int readers : {0, 64}) {
+    const PassHistogram before = ReadPasses(base);
+    std::atomic<bool> stop = false;
+    Result reads;
+    std::thread reading;
+    if (readers > 0) {
+      reading = std::thread([&] { reads = Run(base, token, readers, 0, Kind::kList, 1, &stop); });
+    }
+    Result r = Run(base, token, 1, pass_submits, Kind::kSubmit);
+    stop = true;
+    if (reading.joinable()) reading.join();
+    const PassHistogram after = ReadPasses(base);
+    const double passes = after.count - before.count;
+    double p99 = 0;  // the upper bound of the bucket holding the 99th percentile
+    for (size_t i = 0; i < after.buckets.size() && i < before.buckets.size(); ++i) {
+      if (after.buckets[i].second - before.buckets[i].second >= 0.99 * passes) {
+        p99 = after.buckets[i].first;
+        break;
+      }
+    }
+    const double mean_ms = passes > 0 ? 1000 * (after.sum - before.sum) / passes : 0;
+    std::printf(
+        "passes with %d readers: %.0f passes, mean %.2f ms, p99 <= %.2f ms; %d submissions "
+        "p99 %.2f ms; %.0f lists/s\n",
+        readers, passes, mean_ms, 1000 * p99, pass_submits, Percentile(r.latencies_ms, 0.99),
+        reads.seconds > 0 ? reads.latencies_ms.size() / reads.seconds : 0.0);
+    std::printf("FIGURE daemon_pass_mean_readers%d %.3f ms\n", readers, mean_ms);
+    std::printf("FIGURE daemon_pass_p99_bucket_readers%d %.2f ms\n", readers, 1000 * p99);
+    std::printf("FIGURE daemon_submit_p99_readers%d %.3f ms\n", readers,
+                Percentile(r.latencies_ms, 0.99));
   }
   std::fflush(stdout);
   kill(pid, SIGTERM);
