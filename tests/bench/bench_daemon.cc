@@ -92,13 +92,13 @@ struct Client {
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
   }
-  // Returns the HTTP status (0 when the request failed).
-  long Do(const std::string& url, const std::string* body) {
+  // Returns the HTTP status (0 when the request failed); the body goes to `reply` if given.
+  long Do(const std::string& url, const std::string* body, std::string* reply = nullptr) {
     std::string sink;
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Discard);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, reply != nullptr ? Keep : Discard);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, reply != nullptr ? reply : &sink);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     if (body != nullptr) {
       curl_easy_setopt(curl, CURLOPT_POST, 1L);
@@ -169,6 +169,117 @@ double Percentile(const std::vector<double>& sorted, double p) {
   return sorted[i];
 }
 
+// A podsched of its own, in a fresh data directory, on an ephemeral port.
+struct Podsched {
+  pid_t pid = -1;
+  fs::path dir;
+  std::string base, token;
+
+  bool Start(const std::string& binary) {
+    char tmpl[] = "/tmp/bench_daemon.XXXXXX";
+    dir = mkdtemp(tmpl);
+    {
+      std::ofstream cfg(dir / "podsched.yaml");
+      cfg << "limits: {requests_per_second: 1000000, burst: 1000000}\n"
+             "scheduler: {default_quota: {on_demand_cores: 40, preemptible_cores: 800},\n"
+             "            max_jobs_created_per_user_per_hour: 1000000}\n"
+             "bus: {address: \"tcp://127.0.0.1:*\"}\n";  // beside another podsched
+    }
+    int out[2];
+    if (pipe(out) != 0) return false;
+    pid = fork();
+    if (pid == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, STDERR_FILENO);
+      std::string data = (dir / "var").string(), config = (dir / "podsched.yaml").string();
+      execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), "--data-dir",
+            data.c_str(), "--port", "0", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out[1]);
+    FILE* f = fdopen(out[0], "r");
+    char line[512];
+    while (base.empty() && fgets(line, sizeof line, f) != nullptr) {
+      std::string s(line);
+      const std::string kPrefix = "podsched listening on ";
+      if (s.starts_with(kPrefix))
+        base = s.substr(kPrefix.size(), s.find_first_of("\r\n") - kPrefix.size());
+    }
+    if (base.empty()) {
+      std::cerr << "bench_daemon: podsched did not start\n";
+      return false;
+    }
+    std::ifstream(dir / "var/admin.token") >> token;
+    return true;
+  }
+  ~Podsched() { Stop(); }
+  void Stop() {
+    if (pid <= 0) return;
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    pid = -1;
+    fs::remove_all(dir);
+  }
+  // VmRSS or VmHWM (peak) of the process, in MB; -1 if unreadable.
+  double MemoryMb(const std::string& field) const {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.starts_with(field + ":")) return std::strtod(line.c_str() + field.size() + 1, nullptr) / 1024;
+    }
+    return -1;
+  }
+};
+
+// podsched's memory with many jobs stored and some queued (issue 29: < 500 MB with 100,000
+// stored and 10,000 queued): `arrays` arrays of `size` tasks, all but the last cancelled.
+bool Memory(const std::string& binary, int arrays, int size) {
+  Podsched server;
+  if (!server.Start(binary)) return false;
+  const double empty = server.MemoryMb("VmRSS");
+  Client client(server.token);
+  const std::string body = R"({"name":"rss","accelerator":"v2-8","preemptible":true,)"
+                           R"("command":"x","array":"0-)" + std::to_string(size - 1) + R"("})";
+  // Each array but the last is cancelled before the next comes (a user may have 50,000 active).
+  for (int a = 0; a < arrays; ++a) {
+    std::string reply;
+    if (client.Do(server.base + "/api/v1/jobs", &body, &reply) != 201) {
+      std::cerr << "bench_daemon: an array submission failed: " << reply << "\n";
+      return false;
+    }
+    // "array_id":"123" (proto3 JSON writes an int64 as a string).
+    const std::string key = "\"array_id\":";
+    size_t at = reply.find(key);
+    if (at == std::string::npos) {
+      std::cerr << "bench_daemon: no array_id in " << reply << "\n";
+      return false;
+    }
+    at += key.size() + (reply[at + key.size()] == '"' ? 1 : 0);
+    const long long id = std::strtoll(reply.c_str() + at, nullptr, 10);
+    if (a + 1 < arrays) {
+      const std::string url = server.base + "/api/v1/jobs/" + std::to_string(id) + "/cancel";
+      const std::string none;
+      if (client.Do(url, &none, &reply) != 200) {
+        std::cerr << "bench_daemon: cancelling array " << id << " failed: " << reply << "\n";
+        return false;
+      }
+    }
+    std::printf("memory: %d of %d arrays of %d tasks submitted\n", a + 1, arrays, size);
+    std::fflush(stdout);
+  }
+  // A list and a pass over the queue before the reading.
+  if (client.Do(server.base + "/api/v1/jobs?page_size=100", nullptr) != 200) return false;
+  const int stored = arrays * size, queued = size;
+  const double rss = server.MemoryMb("VmRSS"), peak = server.MemoryMb("VmHWM");
+  std::printf("memory: %d jobs stored, %d queued: RSS %.0f MB (peak %.0f MB; %.0f MB empty)\n",
+              stored, queued, rss, peak, empty);
+  std::printf("FIGURE daemon_rss_stored%d_queued%d %.1f MB\n", stored, queued, rss);
+  std::printf("FIGURE daemon_peak_rss_stored%d_queued%d %.1f MB\n", stored, queued, peak);
+  server.Stop();
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -180,47 +291,21 @@ int main(int argc, char** argv) {
   app.add_option("--submits", submits, "submissions per concurrency level");
   app.add_option("--lists", lists, "list and single-job requests per concurrency level");
   int pass_submits = 300;
+  int rss_arrays = 10, rss_array_size = 10000;
+  app.add_option("--rss-arrays", rss_arrays,
+                 "memory phase: arrays submitted to a fresh podsched, all but one then cancelled "
+                 "(0: no memory phase)");
+  app.add_option("--rss-array-size", rss_array_size, "tasks per array of the memory phase")
+      ->check(CLI::Range(1, 10000));
   app.add_option("--pass-submits", pass_submits,
                  "submissions of the pass-under-reads phase (one client), per reader count");
   CLI11_PARSE(app, argc, argv);
 
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  char tmpl[] = "/tmp/bench_daemon.XXXXXX";
-  fs::path dir = mkdtemp(tmpl);
-  {
-    std::ofstream cfg(dir / "podsched.yaml");
-    cfg << "limits: {requests_per_second: 1000000, burst: 1000000}\n"
-           "scheduler: {default_quota: {on_demand_cores: 40, preemptible_cores: 800}}\n";
-  }
-  int out[2];
-  if (pipe(out) != 0) return 1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, STDERR_FILENO);
-    std::string data = (dir / "var").string(), config = (dir / "podsched.yaml").string();
-    execl(podsched.c_str(), podsched.c_str(), "--config", config.c_str(), "--data-dir",
-          data.c_str(), "--port", "0", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  FILE* f = fdopen(out[0], "r");
-  std::string base;
-  char line[512];
-  while (base.empty() && fgets(line, sizeof line, f) != nullptr) {
-    std::string s(line);
-    const std::string kPrefix = "podsched listening on ";
-    if (s.starts_with(kPrefix))
-      base = s.substr(kPrefix.size(), s.find_first_of("\r\n") - kPrefix.size());
-  }
-  if (base.empty()) {
-    std::cerr << "bench_daemon: podsched did not start\n";
-    return 1;
-  }
-  std::string token;
-  std::ifstream(dir / "var/admin.token") >> token;
-  std::cout << "podsched at " << base << ", data in " << dir.string() << "\n";
+  Podsched server;
+  if (!server.Start(podsched)) return 1;
+  const std::string base = server.base, token = server.token;
+  std::cout << "podsched at " << base << ", data in " << server.dir.string() << "\n";
 
   int submitted = 0;
   for (int clients : {1, 8, 64}) {
@@ -274,7 +359,7 @@ int main(int argc, char** argv) {
     const PassHistogram after = ReadPasses(base);
     const double passes = after.count - before.count;
     double p99 = 0;  // the upper bound of the bucket holding the 99th percentile
-    for (size_t i = 0; i < after.buckets.size() && i < before.buckets.size(); ++i) {
+    for (size_t i = 0; passes > 0 && i < after.buckets.size() && i < before.buckets.size(); ++i) {
       if (after.buckets[i].second - before.buckets[i].second >= 0.99 * passes) {
         p99 = after.buckets[i].first;
         break;
@@ -291,10 +376,8 @@ int main(int argc, char** argv) {
     std::printf("FIGURE daemon_submit_p99_readers%d %.3f ms\n", readers,
                 Percentile(r.latencies_ms, 0.99));
   }
+  server.Stop();
+  if (rss_arrays > 0 && !Memory(podsched, rss_arrays, rss_array_size)) return 1;
   std::fflush(stdout);
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  fs::remove_all(dir);
   return 0;
 }

@@ -206,6 +206,15 @@ int main(int argc, char** argv) {
     const std::string name = sim_jobs >= 1000 ? std::to_string(sim_jobs / 1000) + "k"
                                               : std::to_string(sim_jobs);
     BenchSim(trace, name, 1);
+    // This process's peak so far: the simulation's, or the pass benchmark's if that was larger
+    // (an upper bound of the simulator's own; issue 29's goal is < 1 GB on the 100k trace).
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+      if (!line.starts_with("VmHWM:")) continue;
+      const double mb = std::strtod(line.c_str() + 6, nullptr) / 1024;
+      std::printf("podsim %s: peak RSS %.0f MB\n", name.c_str(), mb);
+      std::printf("FIGURE podsim_peak_rss_%s %.1f MB\n", name.c_str(), mb);
+    }
   }
   if (!philly.empty()) {
     std::ifstream in(philly);
