@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <ctime>
+#include <map>
+#include <string_view>
+#include <tuple>
 
 #include "common/check.h"
 #include "pod/cost.h"
@@ -249,6 +252,16 @@ std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optiona
     p.set_host_cols(pod.host_cols());
     job_of_host[k].assign(static_cast<size_t>(pod.num_hosts()), 0);
   }
+  // The pods a waiting job could run on depend on its type's generation and shape and its scope:
+  // looked up once per such kind. Once every one of them lists max_pending jobs, a further job
+  // of that kind is only counted (O(queued + kinds x pods), not O(queued x pods)).
+  using WaitingKind = std::tuple<int, int, int, std::string_view, std::string_view>;
+  struct WaitingPods {
+    std::vector<size_t> slots;  // in `out`
+    bool full = false;          // every slot lists max_pending jobs
+    int32_t counted_later = 0;  // jobs counted once `full`, added to each slot's total at the end
+  };
+  std::map<WaitingKind, WaitingPods> kinds;
   for (JobId id : scheduler.ActiveJobIds()) {
     const core::JobRecord& job = *scheduler.Find(id);
     if (core::HoldsHosts(job.state) && job.placement) {
@@ -279,8 +292,21 @@ std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optiona
       // Waiting for room in every pod that can hold its type, within its zone or pod if any.
       const pod::AcceleratorType* type = scheduler.TypeOf(id);
       if (type == nullptr) continue;
-      for (size_t k = 0; k < indexes.size(); ++k) {
-        if (!fleet.CanHold(indexes[k], *type, job.spec.zone, job.spec.pod)) continue;
+      auto [it, fresh] = kinds.try_emplace(
+          WaitingKind{static_cast<int>(type->generation()), type->shape().rows,
+                      type->shape().cols, job.spec.zone, job.spec.pod});
+      WaitingPods& where = it->second;
+      if (fresh) {
+        for (size_t k = 0; k < indexes.size(); ++k) {
+          if (fleet.CanHold(indexes[k], *type, job.spec.zone, job.spec.pod)) where.slots.push_back(k);
+        }
+      }
+      if (where.full) {
+        ++where.counted_later;
+        continue;
+      }
+      where.full = true;
+      for (size_t k : where.slots) {
         api::Pod& p = out[k];
         p.set_pending_total(p.pending_total() + 1);
         if (p.pending_size() >= max_pending) continue;
@@ -289,8 +315,12 @@ std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optiona
         pending->set_user(job.spec.user.value());
         pending->set_accelerator(job.spec.accelerator);
         pending->set_reason(job.reason);
+        if (p.pending_size() < max_pending) where.full = false;
       }
     }
+  }
+  for (const auto& [kind, where] : kinds) {
+    for (size_t k : where.slots) out[k].set_pending_total(out[k].pending_total() + where.counted_later);
   }
   for (size_t k = 0; k < indexes.size(); ++k) {
     const pod::Pod& pod = fleet.pod(indexes[k]);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "api.pb.h"
+#include "scheduler/daemon/convert.h"
 #include "scheduler/daemon/engine_test_util.h"
 #include "scheduler/daemon/json_util.h"
 
@@ -192,6 +193,44 @@ TEST_F(PodsApiFleetTest, ASubmissionMayNameAZoneOrAPod) {
                   .ok());
   EXPECT_EQ(job.pod(), "v2");
   EXPECT_EQ(job.spec().zone(), "us-central1-b");
+}
+
+// Each pod's waiting jobs: those whose type it can hold within their zone or pod, the first
+// max_pending listed by id and all counted, against a plain walk over every (job, pod).
+TEST_F(PodsApiFleetTest, EveryPodCountsAndListsTheWaitingJobsItCouldTake) {
+  const std::vector<std::string> bodies = {
+      R"({"name":"a","accelerator":"v2-8","command":"x"})",
+      R"({"name":"b","accelerator":"v2-8","command":"x","zone":"us-central1-f"})",
+      R"({"name":"c","accelerator":"v2-32","command":"x"})",
+      R"({"name":"d","accelerator":"v3-8","command":"x","preemptible":true})",
+      R"({"name":"e","accelerator":"v2-8","command":"x","pod":"dev-1"})",
+  };
+  for (int i = 0; i < 40; ++i) {
+    const std::string& body = bodies[static_cast<size_t>(i * 7 % 5)];
+    ASSERT_EQ(Call("POST", "/api/v1/jobs", i % 2 ? "t-alice" : "t-admin", body).status, 201);
+  }
+  const core::Scheduler& scheduler = engine_->scheduler();
+  const pod::Fleet& fleet = scheduler.fleet();
+  for (int max_pending : {1, 3, 100}) {
+    const std::vector<api::Pod> pods = PodsToProto(scheduler, std::nullopt, max_pending);
+    ASSERT_EQ(static_cast<int>(pods.size()), fleet.size());
+    for (int i = 0; i < fleet.size(); ++i) {
+      std::vector<int64_t> want;
+      int total = 0;
+      for (const auto& [id, job] : scheduler.jobs()) {
+        if (job.state != core::JobState::kQueued) continue;
+        if (!fleet.CanHold(i, *scheduler.TypeOf(id), job.spec.zone, job.spec.pod)) continue;
+        ++total;
+        if (static_cast<int>(want.size()) < max_pending) want.push_back(id.value());
+      }
+      std::vector<int64_t> got;
+      for (const auto& p : pods[static_cast<size_t>(i)].pending()) got.push_back(p.job_id());
+      EXPECT_EQ(pods[static_cast<size_t>(i)].pending_total(), total) << fleet.pod(i).name();
+      EXPECT_EQ(got, want) << fleet.pod(i).name() << " max_pending " << max_pending;
+    }
+    EXPECT_EQ(PodsToProto(scheduler, 2, max_pending).front().pending_total(),
+              pods[2].pending_total());
+  }
 }
 
 }  // namespace
