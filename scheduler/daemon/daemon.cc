@@ -55,7 +55,10 @@ void Daemon::TickNow() {
   // agent lost, and requeued their jobs, with their heartbeats waiting in the inbox (seen in a
   // CI run on a loaded machine). A posted TakeBusTurn then finds an empty turn.
   for (BusInbox::Message& m : bus_inbox_.TakeAll()) Deliver(m);
+  const bool pass = engine_->dirty();
+  const auto start = std::chrono::steady_clock::now();  // the pass's cost, not a time of day
   engine_->Tick(clock_->Now());
+  if (pass) last_pass_ = std::chrono::steady_clock::now() - start;
   (void)engine_->Flush(clock_->Now());  // failure -> fatal(), reported by AfterCall
   AfterCall();
   if (!tick_soon_) ScheduleTick(tick_);
@@ -76,9 +79,12 @@ void Daemon::AfterCall() {
   }
   // A call that changed something gets its scheduling pass now rather than at the next period;
   // a short delay merges a burst of submissions into one pass.
+  // The delay is at least twice the last pass, so that passes over a long queue take at most a
+  // third of this thread while requests keep coming (each pass then takes more of them in).
   if (engine_->dirty() && !tick_soon_) {
     tick_soon_ = true;
-    ScheduleTick(std::chrono::milliseconds(5));
+    const auto twice_last = std::chrono::ceil<std::chrono::milliseconds>(2 * last_pass_);
+    ScheduleTick(std::clamp(twice_last, std::chrono::milliseconds(5), tick_));
   }
 }
 

@@ -4,7 +4,8 @@
 // (fsync), so they live on one thread with its own io_context. HTTP sessions on the main
 // io_context post each request here and get the response posted back: a slow commit never
 // blocks socket I/O, and requests are served in arrival order. A steady timer ticks the engine
-// every tick_interval, and right after any call that left the scheduler dirty.
+// every tick_interval, and soon after any call that left the scheduler dirty: 5 ms, or twice the
+// last pass when that is longer (so that passes over a long queue leave the thread to requests).
 //
 // Group commit (when the engine defers commits): responses are held, and a flush task posted
 // behind the requests already queued commits all their changes in one transaction, then
@@ -87,6 +88,7 @@ class Daemon final : public HttpBackend {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer timer_;
   bool tick_soon_ = false;
+  std::chrono::steady_clock::duration last_pass_{};  // how long the last scheduling pass took
   bool flush_posted_ = false;
   std::vector<std::pair<Respond, HttpResponse>> held_;
   BusInbox bus_inbox_;
