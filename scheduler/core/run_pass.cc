@@ -44,8 +44,21 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   dirty = false;
   ImplPassSide side(*this, now);
   Pass pass(Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side}, now);
-  for (const QueueEntry& entry : profile.queue_sort->Sort(queued, accounting, now)) {
-    pass.Consider(entry);
+  const std::vector<QueueEntry> queue = profile.queue_sort->Sort(queued, accounting, now);
+  // The pass touches every queued job's record, scattered in memory and visited in queue order,
+  // so most of its time went to cache misses. The memory a few entries ahead is fetched while
+  // this one is considered, in three steps (each reads what the one before fetched): the queue's
+  // reference to the job, then the job's record, then its reason's text.
+  for (size_t i = 0; i < queue.size(); ++i) {
+    if (i + 24 < queue.size()) __builtin_prefetch(queue[i + 24].ref);
+    if (i + 16 < queue.size()) {
+      const JobRecord* job = queue[i + 16].ref->job;
+      __builtin_prefetch(job);
+      __builtin_prefetch(&job->spec.zone);
+      __builtin_prefetch(&job->reason);
+    }
+    if (i + 8 < queue.size()) __builtin_prefetch(queue[i + 8].ref->job->reason.data());
+    pass.Consider(queue[i]);
   }
 }
 
