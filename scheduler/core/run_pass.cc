@@ -55,7 +55,9 @@ void Scheduler::Impl::RunPass(TimePoint now) {
       const JobRecord* job = queue[i + 16].ref->job;
       __builtin_prefetch(job);
       __builtin_prefetch(&job->spec.zone);
+      __builtin_prefetch(&job->spec.array);
       __builtin_prefetch(&job->reason);
+      __builtin_prefetch(&job->not_before);
     }
     if (i + 8 < queue.size()) __builtin_prefetch(queue[i + 8].ref->job->reason.data());
     pass.Consider(queue[i]);
