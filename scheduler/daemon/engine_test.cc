@@ -14,13 +14,13 @@ namespace {
 
 TEST(EngineTest, RateLimitGives429) {
   Config config;
-  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4}};
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4, ""}};
   config.bus.require_agents = false;
   config.limits.requests_per_second = 1;
   config.limits.burst = 2;
   core::InMemoryJobRepository repo;
   TimePoint now{std::chrono::seconds(1'700'000'000)};
-  auto engine = Engine::Create(config, {{"alice", Sha256Hex("t"), false}}, &repo, now);
+  auto engine = Engine::Create(config, {{"alice", Sha256Hex("t"), false, ""}}, &repo, now);
   ASSERT_TRUE(engine.has_value());
   HttpRequest r{"GET", "/api/v1/jobs", "Bearer t", "", ""};
   EXPECT_EQ((*engine)->Handle(r, now).status, 200);
@@ -31,14 +31,14 @@ TEST(EngineTest, RateLimitGives429) {
 
 TEST(EngineGroupCommit, NothingIsStoredOrStreamedBeforeFlush) {
   Config config;
-  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2}};
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2, ""}};
   config.bus.require_agents = false;
   core::InMemoryJobRepository repo;
   int groups = 0;
   size_t batches_in_last_group = 0;
   TimePoint now{std::chrono::seconds(1'700'000'000)};
   auto engine =
-      Engine::Create(config, {{"alice", Sha256Hex("t"), false}}, &repo, now, /*group_commit=*/true,
+      Engine::Create(config, {{"alice", Sha256Hex("t"), false, ""}}, &repo, now, /*group_commit=*/true,
                      [&](std::span<const core::StoreBatch* const> batches) {
                        ++groups;
                        batches_in_last_group = batches.size();
@@ -70,11 +70,11 @@ TEST(EngineGroupCommit, NothingIsStoredOrStreamedBeforeFlush) {
 // followed by a Flush that reports success: the daemon would acknowledge lost submissions.
 TEST(EngineGroupCommit, AFailedFlushStaysFailed) {
   Config config;
-  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2}};
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2, ""}};
   config.bus.require_agents = false;
   core::InMemoryJobRepository repo;
   TimePoint now{std::chrono::seconds(1'700'000'000)};
-  auto engine = Engine::Create(config, {{"alice", Sha256Hex("t"), false}}, &repo, now,
+  auto engine = Engine::Create(config, {{"alice", Sha256Hex("t"), false, ""}}, &repo, now,
                                /*group_commit=*/true,
                                [](std::span<const core::StoreBatch* const>) {
                                  return Status(StatusCode::kUnavailable, "disk full");
@@ -92,11 +92,11 @@ TEST(EngineGroupCommit, AFailedFlushStaysFailed) {
 // commit (group commit), logs with offsets, progress over the API and the stream.
 TEST(EngineBus, AgentsHealthLogsAndProgressThroughTheApi) {
   Config config;
-  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2}};
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2, ""}};
   core::InMemoryJobRepository repo;
   TimePoint now{std::chrono::seconds(1'700'000'000)};
   auto created = Engine::Create(
-      config, {{"admin", Sha256Hex("a"), true}, {"alice", Sha256Hex("t"), false}}, &repo, now,
+      config, {{"admin", Sha256Hex("a"), true, ""}, {"alice", Sha256Hex("t"), false, ""}}, &repo, now,
       /*group_commit=*/true, [&](std::span<const core::StoreBatch* const> batches) {
         for (const auto* b : batches) {
           if (Status s = repo.Commit(*b); !s.ok()) return s;
@@ -193,9 +193,9 @@ class EngineClockStep : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     Config config;
-    config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2}};
+    config.pods = {PodConfig{"pod0", pod::Generation::kV2, 2, 2, ""}};
     auto created =
-        Engine::Create(config, {{"alice", Sha256Hex("t"), false}}, &repo_, Now());
+        Engine::Create(config, {{"alice", Sha256Hex("t"), false, ""}}, &repo_, Now());
     ASSERT_TRUE(created.has_value()) << created.error().message();
     engine_ = std::move(*created);
     engine_->SetBusSender([this](BusOutgoing m) {

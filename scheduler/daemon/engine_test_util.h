@@ -26,7 +26,7 @@ namespace podsched::daemon::testing {
 class EngineFixture : public ::testing::Test {
  protected:
   EngineFixture() {
-    config_.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4}};
+    config_.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4, ""}};
     config_.bus.require_agents = false;
   }
   // A subclass that changes config_ or users_ does so in its SetUp before calling this.
@@ -38,8 +38,8 @@ class EngineFixture : public ::testing::Test {
   }
 
   Config config_;
-  std::vector<UserConfig> users_ = {{"admin", Sha256Hex("t-admin"), true},
-                                    {"alice", Sha256Hex("t-alice"), false}};
+  std::vector<UserConfig> users_ = {{"admin", Sha256Hex("t-admin"), true, ""},
+                                    {"alice", Sha256Hex("t-alice"), false, ""}};
   core::InMemoryJobRepository repo_;
   TimePoint now_{std::chrono::seconds(1'700'000'000)};
   std::unique_ptr<Engine> engine_;
@@ -51,7 +51,7 @@ class ApiFixture : public EngineFixture {
     config_.quotas["bob"] = core::Quota{8, 8};  // one v2-8 at a time: bob's further jobs wait
     config_.limits.requests_per_second = 1000;
     config_.limits.burst = 1000;
-    users_.push_back({"bob", Sha256Hex("t-bob"), false});
+    users_.push_back({"bob", Sha256Hex("t-bob"), false, ""});
     StartEngine();
   }
 
