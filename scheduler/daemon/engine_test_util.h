@@ -32,7 +32,7 @@ class EngineFixture : public ::testing::Test {
   // A subclass that changes config_ or users_ does so in its SetUp before calling this.
   void SetUp() override { StartEngine(); }
   void StartEngine() {
-    auto engine = Engine::Create(config_, users_, &repo_, now_);
+    auto engine = Engine::Create(config_, users_, &repo_, now_, group_commit_);
     ASSERT_TRUE(engine.has_value()) << engine.error().message();
     engine_ = std::move(*engine);
   }
@@ -42,6 +42,7 @@ class EngineFixture : public ::testing::Test {
                                     {"alice", Sha256Hex("t-alice"), false, ""}};
   core::InMemoryJobRepository repo_;
   TimePoint now_{std::chrono::seconds(1'700'000'000)};
+  bool group_commit_ = false;  // commits wait for Engine::Flush, as in the daemon
   std::unique_ptr<Engine> engine_;
 };
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -177,27 +178,34 @@ TEST_F(JobsApiTest, AListIsTheJsonOfTheSchedulersJobsByteForByte) {
   for (int64_t id : ids) expect_job(id);
 }
 
+// The engine as the daemon runs it: each test sets it up, then starts it.
+class JobsListTest : public testing::EngineFixture {
+ protected:
+  void SetUp() override {}
+  // A request of the admin, one millisecond after the previous one.
+  ApiAnswer Answer(const std::string& method, const std::string& target,
+                   const std::string& body = "") {
+    now_ += std::chrono::milliseconds(1);
+    return engine_->Answer(HttpRequest{method, target, "Bearer t-admin", body, "test"}, now_);
+  }
+  HttpResponse Handle(const std::string& method, const std::string& target,
+                      const std::string& body = "") {
+    ApiAnswer answer = Answer(method, target, body);
+    if (auto* read = std::get_if<SnapshotRead>(&answer)) return (*read)();
+    return std::get<HttpResponse>(std::move(answer));
+  }
+  static constexpr const char* kJob = R"({"name":"j","accelerator":"v2-8","command":"x"})";
+};
+
 // With group commit a list shows only what was committed, and the reads, rendered on other
 // threads while the engine goes on committing, each see every job committed before them.
-TEST(JobsListTest, ReadsSeeWhatWasCommittedBeforeThemFromOtherThreads) {
-  Config config;
-  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4, ""}};
-  config.bus.require_agents = false;
-  config.limits.requests_per_second = 1e6;
-  config.limits.burst = 1e6;
-  core::InMemoryJobRepository repo;
-  TimePoint now{std::chrono::seconds(1'700'000'000)};
-  auto created = Engine::Create(config, {{"admin", Sha256Hex("t-admin"), true, ""}}, &repo, now,
-                                /*group_commit=*/true);
-  ASSERT_TRUE(created.has_value()) << created.error().message();
-  Engine& engine = **created;
-  auto call = [&](const std::string& method, const std::string& target, const std::string& body) {
-    now += std::chrono::milliseconds(1);
-    return engine.Answer(HttpRequest{method, target, "Bearer t-admin", body, "test"}, now);
-  };
+TEST_F(JobsListTest, ReadsSeeWhatWasCommittedBeforeThemFromOtherThreads) {
+  config_.limits.requests_per_second = 1e6;
+  config_.limits.burst = 1e6;
+  group_commit_ = true;
+  StartEngine();
   auto submit = [&] {
-    auto a = call("POST", "/api/v1/jobs", R"({"name":"j","accelerator":"v2-8","command":"x"})");
-    ASSERT_EQ(std::get<HttpResponse>(a).status, 201);
+    ASSERT_EQ(std::get<HttpResponse>(Answer("POST", "/api/v1/jobs", kJob)).status, 201);
   };
   auto total_of = [](const HttpResponse& r) {
     api::JobList list;
@@ -206,26 +214,27 @@ TEST(JobsListTest, ReadsSeeWhatWasCommittedBeforeThemFromOtherThreads) {
   };
 
   submit();
-  auto before = call("GET", "/api/v1/jobs?page_size=1", "");
+  auto before = Answer("GET", "/api/v1/jobs?page_size=1");
   ASSERT_TRUE(std::holds_alternative<SnapshotRead>(before));
   EXPECT_EQ(total_of(std::get<SnapshotRead>(before)()), 0) << "not committed yet";
   // The job itself is answered on the scheduler thread until it is committed (the daemon holds
   // that reply for the flush), then from the snapshot.
-  auto job = call("GET", "/api/v1/jobs/1", "");
+  auto job = Answer("GET", "/api/v1/jobs/1");
   ASSERT_TRUE(std::holds_alternative<HttpResponse>(job));
   EXPECT_EQ(std::get<HttpResponse>(job).status, 200);
-  ASSERT_TRUE(engine.Flush(now).ok());
-  auto after = call("GET", "/api/v1/jobs?page_size=1", "");
+  ASSERT_TRUE(engine_->Flush(now_).ok());
+  auto after = Answer("GET", "/api/v1/jobs?page_size=1");
   EXPECT_EQ(total_of(std::get<SnapshotRead>(after)()), 1);
-  job = call("GET", "/api/v1/jobs/1", "");
+  EXPECT_EQ(total_of(std::get<SnapshotRead>(before)()), 0) << "a read keeps its snapshot";
+  job = Answer("GET", "/api/v1/jobs/1");
   ASSERT_TRUE(std::holds_alternative<SnapshotRead>(job));
   api::Job described;
   ASSERT_TRUE(ParseJson(std::get<SnapshotRead>(job)().body, {}, &described).ok());
   EXPECT_EQ(described.id(), 1);
   EXPECT_EQ(described.spec().command(), "x");
-  EXPECT_EQ(total_of(std::get<SnapshotRead>(before)()), 0) << "a read keeps its snapshot";
 
   std::mutex mu;
+  std::condition_variable ready;
   std::deque<std::pair<SnapshotRead, int>> reads;  // a read and the jobs committed before it
   bool done = false;
   std::atomic<int> wrong = 0, rendered = 0;
@@ -235,11 +244,9 @@ TEST(JobsListTest, ReadsSeeWhatWasCommittedBeforeThemFromOtherThreads) {
       for (;;) {
         std::pair<SnapshotRead, int> read;
         {
-          std::lock_guard lock(mu);
-          if (reads.empty()) {
-            if (done) return;
-            continue;
-          }
+          std::unique_lock lock(mu);
+          ready.wait(lock, [&] { return done || !reads.empty(); });
+          if (reads.empty()) return;
           read = std::move(reads.front());
           reads.pop_front();
         }
@@ -255,54 +262,44 @@ TEST(JobsListTest, ReadsSeeWhatWasCommittedBeforeThemFromOtherThreads) {
   int committed = 1;
   for (int round = 0; round < 200; ++round) {
     for (int i = 0; i < 3; ++i) submit();
-    ASSERT_TRUE(engine.Flush(now).ok());
+    ASSERT_TRUE(engine_->Flush(now_).ok());
     committed += 3;
-    engine.Tick(now);
-    ASSERT_TRUE(engine.Flush(now).ok());
-    auto read = call("GET", "/api/v1/jobs?page_size=50", "");
-    std::lock_guard lock(mu);
-    reads.emplace_back(std::move(std::get<SnapshotRead>(read)), committed);
+    engine_->Tick(now_);
+    ASSERT_TRUE(engine_->Flush(now_).ok());
+    auto read = Answer("GET", "/api/v1/jobs?page_size=50");
+    {
+      std::lock_guard lock(mu);
+      reads.emplace_back(std::move(std::get<SnapshotRead>(read)), committed);
+    }
+    ready.notify_one();
   }
   {
     std::lock_guard lock(mu);
     done = true;
   }
+  ready.notify_all();
   for (auto& r : readers) r.join();
   EXPECT_EQ(rendered.load(), 200);
   EXPECT_EQ(wrong.load(), 0);
 }
 
 // Retention forgets ended jobs without a commit: the list (not the history) drops them too.
-TEST(JobsListTest, AJobRetentionForgotLeavesTheList) {
-  Config config;
-  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 4, 4, ""}};
-  config.bus.require_agents = false;
-  config.scheduler.ended_job_retention = std::chrono::minutes(1);
-  core::InMemoryJobRepository repo;
-  TimePoint now{std::chrono::seconds(1'700'000'000)};
-  auto created =
-      Engine::Create(config, {{"admin", Sha256Hex("t-admin"), true, ""}}, &repo, now);
-  ASSERT_TRUE(created.has_value()) << created.error().message();
-  Engine& engine = **created;
-  auto call = [&](const std::string& method, const std::string& target, const std::string& body) {
-    now += std::chrono::milliseconds(1);
-    return engine.Handle(HttpRequest{method, target, "Bearer t-admin", body, "test"}, now);
-  };
-  auto total = [&](const std::string& query) {
+TEST_F(JobsListTest, AJobRetentionForgotLeavesTheList) {
+  config_.scheduler.ended_job_retention = std::chrono::minutes(1);
+  StartEngine();
+  auto listed = [&](const std::string& query) {
     api::JobList list;
-    EXPECT_TRUE(ParseJson(call("GET", "/api/v1/jobs" + query, "").body, {}, &list).ok());
+    EXPECT_TRUE(ParseJson(Handle("GET", "/api/v1/jobs" + query).body, {}, &list).ok());
     return list.jobs_size();
   };
-  ASSERT_EQ(call("POST", "/api/v1/jobs", R"({"name":"j","accelerator":"v2-8","command":"x"})")
-                .status,
-            201);
-  ASSERT_EQ(call("POST", "/api/v1/jobs/1/cancel", "").status, 200);
-  EXPECT_EQ(total(""), 1);
-  now += std::chrono::minutes(2);
-  engine.Tick(now);
-  ASSERT_EQ(engine.scheduler().stats().forgotten, 1);
-  EXPECT_EQ(total(""), 0);
-  EXPECT_EQ(total("?history=true"), 1) << "still in the store";
+  ASSERT_EQ(Handle("POST", "/api/v1/jobs", kJob).status, 201);
+  ASSERT_EQ(Handle("POST", "/api/v1/jobs/1/cancel").status, 200);
+  EXPECT_EQ(listed(""), 1);
+  now_ += std::chrono::minutes(2);
+  engine_->Tick(now_);
+  ASSERT_EQ(engine_->scheduler().stats().forgotten, 1);
+  EXPECT_EQ(listed(""), 0);
+  EXPECT_EQ(listed("?history=true"), 1) << "still in the store";
 }
 
 TEST(VisibilityTest, AnAdminSeesEveryJobAUserOnlyTheirOwn) {
