@@ -42,8 +42,9 @@ void Exclude(pod::Pod& view, const pod::Placement& p) {
 Pass::Pass(Inputs in, TimePoint now)
     : in_(in),
       now_(now),
-      view_(in.hosts.fleet().pods()),
-      healthy_view_(view_.size()) {
+      view_(in.views != nullptr ? *in.views : own_views_),
+      healthy_view_(in.hosts.fleet().pods().size()) {
+  view_ = in.hosts.fleet().pods();  // assigned, not constructed: the old views' memory is reused
   for (const auto& [id, res] : in_.hosts.reservations()) {
     Exclude(view_[static_cast<size_t>(res.placement.pod)], res.placement.rect);
   }

@@ -88,8 +88,14 @@ class Pass {
     HostLeases& hosts;
     const PassJobs& jobs;
     Binder& binder;
+    // Where the views of the pods are built; kept from one pass to the next, their memory is
+    // reused (a copy of every pod per pass was a malloc per pod and per allocation). Null: the
+    // pass's own.
+    std::vector<pod::Pod>* views = nullptr;
   };
   Pass(Inputs in, TimePoint now);
+  Pass(const Pass&) = delete;  // view_ may refer to own_views_
+  Pass& operator=(const Pass&) = delete;
 
   // Runs Filter .. Bind for one job, in queue order.
   void Consider(const QueueEntry& entry);
@@ -140,7 +146,8 @@ class Pass {
 
   Inputs in_;
   const TimePoint now_;
-  std::vector<pod::Pod> view_;          // the pods without reserved hosts and this pass's binds
+  std::vector<pod::Pod> own_views_;     // view_ when Inputs::views is null
+  std::vector<pod::Pod>& view_;         // the pods without reserved hosts and this pass's binds
   std::optional<std::vector<pod::Pod>> head_view_;  // also without the backfill head's rectangle
   TimePoint head_start_ = TimePoint::max();
   bool protect_ = false;                // the current job scores on head_view_

@@ -43,7 +43,9 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   ResolveDependencies(now);  // may cancel jobs: before the queue is sorted
   dirty = false;
   ImplPassSide side(*this, now);
-  Pass pass(Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side}, now);
+  Pass pass(
+      Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side, &pass_views},
+      now);
   const std::vector<QueueEntry> queue = profile.queue_sort->Sort(queued, accounting, now);
   // The pass touches every queued job's record, scattered in memory and visited in queue order,
   // so most of its time went to cache misses. The memory a few entries ahead is fetched while

@@ -69,6 +69,8 @@ class Scheduler::Impl {
   std::mt19937_64 rng;
   bool dirty = true;
   SchedulerStats stats;
+  // The pass's views of the pods (Pass::Inputs::views), kept so that their memory is reused.
+  std::vector<pod::Pod> pass_views;
 
   // --- the current call's output ---
   Outbox outbox;  // actions, changed jobs and events, until Finish commits them (outbox.h)
