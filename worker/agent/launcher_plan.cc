@@ -56,11 +56,13 @@ LauncherPlan PlanLauncher(const AgentOptions& o, const bus::Launch& l,
     plan.overrides.push_back("OMPI_MCA_orte_tmpdir_base=" + in.host_dir + "/ompi");
   }
   if (exec) {
-    // Each rank of another host through the rsh side channel, which sends these variables
-    // along (SendEnv).
-    std::string send;
-    for (const auto& n : names) send += (send.empty() ? "" : ",") + n;
-    if (!one_host) plan.overrides.push_back("POD_RSH_SEND_ENV=" + send);
+    if (!one_host) {
+      // Each rank of another host through the rsh side channel, which sends these variables
+      // along (SendEnv).
+      std::string send;
+      for (const auto& n : names) send += (send.empty() ? "" : ",") + n;
+      plan.overrides.push_back("POD_RSH_SEND_ENV=" + send);
+    }
     plan.argv = ExecLauncherArgv(rank_binary, o.podworker_path, l.command());
     return plan;
   }
