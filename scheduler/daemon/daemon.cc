@@ -26,17 +26,15 @@ Daemon::~Daemon() { Stop(); }
 unsigned Daemon::ReaderThreads() { return std::clamp(std::thread::hardware_concurrency(), 2u, 8u); }
 
 void Daemon::Stop() {
-  if (!thread_.joinable()) {
-    readers_.join();
-    return;
+  if (thread_.joinable()) {
+    asio::post(io_, [this] {
+      if (!held_.empty()) Flush();  // requests already handled become durable and are answered
+      timer_.cancel();
+      work_.reset();
+      io_.stop();
+    });
+    thread_.join();
   }
-  asio::post(io_, [this] {
-    if (!held_.empty()) Flush();  // requests already handled become durable and are answered
-    timer_.cancel();
-    work_.reset();
-    io_.stop();
-  });
-  thread_.join();
   readers_.join();
 }
 

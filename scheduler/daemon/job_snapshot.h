@@ -65,6 +65,13 @@ class JobSnapshot {
     std::optional<bool> preemptible;
     std::optional<std::string> user;
     std::optional<JobId> array;  // the tasks of this array
+    // Whether `job` matches, read from the record (List reads its keys instead).
+    bool Matches(const core::JobRecord& job) const {
+      return (!state || job.state == *state) &&
+             (!preemptible || job.spec.preemptible == *preemptible) &&
+             (!user || job.spec.user.value() == *user) &&
+             (!array || (job.spec.array && job.spec.array->array_id == *array));
+    }
   };
   struct Page {
     std::vector<const Entry*> jobs;  // valid while the snapshot lives
@@ -85,13 +92,13 @@ class JobSnapshot {
   friend class JobSnapshotBuilder;
   struct Key {
     int64_t id = 0;
-    int64_t array = 0;   // the array's id; 0: not an array task
-    uint64_t user = 0;   // UserHash of the owner
+    int64_t array = 0;  // the array's id; 0: not an array task
+    uint64_t user = 0;  // UserHash of the owner
     core::JobState state = core::JobState::kQueued;
     bool preemptible = false;
   };
   struct Chunk {
-    std::vector<Key> keys;  // by id
+    std::vector<Key> keys;                              // by id
     std::vector<std::shared_ptr<const Entry>> entries;  // entries[i] is keys[i]'s job
   };
   static uint64_t UserHash(std::string_view user);

@@ -110,11 +110,7 @@ TEST(JobSnapshotTest, RandomChangesMatchAPlainMapAtEveryPublication) {
       int total = 0;
       bool more = false;
       for (const auto& [id, job] : want) {
-        const bool match = (!f.user || job.spec.user.value() == *f.user) &&
-                           (!f.state || job.state == *f.state) &&
-                           (!f.preemptible || job.spec.preemptible == *f.preemptible) &&
-                           (!f.array || (job.spec.array && job.spec.array->array_id == *f.array));
-        if (!match) continue;
+        if (!f.Matches(job)) continue;  // the record-based rule the keys must agree with
         ++total;
         if (id <= after) continue;
         if (static_cast<int>(ids.size()) < page_size) {

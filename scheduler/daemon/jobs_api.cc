@@ -196,12 +196,6 @@ std::expected<ListQuery, HttpResponse> ParseListQuery(const Limits& limits, cons
 // scheduler thread: it reads the store.
 HttpResponse ListWithHistory(const ApiView& view, const ListQuery& q, TimePoint now) {
   const JobSnapshot::Filter& f = q.filter;
-  auto matches = [&](const core::JobRecord& job) {
-    return (!f.state || job.state == *f.state) &&
-           (!f.preemptible || job.spec.preemptible == *f.preemptible) &&
-           (!f.user || job.spec.user.value() == *f.user) &&
-           (!f.array || (job.spec.array && job.spec.array->array_id == *f.array));
-  };
   const int page_size = q.page_size;
   core::EndedJobQuery query;
   query.after = JobId(q.after);
@@ -223,7 +217,7 @@ HttpResponse ListWithHistory(const ApiView& view, const ListQuery& q, TimePoint 
       auto batch = view.scheduler.StoredEndedJobs(query);
       if (!batch) return StatusError(batch.error());
       for (core::JobRecord& job : batch->jobs) {
-        if (view.scheduler.Find(job.id) == nullptr && matches(job)) {
+        if (view.scheduler.Find(job.id) == nullptr && f.Matches(job)) {
           stored.push_back(std::move(job));
         }
       }
@@ -231,7 +225,7 @@ HttpResponse ListWithHistory(const ApiView& view, const ListQuery& q, TimePoint 
       store_more = batch->more;
       continue;
     }
-    while (mem != jobs.end() && !matches(mem->second)) ++mem;
+    while (mem != jobs.end() && !f.Matches(mem->second)) ++mem;
     const bool take_memory =
         mem != jobs.end() && (stored.empty() || mem->first < stored.front().id);
     if (take_memory) {

@@ -190,9 +190,8 @@ class JobsListTest : public testing::EngineFixture {
   }
   HttpResponse Handle(const std::string& method, const std::string& target,
                       const std::string& body = "") {
-    ApiAnswer answer = Answer(method, target, body);
-    if (auto* read = std::get_if<SnapshotRead>(&answer)) return (*read)();
-    return std::get<HttpResponse>(std::move(answer));
+    now_ += std::chrono::milliseconds(1);
+    return engine_->Handle(HttpRequest{method, target, "Bearer t-admin", body, "test"}, now_);
   }
   static constexpr const char* kJob = R"({"name":"j","accelerator":"v2-8","command":"x"})";
 };
