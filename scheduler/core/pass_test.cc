@@ -467,7 +467,7 @@ TEST_F(PassTest, AFilteredJobLosesItsReservationAndAsksForAnotherPass) {
 TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
   std::map<JobId, JobRecord> jobs;
   std::map<UserName, UserRecord> users;
-  std::map<JobId, QueuedRef> queued;
+  JobQueue queued;
   Accounting accounting(Accounting::Rules{Quota{}, hours(1), 1000});
   auto add = [&](int64_t id, const std::string& user, TimePoint submit, int priority) {
     JobRecord& job = jobs[JobId(id)];
@@ -477,7 +477,7 @@ TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
     job.submit_time = submit;
     UserRecord& u = users[job.spec.user];
     u.name = job.spec.user;
-    queued[job.id] = QueuedRef{&job, nullptr, &u, nullptr};
+    queued.Add(job.id, submit, QueuedRef{&job, nullptr, &u, nullptr});
   };
   add(1, "heavy", t0 - minutes(30), 0);
   add(2, "light", t0 - minutes(20), 0);

@@ -21,8 +21,9 @@ Scheduler::Impl::Impl(pod::Fleet p, SchedulerConfig c, Profile prof, JobReposito
       rng(config.seed) {}
 
 void Scheduler::Impl::Enqueue(JobRecord& job, TimePoint now) {
-  queued[job.id] = QueuedRef{&job, jobs.TypeOf(job.id), &accounting.User(job.spec.user, now),
-                             &accounting.InUse(job.spec.user)};
+  queued.Add(job.id, job.submit_time,
+             QueuedRef{&job, jobs.TypeOf(job.id), &accounting.User(job.spec.user, now),
+                       &accounting.InUse(job.spec.user)});
 }
 
 Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reason,
@@ -55,7 +56,7 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
     job.placement.reset();
     timers.ClearKill(job.id);
   }
-  if (job.state == JobState::kQueued) queued.erase(job.id);
+  if (job.state == JobState::kQueued) queued.Remove(job.id);
   if (to == JobState::kQueued) Enqueue(job, now);
   arrays_deps.NoteTransition(job, job.state, to);
   jobs.Move(job, to);

@@ -52,7 +52,7 @@ class Scheduler::Impl {
   // Jobs in memory, their parsed types, the active set, the counts per state (job_table.h).
   JobTable jobs;
   std::vector<QuarantinedJob> quarantined;  // left out at load
-  std::map<JobId, QueuedRef> queued;        // QUEUED jobs
+  JobQueue queued;  // QUEUED jobs, in submission order (job_queue.h)
   // Arrays' counts, the dependents index, waiting jobs (arrays_dependencies.h).
   ArraysAndDependencies arrays_deps;
   Timers timers;  // wake-ups, epochs' timers, kills sent (timers.h)

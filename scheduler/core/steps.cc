@@ -16,30 +16,23 @@ void SortEntries(std::vector<QueueEntry>& queue) {
 
 }  // namespace
 
-std::vector<QueueEntry> FifoSort::Sort(const std::map<JobId, QueuedRef>& queued,
-                                       const Accounting&, TimePoint) const {
-  std::vector<QueueEntry> queue;
-  queue.reserve(queued.size());
-  for (const auto& [id, ref] : queued) queue.push_back({0, 0, ref.job->submit_time, id, &ref});
-  SortEntries(queue);
-  return queue;
+std::vector<QueueEntry> FifoSort::Sort(JobQueue& queued, const Accounting&, TimePoint) const {
+  return queued.InSubmitOrder();
 }
 
-std::vector<QueueEntry> FairShareSort::Sort(const std::map<JobId, QueuedRef>& queued,
-                                            const Accounting& accounting, TimePoint now) const {
+std::vector<QueueEntry> FairShareSort::Sort(JobQueue& queued, const Accounting& accounting,
+                                            TimePoint now) const {
   std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
-  std::vector<QueueEntry> queue;
-  queue.reserve(queued.size());
-  for (const auto& [id, ref] : queued) {
+  std::vector<QueueEntry> queue = queued.InSubmitOrder();
+  for (QueueEntry& e : queue) {
+    const QueuedRef& ref = *e.ref;
     const JobRecord& job = *ref.job;
-    QueueEntry e{0, 0, job.submit_time, id, &ref};
     const int64_t waited = (now - job.submit_time) / aging_step_;
     e.effective_priority =
         job.spec.priority + static_cast<int>(std::min<int64_t>(waited, max_aging_bonus_));
     auto [known, fresh] = usage.try_emplace(ref.user, 0.0);
     if (fresh) known->second = accounting.UsageNow(ref.user->name, now);
     e.usage = known->second;
-    queue.push_back(e);
   }
   SortEntries(queue);
   return queue;

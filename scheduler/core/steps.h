@@ -21,41 +21,25 @@
 #include "pod/placement.h"
 #include "scheduler/core/accounting.h"
 #include "scheduler/core/job.h"
+#include "scheduler/core/job_queue.h"
 #include "scheduler/core/victims.h"
 
 namespace podsched::core {
 
-// A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
-// over 10,000 queued jobs does no lookups in the map of every job kept.
-struct QueuedRef {
-  JobRecord* job;
-  const pod::AcceleratorType* type;
-  UserRecord* user;
-  QuotaUsage* use;
-};
-
-// One QUEUED job in the order of this pass.
-struct QueueEntry {
-  int effective_priority = 0;  // fair share: priority + aging bonus; FIFO: 0
-  double usage = 0;            // fair share: the user's decayed usage in core-hours; FIFO: 0
-  TimePoint submit{};
-  JobId id;
-  const QueuedRef* ref = nullptr;
-};
-
-// QueueSort: every QUEUED job, first to be considered first.
+// QueueSort: every QUEUED job, first to be considered first. (`queued` is not const: reading
+// its submission order merges what changed since the last pass.)
 class QueueSort {
  public:
   virtual ~QueueSort() = default;
-  virtual std::vector<QueueEntry> Sort(const std::map<JobId, QueuedRef>& queued,
-                                       const Accounting& accounting, TimePoint now) const = 0;
+  virtual std::vector<QueueEntry> Sort(JobQueue& queued, const Accounting& accounting,
+                                       TimePoint now) const = 0;
 };
 
-// Submit time, then id.
+// Submit time, then id: the order JobQueue keeps, so no sort.
 class FifoSort final : public QueueSort {
  public:
-  std::vector<QueueEntry> Sort(const std::map<JobId, QueuedRef>& queued,
-                               const Accounting& accounting, TimePoint now) const override;
+  std::vector<QueueEntry> Sort(JobQueue& queued, const Accounting& accounting,
+                               TimePoint now) const override;
 };
 
 // Effective priority (priority + 1 per `aging_step` waited, at most `max_aging_bonus`), then
@@ -64,8 +48,8 @@ class FairShareSort final : public QueueSort {
  public:
   FairShareSort(Duration aging_step, int max_aging_bonus)
       : aging_step_(aging_step), max_aging_bonus_(max_aging_bonus) {}
-  std::vector<QueueEntry> Sort(const std::map<JobId, QueuedRef>& queued,
-                               const Accounting& accounting, TimePoint now) const override;
+  std::vector<QueueEntry> Sort(JobQueue& queued, const Accounting& accounting,
+                               TimePoint now) const override;
 
  private:
   const Duration aging_step_;

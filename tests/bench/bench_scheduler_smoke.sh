@@ -4,14 +4,14 @@ set -euo pipefail
 bin="$1"
 philly="${2:-}"
 fleet="${3:-}"
-args=(--queued 100 --passes 20 --sim-jobs 1000 --decisions 50)
+args=(--queued 100 --passes 20 --sim-jobs 1000 --gangs-jobs 500 --decisions 50)
 if [[ -n "$philly" && -f "$philly" ]]; then args+=(--philly "$philly" --philly-rows 500); fi
 if [[ -n "$philly" && -f "$philly" && -n "$fleet" ]]; then args+=(--fleet "$fleet"); fi
 out=$("$bin" "${args[@]}")
 echo "$out"
 for fig in sched_pass_median_100_queued sched_pass_p99_100_queued podsim_wall_s_1k \
            podsim_events_per_s_1k podsim_peak_rss_1k fleet_placement_p99_first_fit \
-           fleet_placement_p99_best_fit; do
+           fleet_placement_p99_best_fit podsim_gangs_500_fifo_over_fair; do
   grep -q "^FIGURE $fig [0-9.]* " <<<"$out" || { echo "missing FIGURE $fig"; exit 1; }
 done
 if [[ -n "$philly" && -f "$philly" ]]; then

@@ -1,7 +1,8 @@
 # bench_scheduler: scheduling pass latency (1k / 10k queued on a v3 pod), placement across a
-# fleet, and podsim throughput.
+# fleet, podsim throughput, and FIFO against fair share behind large gangs.
 add_executable(bench_scheduler ${CMAKE_CURRENT_LIST_DIR}/bench_scheduler.cc)
-target_link_libraries(bench_scheduler PRIVATE podsched_core podsched_sim podsched_fleet_yaml)
+target_link_libraries(bench_scheduler PRIVATE podsched_core podsched_sim podsched_fleet_yaml
+                      CLI11::CLI11)
 
 # The Philly trace lives outside the repository (../shared/data from the main checkout).
 find_file(PODSCHED_PHILLY_TRACE philly-2017-09-10.csv

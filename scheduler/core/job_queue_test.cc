@@ -1,0 +1,96 @@
+// JobQueue alone: the submission order it keeps against a plain sorted set, through random adds
+// (new jobs last, requeued jobs in the middle), removals, adds again and reads at any moment.
+#include "scheduler/core/job_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace podsched::core {
+namespace {
+
+TimePoint At(int64_t s) { return TimePoint{} + std::chrono::seconds(s); }
+
+std::vector<int64_t> Ids(const std::vector<QueueEntry>& entries) {
+  std::vector<int64_t> out;
+  for (const QueueEntry& e : entries) out.push_back(e.id.value());
+  return out;
+}
+
+TEST(JobQueueTest, KeepsSubmitThenIdOrderWhateverTheOrderOfAdds) {
+  JobRecord jobs[4];
+  JobQueue q;
+  q.Add(JobId(3), At(10), QueuedRef{&jobs[3], nullptr, nullptr, nullptr});
+  q.Add(JobId(1), At(20), QueuedRef{&jobs[1], nullptr, nullptr, nullptr});
+  EXPECT_EQ(Ids(q.InSubmitOrder()), (std::vector<int64_t>{3, 1}));
+  // A requeued job keeps its old submit time: it goes before the others, and a tie goes by id.
+  q.Add(JobId(2), At(10), QueuedRef{&jobs[2], nullptr, nullptr, nullptr});
+  q.Add(JobId(0), At(5), QueuedRef{&jobs[0], nullptr, nullptr, nullptr});
+  const std::vector<QueueEntry>& order = q.InSubmitOrder();
+  EXPECT_EQ(Ids(order), (std::vector<int64_t>{0, 2, 3, 1}));
+  EXPECT_EQ(order[1].ref->job, &jobs[2]);
+  EXPECT_EQ(order[1].submit, At(10));
+  q.Remove(JobId(3));
+  q.Remove(JobId(7));  // not queued: nothing
+  EXPECT_EQ(q.size(), 3u);
+  EXPECT_FALSE(q.contains(JobId(3)));
+  EXPECT_EQ(Ids(q.InSubmitOrder()), (std::vector<int64_t>{0, 2, 1}));
+}
+
+TEST(JobQueueTest, AddingAQueuedJobAgainReplacesItsReferencesInPlace) {
+  JobRecord a, b;
+  JobQueue q;
+  q.Add(JobId(1), At(1), QueuedRef{&a, nullptr, nullptr, nullptr});
+  (void)q.InSubmitOrder();
+  q.Add(JobId(1), At(1), QueuedRef{&b, nullptr, nullptr, nullptr});
+  ASSERT_EQ(q.InSubmitOrder().size(), 1u);
+  EXPECT_EQ(q.InSubmitOrder()[0].ref->job, &b);
+  q.Add(JobId(1), At(0), QueuedRef{&a, nullptr, nullptr, nullptr});  // another submit time
+  ASSERT_EQ(q.InSubmitOrder().size(), 1u);
+  EXPECT_EQ(q.InSubmitOrder()[0].submit, At(0));
+}
+
+TEST(JobQueueTest, MatchesASortedSetThroughRandomChanges) {
+  std::mt19937_64 rng(29);
+  JobRecord record;
+  JobQueue q;
+  std::set<std::pair<int64_t, int64_t>> want;  // (submit, id)
+  std::vector<int64_t> submit_of(4000, -1);
+  int64_t next_id = 0, clock = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const int op = static_cast<int>(rng() % 10);
+    if (op < 4 && next_id < 4000) {  // a new job, submitted now
+      const int64_t id = next_id++;
+      clock += static_cast<int64_t>(rng() % 3);  // ties in submit time happen
+      submit_of[id] = clock;
+      q.Add(JobId(id), At(clock), QueuedRef{&record, nullptr, nullptr, nullptr});
+      want.insert({clock, id});
+    } else if (op < 7 && next_id > 0) {  // a job leaves the queue (started, cancelled)
+      const int64_t id = static_cast<int64_t>(rng() % next_id);
+      q.Remove(JobId(id));
+      if (submit_of[id] >= 0) want.erase({submit_of[id], id});
+    } else if (op < 9 && next_id > 0) {  // a job comes back with its old submit time (requeued)
+      const int64_t id = static_cast<int64_t>(rng() % next_id);
+      const int64_t submit = submit_of[id] >= 0 ? submit_of[id] : 0;
+      q.Remove(JobId(id));
+      if (submit_of[id] >= 0) want.erase({submit_of[id], id});
+      q.Add(JobId(id), At(submit), QueuedRef{&record, nullptr, nullptr, nullptr});
+      submit_of[id] = submit;
+      want.insert({submit, id});
+    } else {  // a pass reads it
+      std::vector<int64_t> ids;
+      for (const auto& [s, id] : want) ids.push_back(id);
+      ASSERT_EQ(Ids(q.InSubmitOrder()), ids) << "step " << step;
+    }
+    ASSERT_EQ(q.size(), want.size());
+  }
+  std::vector<int64_t> ids;
+  for (const auto& [s, id] : want) ids.push_back(id);
+  EXPECT_EQ(Ids(q.InSubmitOrder()), ids);
+}
+
+}  // namespace
+}  // namespace podsched::core
