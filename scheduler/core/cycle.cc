@@ -80,19 +80,27 @@ std::string Pass::PodsText(const std::vector<int>& pods) const {
 }
 
 void Pass::Consider(const QueueEntry& entry) {
-  JobRecord& job = *entry.ref->job;
-  const pod::AcceleratorType& type = *entry.ref->type;
+  QueuedRef& ref = *entry.ref;
+  if (ref.memo.valid && MemoHolds(entry)) {  // its reason would be the one it has
+    if (in_.check_memos) CheckSkipped(entry);
+    return;
+  }
+  ref.memo.valid = false;
+  JobRecord& job = *ref.job;
+  const pod::AcceleratorType& type = *ref.type;
   scope_ = ScopeOf(job.spec);
   if (auto why = Filter(entry)) {
     // A reservation is only held for a job that could use it now.
     if (in_.hosts.Unreserve(job.id)) in_.binder.PassAgain();
     in_.binder.SetReason(job, *why);
+    Remember(ref, /*behind=*/false);
     return;
   }
   // Strict order: a job holding a reservation is past the blocker already (its hosts are set
   // aside); every other job waits behind it.
   if (behind_ && in_.hosts.ReservationOf(job.id) == nullptr) {
     in_.binder.SetReason(job, *behind_);
+    Remember(ref, /*behind=*/true);
     return;
   }
   if (scope_ != 0 && Candidates(type).empty()) {
@@ -130,6 +138,61 @@ void Pass::Consider(const QueueEntry& entry) {
   Block(type);
 }
 
+// The memo reads only the QueuedRef and the user's records, not the job's own (scattered in
+// memory): what makes skipping cheaper than Filter.
+bool Pass::MemoHolds(const QueueEntry& entry) {
+  const QueuedRef& ref = *entry.ref;
+  const QueuedRef::Memo& m = ref.memo;
+  if (now_ < m.at) return false;
+  if (m.behind && (behind_text_ == 0 || m.behind_text != behind_text_)) return false;
+  // Only the pass that considers a job reserves for it; checked all the same.
+  if (!in_.hosts.reservations().empty() && in_.hosts.ReservationOf(entry.id) != nullptr) {
+    return false;
+  }
+  const Quota& quota = ref.user->quota;
+  const int used = m.preemptible ? ref.use->preemptible_cores : ref.use->on_demand_cores;
+  const int limit = m.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
+  const int promised = ReservedCores(ref.user->name, m.preemptible, entry.id);
+  // Behind: Filter still lets it through (then its reason is strict order's again). Filtered:
+  // the same numbers make the same quota reason.
+  if (m.behind) return m.cores <= limit && used + promised + m.cores <= limit;
+  return used == m.used && limit == m.limit && promised == m.promised;
+}
+
+void Pass::CheckSkipped(const QueueEntry& entry) {
+  const JobRecord& job = *entry.ref->job;
+  scope_ = ScopeOf(job.spec);
+  const std::optional<std::string> why = Filter(entry);
+  const bool reserved = in_.hosts.ReservationOf(job.id) != nullptr;
+  PODSCHED_CHECK_MSG(!reserved && (why || behind_),
+                     ("job " + std::to_string(job.id.value()) + " skipped but would be placed").c_str());
+  const std::string& want = why ? *why : *behind_;
+  PODSCHED_CHECK_MSG(job.reason == want, ("job " + std::to_string(job.id.value()) + " skipped with '" +
+                                          job.reason + "', should be '" + want + "'")
+                                             .c_str());
+}
+
+void Pass::Remember(QueuedRef& ref, bool behind) {
+  const JobRecord& job = *ref.job;
+  // Filter's other reasons change with other jobs (dependencies, an array's throttle) or with
+  // time (not_before); a reservation is dropped or used by the job's next pass.
+  if (!job.spec.dependencies.empty() || job.spec.array || job.not_before > now_ ||
+      in_.hosts.ReservationOf(job.id) != nullptr || (behind && behind_text_ == 0)) {
+    return;
+  }
+  QueuedRef::Memo& m = ref.memo;
+  m.valid = true;
+  m.behind = behind;
+  m.behind_text = behind ? behind_text_ : 0;
+  m.preemptible = job.spec.preemptible;
+  m.cores = ref.type->tensor_cores();
+  m.used = m.preemptible ? ref.use->preemptible_cores : ref.use->on_demand_cores;
+  const Quota& quota = ref.user->quota;
+  m.limit = m.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
+  m.promised = ReservedCores(job.spec.user, m.preemptible, job.id);
+  m.at = now_;
+}
+
 std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
   const JobRecord& job = *entry.ref->job;
   if (auto held = in_.jobs.HeldBack(job)) return held;
@@ -162,13 +225,25 @@ std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
   return std::nullopt;
 }
 
-int Pass::ReservedCores(const UserName& user, bool preemptible, JobId except) const {
-  int cores = 0;
-  for (const auto& [id, res] : in_.hosts.reservations()) {
-    if (id == except) continue;
-    const JobRecord* holder = in_.jobs.Find(id);
-    if (holder != nullptr && holder->spec.user == user && holder->spec.preemptible == preemptible) {
-      cores += in_.jobs.Cores(id);
+int Pass::ReservedCores(const UserName& user, bool preemptible, JobId except) {
+  const std::map<JobId, Reservation>& reservations = in_.hosts.reservations();
+  if (reservations.empty()) return 0;
+  if (reserved_version_ != in_.hosts.reservations_version()) {
+    reserved_.clear();
+    for (const auto& [id, res] : reservations) {
+      if (const JobRecord* holder = in_.jobs.Find(id)) {
+        reserved_[{holder->spec.user, holder->spec.preemptible}] += in_.jobs.Cores(id);
+      }
+    }
+    reserved_version_ = in_.hosts.reservations_version();
+  }
+  auto it = reserved_.find({user, preemptible});
+  if (it == reserved_.end()) return 0;
+  int cores = it->second;
+  if (reservations.contains(except)) {
+    const JobRecord* own = in_.jobs.Find(except);
+    if (own != nullptr && own->spec.user == user && own->spec.preemptible == preemptible) {
+      cores -= in_.jobs.Cores(except);
     }
   }
   return cores;
@@ -342,7 +417,17 @@ void Pass::Block(const pod::AcceleratorType& type) {
   if (head_view_) return;
   Permit::Decision d = in_.profile.permit->OnBlocked(
       view_, Candidates(type), type, *in_.profile.score, [&] { return ExpectedReleases(); });
-  if (d.behind) behind_ = std::move(d.behind);
+  if (d.behind) {
+    behind_ = std::move(d.behind);
+    behind_text_ = 0;
+    if (std::vector<std::string>* texts = in_.strict_texts) {
+      auto known = std::find(texts->begin(), texts->end(), *behind_);
+      // A Permit that made a new text every time would grow this without end: its jobs are
+      // then considered every pass.
+      if (known == texts->end() && texts->size() < 16) known = texts->insert(texts->end(), *behind_);
+      if (known != texts->end()) behind_text_ = static_cast<int>(known - texts->begin()) + 1;
+    }
+  }
   if (!d.head) return;
   head_view_ = view_;
   head_start_ = d.head->start;

@@ -92,6 +92,11 @@ class Pass {
     // reused (a copy of every pod per pass was a malloc per pod and per allocation). Null: the
     // pass's own.
     std::vector<pod::Pod>* views = nullptr;
+    // The strict-order reasons ("behind") passes have given, kept by the scheduler: a job's memo
+    // (QueuedRef::Memo) names one by its place here. Null: no job is skipped for being behind.
+    std::vector<std::string>* strict_texts = nullptr;
+    // SchedulerConfig::check_pass_memos.
+    bool check_memos = false;
   };
   Pass(Inputs in, TimePoint now);
   Pass(const Pass&) = delete;  // view_ may refer to own_views_
@@ -128,7 +133,15 @@ class Pass {
   std::string PodsText(const std::vector<int>& pods) const;
   // When each lease is expected to free its hosts (the Permit's input).
   std::vector<ExpectedRelease> ExpectedReleases() const;
-  int ReservedCores(const UserName& user, bool preemptible, JobId except) const;
+  // The cores reserved for `user`'s jobs of one class other than `except`.
+  int ReservedCores(const UserName& user, bool preemptible, JobId except);
+  // Whether the memo of `entry`'s job still holds: it would get the reason it has, so it is
+  // skipped.
+  bool MemoHolds(const QueueEntry& entry);
+  // Notes in `ref` what this pass decided for it (a reason only) and on what.
+  void Remember(QueuedRef& ref, bool behind);
+  // Inputs::check_memos: `entry`'s job, skipped, would get the reason it has.
+  void CheckSkipped(const QueueEntry& entry);
 
   struct FailedShape {
     int generation, rows, cols, scope;
@@ -155,6 +168,7 @@ class Pass {
   std::map<std::pair<std::string, std::string>, int> scopes_;  // (zone, pod) -> ScopeOf
   std::vector<std::pair<std::string, std::string>> scope_names_ = {{"", ""}};
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
+  int behind_text_ = 0;                 // behind_'s place in Inputs::strict_texts + 1; 0: none
   std::set<FailedShape> failed_;
   std::map<std::tuple<int, int, int, int, bool, int>, std::string> failed_preemption_;
   std::vector<RunningRef> running_;     // evictable work, built on first need
@@ -163,6 +177,10 @@ class Pass {
   std::vector<std::optional<pod::Pod>> healthy_view_;
   std::map<TypeKey, bool> fits_healthy_;
   std::map<TypeKey, std::vector<int>> candidates_;
+  // Cores reserved per (user, class), summed once per HostLeases::reservations_version() (a
+  // pass over 10,000 queued jobs summed every reservation for each).
+  std::map<std::pair<UserName, bool>, int> reserved_;
+  std::optional<uint64_t> reserved_version_;
 };
 
 }  // namespace podsched::core

@@ -55,9 +55,14 @@ const Lease* HostLeases::LeaseOn(HostId host) const {
 
 void HostLeases::Reserve(JobId job, Reservation reservation) {
   reservations_[job] = std::move(reservation);
+  ++reservations_version_;
 }
 
-bool HostLeases::Unreserve(JobId job) { return reservations_.erase(job) > 0; }
+bool HostLeases::Unreserve(JobId job) {
+  if (reservations_.erase(job) == 0) return false;
+  ++reservations_version_;
+  return true;
+}
 
 const Reservation* HostLeases::ReservationOf(JobId job) const {
   auto it = reservations_.find(job);

@@ -79,12 +79,16 @@ class HostLeases {
   bool Unreserve(JobId job);
   const Reservation* ReservationOf(JobId job) const;
   const std::map<JobId, Reservation>& reservations() const { return reservations_; }
+  // Changes whenever a reservation is made, replaced or dropped (what a pass's memo of a job's
+  // quota reason depends on: the cores reserved for the user's other jobs).
+  uint64_t reservations_version() const { return reservations_version_; }
 
  private:
   pod::Fleet fleet_;
   std::map<AllocationId, Lease> leases_;
   std::map<JobEpoch, AllocationId> lease_of_;
   std::map<JobId, Reservation> reservations_;
+  uint64_t reservations_version_ = 0;
   int64_t next_allocation_id_ = 1;
 };
 

@@ -26,10 +26,29 @@ namespace podsched::core {
 // A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
 // over 10,000 queued jobs does no lookups in the map of every job kept.
 struct QueuedRef {
+  // What the last pass decided for this job when all it did was give the job a reason (Filter's
+  // quota reason, or strict order's "behind" text), with the inputs that reason was made of. A
+  // later pass skips the job while they are unchanged: the same inputs make the same reason,
+  // which the job has already. (A FIFO queue behind a large head is thousands of such jobs,
+  // every pass: issue 29.) Only for jobs without dependencies or an array (their HeldBack
+  // changes with other jobs) and past their not_before. Pass::Consider keeps it.
+  struct Memo {
+    bool valid = false;
+    bool behind = false;          // strict order's reason (Filter let it through), not Filter's
+    bool preemptible = false;     // the job's class (which of the user's counts)
+    int cores = 0;                // the job's
+    // Filter's quota inputs then: the user's cores in use, quota, and cores reserved for the
+    // user's other jobs, of the job's class.
+    int used = 0, limit = 0, promised = 0;
+    int behind_text = 0;          // which strict-order text (Pass::Inputs::strict_texts)
+    TimePoint at{};               // that pass's now: a clock that went back evaluates again
+  };
+
   JobRecord* job;
   const pod::AcceleratorType* type;
   UserRecord* user;
   QuotaUsage* use;
+  Memo memo{};
 };
 
 // One QUEUED job in the order of this pass.
@@ -38,13 +57,13 @@ struct QueueEntry {
   double usage = 0;            // fair share: the user's decayed usage in core-hours; FIFO: 0
   TimePoint submit{};
   JobId id;
-  const QueuedRef* ref = nullptr;
+  QueuedRef* ref = nullptr;  // the pass keeps its memo there
 };
 
 class JobQueue {
  public:
-  // Puts `id` in the queue (or replaces its references, keeping its place when `submit` is the
-  // same).
+  // Puts `id` in the queue (or replaces its references and memo, keeping its place when
+  // `submit` is the same).
   void Add(JobId id, TimePoint submit, const QueuedRef& ref);
   // Takes `id` out of the queue; nothing when it is not in it.
   void Remove(JobId id);

@@ -106,7 +106,7 @@ class PassTest : public ::testing::Test {
     return job;
   }
   QueueEntry Entry(int64_t id) {
-    const QueuedRef& ref = refs_.at(JobId(id));
+    QueuedRef& ref = refs_.at(JobId(id));
     return QueueEntry{0, 0, ref.job->submit_time, JobId(id), &ref};
   }
   Pass MakePass(std::string_view profile_name, TimePoint now = t0) {

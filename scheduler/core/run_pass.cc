@@ -44,16 +44,18 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   dirty = false;
   ImplPassSide side(*this, now);
   Pass pass(
-      Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side, &pass_views},
+      Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side, &pass_views,
+                   &strict_texts, config.check_pass_memos},
       now);
   const std::vector<QueueEntry> queue = profile.queue_sort->Sort(queued, accounting, now);
   // The pass touches every queued job's record, scattered in memory and visited in queue order,
   // so most of its time went to cache misses. The memory a few entries ahead is fetched while
   // this one is considered, in three steps (each reads what the one before fetched): the queue's
   // reference to the job, then the job's record, then its reason's text.
+  // A job whose memo is valid is most likely skipped without reading its record.
   for (size_t i = 0; i < queue.size(); ++i) {
     if (i + 24 < queue.size()) __builtin_prefetch(queue[i + 24].ref);
-    if (i + 16 < queue.size()) {
+    if (i + 16 < queue.size() && !queue[i + 16].ref->memo.valid) {
       const JobRecord* job = queue[i + 16].ref->job;
       __builtin_prefetch(job);
       __builtin_prefetch(&job->spec.zone);
@@ -61,7 +63,9 @@ void Scheduler::Impl::RunPass(TimePoint now) {
       __builtin_prefetch(&job->reason);
       __builtin_prefetch(&job->not_before);
     }
-    if (i + 8 < queue.size()) __builtin_prefetch(queue[i + 8].ref->job->reason.data());
+    if (i + 8 < queue.size() && !queue[i + 8].ref->memo.valid) {
+      __builtin_prefetch(queue[i + 8].ref->job->reason.data());
+    }
     pass.Consider(queue[i]);
   }
 }

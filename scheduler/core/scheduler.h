@@ -124,6 +124,9 @@ struct SchedulerConfig {
   Duration retry_backoff_base = std::chrono::seconds(30);
   Duration retry_backoff_max = std::chrono::hours(1);
   uint64_t seed = 1;
+  // For tests: a pass evaluates every job its memo would skip (QueuedRef::Memo) and CHECKs that
+  // the job gets the reason it has, i.e. that skipping it was right.
+  bool check_pass_memos = false;
 };
 
 // A job array as the scheduler tracks it: its tasks and how many are in each state, kept up to

@@ -71,6 +71,8 @@ class Scheduler::Impl {
   SchedulerStats stats;
   // The pass's views of the pods (Pass::Inputs::views), kept so that their memory is reused.
   std::vector<pod::Pod> pass_views;
+  // The strict-order reasons passes gave, which the queued jobs' memos name (Pass::Inputs).
+  std::vector<std::string> strict_texts;
 
   // --- the current call's output ---
   Outbox outbox;  // actions, changed jobs and events, until Finish commits them (outbox.h)

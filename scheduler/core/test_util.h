@@ -58,6 +58,7 @@ class SchedulerFixture : public ::testing::Test {
   static SchedulerConfig DefaultConfig() {
     SchedulerConfig config;
     config.min_runtime_before_preemption = Duration::zero();
+    config.check_pass_memos = true;  // every skip a pass makes is checked
     return config;
   }
   JobId Submit(JobSpec spec, double t) {

@@ -396,6 +396,7 @@ Result<SimResult> Simulation::Run() {
   config.max_jobs_created_per_user_per_hour = std::numeric_limits<int>::max();
   config.max_active_spec_bytes_per_user = std::numeric_limits<int64_t>::max();
   config.seed = opt_.seed;
+  config.check_pass_memos = opt_.check_pass_memos;
   repo_ = std::make_unique<core::InMemoryJobRepository>(/*keep_events=*/false);
   auto created = core::Scheduler::Create(std::move(*fleet), config, repo_.get(), At(0));
   if (!created) return std::unexpected(created.error());

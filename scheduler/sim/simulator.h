@@ -63,6 +63,8 @@ struct SimOptions {
   // longest job of the trace, and at least 30 days.
   double stall_horizon_s = 0;
   std::function<void(double fraction_done)> progress;  // called about every 1%
+  // For tests: SchedulerConfig::check_pass_memos (slower; a wrong skip aborts).
+  bool check_pass_memos = false;
 };
 
 struct ClassMetrics {

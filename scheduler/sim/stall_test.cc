@@ -23,6 +23,7 @@ TEST_P(GangTraceTest, EveryJobEndsAndTheClusterIsNeverIdleWhileJobsWait) {
     options.quota_preemptible_cores = 384;
     options.reclaim_rate_per_hour = 0.05;
     options.timeseries_interval_s = 600;
+    options.check_pass_memos = true;
     auto r = Simulate(trace, options);
     ASSERT_TRUE(r.has_value()) << r.error().ToString();
     EXPECT_EQ(r->unfinished, 0) << policy << ": "
