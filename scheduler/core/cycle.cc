@@ -145,14 +145,24 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
   const QueuedRef::Memo& m = ref.memo;
   if (now_ < m.at) return false;
   if (m.behind && (behind_text_ == 0 || m.behind_text != behind_text_)) return false;
-  // Only the pass that considers a job reserves for it; checked all the same.
-  if (!in_.hosts.reservations().empty() && in_.hosts.ReservationOf(entry.id) != nullptr) {
-    return false;
+  int promised = 0;
+  if (!in_.hosts.reservations().empty()) {
+    // Only the pass that considers a job reserves for it; checked all the same.
+    if (in_.hosts.ReservationOf(entry.id) != nullptr) return false;
+    if (reserved_by_record_version_ != in_.hosts.reservations_version()) {
+      reserved_by_record_.clear();
+      reserved_by_record_version_ = in_.hosts.reservations_version();
+    }
+    auto [known, fresh] = reserved_by_record_.try_emplace(ref.user);
+    if (fresh) {
+      known->second = {ReservedCores(ref.user->name, false, entry.id),
+                       ReservedCores(ref.user->name, true, entry.id)};
+    }
+    promised = known->second[m.preemptible ? 1 : 0];
   }
   const Quota& quota = ref.user->quota;
   const int used = m.preemptible ? ref.use->preemptible_cores : ref.use->on_demand_cores;
   const int limit = m.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
-  const int promised = ReservedCores(ref.user->name, m.preemptible, entry.id);
   // Behind: Filter still lets it through (then its reason is strict order's again). Filtered:
   // the same numbers make the same quota reason.
   if (m.behind) return m.cores <= limit && used + promised + m.cores <= limit;

@@ -36,6 +36,7 @@
 // Pure; single-threaded (the scheduler's owner runs it).
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -181,6 +182,9 @@ class Pass {
   // pass over 10,000 queued jobs summed every reservation for each).
   std::map<std::pair<UserName, bool>, int> reserved_;
   std::optional<uint64_t> reserved_version_;
+  // The same by user record and class, for MemoHolds (a lookup without string compares).
+  std::unordered_map<const UserRecord*, std::array<int, 2>> reserved_by_record_;
+  std::optional<uint64_t> reserved_by_record_version_;
 };
 
 }  // namespace podsched::core

@@ -6,20 +6,29 @@ namespace podsched::core {
 
 void JobQueue::Add(JobId id, TimePoint submit, const QueuedRef& ref) {
   if (auto it = by_id_.find(id); it != by_id_.end()) {
-    if (it->second.submit == submit) {
-      it->second.ref = ref;  // its entries point at this node: nothing else changes
+    if (it->second->submit == submit) {
+      it->second->ref = ref;  // its entries point at this node: nothing else changes
       return;
     }
     Remove(id);
   }
-  Node& node = by_id_.emplace(id, Node{ref, submit}).first->second;
-  added_.push_back(QueueEntry{0, 0, submit, id, &node.ref});
+  Node* node = nullptr;
+  if (free_.empty()) {
+    node = &pool_.emplace_back(Node{ref, submit});
+  } else {
+    node = free_.back();
+    free_.pop_back();
+    *node = Node{ref, submit};
+  }
+  by_id_.emplace(id, node);
+  added_.push_back(QueueEntry{0, 0, submit, id, &node->ref});
 }
 
 void JobQueue::Remove(JobId id) {
   auto it = by_id_.find(id);
   if (it == by_id_.end()) return;
-  const QueueEntry key{0, 0, it->second.submit, id, nullptr};
+  const QueueEntry key{0, 0, it->second->submit, id, nullptr};
+  free_.push_back(it->second);
   by_id_.erase(it);
   // A job removed and added again with the same submit time has a dead entry beside its live one.
   for (auto e = std::lower_bound(ordered_.begin(), ordered_.end(), key, Before);

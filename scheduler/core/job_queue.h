@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <map>
 #include <vector>
 
@@ -84,7 +85,13 @@ class JobQueue {
     return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
   }
 
-  std::map<JobId, Node> by_id_;  // the references live here: map nodes never move
+  // The references live in pool_, whose elements never move; a removed job's node is reused by a
+  // later one. Kept together rather than one allocation each among the job records, so that a
+  // pass reading them in queue order stays in a few MB of memory (the memos make that most of a
+  // pass over a long FIFO queue).
+  std::map<JobId, Node*> by_id_;
+  std::deque<Node> pool_;
+  std::vector<Node*> free_;
   std::vector<QueueEntry> ordered_;  // sorted; a removed job's entry has ref == nullptr
   size_t removed_ = 0;               // such entries in ordered_
   std::vector<QueueEntry> added_;    // since the last InSubmitOrder, in any order

@@ -9,6 +9,19 @@
 namespace podsched::sim {
 namespace {
 
+// A v2-8 row of a trace.
+TraceJob Row(double submit_s, const char* user, bool preemptible, double duration_s,
+             double checkpoint_interval_s) {
+  TraceJob job;
+  job.submit_s = submit_s;
+  job.user = user;
+  job.accelerator = "v2-8";
+  job.preemptible = preemptible;
+  job.duration_s = duration_s;
+  job.checkpoint_interval_s = checkpoint_interval_s;
+  return job;
+}
+
 class GangTraceTest : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(GangTraceTest, EveryJobEndsAndTheClusterIsNeverIdleWhileJobsWait) {
@@ -45,9 +58,9 @@ INSTANTIATE_TEST_SUITE_P(Seeds, GangTraceTest, ::testing::Values(1, 2, 3, 4));
 
 TEST(StallTest, PreemptibleJobThatCanNeverSaveWithinItsLifetimeIsRefusedWithTheReason) {
   Trace trace;
-  trace.jobs = {{0, "ada", "v2-8", true, 30 * 3600.0, 0, 0},     // 30 h, no checkpoint
-                {0, "ada", "v2-8", true, 30 * 3600.0, 0, 1800},  // checkpoints: finishes
-                {10, "bob", "v2-8", false, 600, 0, 0}};
+  trace.jobs = {Row(0, "ada", true, 30 * 3600.0, 0),      // 30 h, no checkpoint
+                Row(0, "ada", true, 30 * 3600.0, 1800),   // checkpoints: finishes
+                Row(10, "bob", false, 600, 0)};
   auto r = Simulate(trace, SimOptions{});
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
   ASSERT_EQ(r->rejected_jobs.size(), 1u);
@@ -62,8 +75,7 @@ TEST(StallTest, PreemptibleJobThatCanNeverSaveWithinItsLifetimeIsRefusedWithTheR
 TEST(StallTest, FruitlessWorkEndsTheReplayAndIsReportedWithItsReason) {
   // Reclaimed every few minutes, a 20-hour job that never checkpoints restarts for ever.
   Trace trace;
-  trace.jobs = {{0, "ada", "v2-8", true, 20 * 3600.0, 0, 0},
-                {0, "bob", "v2-8", false, 3600, 0, 0}};
+  trace.jobs = {Row(0, "ada", true, 20 * 3600.0, 0), Row(0, "bob", false, 3600, 0)};
   SimOptions options;
   options.reclaim_rate_per_hour = 20;
   options.min_runtime_before_preemption_s = 0;
