@@ -74,6 +74,8 @@ class JobQueue {
 
   // Every queued job in submission order (QueueEntry::effective_priority and usage are 0).
   // Amortised O(queue): merges the jobs added since the last call and drops the removed ones.
+  // Until the next call, Remove sets a leaving job's entry's ref to null (the vector does not
+  // move: a pass may walk it while jobs leave the queue).
   const std::vector<QueueEntry>& InSubmitOrder();
 
  private:

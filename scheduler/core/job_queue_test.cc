@@ -53,6 +53,23 @@ TEST(JobQueueTest, AddingAQueuedJobAgainReplacesItsReferencesInPlace) {
   EXPECT_EQ(q.InSubmitOrder()[0].submit, At(0));
 }
 
+TEST(JobQueueTest, AJobLeavingWhileAPassWalksTheOrderIsNulledInPlace) {
+  JobRecord jobs[4];
+  JobQueue q;
+  for (int i = 1; i <= 3; ++i) {
+    q.Add(JobId(i), At(i), QueuedRef{&jobs[i], nullptr, nullptr, nullptr});
+  }
+  const std::vector<QueueEntry>& order = q.InSubmitOrder();
+  const QueueEntry* walked = order.data();
+  q.Remove(JobId(2));                                                  // started by the pass
+  q.Add(JobId(9), At(0), QueuedRef{&jobs[0], nullptr, nullptr, nullptr});  // waits for the next
+  EXPECT_EQ(order.data(), walked) << "the vector a pass walks must not move";
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(order[1].ref, nullptr);
+  EXPECT_EQ(order[2].ref->job, &jobs[3]);
+  EXPECT_EQ(Ids(q.InSubmitOrder()), (std::vector<int64_t>{9, 1, 3}));
+}
+
 TEST(JobQueueTest, MatchesASortedSetThroughRandomChanges) {
   std::mt19937_64 rng(29);
   JobRecord record;

@@ -489,13 +489,14 @@ TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
     for (const QueueEntry& e : q) out.push_back(e.id.value());
     return out;
   };
-  EXPECT_EQ(ids(FifoSort().Sort(queued, accounting, t0)), (std::vector<int64_t>{1, 2, 3}));
+  std::vector<QueueEntry> storage;
+  EXPECT_EQ(ids(FifoSort().Sort(queued, accounting, t0, storage)), (std::vector<int64_t>{1, 2, 3}));
   // Fair share without aging: priority first, then the user holding less.
-  EXPECT_EQ(ids(FairShareSort(hours(100), 0).Sort(queued, accounting, t0)),
+  EXPECT_EQ(ids(FairShareSort(hours(100), 0).Sort(queued, accounting, t0, storage)),
             (std::vector<int64_t>{3, 2, 1}));
   // With aging (+1 per 10 minutes waited, at most 3): job 1 has waited 30 minutes (+3), job 3
   // 10 (+1 on top of its 1), job 2 20 (+2).
-  EXPECT_EQ(ids(FairShareSort(minutes(10), 3).Sort(queued, accounting, t0)),
+  EXPECT_EQ(ids(FairShareSort(minutes(10), 3).Sort(queued, accounting, t0, storage)),
             (std::vector<int64_t>{1, 2, 3}));
 }
 

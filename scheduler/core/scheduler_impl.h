@@ -71,6 +71,8 @@ class Scheduler::Impl {
   SchedulerStats stats;
   // The pass's views of the pods (Pass::Inputs::views), kept so that their memory is reused.
   std::vector<pod::Pod> pass_views;
+  // Where a pass's QueueSort puts its order (its memory reused from pass to pass).
+  std::vector<QueueEntry> pass_order;
   // The strict-order reasons passes gave, which the queued jobs' memos name (Pass::Inputs).
   std::vector<std::string> strict_texts;
 

@@ -16,14 +16,17 @@ void SortEntries(std::vector<QueueEntry>& queue) {
 
 }  // namespace
 
-std::vector<QueueEntry> FifoSort::Sort(JobQueue& queued, const Accounting&, TimePoint) const {
+const std::vector<QueueEntry>& FifoSort::Sort(JobQueue& queued, const Accounting&, TimePoint,
+                                              std::vector<QueueEntry>&) const {
   return queued.InSubmitOrder();
 }
 
-std::vector<QueueEntry> FairShareSort::Sort(JobQueue& queued, const Accounting& accounting,
-                                            TimePoint now) const {
+const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accounting& accounting,
+                                                   TimePoint now,
+                                                   std::vector<QueueEntry>& storage) const {
   std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
-  std::vector<QueueEntry> queue = queued.InSubmitOrder();
+  std::vector<QueueEntry>& queue = storage;
+  queue = queued.InSubmitOrder();
   for (QueueEntry& e : queue) {
     const QueuedRef& ref = *e.ref;
     const JobRecord& job = *ref.job;

@@ -26,20 +26,24 @@
 
 namespace podsched::core {
 
-// QueueSort: every QUEUED job, first to be considered first. (`queued` is not const: reading
-// its submission order merges what changed since the last pass.)
+// QueueSort: every QUEUED job, first to be considered first. The result is `storage` (filled
+// here; the caller keeps it between passes so its memory is reused) or JobQueue's own order. In
+// the latter, a job that leaves the queue during the pass has its entry's ref set to null.
+// (`queued` is not const: reading its submission order merges what changed since the last pass.)
 class QueueSort {
  public:
   virtual ~QueueSort() = default;
-  virtual std::vector<QueueEntry> Sort(JobQueue& queued, const Accounting& accounting,
-                                       TimePoint now) const = 0;
+  virtual const std::vector<QueueEntry>& Sort(JobQueue& queued, const Accounting& accounting,
+                                              TimePoint now,
+                                              std::vector<QueueEntry>& storage) const = 0;
 };
 
-// Submit time, then id: the order JobQueue keeps, so no sort.
+// Submit time, then id: the order JobQueue keeps, so no sort and no copy.
 class FifoSort final : public QueueSort {
  public:
-  std::vector<QueueEntry> Sort(JobQueue& queued, const Accounting& accounting,
-                               TimePoint now) const override;
+  const std::vector<QueueEntry>& Sort(JobQueue& queued, const Accounting& accounting,
+                                      TimePoint now,
+                                      std::vector<QueueEntry>& storage) const override;
 };
 
 // Effective priority (priority + 1 per `aging_step` waited, at most `max_aging_bonus`), then
@@ -48,8 +52,9 @@ class FairShareSort final : public QueueSort {
  public:
   FairShareSort(Duration aging_step, int max_aging_bonus)
       : aging_step_(aging_step), max_aging_bonus_(max_aging_bonus) {}
-  std::vector<QueueEntry> Sort(JobQueue& queued, const Accounting& accounting,
-                               TimePoint now) const override;
+  const std::vector<QueueEntry>& Sort(JobQueue& queued, const Accounting& accounting,
+                                      TimePoint now,
+                                      std::vector<QueueEntry>& storage) const override;
 
  private:
   const Duration aging_step_;
