@@ -11,10 +11,10 @@ namespace podsched::core {
 JobRecord& JobTable::Add(JobRecord job, const pod::AcceleratorType& type) {
   const JobId id = job.id;
   TakeIdsBelow(id.value() + 1);
-  types_.insert_or_assign(id, type);
   ++in_state_[static_cast<int>(job.state)];
   auto [it, inserted] = jobs_.emplace(id, std::move(job));
   PODSCHED_CHECK(inserted);
+  index_.insert_or_assign(id, Slot{&it->second, type});
   if (!IsTerminal(it->second.state)) AddActive(it->second);
   return it->second;
 }
@@ -45,23 +45,23 @@ void JobTable::Erase(JobId id) {
   if (it == jobs_.end()) return;
   --in_state_[static_cast<int>(it->second.state)];
   RemoveActive(it->second);
-  types_.erase(id);
+  index_.erase(id);
   jobs_.erase(it);
 }
 
 JobRecord* JobTable::Find(JobId id) {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second;
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : it->second.job;
 }
 
 const JobRecord* JobTable::Find(JobId id) const {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second;
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : it->second.job;
 }
 
 const pod::AcceleratorType* JobTable::TypeOf(JobId id) const {
-  auto it = types_.find(id);
-  return it == types_.end() ? nullptr : &it->second;
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &it->second.type;
 }
 
 JobTable::ActiveUse JobTable::ActiveOf(const UserName& user) const {
