@@ -48,8 +48,8 @@ void Accounting::StartHolding(JobId job, const UserName& user, bool preemptible,
   auto [it, inserted] = holding_.try_emplace(job, Holding{user, preemptible, cores, start});
   PODSCHED_CHECK_MSG(inserted, "a job holds cores twice");
   holding_of_user_[user].insert(job);
-  ClassOf(in_use_[user], preemptible) += cores;
-  ClassOf(cores_held_, preemptible) += cores;
+  in_use_[user].Of(preemptible) += cores;
+  cores_held_.Of(preemptible) += cores;
 }
 
 double Accounting::StopHolding(JobId job, TimePoint now) {
@@ -60,8 +60,8 @@ double Accounting::StopHolding(JobId job, TimePoint now) {
   auto mine = holding_of_user_.find(held.user);
   mine->second.erase(job);
   if (mine->second.empty()) holding_of_user_.erase(mine);
-  ClassOf(in_use_[held.user], held.preemptible) -= held.cores;
-  ClassOf(cores_held_, held.preemptible) -= held.cores;
+  in_use_[held.user].Of(held.preemptible) -= held.cores;
+  cores_held_.Of(held.preemptible) -= held.cores;
   const double core_hours = held.cores * (ToSeconds(now - held.start) / 3600.0);
   UserRecord& user = User(held.user, now);
   user.decayed_core_hours = DecayedUsage(user, now) + core_hours;

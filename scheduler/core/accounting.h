@@ -85,9 +85,6 @@ class Accounting {
   TokenBucket<TimePoint> FullBudget() const;
   // The user's closed usage decayed to `now`.
   double DecayedUsage(const UserRecord& user, TimePoint now) const;
-  static int& ClassOf(QuotaUsage& use, bool preemptible) {
-    return preemptible ? use.preemptible_cores : use.on_demand_cores;
-  }
 
   Rules rules_;
   std::map<UserName, UserRecord> users_;

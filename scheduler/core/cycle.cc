@@ -149,20 +149,16 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
   if (!in_.hosts.reservations().empty()) {
     // Only the pass that considers a job reserves for it; checked all the same.
     if (in_.hosts.ReservationOf(entry.id) != nullptr) return false;
-    if (reserved_by_record_version_ != in_.hosts.reservations_version()) {
-      reserved_by_record_.clear();
-      reserved_by_record_version_ = in_.hosts.reservations_version();
-    }
+    SyncReservedCores();
     auto [known, fresh] = reserved_by_record_.try_emplace(ref.user);
-    if (fresh) {
-      known->second = {ReservedCores(ref.user->name, false, entry.id),
-                       ReservedCores(ref.user->name, true, entry.id)};
+    if (fresh) {  // all of the user's reserved cores: this job holds none
+      known->second = {ReservedCores(ref.user->name, false, JobId()),
+                       ReservedCores(ref.user->name, true, JobId())};
     }
     promised = known->second[m.preemptible ? 1 : 0];
   }
-  const Quota& quota = ref.user->quota;
-  const int used = m.preemptible ? ref.use->preemptible_cores : ref.use->on_demand_cores;
-  const int limit = m.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
+  const int used = ref.use->Of(m.preemptible);
+  const int limit = ref.user->quota.Of(m.preemptible);
   // Behind: Filter still lets it through (then its reason is strict order's again). Filtered:
   // the same numbers make the same quota reason.
   if (m.behind) return m.cores <= limit && used + promised + m.cores <= limit;
@@ -196,9 +192,8 @@ void Pass::Remember(QueuedRef& ref, bool behind) {
   m.behind_text = behind ? behind_text_ : 0;
   m.preemptible = job.spec.preemptible;
   m.cores = ref.type->tensor_cores();
-  m.used = m.preemptible ? ref.use->preemptible_cores : ref.use->on_demand_cores;
-  const Quota& quota = ref.user->quota;
-  m.limit = m.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
+  m.used = ref.use->Of(m.preemptible);
+  m.limit = ref.user->quota.Of(m.preemptible);
   m.promised = ReservedCores(job.spec.user, m.preemptible, job.id);
   m.at = now_;
 }
@@ -215,15 +210,13 @@ std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
   }
   const int cores = entry.ref->type->tensor_cores();
   const bool preemptible = job.spec.preemptible;
-  const Quota& quota = entry.ref->user->quota;
-  const int limit = preemptible ? quota.preemptible_cores : quota.on_demand_cores;
+  const int limit = entry.ref->user->quota.Of(preemptible);
   if (cores > limit) {
     return "quota: the " + ClassName(preemptible) + " quota of " + std::to_string(limit) +
            " cores is smaller than the job's " + std::to_string(cores) +
            "; it can start only once the quota is raised";
   }
-  const QuotaUsage& use = *entry.ref->use;
-  const int used = preemptible ? use.preemptible_cores : use.on_demand_cores;
+  const int used = entry.ref->use->Of(preemptible);
   const int promised = ReservedCores(job.spec.user, preemptible, job.id);
   if (used + promised + cores > limit) {
     std::string reason = "quota: " + std::to_string(used) + "/" + std::to_string(limit) + " " +
@@ -235,18 +228,22 @@ std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
   return std::nullopt;
 }
 
+void Pass::SyncReservedCores() {
+  if (reserved_version_ == in_.hosts.reservations_version()) return;
+  reserved_.clear();
+  reserved_by_record_.clear();
+  for (const auto& [id, res] : in_.hosts.reservations()) {
+    if (const JobRecord* holder = in_.jobs.Find(id)) {
+      reserved_[{holder->spec.user, holder->spec.preemptible}] += in_.jobs.Cores(id);
+    }
+  }
+  reserved_version_ = in_.hosts.reservations_version();
+}
+
 int Pass::ReservedCores(const UserName& user, bool preemptible, JobId except) {
   const std::map<JobId, Reservation>& reservations = in_.hosts.reservations();
   if (reservations.empty()) return 0;
-  if (reserved_version_ != in_.hosts.reservations_version()) {
-    reserved_.clear();
-    for (const auto& [id, res] : reservations) {
-      if (const JobRecord* holder = in_.jobs.Find(id)) {
-        reserved_[{holder->spec.user, holder->spec.preemptible}] += in_.jobs.Cores(id);
-      }
-    }
-    reserved_version_ = in_.hosts.reservations_version();
-  }
+  SyncReservedCores();
   auto it = reserved_.find({user, preemptible});
   if (it == reserved_.end()) return 0;
   int cores = it->second;

@@ -136,6 +136,9 @@ class Pass {
   std::vector<ExpectedRelease> ExpectedReleases() const;
   // The cores reserved for `user`'s jobs of one class other than `except`.
   int ReservedCores(const UserName& user, bool preemptible, JobId except);
+  // Empties reserved_ and reserved_by_record_ and sums reserved_ again when the reservations
+  // changed since.
+  void SyncReservedCores();
   // Whether the memo of `entry`'s job still holds: it would get the reason it has, so it is
   // skipped.
   bool MemoHolds(const QueueEntry& entry);
@@ -179,12 +182,11 @@ class Pass {
   std::map<TypeKey, bool> fits_healthy_;
   std::map<TypeKey, std::vector<int>> candidates_;
   // Cores reserved per (user, class), summed once per HostLeases::reservations_version() (a
-  // pass over 10,000 queued jobs summed every reservation for each).
+  // pass over 10,000 queued jobs summed every reservation for each), and the same by user
+  // record for MemoHolds (a lookup without string compares), filled as users come.
   std::map<std::pair<UserName, bool>, int> reserved_;
-  std::optional<uint64_t> reserved_version_;
-  // The same by user record and class, for MemoHolds (a lookup without string compares).
   std::unordered_map<const UserRecord*, std::array<int, 2>> reserved_by_record_;
-  std::optional<uint64_t> reserved_by_record_version_;
+  std::optional<uint64_t> reserved_version_;  // of both
 };
 
 }  // namespace podsched::core

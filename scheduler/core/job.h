@@ -153,6 +153,7 @@ struct JobEvent {
 struct Quota {
   int on_demand_cores = 40;    // five on-demand v2-8s (a research grant of the time)
   int preemptible_cores = 800; // a hundred preemptible v2-8s
+  int Of(bool preemptible) const { return preemptible ? preemptible_cores : on_demand_cores; }
   friend bool operator==(const Quota&, const Quota&) = default;
 };
 
@@ -171,6 +172,8 @@ struct UserRecord {
 struct QuotaUsage {
   int on_demand_cores = 0;
   int preemptible_cores = 0;
+  int Of(bool preemptible) const { return preemptible ? preemptible_cores : on_demand_cores; }
+  int& Of(bool preemptible) { return preemptible ? preemptible_cores : on_demand_cores; }
 };
 
 }  // namespace podsched::core

@@ -24,8 +24,8 @@
 
 namespace podsched::core {
 
-// A QUEUED job with direct pointers to what a pass reads (std::map nodes never move), so a pass
-// over 10,000 queued jobs does no lookups in the map of every job kept.
+// A QUEUED job with direct pointers to what a pass reads (job records, types and users never
+// move while the job waits), so a pass over 10,000 queued jobs does no lookups by id.
 struct QueuedRef {
   // What the last pass decided for this job when all it did was give the job a reason (Filter's
   // quota reason, or strict order's "behind" text), with the inputs that reason was made of. A

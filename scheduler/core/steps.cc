@@ -25,9 +25,8 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
                                                    TimePoint now,
                                                    std::vector<QueueEntry>& storage) const {
   std::unordered_map<const UserRecord*, double> usage;  // fair-share key per user, once a pass
-  std::vector<QueueEntry>& queue = storage;
-  queue = queued.InSubmitOrder();
-  for (QueueEntry& e : queue) {
+  storage = queued.InSubmitOrder();
+  for (QueueEntry& e : storage) {
     const QueuedRef& ref = *e.ref;
     const JobRecord& job = *ref.job;
     const int64_t waited = (now - job.submit_time) / aging_step_;
@@ -37,8 +36,8 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
     if (fresh) known->second = accounting.UsageNow(ref.user->name, now);
     e.usage = known->second;
   }
-  SortEntries(queue);
-  return queue;
+  SortEntries(storage);
+  return storage;
 }
 
 std::optional<VictimChoice> LeastLostWork::Choose(

@@ -59,7 +59,7 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
                      "cancel them, or keep large data out of env and args");
   }
   const Quota quota = accounting.QuotaOf(spec.user);
-  const int limit = spec.preemptible ? quota.preemptible_cores : quota.on_demand_cores;
+  const int limit = quota.Of(spec.preemptible);
   if (type->tensor_cores() > limit) {
     return Error(StatusCode::kResourceExhausted,
                  spec.accelerator + " needs " + std::to_string(type->tensor_cores()) + " " +
