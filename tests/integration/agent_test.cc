@@ -29,6 +29,7 @@
 
 #include "common/key_file.h"
 #include "proto/bus.pb.h"
+#include "worker/agent/exit_verdict.h"
 
 namespace {
 
@@ -426,6 +427,27 @@ TEST_F(AgentTest, PreemptEndsWithExit75WithinGrace) {
   EXPECT_EQ(FindExited("a1", 8, 1)->reason(), Exited::RELEASED);
   EXPECT_NE(LogText(8, 1).find("podprobe: preempted"), std::string::npos);
   EXPECT_TRUE(AllRanksGone()) << RankStats();
+  EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
+}
+
+// mpirun ends a job when one rank exits non-zero: it SIGTERMs the other ranks a second later and
+// SIGKILLs them a second after that. A rank that exits 75 under a Preempt must not cut short
+// another still finishing its checkpoint within the grace (podworker rank tells mpirun 0 and the
+// agent 75: exit_verdict.h). Rank 3 takes 4 s after MPI_Finalize, when the others have exited.
+TEST_F(AgentTest, AFastRankExiting75DoesNotCutShortASlowOneWithinGrace) {
+  SendBoth(MakeLaunch(23, 1, {"--run-seconds", "120", "--slow-stop-rank", "3",
+                              "--slow-stop-ms", "4000"}));
+  ASSERT_TRUE(WaitFor([&] { return AllRanksStarted(); }, seconds(60)));
+  const auto sent = Clock::now();
+  SendBoth(MakeControl(23, 1, /*preempt=*/true, /*grace=*/30));
+  ASSERT_TRUE(WaitFor([&] { return FindExited("a0", 23, 1) && FindExited("a1", 23, 1); },
+                      seconds(45)));
+  EXPECT_GE(Clock::now() - sent, seconds(4));
+  const Exited& e = *FindExited("a0", 23, 1);
+  EXPECT_EQ(e.reason(), Exited::PREEMPTED) << e.message() << "\n" << LogText(23, 1);
+  EXPECT_EQ(e.exit_code(), 75);
+  EXPECT_EQ(ReadFile(dir_ / "pids" / "rank-3.stopped"), "done\n") << LogText(23, 1);
+  EXPECT_NE(LogText(23, 1).find(podsched::agent::kRankPreemptedLine), std::string::npos) << LogText(23, 1);
   EXPECT_TRUE(WaitFor([&] { return NoJobProcesses(); }, seconds(5)));
 }
 

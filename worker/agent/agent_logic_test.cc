@@ -112,6 +112,11 @@ TEST(ExitVerdictTest, TableOfOutcomes) {
       {{Exited(0), false, true}, ExitReason::kCompleted, 0},
       {{Signaled(SIGKILL), true}, ExitReason::kKilled, -SIGKILL},
       {{Exited(0), true, true, true}, ExitReason::kKilled, 0},
+      // mpirun 0 with a rank's kRankPreemptedLine: preempted, but only under a Preempt.
+      {{Exited(0), false, true, false, 10, true}, ExitReason::kPreempted, 75},
+      {{Exited(0), false, false, false, 0, true}, ExitReason::kCompleted, 0},
+      {{Exited(3), false, true, false, 10, true}, ExitReason::kFailed, 3},
+      {{Signaled(SIGKILL), false, true, true, 10, true}, ExitReason::kKilledAfterGrace, -SIGKILL},
   };
   for (const auto& c : cases) {
     const Verdict v = ClassifyExit(c.facts);
@@ -123,6 +128,24 @@ TEST(ExitVerdictTest, TableOfOutcomes) {
             "SIGKILL after 30 s grace");
   EXPECT_EQ(ClassifyExit({Exited(3)}).message, "exit code 3");
   EXPECT_EQ(ClassifyExit({Signaled(SIGSEGV)}).message, "killed by SIGSEGV");
+}
+
+TEST(ExitVerdictTest, AnMpiRankHidesOnlyA75UnderAPreemptFromMpirun) {
+  const RankEnd preempted = JudgeRankEnd(Exited(75), /*preempt_notice=*/true);
+  EXPECT_EQ(preempted.exit_code, 0);
+  EXPECT_EQ(preempted.signal, 0);
+  EXPECT_TRUE(preempted.report_preempted);
+  // Without a notice a 75 is passed on: mpirun's abort keeps a lone rank's end from hanging the rest.
+  const RankEnd unasked = JudgeRankEnd(Exited(75), false);
+  EXPECT_EQ(unasked.exit_code, 75);
+  EXPECT_FALSE(unasked.report_preempted);
+  for (bool notice : {false, true}) {
+    EXPECT_EQ(JudgeRankEnd(Exited(0), notice).exit_code, 0);
+    EXPECT_FALSE(JudgeRankEnd(Exited(0), notice).report_preempted);
+    EXPECT_EQ(JudgeRankEnd(Exited(3), notice).exit_code, 3);
+    EXPECT_EQ(JudgeRankEnd(Signaled(SIGSEGV), notice).signal, SIGSEGV);
+    EXPECT_FALSE(JudgeRankEnd(Signaled(SIGTERM), notice).report_preempted);
+  }
 }
 
 TEST(ExitVerdictTest, DescribeWaitStatusNamesTheCodeOrTheSignal) {

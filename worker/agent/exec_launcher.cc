@@ -3,6 +3,8 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,10 +17,10 @@
 #include <filesystem>
 #include <optional>
 
+#include "common/host_list.h"
 #include "common/rank_tag.h"
 #include "worker/agent/child.h"
 #include "worker/agent/exec_launch.h"
-#include "common/host_list.h"
 #include "worker/agent/exit_verdict.h"
 #include "worker/agent/mpirun_argv.h"
 #include "worker/agent/rank_env.h"
@@ -198,6 +200,70 @@ int ExecLauncherMain(const std::string& self, const std::vector<std::string>& ar
   return exits.ExitCode();
 }
 
+namespace {
+
+// The signals a rank of mpirun may get. They reach the program itself: ORTE signals each rank's
+// process group, which the program shares, and the agent signals the tagged rank, the program.
+// `podworker rank` only has to outlive them, to report how the program ended.
+constexpr int kRankSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE};
+
+void IgnoreSignal(int) {}
+
+// Runs the program of an mpirun rank as a child, and ends as it did but for a 75 under a
+// Preempt, which becomes kRankPreemptedLine and 0 (JudgeRankEnd).
+int SuperviseMpiRank(std::vector<char*>& argv) {
+  struct sigaction survive {};
+  survive.sa_handler = IgnoreSignal;  // a handler, not SIG_IGN: exec resets it for the program
+  sigemptyset(&survive.sa_mask);
+  sigset_t blocked, before;
+  sigemptyset(&blocked);
+  for (int sig : kRankSignals) {
+    sigaction(sig, &survive, nullptr);
+    sigaddset(&blocked, sig);
+  }
+  // Blocked across fork: a signal for the program that arrives before its exec waits for it.
+  sigprocmask(SIG_BLOCK, &blocked, &before);
+  const pid_t self = getpid();
+  const pid_t child = fork();
+  if (child < 0) return Fail("rank", std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : kRankSignals) sigaction(sig, &dfl, nullptr);
+    // Never outlive this process (a SIGKILL of the rank alone would leave the program running).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != self) _exit(127);
+    sigprocmask(SIG_SETMASK, &before, nullptr);
+    execvp(argv[0], argv.data());
+    const int err = errno;
+    std::fprintf(stderr, "podworker rank: cannot run '%s': %s\n", argv[0], std::strerror(err));
+    _exit(127);
+  }
+  sigprocmask(SIG_SETMASK, &before, nullptr);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return Fail("rank", std::string("waitpid: ") + std::strerror(errno));
+  }
+  const char* notice = std::getenv("POD_PREEMPT_FILE");
+  const bool preempted = notice != nullptr && *notice != '\0' && access(notice, F_OK) == 0;
+  const RankEnd end = JudgeRankEnd(status, preempted);
+  if (end.report_preempted) std::fprintf(stderr, "%s\n", kRankPreemptedLine);
+  if (end.signal != 0) {
+    // End by the program's signal, as mpirun would have seen it, without a core of this process.
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(end.signal, SIG_DFL);
+    sigset_t just;
+    sigemptyset(&just);
+    sigaddset(&just, end.signal);
+    sigprocmask(SIG_UNBLOCK, &just, nullptr);
+    raise(end.signal);
+  }
+  return end.exit_code;
+}
+
+}  // namespace
+
 int RankMain(const std::vector<std::string>& args) {
   std::optional<int> index;
   size_t i = 0;
@@ -228,6 +294,7 @@ int RankMain(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (size_t k = i; k < args.size(); ++k) argv.push_back(const_cast<char*>(args[k].c_str()));
   argv.push_back(nullptr);
+  if (!index) return SuperviseMpiRank(argv);
   execvp(argv[0], argv.data());
   return Fail("rank", "cannot run '" + args[i] + "': " + std::strerror(errno));
 }

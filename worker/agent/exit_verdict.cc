@@ -32,6 +32,10 @@ Verdict ClassifyExit(const ExitFacts& f) {
   } else if (f.grace_expired) {
     v.reason = ExitReason::kKilledAfterGrace;
     v.message = "SIGKILL after " + std::to_string(f.grace_seconds) + " s grace";
+  } else if (v.exit_code == 0 && f.preempt_requested && f.rank_reported_preempted) {
+    v.reason = ExitReason::kPreempted;
+    v.exit_code = kPreemptedExitCode;
+    v.message = "preempted: a rank exited 75 within the grace period, the others 0";
   } else if (v.exit_code == 0) {
     v.reason = ExitReason::kCompleted;
     v.message = "exit code 0";
@@ -44,6 +48,22 @@ Verdict ClassifyExit(const ExitFacts& f) {
     v.message = DescribeWaitStatus(f.wait_status);
   }
   return v;
+}
+
+RankEnd JudgeRankEnd(int wait_status, bool preempt_notice) {
+  RankEnd end;
+  if (WIFSIGNALED(wait_status)) {
+    end.signal = WTERMSIG(wait_status);
+  } else if (WIFEXITED(wait_status)) {
+    end.exit_code = WEXITSTATUS(wait_status);
+    if (end.exit_code == kPreemptedExitCode && preempt_notice) {
+      end.exit_code = 0;
+      end.report_preempted = true;
+    }
+  } else {
+    end.exit_code = 127;  // not an end (stopped): never passed by waitpid without WUNTRACED
+  }
+  return end;
 }
 
 int SshExitStatus(int wait_status) {

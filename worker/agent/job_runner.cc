@@ -129,13 +129,16 @@ void JobRunner::Forward(RunningJob& job, const progress::Progress& p) {
   send_(ProgressEnvelope(job.je, p, &job.last_checkpoint_step));
 }
 
-// A whole line of the launcher's output: rank 0's POD_PROGRESS lines are progress reports too.
+// A whole line of the launcher's output: rank 0's POD_PROGRESS lines are progress reports too,
+// and a rank's kRankPreemptedLine counts in the verdict (exit_verdict.h).
 bool JobRunner::FilterLine(const JobEpoch& je, std::string_view line) {
   OutputLine judged = JudgeOutputLine(line);
   if (!judged.keep) spdlog::debug("job {}: {}", je.job.value(), line);
-  if (!judged.progress) return judged.keep;
+  if (!judged.progress && !judged.rank_preempted) return judged.keep;
   RunningJob* job = Find(je);
   if (job == nullptr) return judged.keep;
+  if (judged.rank_preempted) job->rank_reported_preempted = true;
+  if (!judged.progress) return judged.keep;
   if (*judged.progress) {
     Forward(*job, **judged.progress);
   } else {
@@ -389,9 +392,12 @@ void JobRunner::CheckJobs() {
 }
 
 void JobRunner::EndJob(RunningJob& job) {
+  if (!job.launcher) {
+    job.ended = job.Exit();
+    return Report(job);
+  }
+  job.output.EndStreams();  // its unfinished last lines count in the verdict (a rank's 75)
   job.ended = job.Exit();
-  if (!job.launcher) return Report(job);
-  job.output.EndStreams();
   FlushOutput(job);
   if (job.ended->reason == ExitReason::kFailed) {
     const std::string& tail = job.output.tail();

@@ -2,6 +2,7 @@
 
 #include "common/hash.h"
 #include "common/rank_tag.h"
+#include "worker/agent/exit_verdict.h"
 
 namespace podsched::agent {
 
@@ -48,6 +49,7 @@ OutputLine JudgeOutputLine(std::string_view line) {
   if (tag.rank == 0 && !tag.stderr_stream && text.starts_with(progress::kProgressLinePrefix)) {
     out.progress = progress::ParseProgressLine(text);
   }
+  out.rank_preempted = tag.stderr_stream && text.ends_with(kRankPreemptedLine);
   return out;
 }
 

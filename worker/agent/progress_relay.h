@@ -35,6 +35,10 @@ struct OutputLine {
   bool keep = true;  // false: left out of the log (mpirun's harmless setpgid warning)
   // A progress line of rank 0's stdout (it stays in the log): its report, or why it is not one.
   std::optional<Result<progress::Progress>> progress;
+  // A rank's stderr line ending in kRankPreemptedLine (exit_verdict.h): its program exited 75
+  // under a Preempt. It stays in the log. (A program could print it itself; all that buys is the
+  // verdict it would get by exiting 75.)
+  bool rank_preempted = false;
 };
 OutputLine JudgeOutputLine(std::string_view line);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/rank_tag.h"
+#include "worker/agent/exit_verdict.h"
 
 namespace podsched::agent {
 namespace {
@@ -79,6 +80,19 @@ TEST(ProgressRelayTest, OnlyRankZerosStdoutProgressLinesAreReportsAndMpirunsNois
       "[h1:01234] [[1234,0],1] plm:rsh: Warning: setpgid(1234,1234) failed in parent");
   EXPECT_FALSE(noise.keep);
   EXPECT_TRUE(JudgeOutputLine("an ordinary line").keep);
+}
+
+TEST(ProgressRelayTest, ARanksPreemptedLineIsSeenOnItsStderrOnly) {
+  const OutputLine line = JudgeOutputLine(FormatRankTag(3, true) + kRankPreemptedLine);
+  EXPECT_TRUE(line.rank_preempted);
+  EXPECT_TRUE(line.keep) << "it stays in the log";
+  // After an unfinished line of the program, which the rank's line joiner put in front of it.
+  EXPECT_TRUE(JudgeOutputLine(FormatRankTag(0, true) + "saving" + kRankPreemptedLine)
+                  .rank_preempted);
+  EXPECT_FALSE(JudgeOutputLine(FormatRankTag(3, false) + kRankPreemptedLine).rank_preempted);
+  EXPECT_FALSE(JudgeOutputLine(kRankPreemptedLine).rank_preempted) << "untagged: mpirun's own";
+  EXPECT_FALSE(JudgeOutputLine(FormatRankTag(3, true) + kRankPreemptedLine + " and more")
+                   .rank_preempted);
 }
 
 }  // namespace

@@ -44,7 +44,9 @@ ExitReport RunningJob::Exit() const {
     report.reason = ExitReason::kReleased;
     report.message = sessions_started.empty() ? "no process was started here" : "processes gone";
   } else {
-    const Verdict v = ClassifyExit(life.Facts(mpirun_status));
+    ExitFacts facts = life.Facts(mpirun_status);
+    facts.rank_reported_preempted = rank_reported_preempted;
+    const Verdict v = ClassifyExit(facts);
     report.reason = v.reason;
     report.exit_code = v.exit_code;
     report.message = v.message;

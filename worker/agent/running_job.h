@@ -64,6 +64,7 @@ struct RunningJob {
   std::vector<pid_t> pids;                   // live processes of the job (last scan)
   std::set<int32_t> ranks_up_hosts;  // hosts whose ranks_per_host ranks were all seen alive
   int64_t last_checkpoint_step = 0;
+  bool rank_reported_preempted = false;  // a kRankPreemptedLine in the launcher's output
   std::optional<ExitReport> ended;  // processes gone: the Exited waits for the spool
   MonotonicTime storing_since{};    // when the spool was asked to store the log
   std::optional<bus::Launch> next;  // newer epoch waiting for this one to be gone

@@ -5,6 +5,8 @@
 //
 // SIGTERM (default): every rank sets a flag; each ~50 ms tick the ranks all-reduce it, so all of
 // them agree, rank 0 prints "podprobe: preempted" and all exit 75 (podtrain's preempted code).
+// --slow-stop-rank R --slow-stop-ms N: rank R then takes N ms more after MPI_Finalize (a rank still
+// writing its part of a checkpoint when the others have exited 75) and writes DIR/rank-R.stopped.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -47,6 +49,8 @@ struct Options {
   int exit_code = 0;
   std::string pid_dir;
   int progress_every_ms = 0;
+  int slow_stop_rank = -1;
+  int slow_stop_ms = 0;
 };
 
 }  // namespace
@@ -62,6 +66,11 @@ int main(int argc, char** argv) {
   app.add_option("--pid-dir", o.pid_dir, "Each rank writes DIR/rank-R.pid");
   app.add_option("--progress-every-ms", o.progress_every_ms,
                  "Rank 0 sends a progress datagram to POD_PROGRESS_ENDPOINT every N ms")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--slow-stop-rank", o.slow_stop_rank,
+                 "When preempted, this rank takes --slow-stop-ms more after MPI_Finalize")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--slow-stop-ms", o.slow_stop_ms, "See --slow-stop-rank")
       ->check(CLI::NonNegativeNumber);
   // Before anything else (option parsing included): a SIGTERM that early still means "exit as
   // preempted", or nothing with --ignore-sigterm.
@@ -138,6 +147,12 @@ int main(int argc, char** argv) {
     if (rank == 0) std::printf("podprobe: preempted\n");
     std::fflush(stdout);
     MPI_Finalize();
+    if (rank == o.slow_stop_rank) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.slow_stop_ms));
+      if (!o.pid_dir.empty()) {
+        std::ofstream(o.pid_dir + "/rank-" + std::to_string(rank) + ".stopped") << "done\n";
+      }
+    }
     return podsched::train::kExitPreempted;
   }
   MPI_Finalize();
