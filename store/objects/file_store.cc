@@ -12,7 +12,7 @@
 #include <cstring>
 #include <utility>
 
-#include "store/objects/big_buffer.h"
+#include "common/big_buffer.h"
 #include "store/objects/object_url.h"
 
 namespace podsched::store {

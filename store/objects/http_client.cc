@@ -7,7 +7,7 @@
 #include <cctype>
 #include <cstring>
 
-#include "store/objects/big_buffer.h"
+#include "common/big_buffer.h"
 
 namespace podsched::store {
 namespace {

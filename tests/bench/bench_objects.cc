@@ -7,6 +7,13 @@
 //            is printed.
 //   s3://    (with --s3) the same save/restore against an S3 endpoint vs `aws s3 cp` upload
 //            and download of the same bytes.
+//   podtrain (file://, beside the same dd run) the checkpoint code podtrain itself runs
+//            (worker/train/checkpoint_store.h), with one thread per rank: each encodes its
+//            shard of params + Adam's two moments and writes it (WriteShard: SHA-256, 1 MiB
+//            appends, one fsync), rank 0 commits the manifest and collects garbage; then,
+//            after eviction, rank 0 lists the manifests and every rank verifies its shard
+//            and reads all params plus its own moments (Trainer::ChooseCheckpoint's
+//            VerifyCheckpointShards and Trainer::Restore's ReadRankState).
 //
 //   bench_objects --mb 1024 --dir /var/tmp/bench [--no-dd] [--s3 [--s3-endpoint URL]
 //                 [--s3-mb 256] [--no-awscli]]
@@ -26,6 +33,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
+#include <span>
 #include <random>
 #include <sstream>
 #include <string>
@@ -35,6 +44,9 @@
 #include "store/formats/crc32c.h"
 #include "store/objects/object_store.h"
 #include "store/objects/s3_store.h"
+#include "worker/train/checkpoint.h"
+#include "worker/train/checkpoint_store.h"
+#include "worker/train/optimizer.h"
 
 namespace podsched::store {
 namespace {
@@ -166,7 +178,108 @@ double Evict(const std::string& path) {
   return resident;
 }
 
-void BenchFile(const std::string& dir, std::string_view state, int shards, bool with_dd) {
+struct DdFigures {
+  double write_mbps = 0, read_mbps = 0;
+};
+
+// podtrain's checkpoint path (see the top of the file). `values` floats are params, adam_m and
+// adam_v of state.size() / 12 parameters, as W = `ranks` ranks hold them.
+void BenchPodtrain(const std::string& dir, std::string_view state, int ranks,
+                   const std::optional<DdFigures>& dd) {
+  using namespace podsched::train;
+  const std::string root = dir + "/podtrain-store";
+  auto store = OpenObjectStore("file://" + root);
+  if (!store) Die(store.error().ToString());
+  const size_t n = state.size() / 12;
+  const double mb = static_cast<double>(n) * 12 / 1048576.0;
+  auto tensor = [&](int t) {
+    return std::span<const float>(reinterpret_cast<const float*>(state.data()) + t * n, n);
+  };
+  Manifest m;
+  m.job = "bench";
+  m.id = CkptId{1, 100};
+  m.world_size = ranks;
+  m.allreduce = "exact";
+  m.global_batch = 64;
+  m.data_source = "generated";
+  m.num_params = n;
+  m.tensors = TensorNames(OptimizerKind::kAdam);
+  m.optimizer.kind = OptimizerKind::kAdam;
+  std::vector<Result<ShardEntry>> written(static_cast<size_t>(ranks));
+  const double save_s = Time([&] {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r) {
+      threads.emplace_back([&, r] {
+        const ShardRange range = ShardOf(n, ranks, r);
+        std::vector<std::span<const float>> parts;
+        for (int t = 0; t < 3; ++t) parts.push_back(tensor(t).subspan(range.begin, range.size()));
+        written[static_cast<size_t>(r)] = WriteShard(
+            **store, CkptPrefix(m.job, m.id) + ShardName(r, ranks), EncodeShard(parts), {});
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < ranks; ++r) {
+      if (!written[r]) Die("podtrain save: " + written[r].error().ToString());
+      const ShardRange range = ShardOf(n, ranks, r);
+      m.shards.push_back(ShardEntry{ShardName(r, ranks), range.begin, range.end, written[r]->size,
+                                    written[r]->sha256});
+    }
+    if (Status s = CommitManifest(**store, m); !s.ok()) Die("podtrain commit: " + s.ToString());
+    if (auto gc = CollectGarbage(**store, m.job, 2); !gc) Die(gc.error().ToString());
+  });
+  double resident = 0;
+  for (const ShardEntry& sh : m.shards) {
+    resident += Evict(root + "/" + CkptPrefix(m.job, m.id) + sh.name) / ranks;
+  }
+  std::vector<std::string> errors(static_cast<size_t>(ranks));
+  const double restore_s = Time([&] {
+    std::vector<std::string> rejected;
+    auto listed = ListCommittedManifests(**store, m.job, &rejected);
+    if (!listed || listed->empty()) Die("podtrain restore: no manifest");
+    const Manifest& found = listed->front();
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r) {
+      threads.emplace_back([&, r] {
+        std::string& err = errors[static_cast<size_t>(r)];
+        VerifiedShards verified;
+        if (Status s = VerifyCheckpointShards(**store, found, r, ranks, &verified); !s.ok()) {
+          return void(err = s.ToString());
+        }
+        const ShardRange range = ShardOf(n, ranks, r);
+        auto read = ReadRankState(**store, found, range, &verified);
+        if (!read) return void(err = read.error().ToString());
+        // Bytes, not floats: the random state holds NaN patterns, which never compare equal.
+        for (int t = 1; t < 3; ++t) {
+          if (std::memcmp(read->state[t - 1].data(), tensor(t).data() + range.begin,
+                          range.size() * 4) != 0) {
+            return void(err = "tensor " + std::to_string(t) + " differs after restore");
+          }
+        }
+        if (std::memcmp(read->params.data(), tensor(0).data(), n * 4) != 0) {
+          err = "params differ after restore";
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  });
+  for (const std::string& e : errors) {
+    if (!e.empty()) Die("podtrain restore: " + e);
+  }
+  std::printf(
+      "podtrain path, %d ranks, %.0f MB (%zu params x 3 tensors): save %.3f s, restore %.3f s "
+      "(page cache residency before restore %.1f%%)\n",
+      ranks, mb, n, save_s, restore_s, 100 * resident);
+  Figure("ckpt_podtrain_save_file_mbps", mb / save_s, "MB/s");
+  Figure("ckpt_podtrain_restore_file_mbps", mb / restore_s, "MB/s");
+  if (dd) {
+    Figure("ckpt_podtrain_save_over_dd_ratio", (mb / save_s) / dd->write_mbps, "x");
+    Figure("ckpt_podtrain_restore_over_dd_ratio", (mb / restore_s) / dd->read_mbps, "x");
+  }
+  fs::remove_all(root);
+}
+
+std::optional<DdFigures> BenchFile(const std::string& dir, std::string_view state, int shards,
+                                   bool with_dd) {
   double mb = state.size() / 1048576.0;
   std::string root = dir + "/store";
   auto store = OpenObjectStore("file://" + root);
@@ -182,7 +295,8 @@ void BenchFile(const std::string& dir, std::string_view state, int shards, bool 
       shards, mb, save_s, restore_s, 100 * resident);
   Figure("ckpt_save_file_mbps", mb / save_s, "MB/s");
   Figure("ckpt_restore_file_mbps", mb / restore_s, "MB/s");
-  if (!with_dd) return;
+  fs::remove_all(root);
+  if (!with_dd) return std::nullopt;
   std::string dd_file = dir + "/dd.bin";
   size_t count = (state.size() + kChunk - 1) / kChunk;
   double dd_write_s = Time([&] {
@@ -204,6 +318,7 @@ void BenchFile(const std::string& dir, std::string_view state, int shards, bool 
   Figure("ckpt_save_over_dd_ratio", (mb / save_s) / (dd_mb / dd_write_s), "x");
   Figure("ckpt_restore_over_dd_ratio", (mb / restore_s) / (dd_mb / dd_read_s), "x");
   fs::remove(dd_file);
+  return DdFigures{dd_mb / dd_write_s, dd_mb / dd_read_s};
 }
 
 void BenchS3(const std::string& dir, const std::string& endpoint, std::string_view state,
@@ -278,7 +393,9 @@ int main(int argc, char** argv) {
   std::printf("bench_objects: %d MB in %d shards under %s (crc32c: %s)\n", mb, shards, dir.c_str(),
               std::string(podsched::formats::Crc32cImplementation()).c_str());
   std::string state = State(static_cast<size_t>(std::max(mb, s3_mb)) << 20);
-  BenchFile(dir, std::string_view(state).substr(0, static_cast<size_t>(mb) << 20), shards, !no_dd);
+  const std::string_view file_state = std::string_view(state).substr(0, static_cast<size_t>(mb) << 20);
+  const std::optional<DdFigures> dd = BenchFile(dir, file_state, shards, !no_dd);
+  BenchPodtrain(dir, file_state, shards, dd);
   if (s3) {
     size_t bytes = static_cast<size_t>(s3_mb > 0 ? s3_mb : mb) << 20;
     BenchS3(dir, endpoint, std::string_view(state).substr(0, bytes), shards, !no_awscli);

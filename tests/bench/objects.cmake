@@ -3,7 +3,8 @@
 # server (deploy/s3-server.sh, see tests/integration/objects.cmake) without the aws CLI runs,
 # which take 5-10 s each on a loaded 2-core machine (interop is covered by the integration test).
 add_executable(bench_objects ${CMAKE_CURRENT_LIST_DIR}/bench_objects.cc)
-target_link_libraries(bench_objects PRIVATE podsched_objects podsched_formats CLI11::CLI11)
+target_link_libraries(bench_objects PRIVATE podsched_objects podsched_formats podsched_train
+                      CLI11::CLI11)
 
 add_test(NAME objects_bench_smoke_file
          COMMAND bench_objects --mb 8 --shards 2 --dir ${CMAKE_BINARY_DIR}/objects-bench)

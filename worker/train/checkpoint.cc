@@ -7,6 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/big_buffer.h"
 #include "common/check.h"
 #include "common/json_reader.h"
 
@@ -199,6 +200,11 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
 
 std::string EncodeShard(std::span<const std::span<const float>> tensors) {
   std::string out;
+  size_t total = 0;
+  for (auto t : tensors) total += t.size_bytes();
+  // One allocation (growing by doubling copied the shard up to twice more), on huge pages: in
+  // fresh memory the page faults cost more than the copy (common/big_buffer.h).
+  ReserveBig(out, total);
   for (auto t : tensors) {
     PODSCHED_CHECK(t.size() == tensors[0].size());
     out.append(reinterpret_cast<const char*>(t.data()), t.size_bytes());

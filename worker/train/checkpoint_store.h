@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "common/status.h"
 #include "store/objects/object_store.h"
 #include "worker/train/checkpoint.h"
+#include "worker/train/optimizer.h"
 
 namespace podsched::train {
 
@@ -29,11 +31,17 @@ Result<ShardEntry> WriteShard(store::ObjectStore& store, const std::string& key,
 // that commits after this check still wins at restore, by (epoch, step) order.)
 Status CommitManifest(store::ObjectStore& store, const Manifest& m);
 
+// Shards read and verified, kept so that a restore does not read them again: shard name ->
+// its whole content, which matched the manifest's size and SHA-256.
+using VerifiedShards = std::map<std::string, std::string>;
+
 // OK when every shard of `m` is present with its recorded size and SHA-256 (reads them all).
 // kNotFound / kDataLoss say the checkpoint is incomplete or corrupt; other codes are store errors.
 Status VerifyCheckpoint(store::ObjectStore& store, const Manifest& m);
-// The same for the shards whose index % stride == offset (ranks split the verification).
-Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int offset, int stride);
+// The same for the shards whose index % stride == offset (ranks split the verification). With
+// `keep`, the verified shards' bytes go there (when every one verified).
+Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int offset, int stride,
+                              VerifiedShards* keep = nullptr);
 
 // The manifests of `job` that decode, match their own checksum and name their directory, newest
 // (epoch, step) first. Their shards are not verified yet. Rejected ones are described in
@@ -49,9 +57,20 @@ Result<std::optional<Manifest>> FindLatestCheckpoint(store::ObjectStore& store,
                                                      const std::string& job,
                                                      std::vector<std::string>* rejected);
 
-// Tensor `tensor` over parameters [begin, end), from byte ranges of the shards (resharding).
+// Tensor `tensor` over parameters [begin, end), from byte ranges of the shards (resharding):
+// from `verified` for the shards it holds, else from the store.
 Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest& m, int tensor,
-                                      size_t begin, size_t end);
+                                      size_t begin, size_t end,
+                                      const VerifiedShards* verified = nullptr);
+
+// What one rank restores (Trainer::Restore): every parameter (tensor 0), and its own range
+// `own` of each other tensor (the optimizer's state), in manifest order.
+struct RankState {
+  std::vector<float> params;
+  std::vector<std::vector<float>> state;
+};
+Result<RankState> ReadRankState(store::ObjectStore& store, const Manifest& m, ShardRange own,
+                                const VerifiedShards* verified);
 
 // Deletes the directories SelectGarbage picks (manifest first, so a half-deleted checkpoint is
 // never complete). Returns how many directories it removed.

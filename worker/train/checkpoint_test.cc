@@ -271,5 +271,40 @@ TEST(CheckpointTest, RanksSplitShardVerification) {
   ASSERT_EQ(listed->size(), 1u);  // listing does not read shards; verification does
 }
 
+// Restore reads each shard a rank verified once: the verified bytes serve its reads (here the
+// store loses the shard after verification, and the rank's state still comes back whole).
+TEST(CheckpointTest, ARankRestoresFromTheShardsItVerifiedWithoutReadingThemAgain) {
+  for (int r = 0; r < 4; ++r) {
+    MemoryStore store;
+    const Manifest m = Save(store, {0, 10}, 4);
+    VerifiedShards verified;
+    ASSERT_TRUE(VerifyCheckpointShards(store, m, r, 4, &verified).ok());
+    ASSERT_EQ(verified.size(), 1u);
+    EXPECT_TRUE(verified.contains(ShardName(r, 4)));
+    store.objects.erase("job/ckpt-0-10/" + ShardName(r, 4));
+    const ShardRange own = ShardOf(kParams, 4, r);
+    EXPECT_EQ(ReadRankState(store, m, own, nullptr).error().code(), StatusCode::kNotFound);
+    auto state = ReadRankState(store, m, own, &verified);
+    ASSERT_TRUE(state) << state.error().ToString();
+    EXPECT_EQ(state->params, Tensor(0));
+    ASSERT_EQ(state->state.size(), 2u);
+    for (int t = 1; t < 3; ++t) {
+      const std::vector<float> want = Tensor(t);
+      EXPECT_EQ(state->state[t - 1],
+                std::vector<float>(want.begin() + own.begin, want.begin() + own.end));
+    }
+  }
+  // A failed verification keeps nothing; a kept shard shorter than the manifest says is data
+  // loss, not a read past its end.
+  MemoryStore store;
+  const Manifest m = Save(store, {0, 10}, 2);
+  store.objects["job/ckpt-0-10/shard-1-of-2"][3] ^= 1;
+  VerifiedShards verified;
+  EXPECT_EQ(VerifyCheckpointShards(store, m, 0, 1, &verified).code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(verified.empty());
+  verified["shard-0-of-2"] = "short";
+  EXPECT_EQ(ReadTensor(store, m, 0, 0, kParams, &verified).error().code(), StatusCode::kDataLoss);
+}
+
 }  // namespace
 }  // namespace podsched::train

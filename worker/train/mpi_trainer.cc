@@ -84,6 +84,7 @@ class Trainer {
   ParamLayout layout_;
   int rank_ = 0, world_ = 1;
   ShardRange shard_;
+  VerifiedShards verified_;  // this rank's shards of the chosen checkpoint, until Restore reads them
   size_t padded_ = 0;
   std::vector<float> params_, state0_, state1_;
   int64_t step_ = 0;
@@ -176,7 +177,8 @@ std::optional<Manifest> Trainer::ChooseCheckpoint() {
     bytes.resize(len);
     MPI_Bcast(bytes.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
     Manifest m = *DecodeManifest(bytes);  // rank 0 decoded it already
-    const Status s = VerifyCheckpointShards(*store_, m, rank_, world_);
+    VerifiedShards mine;
+    const Status s = VerifyCheckpointShards(*store_, m, rank_, world_, &mine);
     // 0: my shards verify; 1: incomplete or corrupt; 2: the store failed.
     int verdict = s.ok()                                                                     ? 0
                   : (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kDataLoss) ? 1
@@ -187,7 +189,10 @@ std::optional<Manifest> Trainer::ChooseCheckpoint() {
     }
     MPI_Allreduce(MPI_IN_PLACE, &verdict, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (verdict == 2) throw ExitWith{kExitStorage};
-    if (verdict == 0) return m;
+    if (verdict == 0) {
+      verified_ = std::move(mine);  // Restore reads these shards from memory, not again
+      return m;
+    }
   }
   return std::nullopt;
 }
@@ -201,7 +206,7 @@ void Trainer::Restore() {
   }
   const Manifest& m = *chosen;
   if (!(m.model == o_.model) || m.optimizer.kind != o_.optimizer.kind || m.seed != o_.seed ||
-      m.num_params != layout_.size()) {
+      m.num_params != layout_.size() || m.tensors != TensorNames(o_.optimizer.kind)) {
     if (rank_ == 0) {
       std::fprintf(stderr,
                    "podtrain: checkpoint %s was written with another model shape, optimizer or "
@@ -210,23 +215,20 @@ void Trainer::Restore() {
     }
     throw ExitWith{kExitUsage};
   }
-  // Every rank reads all parameters, but only its own shard of the optimizer state.
-  auto p = ReadTensor(*store_, m, 0, 0, layout_.size());
-  auto s0 = ReadTensor(*store_, m, 1, shard_.begin, shard_.end);
-  Result<std::vector<float>> s1 = std::vector<float>();
-  if (o_.optimizer.kind == OptimizerKind::kAdam)
-    s1 = ReadTensor(*store_, m, 2, shard_.begin, shard_.end);
-  int ok = p && s0 && s1, all_ok = 0;
+  // Every rank reads all parameters, but only its own shard of the optimizer state; the shards
+  // it verified come from memory.
+  auto read = ReadRankState(*store_, m, shard_, &verified_);
+  verified_.clear();
+  int ok = read.has_value(), all_ok = 0;
   if (!ok) {
-    const Status& e = !p ? p.error() : !s0 ? s0.error() : s1.error();
     std::fprintf(stderr, "podtrain: rank %d: reading checkpoint: %s\n", rank_,
-                 e.ToString().c_str());
+                 read.error().ToString().c_str());
   }
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) throw ExitWith{kExitStorage};
-  params_ = std::move(*p);
-  state0_ = std::move(*s0);
-  state1_ = std::move(*s1);
+  params_ = std::move(read->params);
+  state0_ = std::move(read->state[0]);  // the tensors are TensorNames(kind), checked above
+  state1_ = read->state.size() > 1 ? std::move(read->state[1]) : std::vector<float>();
   step_ = m.id.step;
   cursor_ = m.data_cursor;
   last_committed_ = CkptDirName(m.id);

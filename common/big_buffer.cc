@@ -1,10 +1,10 @@
-#include "store/objects/big_buffer.h"
+#include "common/big_buffer.h"
 
 #include <sys/mman.h>
 
 #include <cstdint>
 
-namespace podsched::store {
+namespace podsched {
 
 void HintHugePages(void* data, size_t size) {
   constexpr uintptr_t kHuge = 2 << 20;
@@ -18,4 +18,4 @@ void ReserveBig(std::string& s, size_t capacity) {
   if (capacity >= (4u << 20)) HintHugePages(s.data(), s.capacity());
 }
 
-}  // namespace podsched::store
+}  // namespace podsched

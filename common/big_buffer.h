@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 
-namespace podsched::store {
+namespace podsched {
 
 // Hints that the part of [data, data + size) made of whole 2 MiB pages should use huge pages.
 // A no-op for small buffers or when the kernel says no.
@@ -33,4 +33,4 @@ Result<std::string> FillString(size_t size, Fill&& fill) {
   return out;
 }
 
-}  // namespace podsched::store
+}  // namespace podsched
