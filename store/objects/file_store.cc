@@ -230,6 +230,13 @@ class FileStore final : public ObjectStore {
     return Read(key, Range{offset, length});
   }
 
+  Status ReadRange(std::string_view key, uint64_t offset, std::span<char> dest) override {
+    if (Status s = ValidateKey(key); !s.ok()) return s;
+    auto opened = Open(key, Range{offset, dest.size()});
+    if (!opened) return opened.error();
+    return ReadAt(opened->fd.get(), dest.data(), dest.size(), offset, opened->path);
+  }
+
   Result<ObjectInfo> Head(std::string_view key) override {
     if (Status s = ValidateKey(key); !s.ok()) return std::unexpected(s);
     struct stat st;
@@ -288,25 +295,39 @@ class FileStore final : public ObjectStore {
   };
 
   // Reads the whole object, or `range`, which must lie within it.
-  Result<std::string> Read(std::string_view key, std::optional<Range> range) {
-    std::string path = PathOf(key);
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // An object opened for reading `range` (the whole object without one), checked to lie within it.
+  struct OpenedRange {
+    Fd fd;
+    std::string path;
+    uint64_t offset = 0, length = 0;
+  };
+  Result<OpenedRange> Open(std::string_view key, std::optional<Range> range) {
+    OpenedRange o;
+    o.path = PathOf(key);
+    o.fd = Fd(::open(o.path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st;
-    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      if (fd.get() < 0 && errno != ENOENT && errno != ENOTDIR && errno != EISDIR) {
-        return std::unexpected(ErrnoStatus(errno, "open " + path));
+    if (o.fd.get() < 0 || ::fstat(o.fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      if (o.fd.get() < 0 && errno != ENOENT && errno != ENOTDIR && errno != EISDIR) {
+        return std::unexpected(ErrnoStatus(errno, "open " + o.path));
       }
       return Missing(key);
     }
     uint64_t size = static_cast<uint64_t>(st.st_size);
-    uint64_t offset = range ? range->offset : 0;
-    uint64_t length = range ? range->length : size;
-    if (offset > size || length > size - offset) {
+    o.offset = range ? range->offset : 0;
+    o.length = range ? range->length : size;
+    if (o.offset > size || o.length > size - o.offset) {
       return InvalidArgument(fmt::format("range [{}, {}) is past the end of '{}' ({} bytes)",
-                                         offset, offset + length, key, size));
+                                         o.offset, o.offset + o.length, key, size));
     }
-    return FillString(
-        length, [&](char* data, size_t n) { return ReadAt(fd.get(), data, n, offset, path); });
+    return o;
+  }
+
+  Result<std::string> Read(std::string_view key, std::optional<Range> range) {
+    auto o = Open(key, range);
+    if (!o) return std::unexpected(o.error());
+    return FillString(o->length, [&](char* data, size_t n) {
+      return ReadAt(o->fd.get(), data, n, o->offset, o->path);
+    });
   }
 
   Status Walk(const std::string& rel_dir, std::string_view prefix,

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -140,6 +141,24 @@ TEST_P(ConformanceTest, RangeGet) {
   EXPECT_EQ(store_->GetRange("r", 10, 1).error().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->GetRange("r", 50, 1).error().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->GetRange("r", 11, 0).error().code(), StatusCode::kInvalidArgument);
+}
+
+// ReadRange: the same bytes and errors as GetRange, into the caller's buffer (and nothing
+// written to it on an error's way out but what was read).
+TEST_P(ConformanceTest, RangeReadIntoABuffer) {
+  ASSERT_TRUE(store_->Put("r", "0123456789").ok());
+  std::string buf(4, '.');
+  ASSERT_TRUE(store_->ReadRange("r", 3, std::span<char>(buf)).ok());
+  EXPECT_EQ(buf, "3456");
+  std::string all(10, '.');
+  ASSERT_TRUE(store_->ReadRange("r", 0, std::span<char>(all)).ok());
+  EXPECT_EQ(all, "0123456789");
+  EXPECT_TRUE(store_->ReadRange("r", 10, std::span<char>()).ok());
+  std::string five(5, '.');
+  EXPECT_EQ(store_->ReadRange("r", 8, std::span<char>(five)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->ReadRange("nope", 0, std::span<char>(buf)).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->ReadRange("../r", 0, std::span<char>(buf)).code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST_P(ConformanceTest, MissingKeysAreNotFoundAndDeleteIsIdempotent) {

@@ -145,10 +145,11 @@ Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest&
         continue;
       }
     }
-    auto bytes = store.GetRange(prefix + r.shard, r.offset, r.length);
-    if (!bytes) return std::unexpected(bytes.error().WithContext(prefix + r.shard));
-    if (bytes->size() != r.length) return DataLoss(prefix + r.shard + ": short read");
-    std::memcpy(out.data() + r.dest, bytes->data(), r.length);
+    // Straight into the tensor: no buffer of its own to fault in and copy from.
+    const std::span<char> dest(reinterpret_cast<char*>(out.data() + r.dest), r.length);
+    if (Status s = store.ReadRange(prefix + r.shard, r.offset, dest); !s.ok()) {
+      return std::unexpected(s.WithContext(prefix + r.shard));
+    }
   }
   return out;
 }
