@@ -125,6 +125,35 @@ Result<std::optional<Manifest>> FindLatestCheckpoint(store::ObjectStore& store,
   return std::optional<Manifest>();
 }
 
+Status ReadTensorInto(store::ObjectStore& store, const Manifest& m, int tensor, size_t begin,
+                      std::span<float> dest, const VerifiedShards* verified) {
+  if (tensor < 0 || static_cast<size_t>(tensor) >= m.tensors.size() || begin > m.num_params ||
+      dest.size() > m.num_params - begin) {
+    return ToStatus(InvalidArgument("tensor " + std::to_string(tensor) + " [" +
+                                    std::to_string(begin) + ", +" + std::to_string(dest.size()) +
+                                    ") is not in checkpoint " + CkptDirName(m.id)));
+  }
+  const std::string prefix = CkptPrefix(m.job, m.id);
+  for (const RangeRead& r : PlanTensorRead(m, tensor, begin, begin + dest.size())) {
+    if (verified != nullptr) {
+      auto held = verified->find(r.shard);
+      if (held != verified->end()) {
+        if (held->second.size() < r.offset + r.length) {
+          return ToStatus(DataLoss(prefix + r.shard + ": shorter than its manifest says"));
+        }
+        std::memcpy(dest.data() + r.dest, held->second.data() + r.offset, r.length);
+        continue;
+      }
+    }
+    // Straight into the tensor: no buffer of its own to fault in and copy from.
+    const std::span<char> bytes(reinterpret_cast<char*>(dest.data() + r.dest), r.length);
+    if (Status s = store.ReadRange(prefix + r.shard, r.offset, bytes); !s.ok()) {
+      return s.WithContext(prefix + r.shard);
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest& m, int tensor,
                                       size_t begin, size_t end, const VerifiedShards* verified) {
   // Reserved first and hinted to use huge pages before the zero-fill touches it (a tensor is
@@ -133,39 +162,30 @@ Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest&
   out.reserve(end - begin);
   HintHugePages(out.data(), out.capacity() * sizeof(float));
   out.resize(end - begin);
-  const std::string prefix = CkptPrefix(m.job, m.id);
-  for (const RangeRead& r : PlanTensorRead(m, tensor, begin, end)) {
-    if (verified != nullptr) {
-      auto held = verified->find(r.shard);
-      if (held != verified->end()) {
-        if (held->second.size() < r.offset + r.length) {
-          return DataLoss(prefix + r.shard + ": shorter than its manifest says");
-        }
-        std::memcpy(out.data() + r.dest, held->second.data() + r.offset, r.length);
-        continue;
-      }
-    }
-    // Straight into the tensor: no buffer of its own to fault in and copy from.
-    const std::span<char> dest(reinterpret_cast<char*>(out.data() + r.dest), r.length);
-    if (Status s = store.ReadRange(prefix + r.shard, r.offset, dest); !s.ok()) {
-      return std::unexpected(s.WithContext(prefix + r.shard));
-    }
+  if (Status s = ReadTensorInto(store, m, tensor, begin, out, verified); !s.ok()) {
+    return std::unexpected(s);
   }
   return out;
 }
 
-Result<RankState> ReadRankState(store::ObjectStore& store, const Manifest& m, ShardRange own,
-                                const VerifiedShards* verified) {
-  RankState out;
-  auto params = ReadTensor(store, m, 0, 0, m.num_params, verified);
-  if (!params) return std::unexpected(params.error());
-  out.params = std::move(*params);
-  for (int t = 1; t < static_cast<int>(m.tensors.size()); ++t) {
-    auto part = ReadTensor(store, m, t, own.begin, own.end, verified);
-    if (!part) return std::unexpected(part.error());
-    out.state.push_back(std::move(*part));
+Status ReadRankState(store::ObjectStore& store, const Manifest& m, ShardRange own,
+                     const VerifiedShards* verified, std::span<float> params,
+                     std::span<const std::span<float>> state) {
+  if (params.size() != m.num_params || state.size() + 1 != m.tensors.size()) {
+    return ToStatus(InvalidArgument(
+        "checkpoint " + CkptDirName(m.id) + " has " + std::to_string(m.num_params) +
+        " parameters and " + std::to_string(m.tensors.size()) + " tensors; this run holds " +
+        std::to_string(params.size()) + " and " + std::to_string(state.size() + 1)));
   }
-  return out;
+  if (Status s = ReadTensorInto(store, m, 0, 0, params, verified); !s.ok()) return s;
+  for (size_t t = 1; t < m.tensors.size(); ++t) {
+    if (state[t - 1].size() != own.size() || own.end > m.num_params) {
+      return ToStatus(InvalidArgument("the optimizer state buffer does not match the rank's range"));
+    }
+    Status s = ReadTensorInto(store, m, static_cast<int>(t), own.begin, state[t - 1], verified);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 Result<int> CollectGarbage(store::ObjectStore& store, const std::string& job, int keep) {

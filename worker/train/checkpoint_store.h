@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,20 +58,24 @@ Result<std::optional<Manifest>> FindLatestCheckpoint(store::ObjectStore& store,
                                                      const std::string& job,
                                                      std::vector<std::string>* rejected);
 
-// Tensor `tensor` over parameters [begin, end), from byte ranges of the shards (resharding):
-// from `verified` for the shards it holds, else from the store.
+// Tensor `tensor` over parameters [begin, begin + dest.size()) into `dest`, from byte ranges of
+// the shards (resharding): from `verified` for the shards it holds, else read straight into
+// `dest` from the store.
+Status ReadTensorInto(store::ObjectStore& store, const Manifest& m, int tensor, size_t begin,
+                      std::span<float> dest, const VerifiedShards* verified = nullptr);
+// The same into a new vector of end - begin values.
 Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest& m, int tensor,
                                       size_t begin, size_t end,
                                       const VerifiedShards* verified = nullptr);
 
-// What one rank restores (Trainer::Restore): every parameter (tensor 0), and its own range
-// `own` of each other tensor (the optimizer's state), in manifest order.
-struct RankState {
-  std::vector<float> params;
-  std::vector<std::vector<float>> state;
-};
-Result<RankState> ReadRankState(store::ObjectStore& store, const Manifest& m, ShardRange own,
-                                const VerifiedShards* verified);
+// What one rank restores (Trainer::Restore), into the buffers it already has (allocated and
+// paged in at start-up: a restore into fresh memory spent most of its time in the kernel zeroing
+// pages): every parameter (tensor 0) into `params`, and its own range `own` of each other
+// tensor of the manifest (the optimizer's state) into `state[t - 1]`. The sizes must match
+// (m.num_params, own.size(), one span per tensor after the first).
+Status ReadRankState(store::ObjectStore& store, const Manifest& m, ShardRange own,
+                     const VerifiedShards* verified, std::span<float> params,
+                     std::span<const std::span<float>> state);
 
 // Deletes the directories SelectGarbage picks (manifest first, so a half-deleted checkpoint is
 // never complete). Returns how many directories it removed.

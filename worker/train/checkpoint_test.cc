@@ -283,16 +283,25 @@ TEST(CheckpointTest, ARankRestoresFromTheShardsItVerifiedWithoutReadingThemAgain
     EXPECT_TRUE(verified.contains(ShardName(r, 4)));
     store.objects.erase("job/ckpt-0-10/" + ShardName(r, 4));
     const ShardRange own = ShardOf(kParams, 4, r);
-    EXPECT_EQ(ReadRankState(store, m, own, nullptr).error().code(), StatusCode::kNotFound);
-    auto state = ReadRankState(store, m, own, &verified);
-    ASSERT_TRUE(state) << state.error().ToString();
-    EXPECT_EQ(state->params, Tensor(0));
-    ASSERT_EQ(state->state.size(), 2u);
+    std::vector<float> params(kParams), m1(own.size()), m2(own.size());
+    const std::vector<std::span<float>> state{m1, m2};
+    EXPECT_EQ(ReadRankState(store, m, own, nullptr, params, state).code(), StatusCode::kNotFound);
+    const Status read = ReadRankState(store, m, own, &verified, params, state);
+    ASSERT_TRUE(read.ok()) << read.ToString();
+    EXPECT_EQ(params, Tensor(0));
     for (int t = 1; t < 3; ++t) {
       const std::vector<float> want = Tensor(t);
-      EXPECT_EQ(state->state[t - 1],
+      EXPECT_EQ(t == 1 ? m1 : m2,
                 std::vector<float>(want.begin() + own.begin, want.begin() + own.end));
     }
+    // Buffers of another shape are refused, not overrun.
+    std::vector<float> small(kParams - 1);
+    EXPECT_EQ(ReadRankState(store, m, own, &verified, small, state).code(),
+              StatusCode::kInvalidArgument);
+    EXPECT_EQ(ReadRankState(store, m, own, &verified, params, std::span(state).first(1)).code(),
+              StatusCode::kInvalidArgument);
+    EXPECT_EQ(ReadTensorInto(store, m, 3, 0, params).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(ReadTensorInto(store, m, 0, 1, params).code(), StatusCode::kInvalidArgument);
   }
   // A failed verification keeps nothing; a kept shard shorter than the manifest says is data
   // loss, not a read past its end.

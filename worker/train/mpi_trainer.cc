@@ -215,20 +215,20 @@ void Trainer::Restore() {
     }
     throw ExitWith{kExitUsage};
   }
-  // Every rank reads all parameters, but only its own shard of the optimizer state; the shards
-  // it verified come from memory.
-  auto read = ReadRankState(*store_, m, shard_, &verified_);
+  // Every rank reads all parameters, but only its own shard of the optimizer state, into the
+  // buffers Setup made (the tensors are TensorNames(kind), checked above); the shards it
+  // verified come from memory.
+  std::vector<std::span<float>> state{state0_};
+  if (o_.optimizer.kind == OptimizerKind::kAdam) state.push_back(state1_);
+  const Status read = ReadRankState(*store_, m, shard_, &verified_, params_, state);
   verified_.clear();
-  int ok = read.has_value(), all_ok = 0;
+  int ok = read.ok(), all_ok = 0;
   if (!ok) {
     std::fprintf(stderr, "podtrain: rank %d: reading checkpoint: %s\n", rank_,
-                 read.error().ToString().c_str());
+                 read.ToString().c_str());
   }
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) throw ExitWith{kExitStorage};
-  params_ = std::move(read->params);
-  state0_ = std::move(read->state[0]);  // the tensors are TensorNames(kind), checked above
-  state1_ = read->state.size() > 1 ? std::move(read->state[1]) : std::vector<float>();
   step_ = m.id.step;
   cursor_ = m.data_cursor;
   last_committed_ = CkptDirName(m.id);
