@@ -325,14 +325,17 @@ Status BusLogic::CheckLaunchesOf(const AgentInfo& agent, TimePoint now) {
     PendingLaunch& pending = it->second;
     const core::JobRecord* job = scheduler_->Find(it->first.job);
     const bool current = job != nullptr && job->epoch == it->first.epoch;
+    // Still waiting for its agents: starting, or preempted (or cancelled) before it started,
+    // whose exit only agents that got the Launch would report.
     const bool starting = current && (job->state == core::JobState::kPlaced ||
-                                      job->state == core::JobState::kStarting);
+                                      job->state == core::JobState::kStarting ||
+                                      job->state == core::JobState::kPreempting);
     const bool settled = std::all_of(pending.slice.begin(), pending.slice.end(), [&](HostId h) {
       return pending.reported.contains(h) || pending.lost.contains(h);
     });
     // Judged: its epoch still starting, or one already judged whose other hosts are yet to be
-    // freed. An epoch that moved on otherwise (RUNNING, preempted, cancelled) is the exits' and
-    // the timers' business.
+    // freed. An epoch that moved on otherwise (RUNNING, ended) is the exits' and the timers'
+    // business; one that ran is no longer here (settled, or erased when it became RUNNING).
     if (job == nullptr || settled || (!starting && pending.lost.empty())) {
       it = launches_.erase(it);
       continue;
@@ -368,10 +371,14 @@ Status BusLogic::CheckLaunchesOf(const AgentInfo& agent, TimePoint now) {
     }
     // Nothing of the epoch runs on these hosts: they are free. The launcher's host gives the
     // verdict (a failure, so that max_restarts ends a launch that can never start).
+    // A preempted epoch's end is its preemption completing, not a failure.
+    const core::JobRecord* job = scheduler_->Find(l.je.job);
+    const core::ExitKind verdict = job != nullptr && job->state == core::JobState::kPreempting
+                                       ? core::ExitKind::kNeverStarted
+                                       : core::ExitKind::kFailed;
     for (HostId h : l.missing) {
       Status s = h == l.slice.front()
-                     ? Apply(scheduler_->ReportExited(l.je, h, core::ExitKind::kFailed, reason, now),
-                             "unknown_job")
+                     ? Apply(scheduler_->ReportExited(l.je, h, verdict, reason, now), "unknown_job")
                      : Apply(scheduler_->ReportHostReleased(l.je, h, now), "unknown_job");
       if (!s.ok()) return s;
     }

@@ -282,19 +282,54 @@ TEST_F(BusLogicTest, PreemptAndKillFanOutToEveryAgentOfTheSlice) {
       << sched_->Find(je.job)->reason;
 }
 
+// A job preempted before any agent started its Launch (lost or refused): no agent will ever
+// report its exit, and the core's Kill at the end of the grace reaches agents that do not know
+// it. The epoch is judged like a launch never started, as a preemption, and its hosts come free.
+TEST_F(BusLogicTest, AnEpochPreemptedBeforeAnyAgentStartedItDoesNotHoldItsHosts) {
+  RegisterAll();
+  const JobEpoch je = PlaceV232(true);
+  auto actions = sched_->Preempt(je.job, "test", now_);
+  ASSERT_TRUE(actions.has_value());
+  bus_->Dispatch(*actions);
+  ASSERT_EQ(sched_->Find(je.job)->state, core::JobState::kPreempting);
+  for (int t = 0; t < 40 && sched_->Find(je.job)->epoch == je.epoch &&
+                  sched_->Find(je.job)->state == core::JobState::kPreempting;
+       ++t) {
+    now_ += std::chrono::seconds(1);
+    for (int r = 0; r < 4; ++r) Heartbeat(r);  // never listing the epoch
+    Tick();
+  }
+  const core::JobRecord* job = sched_->Find(je.job);
+  EXPECT_TRUE(job->epoch > je.epoch || job->state == core::JobState::kQueued)
+      << core::JobStateName(job->state) << ": " << job->reason;
+  EXPECT_EQ(job->preemptions, 1);
+  EXPECT_EQ(job->restarts, 0) << "a preemption, not a failure";
+}
+
 TEST_F(BusLogicTest, CoreKillAtTheEndOfTheGraceStillSaysGrace) {
   RegisterAll();
   JobEpoch je = PlaceV232(true);
   auto actions = sched_->Preempt(je.job, "test", now_);
   ASSERT_TRUE(actions.has_value());
   bus_->Dispatch(*actions);
+  const std::vector<int> hosts = SliceHosts(je.job);
   for (int t = 0; t < 31; ++t) {
     now_ += std::chrono::seconds(1);
-    for (int r = 0; r < 4; ++r) Heartbeat(r);
+    // The slice's agents run the job (they list it): its end is theirs to report.
+    for (int r = 0; r < 4; ++r) {
+      std::vector<int> mine;
+      for (int h : hosts) {
+        if (h / 4 == r) mine.push_back(h);
+      }
+      if (mine.empty()) {
+        Heartbeat(r);
+      } else {
+        Heartbeat(r, {{je, mine}});
+      }
+    }
     Tick();  // at the end, the core's grace timer: Kill
   }
   EXPECT_GE(Count(Out(), bus::Envelope::kKill), 2);
-  std::vector<int> hosts = SliceHosts(je.job);
   Exited(hosts[0] / 4, je, bus::Exited::KILLED, {hosts[0], hosts[1]}, "killed on request");
   auto events = repo_.EventsOf(je.job);
   ASSERT_TRUE(events.has_value());

@@ -116,10 +116,23 @@ size_t LaunchComposer::LargestLaunchBytes(const core::JobSpec& spec,
                                           const std::string& pod_name) const {
   constexpr int64_t kBigId = std::numeric_limits<int64_t>::max();
   constexpr int kBigCount = 1'000'000'000;  // restarts + preemptions still fits an int
+  // Every field named (AcceleratorType has no default, so the plan is built in one piece).
   core::LaunchPlan plan{.job = JobEpoch{JobId(kBigId), kBigId},
                         .accelerator = type,
                         .pod = pod_name,
-                        .placement = pod::Placement{{kMaxHostIndex, kMaxHostIndex}, type.shape()}};
+                        .placement = pod::Placement{{kMaxHostIndex, kMaxHostIndex}, type.shape()},
+                        .hosts = {},
+                        .pod_hosts = {},
+                        .command = spec.command,
+                        .args = spec.args,
+                        .env = spec.env,
+                        .ranks_per_host = spec.ranks_per_host,
+                        .launcher = spec.launcher,
+                        .grace_period = spec.grace_period,
+                        .restarts = kBigCount,
+                        .preemptions = kBigCount,
+                        .array = core::ArrayTask{JobId(kBigId), kBigCount, 0, ""},
+                        .user = spec.user};
   std::map<HostId, std::string> endpoints;
   for (int i = 0; i < type.hosts(); ++i) {
     // Distinct hosts with the most digits a host index has.
@@ -128,16 +141,6 @@ size_t LaunchComposer::LargestLaunchBytes(const core::JobSpec& spec,
     plan.pod_hosts.push_back(h);
     endpoints[h] = "tcp://255.255.255.255:65535";
   }
-  plan.command = spec.command;
-  plan.args = spec.args;
-  plan.env = spec.env;
-  plan.ranks_per_host = spec.ranks_per_host;
-  plan.launcher = spec.launcher;
-  plan.grace_period = spec.grace_period;
-  plan.restarts = kBigCount;
-  plan.preemptions = kBigCount;
-  plan.array = core::ArrayTask{JobId(kBigId), kBigCount, 0, ""};
-  plan.user = spec.user;
   bus::Envelope envelope;
   *envelope.mutable_launch() = Compose(plan, endpoints, std::string(64, 'f'));
   return envelope.ByteSizeLong();

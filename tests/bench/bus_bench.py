@@ -61,7 +61,18 @@ def lifecycle(args, work):
                 if r.returncode != 0:
                     fail("submit: " + r.stderr)
                 job = int(r.stdout.strip())
-                wait_for(lambda: os.listdir(pid_dir), "a rank of job %d" % job, 120, 0.002)
+
+                def rank_started():
+                    if os.listdir(pid_dir):
+                        return True
+                    # A job that ended (e.g. its command could not be run) never starts a rank:
+                    # say so now, not after the timeout.
+                    j = ps.job(job)
+                    if j["state"] in ("FAILED", "CANCELLED", "SUCCEEDED"):
+                        fail("job %d ended %s before a rank started: %s" %
+                             (job, j["state"], j.get("reason", "")))
+                    return False
+                wait_for(rank_started, "a rank of job %d" % job, 120, 0.002)
                 to_run.append(time.monotonic() - t0)
                 first = wait_for(lambda: (lambda j: j.get("hosts") and j)(ps.job(job)), "hosts")
                 hosts, epoch = [int(h) for h in first["hosts"]], int(first["epoch"])
@@ -106,6 +117,10 @@ def main():
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--smoke", action="store_true")
     args = p.parse_args()
+    # The job's command runs in the agent's working directory, not this one.
+    for name in ("podsched", "podctl", "bench_bus", "podworker", "podprobe"):
+        if getattr(args, name):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
     with tempfile.TemporaryDirectory(prefix="bus-bench-") as work:
         os.makedirs(os.path.join(work, "load"))
         heartbeat_load(args, os.path.join(work, "load"))
