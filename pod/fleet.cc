@@ -133,18 +133,20 @@ std::vector<int> Fleet::PodsThatCanHold(const AcceleratorType& type, std::string
   return out;
 }
 
+std::string Fleet::NoPodNamed(std::string_view name) const {
+  std::vector<std::string> names;
+  for (const Pod& p : pods_) names.push_back(p.name());
+  return "no pod '" + std::string(name).substr(0, 80) + "' in this fleet; pods: " +
+         SomeNames(names);
+}
+
 Status Fleet::CheckScope(const AcceleratorType& type, std::string_view zone,
                          std::string_view pod) const {
   if (zone.empty() && pod.empty()) return Status::Ok();
   const std::string what = type.ToString();
   if (!pod.empty()) {
     const std::optional<int> index = IndexOf(pod);
-    if (!index) {
-      std::vector<std::string> names;
-      for (const Pod& p : pods_) names.push_back(p.name());
-      return ToStatus(InvalidArgument("pod: no pod '" + std::string(pod).substr(0, 80) +
-                                      "' in this fleet; pods: " + SomeNames(names)));
-    }
+    if (!index) return ToStatus(InvalidArgument("pod: " + NoPodNamed(pod)));
     const std::string& in_zone = zones_[static_cast<size_t>(*index)];
     if (!zone.empty() && in_zone != zone) {
       return ToStatus(InvalidArgument("pod " + std::string(pod) + " is in zone '" + in_zone +

@@ -63,6 +63,8 @@ class Fleet {
   const std::string& zone(int index) const { return zones_.at(static_cast<size_t>(index)); }
   // The index of the pod named `name`, or nullopt.
   std::optional<int> IndexOf(std::string_view name) const;
+  // "no pod 'NAME' in this fleet; pods: a, b, c and 5 more", for an IndexOf that found nothing.
+  std::string NoPodNamed(std::string_view name) const;
   int num_hosts() const { return num_hosts_; }
 
   // Host numbering (see above).

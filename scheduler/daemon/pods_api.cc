@@ -57,11 +57,7 @@ HttpResponse GetPod(const ApiView& view, ApiCalls&, const Principal& who,
   const std::string& name = request.params.at(0);
   const pod::Fleet& fleet = view.scheduler.fleet();
   const std::optional<int> index = fleet.IndexOf(name);
-  if (!index) {
-    std::vector<std::string> names;
-    for (const pod::Pod& p : fleet.pods()) names.push_back(p.name());
-    return ErrorResponse(404, "not_found", "no pod '" + name + "'; pods: " + pod::SomeNames(names));
-  }
+  if (!index) return ErrorResponse(404, "not_found", fleet.NoPodNamed(name));
   std::vector<api::Pod> one = PodsToProto(view.scheduler, *index, kMaxPendingListed);
   return JsonResponse(ForUser(view, who, *index, std::move(one.front())));
 }

@@ -136,7 +136,7 @@ TEST_F(PodsApiFleetTest, ListsEveryPodWithItsZoneHoldersAndTheJobsItCouldTake) {
   EXPECT_EQ(one.name(), "dev-1");
   auto missing = Call("GET", "/api/v1/pods/dev-2", "t-alice");
   EXPECT_EQ(missing.status, 404);
-  EXPECT_NE(missing.body.find("no pod 'dev-2'; pods: v3, v2, dev-0 and 1 more"), std::string::npos)
+  EXPECT_NE(missing.body.find("no pod 'dev-2' in this fleet; pods: v3, v2, dev-0 and 1 more"), std::string::npos)
       << missing.body;
 }
 
