@@ -4,8 +4,6 @@
 #include <cstring>
 #include <future>
 
-#include "common/big_buffer.h"
-
 namespace podsched::train {
 namespace {
 
@@ -156,12 +154,7 @@ Status ReadTensorInto(store::ObjectStore& store, const Manifest& m, int tensor, 
 
 Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest& m, int tensor,
                                       size_t begin, size_t end, const VerifiedShards* verified) {
-  // Reserved first and hinted to use huge pages before the zero-fill touches it (a tensor is
-  // hundreds of MB: its page faults cost more than the reads, common/big_buffer.h).
-  std::vector<float> out;
-  out.reserve(end - begin);
-  HintHugePages(out.data(), out.capacity() * sizeof(float));
-  out.resize(end - begin);
+  std::vector<float> out(end - begin);
   if (Status s = ReadTensorInto(store, m, tensor, begin, out, verified); !s.ok()) {
     return std::unexpected(s);
   }
@@ -179,7 +172,7 @@ Status ReadRankState(store::ObjectStore& store, const Manifest& m, ShardRange ow
   }
   if (Status s = ReadTensorInto(store, m, 0, 0, params, verified); !s.ok()) return s;
   for (size_t t = 1; t < m.tensors.size(); ++t) {
-    if (state[t - 1].size() != own.size() || own.end > m.num_params) {
+    if (state[t - 1].size() != own.size()) {  // the range itself: ReadTensorInto checks it
       return ToStatus(InvalidArgument("the optimizer state buffer does not match the rank's range"));
     }
     Status s = ReadTensorInto(store, m, static_cast<int>(t), own.begin, state[t - 1], verified);

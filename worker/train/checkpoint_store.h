@@ -63,7 +63,8 @@ Result<std::optional<Manifest>> FindLatestCheckpoint(store::ObjectStore& store,
 // `dest` from the store.
 Status ReadTensorInto(store::ObjectStore& store, const Manifest& m, int tensor, size_t begin,
                       std::span<float> dest, const VerifiedShards* verified = nullptr);
-// The same into a new vector of end - begin values.
+// The same into a new vector of end - begin values (tests and tools; podtrain reads into the
+// buffers it has: ReadRankState).
 Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest& m, int tensor,
                                       size_t begin, size_t end,
                                       const VerifiedShards* verified = nullptr);
