@@ -11,9 +11,6 @@
 
 namespace podsched::pod {
 
-// Per host: 1 when available (healthy, not draining, free), else 0.
-PrefixSum2D AvailabilityTable(const Pod& pod);
-
 inline SliceShape Canonical(SliceShape s) { return s.rows <= s.cols ? s : s.Rotated(); }
 
 inline bool AllAvailable(const PrefixSum2D& avail, const Placement& p) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 
+#include "pod/free_index.h"
 #include "pod/legal.h"
 
 namespace podsched::pod {
@@ -14,7 +15,8 @@ class FirstFit final : public PlacementPolicy {
   std::string_view name() const override { return "first-fit"; }
   std::optional<Placement> Choose(const Pod& pod, const AcceleratorType& type) const override {
     std::optional<Placement> chosen;
-    ForEachLegalPlacement(AvailabilityTable(pod), type.shape(), [&chosen](const Placement& p) {
+    ForEachLegalPlacement(pod.free_index().available(), type.shape(),
+                          [&chosen](const Placement& p) {
       chosen = p;
       return false;
     });
@@ -30,80 +32,76 @@ class FirstFit final : public PlacementPolicy {
   }
 };
 
-// The legal positions of one oriented shape before the placement, as a prefix sum over their
-// origins, so that "how many of them overlap a candidate rectangle" costs four lookups instead of
-// a rescan of the grid per candidate.
-struct OrientedPositions {
-  SliceShape shape;
-  PrefixSum2D origins;
-  int Overlapping(const Placement& p) const {
-    return origins.Sum(p.origin.row - shape.rows + 1, p.origin.col - shape.cols + 1,
-                       p.origin.row + p.shape.rows, p.origin.col + p.shape.cols);
-  }
-};
-
-struct TypePositions {
-  int hosts = 0;
-  int total = 0;  // legal positions before the placement, both orientations
-  std::array<OrientedPositions, 2> oriented;
-  int num_oriented = 0;
-};
-
-// Every valid type that has at least one legal position now, smallest first.
-std::vector<TypePositions> CountPositions(const Pod& pod, const PrefixSum2D& avail) {
-  std::vector<TypePositions> out;
-  for (const AcceleratorType& t : ValidTypes(pod.generation(), pod.host_rows(), pod.host_cols())) {
-    if (t.hosts() > avail.Total()) break;
-    TypePositions tp;
-    tp.hosts = t.hosts();
-    const SliceShape s = t.shape();
-    const int orientations = s.rows == s.cols ? 1 : 2;
-    for (int i = 0; i < orientations; ++i) {
-      const SliceShape o = i == 0 ? s : s.Rotated();
-      PrefixSum2D origins(pod.host_rows(), pod.host_cols(), [&](int r, int c) {
-        return AllAvailable(avail, Placement{{r, c}, o}) ? 1 : 0;
-      });
-      tp.total += origins.Total();
-      tp.oriented[static_cast<size_t>(i)] = OrientedPositions{o, std::move(origins)};
-    }
-    tp.num_oriented = orientations;
-    if (tp.total > 0) out.push_back(std::move(tp));
-  }
-  return out;
-}
-
-BestFitScore Score(const std::vector<TypePositions>& types, const Placement& p) {
+// The score of `p`, or nullopt as soon as it cannot be strictly better than `best` (when given).
+// The types are taken largest first: the first whose positions `p` does not all destroy gives
+// largest_after, so a position that loses to `best` on it or on alignment is dropped after one or
+// two lookups; lost_capacity only grows (every term is >= 0), so a position is dropped once it
+// reaches best's. The score of a position that is not dropped is the same, bit for bit, with or
+// without `best`.
+std::optional<BestFitScore> ScoreUnlessWorse(const std::vector<const TypeOrigins*>& types,
+                                             const Placement& p, const BestFitScore* best) {
   BestFitScore score;
   score.aligned = p.origin.row % p.shape.rows == 0 && p.origin.col % p.shape.cols == 0;
-  for (const TypePositions& tp : types) {
-    int destroyed = 0;
-    for (int i = 0; i < tp.num_oriented; ++i) {
-      destroyed += tp.oriented[static_cast<size_t>(i)].Overlapping(p);
+  bool largest_known = false;
+  for (auto it = types.rbegin(); it != types.rend(); ++it) {
+    const TypeOrigins& to = **it;
+    const int hosts = to.type.hosts();
+    if (best != nullptr && !largest_known && best->largest_after_hosts > hosts) {
+      return std::nullopt;  // largest_after can be at most this type's hosts
     }
-    if (destroyed < tp.total) score.largest_after_hosts = tp.hosts;
-    score.lost_capacity += static_cast<double>(tp.hosts) * destroyed / tp.total;
+    int destroyed = 0;
+    for (int i = 0; i < to.num_oriented; ++i) {
+      destroyed += to.oriented[static_cast<size_t>(i)].Overlapping(p);
+    }
+    if (!largest_known && destroyed < to.total) {
+      largest_known = true;
+      score.largest_after_hosts = hosts;
+      if (best != nullptr && (hosts < best->largest_after_hosts ||
+                              (hosts == best->largest_after_hosts && !score.aligned && best->aligned))) {
+        return std::nullopt;
+      }
+    }
+    score.lost_capacity += to.hosts_per_position * destroyed;
+    if (best != nullptr && largest_known && score.largest_after_hosts == best->largest_after_hosts &&
+        score.aligned == best->aligned && score.lost_capacity >= best->lost_capacity) {
+      return std::nullopt;
+    }
   }
+  // No type keeps a position (largest_after 0): only a best with largest_after 0 compares on.
+  if (best != nullptr && !best->WorseThan(score)) return std::nullopt;
   return score;
 }
 
 // Visits every legal position of `type` with its score, in LegalPlacements order.
 template <typename Visit>
 void ForEachScored(const Pod& pod, const AcceleratorType& type, Visit&& visit) {
-  const PrefixSum2D avail = AvailabilityTable(pod);
-  if (type.hosts() > avail.Total()) return;
-  const std::vector<TypePositions> types = CountPositions(pod, avail);
-  ForEachLegalPlacement(avail, type.shape(), [&](const Placement& p) {
-    visit(p, Score(types, p));
+  const FreeIndex& index = pod.free_index();
+  if (type.hosts() > index.available().Total()) return;
+  // A type of the grid without a legal position fails without a scan (most of the decisions of a
+  // pass on a busy pod).
+  const TypeOrigins* own = index.Find(type.shape());
+  if (own != nullptr && own->total == 0) return;
+  const std::vector<const TypeOrigins*>& types = index.placeable();
+  ForEachLegalPlacement(index.available(), type.shape(), [&](const Placement& p) {
+    visit(p, *ScoreUnlessWorse(types, p, nullptr));
     return true;
   });
 }
 
 // The best position in one pod, with its score.
 std::optional<ScoredPlacement> BestIn(const Pod& pod, const AcceleratorType& type) {
+  const FreeIndex& index = pod.free_index();
+  if (type.hosts() > index.available().Total()) return std::nullopt;
+  const TypeOrigins* own = index.Find(type.shape());
+  if (own != nullptr && own->total == 0) return std::nullopt;
+  const std::vector<const TypeOrigins*>& types = index.placeable();
   std::optional<ScoredPlacement> best;
-  ForEachScored(pod, type, [&](const Placement& p, const BestFitScore& score) {
+  ForEachLegalPlacement(index.available(), type.shape(), [&](const Placement& p) {
     // Strictly better only: among equal scores the first in row-major order wins.
-    if (!best || best->score.WorseThan(score)) best = ScoredPlacement{p, score};
+    if (auto score = ScoreUnlessWorse(types, p, best ? &best->score : nullptr)) {
+      best = ScoredPlacement{p, *score};
+    }
+    return true;
   });
   return best;
 }

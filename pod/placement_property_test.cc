@@ -1,6 +1,7 @@
 // Property tests: long seeded random sequences of allocate / release / fail / heal / drain on
 // full v2 and v3 pods under each policy, with the pod's invariants checked after every step
-// against an independent model of what the test did.
+// against an independent model of what the test did, and best-fit's scores (computed from the
+// pod's FreeIndex) checked against a recount from the hosts themselves.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -13,6 +14,56 @@ namespace podsched::pod {
 namespace {
 
 constexpr int kOperations = 10'000;
+
+// Legal positions of `shape` in both orientations, from the hosts alone (no tables): the oracle
+// for the pod's index. Row-major by origin, canonical orientation first, as LegalPlacements.
+std::vector<Placement> LegalFromHosts(const Pod& pod, SliceShape shape) {
+  const SliceShape canonical = shape.rows <= shape.cols ? shape : shape.Rotated();
+  std::vector<Placement> out;
+  for (int r = 0; r < pod.host_rows(); ++r) {
+    for (int c = 0; c < pod.host_cols(); ++c) {
+      for (SliceShape s : {canonical, canonical.Rotated()}) {
+        if (r + s.rows <= pod.host_rows() && c + s.cols <= pod.host_cols()) {
+          bool all = true;
+          for (int i = r; i < r + s.rows; ++i) {
+            for (int j = c; j < c + s.cols; ++j) all &= pod.host(pod.HostAt({i, j})).available();
+          }
+          if (all) out.push_back(Placement{{r, c}, s});
+        }
+        if (canonical.rows == canonical.cols) break;
+      }
+    }
+  }
+  return out;
+}
+
+bool Overlap(const Placement& a, const Placement& b) {
+  return a.origin.row < b.origin.row + b.shape.rows && b.origin.row < a.origin.row + a.shape.rows &&
+         a.origin.col < b.origin.col + b.shape.cols && b.origin.col < a.origin.col + a.shape.cols;
+}
+
+// Best-fit's documented score of every legal position of `type`, recounted from the hosts.
+std::vector<ScoredPlacement> ReferenceScores(const Pod& pod, const AcceleratorType& type) {
+  std::vector<std::pair<int, std::vector<Placement>>> positions;  // hosts of U, its positions
+  for (const AcceleratorType& u : ValidTypes(pod.generation(), pod.host_rows(), pod.host_cols())) {
+    std::vector<Placement> legal = LegalFromHosts(pod, u.shape());
+    if (!legal.empty()) positions.emplace_back(u.hosts(), std::move(legal));
+  }
+  std::vector<ScoredPlacement> out;
+  for (const Placement& p : LegalFromHosts(pod, type.shape())) {
+    ScoredPlacement sp{p, {}};
+    sp.score.aligned = p.origin.row % p.shape.rows == 0 && p.origin.col % p.shape.cols == 0;
+    for (const auto& [hosts, legal] : positions) {
+      int destroyed = 0;
+      for (const Placement& q : legal) destroyed += Overlap(p, q) ? 1 : 0;
+      if (destroyed < static_cast<int>(legal.size())) sp.score.largest_after_hosts = hosts;
+      sp.score.lost_capacity +=
+          static_cast<double>(hosts) * destroyed / static_cast<double>(legal.size());
+    }
+    out.push_back(sp);
+  }
+  return out;
+}
 
 class PlacementPropertyTest
     : public ::testing::TestWithParam<std::tuple<Generation, std::string_view>> {
@@ -55,6 +106,12 @@ class PlacementPropertyTest
     if (check_queries) {
       const std::optional<AcceleratorType> largest = pod.LargestPlaceableType();
       ASSERT_EQ(largest.has_value(), available > 0);
+      std::optional<AcceleratorType> recounted;
+      for (const AcceleratorType& t :
+           ValidTypes(pod.generation(), pod.host_rows(), pod.host_cols())) {
+        if (!LegalFromHosts(pod, t.shape()).empty()) recounted = t;
+      }
+      ASSERT_EQ(largest, recounted);
       if (largest) {
         ASSERT_LE(largest->hosts(), available);
       }
@@ -63,9 +120,22 @@ class PlacementPropertyTest
     }
   }
 
-  void TryAllocate(Pod& pod, const PlacementPolicy& policy, const AcceleratorType& type) {
+  void TryAllocate(Pod& pod, const PlacementPolicy& policy, const AcceleratorType& type,
+                   bool check_scores) {
     const std::optional<Placement> p = policy.Choose(pod, type);
     const std::vector<Placement> legal = pod.LegalPlacements(type.shape());
+    ASSERT_EQ(legal, LegalFromHosts(pod, type.shape()));
+    if (check_scores) {
+      const std::vector<ScoredPlacement> scored = ScoreBestFitCandidates(pod, type);
+      const std::vector<ScoredPlacement> expected = ReferenceScores(pod, type);
+      ASSERT_EQ(scored.size(), expected.size()) << type.ToString();
+      for (size_t i = 0; i < scored.size(); ++i) {
+        ASSERT_EQ(scored[i].placement, expected[i].placement) << i;
+        ASSERT_EQ(scored[i].score.largest_after_hosts, expected[i].score.largest_after_hosts);
+        ASSERT_EQ(scored[i].score.aligned, expected[i].score.aligned);
+        ASSERT_NEAR(scored[i].score.lost_capacity, expected[i].score.lost_capacity, 1e-9);
+      }
+    }
     if (!p) {
       ASSERT_TRUE(legal.empty()) << policy.name() << " missed a legal " << type.ToString();
       return;
@@ -110,7 +180,7 @@ TEST_P(PlacementPropertyTest, RandomOperationsKeepInvariants) {
   for (int step = 0; step < kOperations; ++step) {
     const int op = pick_op(rng);
     if (op < 50) {
-      TryAllocate(pod, *policy, types[pick_type(rng)]);
+      TryAllocate(pod, *policy, types[pick_type(rng)], step % 16 == 0);
       ++allocations;
     } else if (op < 85) {
       if (!model_.empty()) {

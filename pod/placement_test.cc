@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <thread>
 
 namespace podsched::pod {
 namespace {
@@ -113,6 +114,37 @@ TEST(PlacementPolicyTest, BestFitPlacesWhatFirstFitCannot) {
   EXPECT_EQ(best[0], (Placement{{0, 0}, {1, 1}}));
   EXPECT_EQ(best[1], (Placement{{0, 4}, {8, 4}}));
   EXPECT_EQ(best[2], (Placement{{4, 0}, {4, 4}}));
+}
+
+// Const queries may run at once (pod.h): the first ones after a change race to build the pod's
+// index (free_index.h). Every thread must get the answers one thread alone gets.
+TEST(PlacementPolicyTest, ConcurrentDecisionsAfterAChangeAgreeWithASingleThread) {
+  const auto best_fit = MakePlacementPolicy("best-fit").value();
+  Pod pod = Pod::Full("p", Generation::kV3);
+  const std::vector<AcceleratorType> types =
+      ValidTypes(pod.generation(), pod.host_rows(), pod.host_cols());
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_TRUE(pod.MarkUnhealthy(HostId(static_cast<int>(rng() % 256))).ok());
+    Pod alone = pod;  // keeps this state's index when the pod drops its own below
+    std::vector<std::optional<Placement>> expected;
+    for (const AcceleratorType& t : types) expected.push_back(best_fit->Choose(alone, t));
+    const std::optional<AcceleratorType> largest = alone.LargestPlaceableType();
+    ASSERT_TRUE(pod.SetDraining(HostId(0), pod.host(HostId(0)).draining).ok());  // a new index
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 4; ++k) {
+      threads.emplace_back([&, k] {
+        for (size_t i = 0; i < types.size(); ++i) {
+          const size_t t = (i + static_cast<size_t>(k)) % types.size();
+          mismatches[static_cast<size_t>(k)] += best_fit->Choose(pod, types[t]) != expected[t];
+        }
+        mismatches[static_cast<size_t>(k)] += pod.LargestPlaceableType() != largest;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (int m : mismatches) ASSERT_EQ(m, 0) << "round " << round;
+  }
 }
 
 }  // namespace

@@ -1,15 +1,12 @@
 #include "pod/pod.h"
 
+#include <mutex>
+
 #include "common/check.h"
+#include "pod/free_index.h"
 #include "pod/legal.h"
 
 namespace podsched::pod {
-
-PrefixSum2D AvailabilityTable(const Pod& pod) {
-  return PrefixSum2D(pod.host_rows(), pod.host_cols(), [&pod](int r, int c) {
-    return pod.host(pod.HostAt({r, c})).available() ? 1 : 0;
-  });
-}
 
 Pod::Pod(std::string name, Generation generation, int rows, int cols)
     : name_(std::move(name)),
@@ -17,6 +14,76 @@ Pod::Pod(std::string name, Generation generation, int rows, int cols)
       host_rows_(rows),
       host_cols_(cols),
       hosts_(static_cast<size_t>(rows) * cols) {}
+
+Pod::Pod(const Pod& other)
+    : name_(other.name_),
+      generation_(other.generation_),
+      host_rows_(other.host_rows_),
+      host_cols_(other.host_cols_),
+      hosts_(other.hosts_),
+      allocations_(other.allocations_),
+      free_index_(other.SharedIndex()),
+      ready_index_(free_index_.get()) {}
+
+Pod& Pod::operator=(const Pod& other) {
+  if (this != &other) {
+    name_ = other.name_;
+    generation_ = other.generation_;
+    host_rows_ = other.host_rows_;
+    host_cols_ = other.host_cols_;
+    hosts_ = other.hosts_;
+    allocations_ = other.allocations_;
+    free_index_ = other.SharedIndex();
+    ready_index_.store(free_index_.get(), std::memory_order_release);
+  }
+  return *this;
+}
+
+Pod::Pod(Pod&& other) noexcept
+    : name_(std::move(other.name_)),
+      generation_(other.generation_),
+      host_rows_(other.host_rows_),
+      host_cols_(other.host_cols_),
+      hosts_(std::move(other.hosts_)),
+      allocations_(std::move(other.allocations_)),
+      free_index_(std::move(other.free_index_)),
+      ready_index_(free_index_.get()) {
+  other.ready_index_.store(nullptr, std::memory_order_relaxed);
+}
+
+Pod& Pod::operator=(Pod&& other) noexcept {
+  if (this != &other) {
+    name_ = std::move(other.name_);
+    generation_ = other.generation_;
+    host_rows_ = other.host_rows_;
+    host_cols_ = other.host_cols_;
+    hosts_ = std::move(other.hosts_);
+    allocations_ = std::move(other.allocations_);
+    free_index_ = std::move(other.free_index_);
+    ready_index_.store(free_index_.get(), std::memory_order_release);
+    other.ready_index_.store(nullptr, std::memory_order_relaxed);
+  }
+  return *this;
+}
+
+Pod::~Pod() = default;
+
+const FreeIndex& Pod::free_index() const {
+  if (const FreeIndex* ready = ready_index_.load(std::memory_order_acquire)) return *ready;
+  // The first query after a change: rare next to the queries it serves, so one lock for all pods.
+  static std::mutex build;
+  std::lock_guard lock(build);
+  if (const FreeIndex* ready = ready_index_.load(std::memory_order_relaxed)) return *ready;
+  free_index_ = std::make_shared<const FreeIndex>(*this);
+  ready_index_.store(free_index_.get(), std::memory_order_release);
+  return *free_index_;
+}
+
+std::shared_ptr<const FreeIndex> Pod::SharedIndex() const {
+  if (hosts_.empty()) return nullptr;  // moved from: nothing to index
+  free_index();  // published: free_index_ is only read from now until the next change
+  return free_index_;
+}
 
 Result<Pod> Pod::Create(std::string name, Generation generation, int host_rows, int host_cols) {
   const GenerationSpec& spec = SpecOf(generation);
@@ -67,7 +134,7 @@ bool Pod::CanPlace(const Placement& p) const {
 
 std::vector<Placement> Pod::LegalPlacements(SliceShape shape) const {
   std::vector<Placement> out;
-  ForEachLegalPlacement(AvailabilityTable(*this), shape, [&out](const Placement& p) {
+  ForEachLegalPlacement(free_index().available(), shape, [&out](const Placement& p) {
     out.push_back(p);
     return true;
   });
@@ -97,6 +164,7 @@ Status Pod::Allocate(AllocationId id, const Placement& p) {
   }
   for (HostId h : HostsIn(p)) hosts_[static_cast<size_t>(h.value())].allocation = id;
   allocations_.emplace(id, p);
+  Changed();
   return Status::Ok();
 }
 
@@ -112,6 +180,7 @@ Status Pod::Release(AllocationId id) {
     s.allocation.reset();
   }
   allocations_.erase(it);
+  Changed();
   return Status::Ok();
 }
 
@@ -126,18 +195,21 @@ Status UnknownHost(HostId h, int num_hosts) {
 Status Pod::MarkUnhealthy(HostId h) {
   if (!Contains(h)) return UnknownHost(h, num_hosts());
   hosts_[static_cast<size_t>(h.value())].healthy = false;
+  Changed();
   return Status::Ok();
 }
 
 Status Pod::MarkHealthy(HostId h) {
   if (!Contains(h)) return UnknownHost(h, num_hosts());
   hosts_[static_cast<size_t>(h.value())].healthy = true;
+  Changed();
   return Status::Ok();
 }
 
 Status Pod::SetDraining(HostId h, bool draining) {
   if (!Contains(h)) return UnknownHost(h, num_hosts());
   hosts_[static_cast<size_t>(h.value())].draining = draining;
+  Changed();
   return Status::Ok();
 }
 
@@ -160,18 +232,9 @@ int Pod::AllocatedHosts() const {
 }
 
 std::optional<AcceleratorType> Pod::LargestPlaceableType() const {
-  const PrefixSum2D avail = AvailabilityTable(*this);
-  const std::vector<AcceleratorType> types = ValidTypes(generation_, host_rows_, host_cols_);
-  for (auto it = types.rbegin(); it != types.rend(); ++it) {
-    if (it->hosts() > avail.Total()) continue;
-    bool found = false;
-    ForEachLegalPlacement(avail, it->shape(), [&found](const Placement&) {
-      found = true;
-      return false;
-    });
-    if (found) return *it;
-  }
-  return std::nullopt;
+  const std::vector<const TypeOrigins*>& placeable = free_index().placeable();
+  if (placeable.empty()) return std::nullopt;
+  return placeable.back()->type;
 }
 
 double Pod::Fragmentation() const {

@@ -10,11 +10,14 @@
 // wraps around the grid edge; the full-pod slice is the only slice with wrap-around (torus) links,
 // which topology.h reports.
 //
-// Pure: no I/O, no clock. Not thread-safe; one owner (the scheduler's strand) mutates it.
+// Pure: no I/O, no clock. One owner (the scheduler's strand) mutates it; const queries may run
+// concurrently with each other (not with a mutation).
 // Copyable: the scheduler copies a Pod to ask "what if these allocations were released?".
 #pragma once
 
+#include <atomic>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +46,8 @@ struct HostStatus {
   std::optional<AllocationId> allocation;
   bool available() const { return healthy && !draining && !allocation.has_value(); }
 };
+
+class FreeIndex;  // free_index.h
 
 class Pod {
  public:
@@ -91,6 +96,12 @@ class Pod {
   std::optional<Placement> PlacementOf(AllocationId id) const;
   const std::map<AllocationId, Placement>& allocations() const { return allocations_; }
 
+  // The index of available hosts and legal origins for this state (free_index.h), for pod/'s
+  // placement code. Built by the first call after a change; a copy of the pod shares it (the copy
+  // builds it in the original first, so that every later copy of an unchanged pod shares it too).
+  // Valid until this pod next changes.
+  const FreeIndex& free_index() const;
+
   // Queries.
   int AvailableHosts() const;
   int AllocatedHosts() const;
@@ -101,14 +112,32 @@ class Pod {
   // Allocated hosts / all hosts.
   double Utilization() const;
 
+  Pod(const Pod& other);
+  Pod& operator=(const Pod& other);
+  Pod(Pod&& other) noexcept;
+  Pod& operator=(Pod&& other) noexcept;
+  ~Pod();
+
  private:
   Pod(std::string name, Generation generation, int rows, int cols);
+  // Every mutation of hosts_ drops the index (the owner mutates while no one reads).
+  void Changed() {
+    ready_index_.store(nullptr, std::memory_order_relaxed);
+    free_index_.reset();
+  }
+  std::shared_ptr<const FreeIndex> SharedIndex() const;
+
   std::string name_;
   Generation generation_;
   int host_rows_;
   int host_cols_;
   std::vector<HostStatus> hosts_;
   std::map<AllocationId, Placement> allocations_;
+  // Built lazily by free_index(). Concurrent const queries may ask for it at once: the first
+  // builds it under a lock and publishes it through ready_index_, after which free_index_ is only
+  // read until the next change.
+  mutable std::shared_ptr<const FreeIndex> free_index_;
+  mutable std::atomic<const FreeIndex*> ready_index_{nullptr};
 };
 
 }  // namespace podsched::pod

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace podsched::pod {
 namespace {
 
@@ -148,6 +150,44 @@ TEST(PodTest, CopiesAreIndependent) {
   ASSERT_TRUE(what_if.Release(AllocationId(1)).ok());
   EXPECT_EQ(what_if.AvailableHosts(), 4);
   EXPECT_EQ(pod.AvailableHosts(), 3);
+}
+
+// A copy shares the placement index the original built (free_index.h) until either changes;
+// each must then answer for its own hosts, whichever of them changed and however it was made.
+TEST(PodTest, ACopyAndItsOriginalAnswerForTheirOwnHostsAfterEitherChanges) {
+  Pod pod = Pod::Full("p", Generation::kV2);
+  ASSERT_EQ(pod.LargestPlaceableType()->ToString(), "v2-512");  // builds the index
+  Pod copy = pod;
+  EXPECT_EQ(&copy.free_index(), &pod.free_index());
+  ASSERT_TRUE(copy.Allocate(AllocationId(1), {{0, 0}, {1, 1}}).ok());
+  EXPECT_EQ(copy.LargestPlaceableType()->ToString(), "v2-256");
+  EXPECT_EQ(pod.LargestPlaceableType()->ToString(), "v2-512");
+  ASSERT_TRUE(pod.SetDraining(pod.HostAt({7, 7}), true).ok());
+  EXPECT_EQ(pod.LargestPlaceableType()->ToString(), "v2-256");
+  const auto has = [](const Pod& p, Placement where) {
+    const std::vector<Placement> legal = p.LegalPlacements(where.shape);
+    return std::find(legal.begin(), legal.end(), where) != legal.end();
+  };
+  const Placement top{{0, 0}, {4, 8}}, bottom{{4, 0}, {4, 8}};
+  EXPECT_TRUE(has(pod, top));
+  EXPECT_FALSE(has(pod, bottom));
+  EXPECT_FALSE(has(copy, top));
+  EXPECT_TRUE(has(copy, bottom));
+
+  Pod assigned = Pod::Full("q", Generation::kV2);
+  ASSERT_EQ(assigned.LargestPlaceableType()->ToString(), "v2-512");
+  assigned = copy;  // takes the copy's hosts, and not the index it had built for its own
+  EXPECT_EQ(assigned.LargestPlaceableType()->ToString(), "v2-256");
+  ASSERT_TRUE(assigned.Release(AllocationId(1)).ok());
+  EXPECT_EQ(assigned.LargestPlaceableType()->ToString(), "v2-512");
+  EXPECT_EQ(copy.LargestPlaceableType()->ToString(), "v2-256");
+
+  Pod moved = std::move(copy);
+  EXPECT_EQ(moved.LargestPlaceableType()->ToString(), "v2-256");
+  ASSERT_TRUE(moved.MarkUnhealthy(moved.HostAt({4, 4})).ok());
+  EXPECT_EQ(moved.LargestPlaceableType()->ToString(), "v2-128");
+  ASSERT_TRUE(moved.MarkHealthy(moved.HostAt({4, 4})).ok());
+  EXPECT_EQ(moved.LargestPlaceableType()->ToString(), "v2-256");
 }
 
 }  // namespace

@@ -1,0 +1,72 @@
+#include "pod/free_index.h"
+
+#include <algorithm>
+
+#include "pod/legal.h"
+
+namespace podsched::pod {
+
+FreeIndex::FreeIndex(const Pod& pod)
+    : generation_(pod.generation()),
+      available_(pod.host_rows(), pod.host_cols(), [&pod](int r, int c) {
+        return pod.host(pod.HostAt({r, c})).available() ? 1 : 0;
+      }) {}
+
+const std::vector<TypeOrigins>& FreeIndex::types() const {
+  if (!types_built_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(build_mutex_);
+    if (!types_built_.load(std::memory_order_relaxed)) {
+      BuildTypes();
+      types_built_.store(true, std::memory_order_release);
+    }
+  }
+  return types_;
+}
+
+void FreeIndex::BuildTypes() const {
+  const int rows = available_.rows(), cols = available_.cols();
+  // Canonical shapes of the types found without a position: a type whose shape contains one of
+  // them (both orientations then contain one of its orientations) has none either.
+  std::vector<SliceShape> none;
+  for (const AcceleratorType& t : ValidTypes(generation_, rows, cols)) {
+    TypeOrigins& to = types_.emplace_back(TypeOrigins{
+        .type = t, .total = 0, .hosts_per_position = 0, .oriented = {}, .num_oriented = 0});
+    const SliceShape s = t.shape();
+    to.num_oriented = s.rows == s.cols ? 1 : 2;
+    // Too few hosts available, or a smaller shape inside it already has no position: no table to
+    // build (Overlapping is never asked of a type without positions).
+    const bool hopeless =
+        t.hosts() > available_.Total() ||
+        std::any_of(none.begin(), none.end(),
+                    [s](SliceShape u) { return u.rows <= s.rows && u.cols <= s.cols; });
+    for (int i = 0; i < to.num_oriented; ++i) {
+      const SliceShape o = i == 0 ? s : s.Rotated();
+      OrientedOrigins& oo = to.oriented[static_cast<size_t>(i)];
+      oo.shape = o;
+      if (hopeless) continue;
+      const int need = o.hosts();
+      oo.origins = PrefixSum2D(rows, cols, [&](int r, int c) {
+        return r + o.rows <= rows && c + o.cols <= cols &&
+                       available_.SumInside(r, c, r + o.rows, c + o.cols) == need
+                   ? 1
+                   : 0;
+      });
+      to.total += oo.origins.Total();
+    }
+    if (to.total == 0) none.push_back(s);
+    if (to.total > 0) to.hosts_per_position = static_cast<double>(t.hosts()) / to.total;
+  }
+  for (const TypeOrigins& to : types_) {
+    if (to.total > 0) placeable_.push_back(&to);
+  }
+}
+
+const TypeOrigins* FreeIndex::Find(SliceShape shape) const {
+  const SliceShape canonical = Canonical(shape);
+  for (const TypeOrigins& to : types()) {
+    if (to.type.shape() == canonical) return &to;
+  }
+  return nullptr;
+}
+
+}  // namespace podsched::pod
