@@ -59,6 +59,19 @@ void FreeIndex::BuildTypes() const {
   for (const TypeOrigins& to : types_) {
     if (to.total > 0) placeable_.push_back(&to);
   }
+  best_fit_.resize(types_.size());
+}
+
+std::optional<BestFitMemo> FreeIndex::RecalledBestFit(const TypeOrigins& type) const {
+  const auto i = static_cast<size_t>(&type - types().data());
+  std::lock_guard lock(memo_mutex_);
+  return best_fit_.at(i);
+}
+
+void FreeIndex::RememberBestFit(const TypeOrigins& type, const BestFitMemo& memo) const {
+  const auto i = static_cast<size_t>(&type - types().data());
+  std::lock_guard lock(memo_mutex_);
+  best_fit_.at(i) = memo;
 }
 
 const TypeOrigins* FreeIndex::Find(SliceShape shape) const {

@@ -20,6 +20,7 @@
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "pod/accelerator.h"
@@ -48,6 +49,17 @@ struct TypeOrigins {
   int num_oriented = 0;
 };
 
+// Best-fit's answer for one type in one pod state (placement.cc keeps it in the index, so that the
+// next decision for that type on an unchanged pod, in this pass or a later one, does not score the
+// positions again).
+struct BestFitMemo {
+  bool found = false;  // false: no legal position
+  Placement placement;
+  int largest_after_hosts = 0;
+  bool aligned = false;
+  double lost_capacity = 0;
+};
+
 class FreeIndex {
  public:
   explicit FreeIndex(const Pod& pod);
@@ -66,6 +78,10 @@ class FreeIndex {
   // grid has it.
   const TypeOrigins* Find(SliceShape shape) const;
 
+  // What RememberBestFit kept for `type` (an element of types()), or nullopt.
+  std::optional<BestFitMemo> RecalledBestFit(const TypeOrigins& type) const;
+  void RememberBestFit(const TypeOrigins& type, const BestFitMemo& memo) const;
+
  private:
   void BuildTypes() const;
 
@@ -77,6 +93,8 @@ class FreeIndex {
   mutable std::atomic<bool> types_built_{false};
   mutable std::vector<TypeOrigins> types_;
   mutable std::vector<const TypeOrigins*> placeable_;
+  mutable std::mutex memo_mutex_;
+  mutable std::vector<std::optional<BestFitMemo>> best_fit_;  // by index in types_
 };
 
 }  // namespace podsched::pod

@@ -94,6 +94,13 @@ std::optional<ScoredPlacement> BestIn(const Pod& pod, const AcceleratorType& typ
   if (type.hosts() > index.available().Total()) return std::nullopt;
   const TypeOrigins* own = index.Find(type.shape());
   if (own != nullptr && own->total == 0) return std::nullopt;
+  if (own != nullptr) {
+    if (std::optional<BestFitMemo> memo = index.RecalledBestFit(*own)) {
+      if (!memo->found) return std::nullopt;
+      return ScoredPlacement{memo->placement,
+                             {memo->largest_after_hosts, memo->aligned, memo->lost_capacity}};
+    }
+  }
   const std::vector<const TypeOrigins*>& types = index.placeable();
   std::optional<ScoredPlacement> best;
   ForEachLegalPlacement(index.available(), type.shape(), [&](const Placement& p) {
@@ -103,6 +110,14 @@ std::optional<ScoredPlacement> BestIn(const Pod& pod, const AcceleratorType& typ
     }
     return true;
   });
+  if (own != nullptr) {
+    BestFitMemo memo;
+    if (best) {
+      memo = {true, best->placement, best->score.largest_after_hosts, best->score.aligned,
+              best->score.lost_capacity};
+    }
+    index.RememberBestFit(*own, memo);
+  }
   return best;
 }
 
