@@ -28,6 +28,7 @@ void FreeIndex::BuildTypes() const {
   // Canonical shapes of the types found without a position: a type whose shape contains one of
   // them (both orientations then contain one of its orientations) has none either.
   std::vector<SliceShape> none;
+  std::vector<int> legal;  // legal origins of one oriented shape, row-major
   for (const AcceleratorType& t : ValidTypes(generation_, rows, cols)) {
     TypeOrigins& to = types_.emplace_back(TypeOrigins{
         .type = t, .total = 0, .hosts_per_position = 0, .oriented = {}, .num_oriented = 0});
@@ -44,13 +45,19 @@ void FreeIndex::BuildTypes() const {
       OrientedOrigins& oo = to.oriented[static_cast<size_t>(i)];
       oo.shape = o;
       if (hopeless) continue;
+      // An origin is legal when its rectangle is all available: a row at a time over the rows of
+      // the availability table, in loops the compiler vectorizes.
       const int need = o.hosts();
-      oo.origins = PrefixSum2D(rows, cols, [&](int r, int c) {
-        return r + o.rows <= rows && c + o.cols <= cols &&
-                       available_.SumInside(r, c, r + o.rows, c + o.cols) == need
-                   ? 1
-                   : 0;
-      });
+      legal.assign(static_cast<size_t>(rows) * cols, 0);
+      for (int r = 0; r + o.rows <= rows; ++r) {
+        const int* top = available_.Row(r);
+        const int* bottom = available_.Row(r + o.rows);
+        int* out = &legal[static_cast<size_t>(r) * cols];
+        for (int c = 0; c + o.cols <= cols; ++c) {
+          out[c] = bottom[c + o.cols] - top[c + o.cols] - bottom[c] + top[c] == need ? 1 : 0;
+        }
+      }
+      oo.origins = PrefixSum2D::FromGrid(rows, cols, legal);
       to.total += oo.origins.Total();
     }
     if (to.total == 0) none.push_back(s);

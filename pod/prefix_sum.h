@@ -25,7 +25,28 @@ class PrefixSum2D {
     }
   }
 
+  // From the counts of a row-major rows x cols grid.
+  static PrefixSum2D FromGrid(int rows, int cols, const std::vector<int>& counts) {
+    PrefixSum2D out;
+    out.rows_ = rows;
+    out.cols_ = cols;
+    out.sum_.assign(static_cast<size_t>(rows + 1) * (cols + 1), 0);
+    for (int r = 0; r < rows; ++r) {
+      const int* in = &counts[static_cast<size_t>(r) * cols];
+      const int* above = &out.At(r, 0);
+      int* row = &out.At(r + 1, 0);
+      int run = 0;
+      for (int c = 0; c < cols; ++c) {
+        run += in[c];
+        row[c + 1] = run + above[c + 1];
+      }
+    }
+    return out;
+  }
+
   int rows() const { return rows_; }
+  // The sums of row boundary r (0..rows): Row(r)[c] = Sum(0, 0, r, c), for c in 0..cols.
+  const int* Row(int r) const { return &sum_[static_cast<size_t>(r) * (cols_ + 1)]; }
   int cols() const { return cols_; }
 
   // Sum over rows [r0, r1) x cols [c0, c1), clipped to the grid; empty ranges sum to 0.
