@@ -45,7 +45,7 @@ Pod::Pod(Pod&& other) noexcept
       host_rows_(other.host_rows_),
       host_cols_(other.host_cols_),
       hosts_(std::move(other.hosts_)),
-      allocations_(std::move(other.allocations_)),
+      allocations_(other.allocations_),  // shared, not taken: never null, even moved from
       free_index_(std::move(other.free_index_)),
       ready_index_(free_index_.get()) {
   other.ready_index_.store(nullptr, std::memory_order_relaxed);
@@ -58,7 +58,7 @@ Pod& Pod::operator=(Pod&& other) noexcept {
     host_rows_ = other.host_rows_;
     host_cols_ = other.host_cols_;
     hosts_ = std::move(other.hosts_);
-    allocations_ = std::move(other.allocations_);
+    allocations_ = other.allocations_;
     free_index_ = std::move(other.free_index_);
     ready_index_.store(free_index_.get(), std::memory_order_release);
     other.ready_index_.store(nullptr, std::memory_order_relaxed);
@@ -77,6 +77,15 @@ const FreeIndex& Pod::free_index() const {
   free_index_ = std::make_shared<const FreeIndex>(*this);
   ready_index_.store(free_index_.get(), std::memory_order_release);
   return *free_index_;
+}
+
+std::map<AllocationId, Placement>& Pod::MutableAllocations() {
+  // Only the owner changes a pod, while no one reads it (pod.h): a count of 1 means no other pod
+  // shares the map, and none can start to before this change is done.
+  if (allocations_.use_count() > 1) {
+    allocations_ = std::make_shared<std::map<AllocationId, Placement>>(*allocations_);
+  }
+  return *allocations_;
 }
 
 std::shared_ptr<const FreeIndex> Pod::SharedIndex() const {
@@ -151,7 +160,7 @@ std::vector<HostId> Pod::HostsIn(const Placement& p) const {
 }
 
 Status Pod::Allocate(AllocationId id, const Placement& p) {
-  if (allocations_.contains(id)) {
+  if (allocations_->contains(id)) {
     return Status(StatusCode::kAlreadyExists,
                   "allocation " + std::to_string(id.value()) + " already holds hosts");
   }
@@ -163,23 +172,24 @@ Status Pod::Allocate(AllocationId id, const Placement& p) {
                       ": it leaves the grid or a host in it is not available");
   }
   for (HostId h : HostsIn(p)) hosts_[static_cast<size_t>(h.value())].allocation = id;
-  allocations_.emplace(id, p);
+  MutableAllocations().emplace(id, p);
   Changed();
   return Status::Ok();
 }
 
 Status Pod::Release(AllocationId id) {
-  auto it = allocations_.find(id);
-  if (it == allocations_.end()) {
+  if (!allocations_->contains(id)) {
     return Status(StatusCode::kNotFound,
                   "allocation " + std::to_string(id.value()) + " holds no hosts in this pod");
   }
+  std::map<AllocationId, Placement>& allocations = MutableAllocations();
+  auto it = allocations.find(id);
   for (HostId h : HostsIn(it->second)) {
     HostStatus& s = hosts_[static_cast<size_t>(h.value())];
     PODSCHED_CHECK(s.allocation == id);
     s.allocation.reset();
   }
-  allocations_.erase(it);
+  allocations.erase(it);
   Changed();
   return Status::Ok();
 }
@@ -214,8 +224,8 @@ Status Pod::SetDraining(HostId h, bool draining) {
 }
 
 std::optional<Placement> Pod::PlacementOf(AllocationId id) const {
-  auto it = allocations_.find(id);
-  if (it == allocations_.end()) return std::nullopt;
+  auto it = allocations_->find(id);
+  if (it == allocations_->end()) return std::nullopt;
   return it->second;
 }
 

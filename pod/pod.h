@@ -94,7 +94,7 @@ class Pod {
   Status SetDraining(HostId h, bool draining);
 
   std::optional<Placement> PlacementOf(AllocationId id) const;
-  const std::map<AllocationId, Placement>& allocations() const { return allocations_; }
+  const std::map<AllocationId, Placement>& allocations() const { return *allocations_; }
 
   // The index of available hosts and legal origins for this state (free_index.h), for pod/'s
   // placement code. Built by the first call after a change; a copy of the pod shares it (the copy
@@ -126,13 +126,18 @@ class Pod {
     free_index_.reset();
   }
   std::shared_ptr<const FreeIndex> SharedIndex() const;
+  // The allocations, for a change: a map shared with copies is copied first.
+  std::map<AllocationId, Placement>& MutableAllocations();
 
   std::string name_;
   Generation generation_;
   int host_rows_;
   int host_cols_;
   std::vector<HostStatus> hosts_;
-  std::map<AllocationId, Placement> allocations_;
+  // Shared by copies until one of them allocates or releases (a scheduling pass copies every pod
+  // of the fleet, and most passes change few of them). Never null.
+  std::shared_ptr<std::map<AllocationId, Placement>> allocations_ =
+      std::make_shared<std::map<AllocationId, Placement>>();
   // Built lazily by free_index(). Concurrent const queries may ask for it at once: the first
   // builds it under a lock and publishes it through ready_index_, after which free_index_ is only
   // read until the next change.

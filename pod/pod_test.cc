@@ -143,6 +143,7 @@ TEST(PodTest, ParseTypeUsesThisPodsGrid) {
   EXPECT_NE(t.error().message().find("valid: v2-8, v2-32, v2-128"), std::string::npos);
 }
 
+// Copies share the allocation map until one of them allocates or releases (pod.h).
 TEST(PodTest, CopiesAreIndependent) {
   Pod pod = MakePod(Generation::kV2, 2, 2);
   ASSERT_TRUE(pod.Allocate(AllocationId(1), {{0, 0}, {1, 1}}).ok());
@@ -150,6 +151,23 @@ TEST(PodTest, CopiesAreIndependent) {
   ASSERT_TRUE(what_if.Release(AllocationId(1)).ok());
   EXPECT_EQ(what_if.AvailableHosts(), 4);
   EXPECT_EQ(pod.AvailableHosts(), 3);
+  EXPECT_TRUE(what_if.allocations().empty());
+  EXPECT_EQ(pod.allocations().size(), 1u);
+  EXPECT_EQ(pod.PlacementOf(AllocationId(1)), (Placement{{0, 0}, {1, 1}}));
+
+  Pod other = pod;
+  ASSERT_TRUE(pod.Allocate(AllocationId(2), {{1, 1}, {1, 1}}).ok());
+  EXPECT_EQ(pod.allocations().size(), 2u);
+  EXPECT_EQ(other.allocations().size(), 1u);
+  EXPECT_FALSE(other.PlacementOf(AllocationId(2)).has_value());
+  EXPECT_FALSE(other.Release(AllocationId(2)).ok());
+  ASSERT_TRUE(other.Release(AllocationId(1)).ok());
+  EXPECT_EQ(pod.PlacementOf(AllocationId(1)), (Placement{{0, 0}, {1, 1}}));
+
+  Pod moved = std::move(other);
+  EXPECT_TRUE(moved.allocations().empty());
+  ASSERT_TRUE(moved.Allocate(AllocationId(3), {{0, 0}, {2, 2}}).ok());
+  EXPECT_EQ(pod.allocations().size(), 2u);
 }
 
 // A copy shares the placement index the original built (free_index.h) until either changes;
