@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "pod/accelerator.h"
+#include "pod/placement.h"
 #include "pod/pod.h"
 #include "pod/prefix_sum.h"
 
@@ -53,11 +54,7 @@ struct TypeOrigins {
 // next decision for that type on an unchanged pod, in this pass or a later one, does not score the
 // positions again).
 struct BestFitMemo {
-  bool found = false;  // false: no legal position
-  Placement placement;
-  int largest_after_hosts = 0;
-  bool aligned = false;
-  double lost_capacity = 0;
+  std::optional<ScoredPlacement> best;  // nullopt: no legal position
 };
 
 class FreeIndex {

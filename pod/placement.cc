@@ -72,15 +72,23 @@ std::optional<BestFitScore> ScoreUnlessWorse(const std::vector<const TypeOrigins
   return score;
 }
 
+// True when `type` has no legal position, known from the index without a scan (most of the
+// decisions of a pass on a busy pod): more hosts than are available, or a type of the grid whose
+// origins count none. Sets `*own` to the index's entry for the type (nullptr: not a type of this
+// grid, which only a scan answers).
+bool KnownUnplaceable(const FreeIndex& index, const AcceleratorType& type,
+                      const TypeOrigins** own) {
+  if (type.hosts() > index.available().Total()) return true;
+  *own = index.Find(type.shape());
+  return *own != nullptr && (*own)->total == 0;
+}
+
 // Visits every legal position of `type` with its score, in LegalPlacements order.
 template <typename Visit>
 void ForEachScored(const Pod& pod, const AcceleratorType& type, Visit&& visit) {
   const FreeIndex& index = pod.free_index();
-  if (type.hosts() > index.available().Total()) return;
-  // A type of the grid without a legal position fails without a scan (most of the decisions of a
-  // pass on a busy pod).
-  const TypeOrigins* own = index.Find(type.shape());
-  if (own != nullptr && own->total == 0) return;
+  const TypeOrigins* own = nullptr;
+  if (KnownUnplaceable(index, type, &own)) return;
   const std::vector<const TypeOrigins*>& types = index.placeable();
   ForEachLegalPlacement(index.available(), type.shape(), [&](const Placement& p) {
     visit(p, *ScoreUnlessWorse(types, p, nullptr));
@@ -91,15 +99,10 @@ void ForEachScored(const Pod& pod, const AcceleratorType& type, Visit&& visit) {
 // The best position in one pod, with its score.
 std::optional<ScoredPlacement> BestIn(const Pod& pod, const AcceleratorType& type) {
   const FreeIndex& index = pod.free_index();
-  if (type.hosts() > index.available().Total()) return std::nullopt;
-  const TypeOrigins* own = index.Find(type.shape());
-  if (own != nullptr && own->total == 0) return std::nullopt;
+  const TypeOrigins* own = nullptr;
+  if (KnownUnplaceable(index, type, &own)) return std::nullopt;
   if (own != nullptr) {
-    if (std::optional<BestFitMemo> memo = index.RecalledBestFit(*own)) {
-      if (!memo->found) return std::nullopt;
-      return ScoredPlacement{memo->placement,
-                             {memo->largest_after_hosts, memo->aligned, memo->lost_capacity}};
-    }
+    if (std::optional<BestFitMemo> memo = index.RecalledBestFit(*own)) return memo->best;
   }
   const std::vector<const TypeOrigins*>& types = index.placeable();
   std::optional<ScoredPlacement> best;
@@ -110,14 +113,7 @@ std::optional<ScoredPlacement> BestIn(const Pod& pod, const AcceleratorType& typ
     }
     return true;
   });
-  if (own != nullptr) {
-    BestFitMemo memo;
-    if (best) {
-      memo = {true, best->placement, best->score.largest_after_hosts, best->score.aligned,
-              best->score.lost_capacity};
-    }
-    index.RememberBestFit(*own, memo);
-  }
+  if (own != nullptr) index.RememberBestFit(*own, BestFitMemo{best});
   return best;
 }
 

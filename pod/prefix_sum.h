@@ -58,10 +58,6 @@ class PrefixSum2D {
     if (r0 >= r1 || c0 >= c1) return 0;
     return Get(r1, c1) - Get(r0, c1) - Get(r1, c0) + Get(r0, c0);
   }
-  // The same for a range the caller knows lies inside the grid and is not empty (no clipping).
-  int SumInside(int r0, int c0, int r1, int c1) const {
-    return Get(r1, c1) - Get(r0, c1) - Get(r1, c0) + Get(r0, c0);
-  }
   int Total() const { return Get(rows_, cols_); }
 
  private:
