@@ -43,6 +43,7 @@ Pass::Pass(Inputs in, TimePoint now)
     : in_(in),
       now_(now),
       view_(in.views != nullptr ? *in.views : own_views_),
+      start_version_(in.hosts.version()),
       healthy_view_(in.hosts.fleet().pods().size()) {
   view_ = in.hosts.fleet().pods();  // assigned, not constructed: the old views' memory is reused
   for (const auto& [id, res] : in_.hosts.reservations()) {
@@ -82,6 +83,7 @@ std::string Pass::PodsText(const std::vector<int>& pods) const {
 void Pass::Consider(const QueueEntry& entry) {
   QueuedRef& ref = *entry.ref;
   if (ref.memo.valid && MemoHolds(entry)) {  // its reason would be the one it has
+    ++skipped_;
     if (in_.check_memos) CheckSkipped(entry);
     return;
   }
@@ -93,14 +95,14 @@ void Pass::Consider(const QueueEntry& entry) {
     // A reservation is only held for a job that could use it now.
     if (in_.hosts.Unreserve(job.id)) in_.binder.PassAgain();
     in_.binder.SetReason(job, *why);
-    Remember(ref, /*behind=*/false);
+    Remember(ref, QueuedRef::Memo::Kind::kFiltered);
     return;
   }
   // Strict order: a job holding a reservation is past the blocker already (its hosts are set
   // aside); every other job waits behind it.
   if (behind_ && in_.hosts.ReservationOf(job.id) == nullptr) {
     in_.binder.SetReason(job, *behind_);
-    Remember(ref, /*behind=*/true);
+    Remember(ref, QueuedRef::Memo::Kind::kBehind);
     return;
   }
   if (scope_ != 0 && Candidates(type).empty()) {
@@ -118,24 +120,36 @@ void Pass::Consider(const QueueEntry& entry) {
   if (AwaitReservation(job)) return;
   if (!FitsHealthyPod(type)) {
     // No eviction can help and waiting in line would hold up everyone behind: it waits aside.
-    int out_of_service = 0;
-    const std::vector<int>& pods = Candidates(type);
-    for (int i : pods) {
-      const pod::Pod& pod = in_.hosts.fleet().pod(i);
-      for (int h = 0; h < pod.num_hosts(); ++h) {
-        const pod::HostStatus& host = pod.host(HostId(h));
-        out_of_service += (!host.healthy || host.draining) ? 1 : 0;
-      }
-    }
-    const pod::SliceShape shape = type.shape();
-    in_.binder.SetReason(job, "no " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
-                          " block of healthy hosts in " + PodsText(pods) + " (" +
-                          std::to_string(out_of_service) +
-                          " unhealthy or draining): waits for repairs without blocking others");
+    in_.binder.SetReason(job, AsideReason(type));
+    Remember(ref, QueuedRef::Memo::Kind::kAside);
     return;
   }
-  if (Preempt(job, type)) return;
+  bool lasting = false;
+  if (Preempt(job, type, &lasting)) return;
+  // Blocked behind this pass's head, it stays blocked while nothing it was judged on changes.
+  // Only when this pass has changed nothing yet: its own binds and reservations are draining
+  // hosts in its views, which a victim search cannot free but the next pass's can. (The first
+  // blocked job becomes the head, Block, and is never skipped: no head is known when it comes.)
+  if (lasting && head_id_ != 0 && in_.hosts.version() == start_version_) {
+    Remember(ref, QueuedRef::Memo::Kind::kBlocked);
+  }
   Block(type);
+}
+
+std::string Pass::AsideReason(const pod::AcceleratorType& type) {
+  int out_of_service = 0;
+  const std::vector<int>& pods = Candidates(type);
+  for (int i : pods) {
+    const pod::Pod& pod = in_.hosts.fleet().pod(i);
+    for (int h = 0; h < pod.num_hosts(); ++h) {
+      const pod::HostStatus& host = pod.host(HostId(h));
+      out_of_service += (!host.healthy || host.draining) ? 1 : 0;
+    }
+  }
+  const pod::SliceShape shape = type.shape();
+  return "no " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
+         " block of healthy hosts in " + PodsText(pods) + " (" + std::to_string(out_of_service) +
+         " unhealthy or draining): waits for repairs without blocking others";
 }
 
 // The memo reads only the QueuedRef and the user's records, not the job's own (scattered in
@@ -143,8 +157,15 @@ void Pass::Consider(const QueueEntry& entry) {
 bool Pass::MemoHolds(const QueueEntry& entry) {
   const QueuedRef& ref = *entry.ref;
   const QueuedRef::Memo& m = ref.memo;
+  using Kind = QueuedRef::Memo::Kind;
   if (now_ < m.at) return false;
-  if (m.behind && (behind_text_ == 0 || m.behind_text != behind_text_)) return false;
+  if (m.kind == Kind::kBehind && (behind_text_ == 0 || m.behind_text != behind_text_)) return false;
+  if (m.kind == Kind::kBlocked || m.kind == Kind::kAside) {
+    // The same hosts, leases and reservations, and for a blocked job the same head ahead of it.
+    // (Strict order has no head: its blocked jobs are behind.)
+    if (m.hosts_version != in_.hosts.version()) return false;
+    if (m.kind == Kind::kBlocked && (head_id_ == 0 || m.head != head_id_)) return false;
+  }
   int promised = 0;
   if (!in_.hosts.reservations().empty()) {
     // Only the pass that considers a job reserves for it; checked all the same.
@@ -159,42 +180,66 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
   }
   const int used = ref.use->Of(m.preemptible);
   const int limit = ref.user->quota.Of(m.preemptible);
-  // Behind: Filter still lets it through (then its reason is strict order's again). Filtered:
-  // the same numbers make the same quota reason.
-  if (m.behind) return m.cores <= limit && used + promised + m.cores <= limit;
+  // Behind, blocked, aside: Filter still lets it through (then its reason is the one it was given
+  // after Filter). Filtered: the same numbers make the same quota reason.
+  if (m.kind != Kind::kFiltered) return m.cores <= limit && used + promised + m.cores <= limit;
   return used == m.used && limit == m.limit && promised == m.promised;
 }
 
 void Pass::CheckSkipped(const QueueEntry& entry) {
   const JobRecord& job = *entry.ref->job;
+  const auto fail = [&](const std::string& what) {
+    PODSCHED_CHECK_MSG(false, ("job " + std::to_string(job.id.value()) + " skipped " + what).c_str());
+  };
   scope_ = ScopeOf(job.spec);
   const std::optional<std::string> why = Filter(entry);
   const bool reserved = in_.hosts.ReservationOf(job.id) != nullptr;
-  PODSCHED_CHECK_MSG(!reserved && (why || behind_),
-                     ("job " + std::to_string(job.id.value()) + " skipped but would be placed").c_str());
-  const std::string& want = why ? *why : *behind_;
-  PODSCHED_CHECK_MSG(job.reason == want, ("job " + std::to_string(job.id.value()) + " skipped with '" +
-                                          job.reason + "', should be '" + want + "'")
-                                             .c_str());
+  if (reserved) fail("but holds a reservation");
+  std::string want;
+  using Kind = QueuedRef::Memo::Kind;
+  const Kind kind = entry.ref->memo.kind;
+  if (kind == Kind::kFiltered || kind == Kind::kBehind) {
+    if (!why && !behind_) fail("but would be placed");
+    want = why ? *why : *behind_;
+  } else {
+    if (why || behind_) fail("as blocked, but is filtered or behind");
+    if (Score(entry)) fail("as blocked, but would be placed");
+    const pod::AcceleratorType& type = *entry.ref->type;
+    if (kind == Kind::kAside) {
+      if (FitsHealthyPod(type)) fail("as aside, but a block of healthy hosts can hold it");
+      want = AsideReason(type);
+    } else {
+      if (!FitsHealthyPod(type)) fail("as blocked, but waits aside");
+      const VictimSearch search = SearchVictims(job, type);
+      if (search.found) fail("as blocked, but would preempt");
+      if (!search.none->lasting) fail("as blocked, but its victims wait for a minimum runtime");
+      want = search.none->why;
+    }
+  }
+  if (job.reason != want) fail("with '" + job.reason + "', should be '" + want + "'");
 }
 
-void Pass::Remember(QueuedRef& ref, bool behind) {
+void Pass::Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind) {
+  using Kind = QueuedRef::Memo::Kind;
   const JobRecord& job = *ref.job;
   // Filter's other reasons change with other jobs (dependencies, an array's throttle) or with
   // time (not_before); a reservation is dropped or used by the job's next pass.
   if (!job.spec.dependencies.empty() || job.spec.array || job.not_before > now_ ||
-      in_.hosts.ReservationOf(job.id) != nullptr || (behind && behind_text_ == 0)) {
+      in_.hosts.ReservationOf(job.id) != nullptr ||
+      (kind == Kind::kBehind && behind_text_ == 0)) {
     return;
   }
   QueuedRef::Memo& m = ref.memo;
   m.valid = true;
-  m.behind = behind;
-  m.behind_text = behind ? behind_text_ : 0;
+  m.kind = kind;
+  m.behind_text = kind == Kind::kBehind ? behind_text_ : 0;
   m.preemptible = job.spec.preemptible;
   m.cores = ref.type->tensor_cores();
   m.used = ref.use->Of(m.preemptible);
   m.limit = ref.user->quota.Of(m.preemptible);
   m.promised = ReservedCores(job.spec.user, m.preemptible, job.id);
+  m.hosts_version = in_.hosts.version();
+  m.head = head_id_;
   m.at = now_;
 }
 
@@ -340,19 +385,20 @@ bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
   return fits;
 }
 
-bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
+Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::AcceleratorType& type) {
   const pod::SliceShape shape = type.shape();
   const auto key = std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols,
                                    scope_, job.spec.preemptible, job.spec.priority);
+  VictimSearch out;
   auto memo = failed_preemption_.find(key);
   if (memo == failed_preemption_.end() && in_.profile.post_filter == nullptr) {
     std::string why = BlockText(shape);
     if (in_.hosts.fleet().size() > 1) why += " in " + PodsText(Candidates(type));
-    memo = failed_preemption_.emplace(key, std::move(why)).first;
+    memo = failed_preemption_.emplace(key, NoVictims{std::move(why), true}).first;
   }
   if (memo != failed_preemption_.end()) {
-    in_.binder.SetReason(job, memo->second);
-    return false;
+    out.none = &memo->second;
+    return out;
   }
   if (!running_built_) {
     // Running work that could be evicted, once per pass (not per blocked job).
@@ -394,30 +440,43 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type) {
     }
     return best;
   };
-  if (auto found = choose(eligible)) {
-    const int pod_index = found->first;
-    const VictimChoice* choice = &found->second;
-    for (JobId v : choice->victims) {
-      in_.binder.StartPreemption(v,
-                                 "preempted for job " + std::to_string(job.id.value()) +
-                                     (job.spec.preemptible ? " (higher priority)" : " (on-demand)"),
-                                 job.id);
-    }
-    const pod::FleetPlacement freed{pod_index, choice->placement};
-    in_.hosts.Reserve(job.id, Reservation{freed, choice->victims});
-    Take(freed);
-    in_.binder.SetReason(job, "waiting for job " + Ids(choice->victims) + " to checkpoint");
-    return true;
-  }
-  std::string why = BlockText(shape);
-  if (in_.hosts.fleet().size() > 1) why += " in " + PodsText(pods);
+  out.found = choose(eligible);
+  if (out.found) return out;
+  // No victims now. When none would do later either (`later` holds every victim that may become
+  // eligible, and only new leases add to it), that lasts.
+  NoVictims none{BlockText(shape), true};
+  if (in_.hosts.fleet().size() > 1) none.why += " in " + PodsText(pods);
   if (auto relaxed = choose(later)) {
-    why += "; " + std::to_string(relaxed->second.victims.size()) +
-           " running jobs would have to go, after their minimum runtime";
-    in_.binder.WakeAt(earliest);
+    none.why += "; " + std::to_string(relaxed->second.victims.size()) +
+                " running jobs would have to go, after their minimum runtime";
+    none.lasting = false;
+    out.wake = earliest;
   }
-  in_.binder.SetReason(job, failed_preemption_.emplace(key, std::move(why)).first->second);
-  return false;
+  out.none = &failed_preemption_.emplace(key, std::move(none)).first->second;
+  return out;
+}
+
+bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasting) {
+  const VictimSearch search = SearchVictims(job, type);
+  if (!search.found) {
+    if (search.wake != TimePoint::max()) in_.binder.WakeAt(search.wake);
+    in_.binder.SetReason(job, search.none->why);
+    if (lasting != nullptr) *lasting = search.none->lasting;
+    return false;
+  }
+  const int pod_index = search.found->first;
+  const VictimChoice& choice = search.found->second;
+  for (JobId v : choice.victims) {
+    in_.binder.StartPreemption(v,
+                               "preempted for job " + std::to_string(job.id.value()) +
+                                   (job.spec.preemptible ? " (higher priority)" : " (on-demand)"),
+                               job.id);
+  }
+  const pod::FleetPlacement freed{pod_index, choice.placement};
+  in_.hosts.Reserve(job.id, Reservation{freed, choice.victims});
+  Take(freed);
+  in_.binder.SetReason(job, "waiting for job " + Ids(choice.victims) + " to checkpoint");
+  return true;
 }
 
 void Pass::Block(const pod::AcceleratorType& type) {
@@ -438,6 +497,14 @@ void Pass::Block(const pod::AcceleratorType& type) {
   if (!d.head) return;
   head_view_ = view_;
   head_start_ = d.head->start;
+  if (in_.heads != nullptr) {
+    const PassHeads::Head head{d.head_pod, d.head->placement, d.head->start};
+    if (in_.heads->last != head) {
+      in_.heads->last = head;
+      ++in_.heads->id;
+    }
+    head_id_ = in_.heads->id;
+  }
   if (d.head->placement) {
     Exclude((*head_view_)[static_cast<size_t>(d.head_pod)], *d.head->placement);
   }

@@ -67,6 +67,16 @@ class PassJobs {
   virtual std::optional<std::string> HeldBack(const JobRecord& job) const = 0;
 };
 
+// The backfill heads of the passes, kept by the scheduler: an id per distinct head, so that a
+// job's memo (QueuedRef::Memo::kBlocked) can name the head it was blocked behind. A head is what
+// a job behind it sees of it: the pod, the rectangle kept free (none: its start is unknown) and
+// when it is expected to start.
+struct PassHeads {
+  using Head = std::tuple<int, std::optional<pod::Placement>, TimePoint>;
+  std::optional<Head> last;  // the latest pass's head
+  uint64_t id = 0;           // last's id; a new head gets the next
+};
+
 // What the pass changes outside its views and HostLeases' reservations.
 class Binder {
  public:
@@ -96,6 +106,9 @@ class Pass {
     // The strict-order reasons ("behind") passes have given, kept by the scheduler: a job's memo
     // (QueuedRef::Memo) names one by its place here. Null: no job is skipped for being behind.
     std::vector<std::string>* strict_texts = nullptr;
+    // The heads passes have had, kept by the scheduler (QueuedRef::Memo::kBlocked names one).
+    // Null: no job is skipped for being blocked.
+    PassHeads* heads = nullptr;
     // SchedulerConfig::check_pass_memos.
     bool check_memos = false;
   };
@@ -105,6 +118,8 @@ class Pass {
 
   // Runs Filter .. Bind for one job, in queue order.
   void Consider(const QueueEntry& entry);
+  // Jobs Consider skipped by their memo so far.
+  int64_t skipped() const { return skipped_; }
 
   // The steps, in the order Consider runs them (public for their own tests).
   // Why the job cannot be considered in this pass (backoff, quota, shape), nullopt if it can.
@@ -115,13 +130,30 @@ class Pass {
   // says which); drops a reservation that a failed host spoilt.
   bool AwaitReservation(JobRecord& job);
   // Starts the preemption of victims for the job; true when it did (the job then waits).
-  // Otherwise sets the job's reason to why it cannot start.
-  bool Preempt(JobRecord& job, const pod::AcceleratorType& type);
+  // Otherwise sets the job's reason to why it cannot start, and `lasting` (if given) to whether
+  // that stays true while the hosts, leases, reservations and backfill head do not change (false
+  // when victims only wait for their minimum runtime).
+  bool Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasting = nullptr);
   // Permit: the job could not start; strict order or EASY head.
   void Block(const pod::AcceleratorType& type);
 
  private:
   void Take(const pod::FleetPlacement& p);  // excludes `p` from every view of this pass
+  // Why no victims free a rectangle for a job (one per memo key of failed_preemption_).
+  struct NoVictims {
+    std::string why;
+    bool lasting = true;  // Preempt's `lasting`
+  };
+  // What Preempt would do, without doing it: the victims' pod and choice, or why there are none
+  // and when a victim passes its minimum runtime (max: none waits for it).
+  struct VictimSearch {
+    std::optional<std::pair<int, VictimChoice>> found;
+    const NoVictims* none = nullptr;  // when !found
+    TimePoint wake = TimePoint::max();
+  };
+  VictimSearch SearchVictims(const JobRecord& job, const pod::AcceleratorType& type);
+  // The reason of a job no block of healthy hosts can hold (FitsHealthyPod false).
+  std::string AsideReason(const pod::AcceleratorType& type);
   bool FitsHealthyPod(const pod::AcceleratorType& type);
   // The pods that can hold `type` (its generation, a grid large enough) within the current job's
   // scope (scope_: its zone or pod, if any), in fleet order.
@@ -143,7 +175,7 @@ class Pass {
   // skipped.
   bool MemoHolds(const QueueEntry& entry);
   // Notes in `ref` what this pass decided for it (a reason only) and on what.
-  void Remember(QueuedRef& ref, bool behind);
+  void Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind);
   // Inputs::check_memos: `entry`'s job, skipped, would get the reason it has.
   void CheckSkipped(const QueueEntry& entry);
 
@@ -174,9 +206,12 @@ class Pass {
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
   int behind_text_ = 0;                 // behind_'s place in Inputs::strict_texts + 1; 0: none
   std::set<FailedShape> failed_;
-  std::map<std::tuple<int, int, int, int, bool, int>, std::string> failed_preemption_;
+  std::map<std::tuple<int, int, int, int, bool, int>, NoVictims> failed_preemption_;
+  int64_t skipped_ = 0;
+  uint64_t head_id_ = 0;                // PassHeads::id of this pass's head; 0: none yet
   std::vector<RunningRef> running_;     // evictable work, built on first need
   bool running_built_ = false;
+  const uint64_t start_version_;        // HostLeases::version() when the pass began
   // Each pod with every allocation gone (health and draining kept), on first need.
   std::vector<std::optional<pod::Pod>> healthy_view_;
   std::map<TypeKey, bool> fits_healthy_;

@@ -18,6 +18,7 @@ Result<AllocationId> HostLeases::Hold(JobEpoch owner, const pod::FleetPlacement&
   Status allocated = fleet_.Allocate(alloc, placement);
   if (!allocated.ok()) return std::unexpected(allocated);
   ++next_allocation_id_;
+  ++version_;
   const std::vector<HostId> hosts = fleet_.HostsIn(placement);
   leases_.emplace(alloc, Lease{alloc, owner, placement, std::set<HostId>(hosts.begin(), hosts.end())});
   lease_of_.emplace(owner, alloc);
@@ -38,6 +39,7 @@ bool HostLeases::Gone(JobEpoch owner, std::optional<HostId> host) {
   PODSCHED_CHECK_MSG(released.ok(), released.message().c_str());
   leases_.erase(it->second);
   lease_of_.erase(it);
+  ++version_;
   return true;
 }
 
@@ -56,12 +58,24 @@ const Lease* HostLeases::LeaseOn(HostId host) const {
 void HostLeases::Reserve(JobId job, Reservation reservation) {
   reservations_[job] = std::move(reservation);
   ++reservations_version_;
+  ++version_;
 }
 
 bool HostLeases::Unreserve(JobId job) {
   if (reservations_.erase(job) == 0) return false;
   ++reservations_version_;
+  ++version_;
   return true;
+}
+
+Status HostLeases::MarkUnhealthy(HostId host) {
+  ++version_;
+  return fleet_.MarkUnhealthy(host);
+}
+
+Status HostLeases::MarkHealthy(HostId host) {
+  ++version_;
+  return fleet_.MarkHealthy(host);
 }
 
 const Reservation* HostLeases::ReservationOf(JobId job) const {

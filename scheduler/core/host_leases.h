@@ -70,8 +70,8 @@ class HostLeases {
   const std::map<AllocationId, Lease>& leases() const { return leases_; }
 
   // Host health (the fleet's own checks: the host must exist).
-  Status MarkUnhealthy(HostId host) { return fleet_.MarkUnhealthy(host); }
-  Status MarkHealthy(HostId host) { return fleet_.MarkHealthy(host); }
+  Status MarkUnhealthy(HostId host);
+  Status MarkHealthy(HostId host);
 
   // Reservations, by waiting job. Reserve replaces the job's earlier one; Unreserve returns
   // whether there was one.
@@ -82,6 +82,10 @@ class HostLeases {
   // Changes whenever a reservation is made, replaced or dropped (what a pass's memo of a job's
   // quota reason depends on: the cores reserved for the user's other jobs).
   uint64_t reservations_version() const { return reservations_version_; }
+  // Changes whenever what a pass can find changes: a lease held or released, a host's health, a
+  // reservation. A pass's memo of a job that found no room and no victims stays true while it
+  // does not change (QueuedRef::Memo::kBlocked).
+  uint64_t version() const { return version_; }
 
  private:
   pod::Fleet fleet_;
@@ -89,6 +93,7 @@ class HostLeases {
   std::map<JobEpoch, AllocationId> lease_of_;
   std::map<JobId, Reservation> reservations_;
   uint64_t reservations_version_ = 0;
+  uint64_t version_ = 0;
   int64_t next_allocation_id_ = 1;
 };
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <vector>
@@ -27,21 +28,32 @@ namespace podsched::core {
 // A QUEUED job with direct pointers to what a pass reads (job records, types and users never
 // move while the job waits), so a pass over 10,000 queued jobs does no lookups by id.
 struct QueuedRef {
-  // What the last pass decided for this job when all it did was give the job a reason (Filter's
-  // quota reason, or strict order's "behind" text), with the inputs that reason was made of. A
-  // later pass skips the job while they are unchanged: the same inputs make the same reason,
-  // which the job has already. (A FIFO queue behind a large head is thousands of such jobs,
-  // every pass: issue 29.) Only for jobs without dependencies or an array (their HeldBack
-  // changes with other jobs) and past their not_before. Pass::Consider keeps it.
+  // What the last pass decided for this job when all it did was give the job a reason, with the
+  // inputs that reason was made of. A later pass skips the job while they are unchanged: the same
+  // inputs make the same reason, which the job has already. (A FIFO queue behind a large head is
+  // thousands of such jobs, every pass; a fair-share queue that nothing can start is too: issue
+  // 29.) Only for jobs without dependencies or an array (their HeldBack changes with other jobs),
+  // past their not_before and holding no reservation. Pass::Consider keeps it.
   struct Memo {
+    enum class Kind : uint8_t {
+      kFiltered,  // Filter's quota reason
+      kBehind,    // strict order's reason (Filter let it through)
+      // Filter let it through, then no room and no victims, with the pass's backfill head as it
+      // was (`head`): the same hosts, leases, reservations and head give the same outcome.
+      kBlocked,
+      // Filter let it through, then no block of healthy hosts at all: waits aside.
+      kAside,
+    };
     bool valid = false;
-    bool behind = false;          // strict order's reason (Filter let it through), not Filter's
+    Kind kind = Kind::kFiltered;
     bool preemptible = false;     // the job's class (which of the user's counts)
     int cores = 0;                // the job's
     // Filter's quota inputs then: the user's cores in use, quota, and cores reserved for the
-    // user's other jobs, of the job's class.
+    // user's other jobs, of the job's class (kFiltered).
     int used = 0, limit = 0, promised = 0;
     int behind_text = 0;          // which strict-order text (Pass::Inputs::strict_texts)
+    uint64_t hosts_version = 0;   // kBlocked, kAside: HostLeases::version() then
+    uint64_t head = 0;            // kBlocked: the backfill head then (PassHeads::id)
     TimePoint at{};               // that pass's now: a clock that went back evaluates again
   };
 

@@ -6,6 +6,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -498,6 +500,66 @@ TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
   // 10 (+1 on top of its 1), job 2 20 (+2).
   EXPECT_EQ(ids(FairShareSort(minutes(10), 3).Sort(queued, accounting, t0, storage)),
             (std::vector<int64_t>{1, 2, 3}));
+}
+
+// FairShareSort buckets the queue instead of sorting it (steps.cc). On random queues, with
+// narrow and wide priority ranges (the second takes the comparison sort), users of equal usage,
+// jobs added and removed between sorts: the order is a permutation of the queue, in the
+// documented order, with the documented keys.
+TEST(QueueSortTest, FairShareOrderOnRandomQueuesIsTheDocumentedOrder) {
+  for (const int max_priority : {4, 1000}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(max_priority));
+    std::deque<JobRecord> jobs;
+    std::map<UserName, UserRecord> users;
+    JobQueue queued;
+    Accounting accounting(Accounting::Rules{Quota{}, hours(1), 1000});
+    // Users 0-3 hold nothing (equal usage); 4-7 hold different amounts.
+    for (int u = 4; u < 8; ++u) {
+      accounting.StartHolding(JobId(1000000 + u), UserName("u" + std::to_string(u)), true,
+                              8 * u, t0 - hours(u));
+    }
+    int64_t next_id = 1;
+    std::vector<JobId> live;
+    const FairShareSort sort(minutes(10), 6);
+    std::vector<QueueEntry> storage;
+    for (int round = 0; round < 20; ++round) {
+      for (int n = 0; n < 300; ++n) {
+        JobRecord& job = jobs.emplace_back();
+        job.id = JobId(next_id++);
+        job.spec.user = UserName("u" + std::to_string(rng() % 8));
+        job.spec.priority = static_cast<int>(rng() % (max_priority + 1));
+        job.submit_time = t0 - minutes(static_cast<int64_t>(rng() % 120));  // ties too
+        UserRecord& u = users[job.spec.user];
+        u.name = job.spec.user;
+        queued.Add(job.id, job.submit_time, QueuedRef{&job, nullptr, &u, nullptr});
+        live.push_back(job.id);
+      }
+      for (int n = 0; n < 100; ++n) {
+        const size_t k = rng() % live.size();
+        queued.Remove(live[k]);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+      const std::vector<QueueEntry>& order = sort.Sort(queued, accounting, t0, storage);
+      ASSERT_EQ(order.size(), live.size());
+      std::set<JobId> seen;
+      for (size_t i = 0; i < order.size(); ++i) {
+        const QueueEntry& e = order[i];
+        const JobRecord& job = *e.ref->job;
+        ASSERT_EQ(e.id, job.id);
+        ASSERT_TRUE(seen.insert(e.id).second) << "job " << e.id.value() << " twice";
+        ASSERT_EQ(e.submit, job.submit_time);
+        const int64_t waited = (t0 - job.submit_time) / minutes(10);
+        ASSERT_EQ(e.effective_priority, job.spec.priority + std::min<int64_t>(waited, 6));
+        ASSERT_EQ(e.usage, accounting.UsageNow(job.spec.user, t0));
+        if (i == 0) continue;
+        const QueueEntry& p = order[i - 1];
+        ASSERT_TRUE(std::tie(e.effective_priority, p.usage, p.submit, p.id) <
+                    std::tie(p.effective_priority, e.usage, e.submit, e.id))
+            << "round " << round << ": job " << p.id.value() << " before " << e.id.value();
+      }
+      ASSERT_EQ(seen, std::set<JobId>(live.begin(), live.end()));
+    }
+  }
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   ImplPassSide side(*this, now);
   Pass pass(
       Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side, &pass_views,
-                   &strict_texts, config.check_pass_memos},
+                   &strict_texts, &pass_heads, config.check_pass_memos},
       now);
   // FIFO: the queue's own order, in which a job that starts (or is otherwise taken out of the
   // queue) during this pass has a null ref from then on.
@@ -73,6 +73,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
     }
     if (queue[i].ref != nullptr) pass.Consider(queue[i]);
   }
+  stats.skipped_by_memo += pass.skipped();
 }
 
 }  // namespace podsched::core

@@ -150,6 +150,9 @@ struct SchedulerStats {
   int64_t launches = 0;
   int64_t events = 0;         // transitions recorded
   int64_t forgotten = 0;      // ended jobs dropped from memory (ended_job_retention)
+  // Queued jobs a pass skipped because nothing their reason was made of had changed
+  // (QueuedRef::Memo): a pass's cost is the jobs it did not skip.
+  int64_t skipped_by_memo = 0;
 };
 
 class Scheduler {

@@ -75,6 +75,8 @@ class Scheduler::Impl {
   std::vector<QueueEntry> pass_order;
   // The strict-order reasons passes gave, which the queued jobs' memos name (Pass::Inputs).
   std::vector<std::string> strict_texts;
+  // The backfill heads passes had, which the queued jobs' memos name (Pass::Inputs).
+  PassHeads pass_heads;
 
   // --- the current call's output ---
   Outbox outbox;  // actions, changed jobs and events, until Finish commits them (outbox.h)

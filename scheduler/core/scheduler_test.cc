@@ -264,6 +264,53 @@ TEST_F(SchedulerTest, FifoWithoutBackfillBlocksBehindTheHead) {
   EXPECT_EQ(Job(head).reason, "no free 2x2 block of hosts");
 }
 
+// A pass skips a queued job that found no room and no victims behind the same backfill head, while
+// the hosts, leases and reservations stay as they were: a pass over thousands of such jobs does
+// only what changed (issue 29). Every skip is checked against a full evaluation
+// (DefaultConfig: check_pass_memos), and a change of leases or of the head brings the jobs back.
+TEST_F(SchedulerTest, BlockedJobsAreSkippedUntilHostsLeasesOrTheHeadChange) {
+  SchedulerConfig config = DefaultConfig();
+  config.default_quota = Quota{1000, 1000};
+  Start(4, 4, config);
+  std::vector<JobId> ada;  // on-demand: never a victim; expected runtime unknown
+  for (int i = 0; i < 16; ++i) ada.push_back(Submit(Spec("ada", "v2-8", false), 0));
+  Tick(0);
+  const JobId head = Submit(Spec("bob", "v2-128", false), 1);
+  std::vector<JobId> carl;
+  for (int i = 0; i < 3; ++i) carl.push_back(Submit(Spec("carl", "v2-32", false), 1.1 + i * 0.1));
+  Tick(1.5);
+  const auto skipped = [&] { return sched_->stats().skipped_by_memo; };
+  EXPECT_EQ(skipped(), 0) << "the first pass judges every job";
+  for (JobId c : carl) EXPECT_EQ(Job(c).reason, "no free 2x2 block of hosts");
+
+  // A submission makes a pass: the head is judged again, the jobs behind it are skipped.
+  const JobId dave = Submit(Spec("dave", "v2-8", false), 2);
+  Tick(2);
+  EXPECT_EQ(skipped(), 3);
+  EXPECT_EQ(Job(dave).reason, "no free host");
+  Submit(Spec("erin", "v2-8", false), 3);
+  Tick(3);
+  EXPECT_EQ(skipped(), 3 + 4);
+
+  // Released leases: nobody is skipped. A 2x2 block is free, and kept for the head.
+  for (JobId a : ada) {
+    const pod::HostCoord at = Job(a).placement->rect.origin;
+    if (at.row < 2 && at.col < 2) Exited(a, ExitKind::kSucceeded, 5);
+  }
+  Tick(5);
+  EXPECT_EQ(skipped(), 7);
+  for (JobId c : carl) EXPECT_EQ(Job(c).state, S::kQueued);
+  Submit(Spec("frank", "v2-8", false), 5.5);
+  Tick(5.5);
+  EXPECT_EQ(skipped(), 7 + 5) << "carl's, dave's and erin's jobs, behind the same head";
+  // The head leaves the queue: the next job is judged again, fits and starts.
+  ASSERT_TRUE(sched_->Cancel(head, At(6)).has_value());
+  Tick(6);
+  EXPECT_EQ(skipped(), 12);
+  EXPECT_EQ(Job(carl[0]).state, S::kPlaced);
+  EXPECT_EQ(Job(carl[1]).state, S::kQueued);
+}
+
 TEST_F(SchedulerTest, QuotaWaitsWithReasonAndUsageIsQueryable) {
   Start(4, 4);
   std::vector<JobId> ids;
