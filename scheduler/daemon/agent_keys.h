@@ -35,7 +35,7 @@ struct EnrolledAgent {
   std::optional<std::vector<int32_t>> hosts;
   // With hosts: the pod they are of (on a fleet, host 0 is a host of every pod). Empty: any pod
   // (enrolled without --pod, as before fleets).
-  std::string pod;
+  std::string pod{};
 };
 
 // What an enrolment allows an agent to register (BusLogic::SetEnrolledHosts): `hosts` of `pod`

@@ -49,7 +49,7 @@ class LaunchComposer {
     int port_last = 32767;
     int ports_per_host = kPortSlotsPerHost;  // PortsPerHost of the range and the pod
     // The Unix account of an API user (Launch.unix_user); unset: the user's name.
-    std::function<std::string(const UserName&)> unix_user_of;
+    std::function<std::string(const UserName&)> unix_user_of{};
   };
 
   explicit LaunchComposer(Options options) : options_(std::move(options)) {}

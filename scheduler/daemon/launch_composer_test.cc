@@ -26,7 +26,8 @@ core::LaunchPlan Plan() {
                           std::chrono::seconds(45),
                           1,
                           2,
-                          std::nullopt};
+                          std::nullopt,
+                          UserName("ada")};
 }
 
 LaunchComposer Composer() {

@@ -315,7 +315,9 @@ TEST(GeneratorTest, BurstsHaveBurstsGangsAndLongJobs) {
     in_burst += i > 0 && jobs[i].user == jobs[i - 1].user &&
                 jobs[i].submit_s - jobs[i - 1].submit_s <= 60;
     EXPECT_LE(jobs[i].duration_s, 14 * 86400.0);
-    if (i > 0) EXPECT_GE(jobs[i].submit_s, jobs[i - 1].submit_s);
+    if (i > 0) {
+      EXPECT_GE(jobs[i].submit_s, jobs[i - 1].submit_s);
+    }
   }
   EXPECT_GT(gangs, 20);
   EXPECT_GT(in_burst, 1500);

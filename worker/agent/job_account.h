@@ -57,7 +57,7 @@ struct JobAccountPolicy {
   uid_t min_uid = 1000;  // Debian's first uid of a person (SYS_UID_MAX is 999)
   // Never a job's supplementary group (dropped), nor its primary one (refused); the agent's own
   // account is not judged. podworker fills it from --deny-job-groups.
-  std::vector<gid_t> denied_groups;
+  std::vector<gid_t> denied_groups{};
 };
 
 // The account a job runs as, given the account the Launch names (`wanted`, already looked up)
