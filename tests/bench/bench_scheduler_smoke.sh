@@ -9,7 +9,8 @@ if [[ -n "$philly" && -f "$philly" ]]; then args+=(--philly "$philly" --philly-r
 if [[ -n "$philly" && -f "$philly" && -n "$fleet" ]]; then args+=(--fleet "$fleet"); fi
 out=$("$bin" "${args[@]}")
 echo "$out"
-for fig in sched_pass_median_100_queued sched_pass_p99_100_queued podsim_wall_s_1k \
+for fig in sched_pass_median_100_queued sched_pass_p99_100_queued \
+           sched_pass_p99_100_queued_after_release podsim_wall_s_1k \
            podsim_events_per_s_1k podsim_peak_rss_1k fleet_placement_p99_first_fit \
            fleet_placement_p99_best_fit fleet_placement_p99_best_fit_one_pod_changed \
            podsim_gangs_500_fifo_over_fair; do
