@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
+#include <set>
+
+#include "pod/what_if.h"
 
 namespace podsched::pod {
 namespace {
@@ -206,6 +210,47 @@ TEST(PodTest, ACopyAndItsOriginalAnswerForTheirOwnHostsAfterEitherChanges) {
   EXPECT_EQ(moved.LargestPlaceableType()->ToString(), "v2-128");
   ASSERT_TRUE(moved.MarkHealthy(moved.HostAt({4, 4})).ok());
   EXPECT_EQ(moved.LargestPlaceableType()->ToString(), "v2-256");
+}
+
+// The victim search asks what a pod would offer once some allocations were released, without
+// copying it (what_if.h). On random pods with unhealthy and draining hosts, released sets that
+// include ids of no allocation of the pod: the answer is a copy's after releasing them.
+TEST(WhatIfTest, LegalPlacementsIfReleasedAreThoseOfACopyThatReleased) {
+  std::mt19937_64 rng(11);
+  const std::vector<SliceShape> shapes = {{1, 1}, {1, 2}, {2, 2}, {2, 4}, {4, 4}, {4, 8}};
+  for (int round = 0; round < 200; ++round) {
+    const bool v3 = round % 2 == 1;
+    Pod pod = *Pod::Create("p", v3 ? Generation::kV3 : Generation::kV2, v3 ? 16 : 8, v3 ? 16 : 8);
+    std::vector<AllocationId> ids;
+    for (int64_t id = 1; id < 60; ++id) {
+      auto legal = pod.LegalPlacements(shapes[rng() % 4]);
+      if (legal.empty()) break;
+      ASSERT_TRUE(pod.Allocate(AllocationId(id), legal[rng() % legal.size()]).ok());
+      ids.push_back(AllocationId(id));
+    }
+    for (int k = 0; k < 6; ++k) {
+      const HostId h(static_cast<int>(rng() % static_cast<uint64_t>(pod.num_hosts())));
+      ASSERT_TRUE((rng() % 2 == 0 ? pod.MarkUnhealthy(h) : pod.SetDraining(h, true)).ok());
+    }
+    std::set<AllocationId> released = {AllocationId(1000)};  // of no allocation here
+    for (AllocationId id : ids) {
+      if (rng() % 3 == 0) released.insert(id);
+    }
+    Pod copy = pod;
+    for (AllocationId id : released) {
+      if (copy.PlacementOf(id)) {
+        ASSERT_TRUE(copy.Release(id).ok());
+      }
+    }
+    for (SliceShape shape : shapes) {
+      const auto want = copy.LegalPlacements(shape);
+      const auto got = LegalPlacementsIfReleased(
+          pod, shape, [&](AllocationId id) { return released.contains(id); });
+      ASSERT_EQ(got.size(), want.size()) << "round " << round << " shape " << shape.rows << "x"
+                                         << shape.cols;
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "round " << round;
+    }
+  }
 }
 
 }  // namespace

@@ -4,18 +4,17 @@
 #include <set>
 #include <tuple>
 
+#include "pod/what_if.h"
+
 namespace podsched::core {
 
 std::optional<VictimChoice> ChooseVictims(
     const pod::Pod& pod, pod::SliceShape shape,
     const std::map<AllocationId, VictimCandidate>& candidates) {
   if (candidates.empty()) return std::nullopt;
-  pod::Pod trial = pod;
-  for (const auto& [alloc, candidate] : candidates) {
-    if (trial.PlacementOf(alloc)) (void)trial.Release(alloc);
-  }
   std::optional<VictimChoice> best;
-  for (const pod::Placement& p : trial.LegalPlacements(shape)) {
+  const auto released = [&candidates](AllocationId a) { return candidates.contains(a); };
+  for (const pod::Placement& p : pod::LegalPlacementsIfReleased(pod, shape, released)) {
     std::set<AllocationId> hit;
     for (HostId h : pod.HostsIn(p)) {
       if (const auto& a = pod.host(h).allocation) hit.insert(*a);
