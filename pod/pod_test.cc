@@ -245,7 +245,7 @@ TEST(WhatIfTest, LegalPlacementsIfReleasedAreThoseOfACopyThatReleased) {
     for (SliceShape shape : shapes) {
       const auto want = copy.LegalPlacements(shape);
       const auto got = LegalPlacementsIfReleased(
-          pod, shape, [&](AllocationId id) { return released.contains(id); });
+          pod, shape, std::vector<AllocationId>(released.begin(), released.end()));
       ASSERT_EQ(got.size(), want.size()) << "round " << round << " shape " << shape.rows << "x"
                                          << shape.cols;
       for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "round " << round;

@@ -1,22 +1,32 @@
 #include "pod/what_if.h"
 
+#include <optional>
+
 #include "pod/legal.h"
 #include "pod/prefix_sum.h"
 
 namespace podsched::pod {
 
 std::vector<Placement> LegalPlacementsIfReleased(const Pod& pod, SliceShape shape,
-                                                 const std::function<bool(AllocationId)>& released) {
-  const PrefixSum2D available(pod.host_rows(), pod.host_cols(), [&](int r, int c) {
-    const HostStatus& h = pod.host(pod.HostAt({r, c}));
-    const bool free = !h.allocation.has_value() || released(*h.allocation);
-    return h.healthy && !h.draining && free ? 1 : 0;
-  });
+                                                 const std::vector<AllocationId>& released) {
+  std::vector<int> available(static_cast<size_t>(pod.num_hosts()));
+  for (int h = 0; h < pod.num_hosts(); ++h) {
+    available[static_cast<size_t>(h)] = pod.host(HostId(h)).available() ? 1 : 0;
+  }
+  for (AllocationId id : released) {
+    const std::optional<Placement> p = pod.PlacementOf(id);
+    if (!p) continue;
+    for (HostId h : pod.HostsIn(*p)) {
+      const HostStatus& host = pod.host(h);
+      available[static_cast<size_t>(h.value())] = host.healthy && !host.draining ? 1 : 0;
+    }
+  }
   std::vector<Placement> out;
-  ForEachLegalPlacement(available, shape, [&out](const Placement& p) {
-    out.push_back(p);
-    return true;
-  });
+  ForEachLegalPlacement(PrefixSum2D::FromGrid(pod.host_rows(), pod.host_cols(), available), shape,
+                        [&out](const Placement& p) {
+                          out.push_back(p);
+                          return true;
+                        });
   return out;
 }
 

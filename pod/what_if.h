@@ -6,7 +6,6 @@
 // Pure; reads the pod only.
 #pragma once
 
-#include <functional>
 #include <vector>
 
 #include "common/ids.h"
@@ -14,11 +13,11 @@
 
 namespace podsched::pod {
 
-// Every legal position of `shape` in `pod` as it would be once each allocation for which
-// `released(id)` is true were released: what Pod::LegalPlacements of such a copy returns, in the
-// same order. A released host that is unhealthy or draining stays unavailable, as Pod::Release
-// leaves it.
+// Every legal position of `shape` in `pod` as it would be once the allocations `released` were
+// released (ids of no allocation of this pod are passed over): what Pod::LegalPlacements of such
+// a copy returns, in the same order. A released host that is unhealthy or draining stays
+// unavailable, as Pod::Release leaves it.
 std::vector<Placement> LegalPlacementsIfReleased(const Pod& pod, SliceShape shape,
-                                                 const std::function<bool(AllocationId)>& released);
+                                                 const std::vector<AllocationId>& released);
 
 }  // namespace podsched::pod

@@ -411,28 +411,18 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
   }
   // Candidates per pod: a rectangle is freed within one pod.
   const std::vector<int>& pods = Candidates(type);
-  std::map<int, std::map<AllocationId, VictimCandidate>> eligible, later;
-  TimePoint earliest = TimePoint::max();
-  for (const RunningRef& r : running_) {
-    const JobRecord& v = *r.job;
-    if (v.state == JobState::kPreempting || !MayPreempt(job.spec, v.spec)) continue;
-    VictimCandidate c{v.id, r.cores * ToSeconds(now_ - v.last_checkpoint_time), r.cores};
-    const TimePoint free_at = v.start_time + in_.min_runtime_before_preemption;
-    if (free_at <= now_) {
-      eligible[r.pod].emplace(r.alloc, c);
-    } else {
-      earliest = std::min(earliest, free_at);
-    }
-    later[r.pod].emplace(r.alloc, c);
-  }
+  const VictimSets& sets = VictimsFor(job.spec);
+  const TimePoint earliest = sets.earliest;
   std::vector<pod::Pod>& victim_views = head_view_ ? *head_view_ : view_;
   // The least lost work over the pods, then the fewest cores evicted, then the first pod.
-  const auto choose = [&](std::map<int, std::map<AllocationId, VictimCandidate>>& by_pod)
+  const auto choose = [&](const std::map<int, std::map<AllocationId, VictimCandidate>>& by_pod)
       -> std::optional<std::pair<int, VictimChoice>> {
+    static const std::map<AllocationId, VictimCandidate> kNone;
     std::optional<std::pair<int, VictimChoice>> best;
     for (int i : pods) {
+      const auto here = by_pod.find(i);
       auto c = in_.profile.post_filter->Choose(victim_views[static_cast<size_t>(i)], shape,
-                                               by_pod[i]);
+                                               here == by_pod.end() ? kNone : here->second);
       if (c && (!best || std::tie(c->lost_core_seconds, c->cores) <
                              std::tie(best->second.lost_core_seconds, best->second.cores))) {
         best = std::make_pair(i, std::move(*c));
@@ -440,13 +430,13 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
     }
     return best;
   };
-  out.found = choose(eligible);
+  out.found = choose(sets.eligible);
   if (out.found) return out;
   // No victims now. When none would do later either (`later` holds every victim that may become
   // eligible, and only new leases add to it), that lasts.
   NoVictims none{BlockText(shape), true};
   if (in_.hosts.fleet().size() > 1) none.why += " in " + PodsText(pods);
-  if (auto relaxed = choose(later)) {
+  if (auto relaxed = choose(sets.later)) {
     none.why += "; " + std::to_string(relaxed->second.victims.size()) +
                 " running jobs would have to go, after their minimum runtime";
     none.lasting = false;
@@ -454,6 +444,31 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
   }
   out.none = &failed_preemption_.emplace(key, std::move(none)).first->second;
   return out;
+}
+
+const Pass::VictimSets& Pass::VictimsFor(const JobSpec& spec) {
+  // Who may be evicted changes with every preemption started (a victim is then PREEMPTING) and
+  // every bind; both change the version.
+  if (victim_sets_version_ != in_.hosts.version()) {
+    victim_sets_.clear();
+    victim_sets_version_ = in_.hosts.version();
+  }
+  auto [it, fresh] = victim_sets_.try_emplace({spec.preemptible, spec.priority});
+  if (!fresh) return it->second;
+  VictimSets& sets = it->second;
+  for (const RunningRef& r : running_) {
+    const JobRecord& v = *r.job;
+    if (v.state == JobState::kPreempting || !MayPreempt(spec, v.spec)) continue;
+    VictimCandidate c{v.id, r.cores * ToSeconds(now_ - v.last_checkpoint_time), r.cores};
+    const TimePoint free_at = v.start_time + in_.min_runtime_before_preemption;
+    if (free_at <= now_) {
+      sets.eligible[r.pod].emplace(r.alloc, c);
+    } else {
+      sets.earliest = std::min(sets.earliest, free_at);
+    }
+    sets.later[r.pod].emplace(r.alloc, c);
+  }
+  return sets;
 }
 
 bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasting) {

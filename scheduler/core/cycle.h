@@ -152,6 +152,15 @@ class Pass {
     TimePoint wake = TimePoint::max();
   };
   VictimSearch SearchVictims(const JobRecord& job, const pod::AcceleratorType& type);
+  // The running work a job of `spec`'s class and priority may evict, per pod: past its minimum
+  // runtime (eligible), and all of it (later), with the earliest time one more becomes eligible.
+  // The same for every shape: built once per (class, priority) while the leases and reservations
+  // do not change.
+  struct VictimSets {
+    std::map<int, std::map<AllocationId, VictimCandidate>> eligible, later;
+    TimePoint earliest = TimePoint::max();
+  };
+  const VictimSets& VictimsFor(const JobSpec& spec);
   // The reason of a job no block of healthy hosts can hold (FitsHealthyPod false).
   std::string AsideReason(const pod::AcceleratorType& type);
   bool FitsHealthyPod(const pod::AcceleratorType& type);
@@ -211,6 +220,8 @@ class Pass {
   uint64_t head_id_ = 0;                // PassHeads::id of this pass's head; 0: none yet
   std::vector<RunningRef> running_;     // evictable work, built on first need
   bool running_built_ = false;
+  std::map<std::pair<bool, int>, VictimSets> victim_sets_;  // VictimsFor
+  uint64_t victim_sets_version_ = 0;
   const uint64_t start_version_;        // HostLeases::version() when the pass began
   // Each pod with every allocation gone (health and draining kept), on first need.
   std::vector<std::optional<pod::Pod>> healthy_view_;

@@ -13,7 +13,9 @@ std::optional<VictimChoice> ChooseVictims(
     const std::map<AllocationId, VictimCandidate>& candidates) {
   if (candidates.empty()) return std::nullopt;
   std::optional<VictimChoice> best;
-  const auto released = [&candidates](AllocationId a) { return candidates.contains(a); };
+  std::vector<AllocationId> released;
+  released.reserve(candidates.size());
+  for (const auto& [alloc, candidate] : candidates) released.push_back(alloc);
   for (const pod::Placement& p : pod::LegalPlacementsIfReleased(pod, shape, released)) {
     std::set<AllocationId> hit;
     for (HostId h : pod.HostsIn(p)) {
