@@ -170,13 +170,7 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
   if (!in_.hosts.reservations().empty()) {
     // Only the pass that considers a job reserves for it; checked all the same.
     if (in_.hosts.ReservationOf(entry.id) != nullptr) return false;
-    SyncReservedCores();
-    auto [known, fresh] = reserved_by_record_.try_emplace(ref.user);
-    if (fresh) {  // all of the user's reserved cores: this job holds none
-      known->second = {ReservedCores(ref.user->name, false, JobId()),
-                       ReservedCores(ref.user->name, true, JobId())};
-    }
-    promised = known->second[m.preemptible ? 1 : 0];
+    promised = ReservedCores(*ref.user, m.preemptible, JobId());  // this job holds none
   }
   const int used = ref.use->Of(m.preemptible);
   const int limit = ref.user->quota.Of(m.preemptible);
@@ -237,7 +231,7 @@ void Pass::Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind) {
   m.cores = ref.type->tensor_cores();
   m.used = ref.use->Of(m.preemptible);
   m.limit = ref.user->quota.Of(m.preemptible);
-  m.promised = ReservedCores(job.spec.user, m.preemptible, job.id);
+  m.promised = ReservedCores(*ref.user, m.preemptible, job.id);
   m.hosts_version = in_.hosts.version();
   m.head = head_id_;
   m.at = now_;
@@ -262,7 +256,7 @@ std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
            "; it can start only once the quota is raised";
   }
   const int used = entry.ref->use->Of(preemptible);
-  const int promised = ReservedCores(job.spec.user, preemptible, job.id);
+  const int promised = ReservedCores(*entry.ref->user, preemptible, job.id);
   if (used + promised + cores > limit) {
     std::string reason = "quota: " + std::to_string(used) + "/" + std::to_string(limit) + " " +
                          ClassName(preemptible) + " cores in use";
@@ -285,16 +279,22 @@ void Pass::SyncReservedCores() {
   reserved_version_ = in_.hosts.reservations_version();
 }
 
-int Pass::ReservedCores(const UserName& user, bool preemptible, JobId except) {
+int Pass::ReservedCores(const UserRecord& user, bool preemptible, JobId except) {
   const std::map<JobId, Reservation>& reservations = in_.hosts.reservations();
   if (reservations.empty()) return 0;
   SyncReservedCores();
-  auto it = reserved_.find({user, preemptible});
-  if (it == reserved_.end()) return 0;
-  int cores = it->second;
+  // By the user's record: the lookup by name compared strings for every job of every pass.
+  auto [known, fresh] = reserved_by_record_.try_emplace(&user);
+  if (fresh) {
+    for (const bool cls : {false, true}) {
+      auto it = reserved_.find({user.name, cls});
+      known->second[cls ? 1 : 0] = it == reserved_.end() ? 0 : it->second;
+    }
+  }
+  int cores = known->second[preemptible ? 1 : 0];
   if (reservations.contains(except)) {
     const JobRecord* own = in_.jobs.Find(except);
-    if (own != nullptr && own->spec.user == user && own->spec.preemptible == preemptible) {
+    if (own != nullptr && own->spec.user == user.name && own->spec.preemptible == preemptible) {
       cores -= in_.jobs.Cores(except);
     }
   }

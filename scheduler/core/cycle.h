@@ -176,7 +176,7 @@ class Pass {
   // When each lease is expected to free its hosts (the Permit's input).
   std::vector<ExpectedRelease> ExpectedReleases() const;
   // The cores reserved for `user`'s jobs of one class other than `except`.
-  int ReservedCores(const UserName& user, bool preemptible, JobId except);
+  int ReservedCores(const UserRecord& user, bool preemptible, JobId except);
   // Empties reserved_ and reserved_by_record_ and sums reserved_ again when the reservations
   // changed since.
   void SyncReservedCores();
@@ -229,7 +229,7 @@ class Pass {
   std::map<TypeKey, std::vector<int>> candidates_;
   // Cores reserved per (user, class), summed once per HostLeases::reservations_version() (a
   // pass over 10,000 queued jobs summed every reservation for each), and the same by user
-  // record for MemoHolds (a lookup without string compares), filled as users come.
+  // record for ReservedCores (a lookup without string compares), filled as users come.
   std::map<std::pair<UserName, bool>, int> reserved_;
   std::unordered_map<const UserRecord*, std::array<int, 2>> reserved_by_record_;
   std::optional<uint64_t> reserved_version_;  // of both

@@ -504,8 +504,8 @@ TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
 
 // FairShareSort buckets the queue instead of sorting it (steps.cc). On random queues, with
 // narrow and wide priority ranges (the second takes the comparison sort), users of equal usage,
-// jobs added and removed between sorts: the order is a permutation of the queue, in the
-// documented order, with the documented keys.
+// jobs added and removed between sorts, submit times after the sort's: the order is a
+// permutation of the queue, in the documented order, with the documented keys.
 TEST(QueueSortTest, FairShareOrderOnRandomQueuesIsTheDocumentedOrder) {
   for (const int max_priority : {4, 1000}) {
     std::mt19937_64 rng(static_cast<uint64_t>(max_priority));
@@ -528,7 +528,8 @@ TEST(QueueSortTest, FairShareOrderOnRandomQueuesIsTheDocumentedOrder) {
         job.id = JobId(next_id++);
         job.spec.user = UserName("u" + std::to_string(rng() % 8));
         job.spec.priority = static_cast<int>(rng() % (max_priority + 1));
-        job.submit_time = t0 - minutes(static_cast<int64_t>(rng() % 120));  // ties too
+        // Ties too, and a few after t0 (a clock set back): up to 25 minutes, a bonus of -2.
+        job.submit_time = t0 - minutes(static_cast<int64_t>(rng() % 146)) + minutes(25);
         UserRecord& u = users[job.spec.user];
         u.name = job.spec.user;
         queued.Add(job.id, job.submit_time, QueuedRef{&job, nullptr, &u, nullptr});
