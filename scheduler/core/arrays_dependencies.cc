@@ -150,7 +150,11 @@ DependencyTarget ArraysAndDependencies::TargetOf(const Dependency& dep,
 }
 
 std::optional<std::string> ArraysAndDependencies::HeldBack(const JobRecord& job) const {
-  if (auto waiting = waiting_.find(job.id); waiting != waiting_.end()) return waiting->second;
+  // Only a job with dependencies waits on them (Index): most jobs skip the lookup, which a pass
+  // made for every queued job.
+  if (!job.spec.dependencies.empty()) {
+    if (auto waiting = waiting_.find(job.id); waiting != waiting_.end()) return waiting->second;
+  }
   if (!job.spec.array || job.spec.array->throttle <= 0) return std::nullopt;
   const JobArray& array = arrays_.at(job.spec.array->array_id);
   if (array.Holding() < array.throttle) return std::nullopt;
