@@ -162,7 +162,9 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
   if (m.kind == Kind::kBehind && (behind_text_ == 0 || m.behind_text != behind_text_)) return false;
   if (m.kind == Kind::kBlocked || m.kind == Kind::kAside) {
     // The same hosts, leases and reservations, and for a blocked job the same head ahead of it.
-    // (Strict order has no head: its blocked jobs are behind.)
+    // Behind strict order's first blocked job, every job Filter lets through is told it is
+    // behind instead (Consider): an aside job too. (Strict order has no head.)
+    if (behind_) return false;
     if (m.hosts_version != in_.hosts.version()) return false;
     if (m.kind == Kind::kBlocked && (head_id_ == 0 || m.head != head_id_)) return false;
   }
@@ -196,7 +198,7 @@ void Pass::CheckSkipped(const QueueEntry& entry) {
     if (!why && !behind_) fail("but would be placed");
     want = why ? *why : *behind_;
   } else {
-    if (why || behind_) fail("as blocked, but is filtered or behind");
+    if (why || behind_) fail("as blocked or aside, but is filtered or behind");
     if (Score(entry)) fail("as blocked, but would be placed");
     const pod::AcceleratorType& type = *entry.ref->type;
     if (kind == Kind::kAside) {
@@ -387,8 +389,12 @@ bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
 
 Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::AcceleratorType& type) {
   const pod::SliceShape shape = type.shape();
+  // Before the backfill head and behind it the search runs on different views (the head's
+  // rectangle kept free), so their answers are kept apart: a job's reason then depends on its own
+  // place, not on which job of its shape came first (a memo that skips it relies on that).
   const auto key = std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols,
-                                   scope_, job.spec.preemptible, job.spec.priority);
+                                   scope_, job.spec.preemptible, job.spec.priority,
+                                   head_view_.has_value());
   VictimSearch out;
   auto memo = failed_preemption_.find(key);
   if (memo == failed_preemption_.end() && in_.profile.post_filter == nullptr) {

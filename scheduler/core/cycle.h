@@ -215,7 +215,8 @@ class Pass {
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
   int behind_text_ = 0;                 // behind_'s place in Inputs::strict_texts + 1; 0: none
   std::set<FailedShape> failed_;
-  std::map<std::tuple<int, int, int, int, bool, int>, NoVictims> failed_preemption_;
+  // By generation, rows, cols, scope, class, priority and whether behind the backfill head.
+  std::map<std::tuple<int, int, int, int, bool, int, bool>, NoVictims> failed_preemption_;
   int64_t skipped_ = 0;
   uint64_t head_id_ = 0;                // PassHeads::id of this pass's head; 0: none yet
   std::vector<RunningRef> running_;     // evictable work, built on first need
