@@ -35,7 +35,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const daemon::Router* const kRouter = new daemon::Router(daemon::ApiRouter());
   static core::InMemoryAccountRepository* const kStore = new core::InMemoryAccountRepository();
   static const daemon::AccountRegistry* const kAccounts = new daemon::AccountRegistry(
-      {daemon::UserConfig{.name = "alice", .token_sha256 = Sha256Hex("t-alice")}}, kStore);
+      {daemon::UserConfig{.name = "alice",
+                          .token_sha256 = Sha256Hex("t-alice"),
+                          .admin = false,
+                          .unix_user = ""}},
+      kStore);
   std::string_view rest(reinterpret_cast<const char*>(data), size);
 
   daemon::HttpRequest request;
