@@ -396,57 +396,43 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
                                    scope_, job.spec.preemptible, job.spec.priority,
                                    head_view_.has_value());
   VictimSearch out;
-  auto memo = failed_preemption_.find(key);
-  if (memo == failed_preemption_.end() && in_.profile.post_filter == nullptr) {
-    std::string why = BlockText(shape);
-    if (in_.hosts.fleet().size() > 1) why += " in " + PodsText(Candidates(type));
-    memo = failed_preemption_.emplace(key, NoVictims{std::move(why), true}).first;
-  }
-  if (memo != failed_preemption_.end()) {
+  if (auto memo = failed_preemption_.find(key); memo != failed_preemption_.end()) {
     out.none = &memo->second;
     return out;
   }
-  if (!running_built_) {
-    // Running work that could be evicted, once per pass (not per blocked job).
-    running_built_ = true;
-    for (const auto& [alloc, lease] : in_.hosts.leases()) {
-      if (const JobRecord* v = in_.jobs.LiveOwner(lease)) {
-        running_.push_back({alloc, lease.placement.pod, v, in_.jobs.Cores(v->id)});
-      }
-    }
-  }
   // Candidates per pod: a rectangle is freed within one pod.
   const std::vector<int>& pods = Candidates(type);
-  const VictimSets& sets = VictimsFor(job.spec);
-  const TimePoint earliest = sets.earliest;
-  std::vector<pod::Pod>& victim_views = head_view_ ? *head_view_ : view_;
-  // The least lost work over the pods, then the fewest cores evicted, then the first pod.
-  const auto choose = [&](const std::map<int, std::map<AllocationId, VictimCandidate>>& by_pod)
-      -> std::optional<std::pair<int, VictimChoice>> {
-    static const std::map<AllocationId, VictimCandidate> kNone;
-    std::optional<std::pair<int, VictimChoice>> best;
-    for (int i : pods) {
-      const auto here = by_pod.find(i);
-      auto c = in_.profile.post_filter->Choose(victim_views[static_cast<size_t>(i)], shape,
-                                               here == by_pod.end() ? kNone : here->second);
-      if (c && (!best || std::tie(c->lost_core_seconds, c->cores) <
-                             std::tie(best->second.lost_core_seconds, best->second.cores))) {
-        best = std::make_pair(i, std::move(*c));
-      }
-    }
-    return best;
-  };
-  out.found = choose(sets.eligible);
-  if (out.found) return out;
-  // No victims now. When none would do later either (`later` holds every victim that may become
-  // eligible, and only new leases add to it), that lasts.
   NoVictims none{BlockText(shape), true};
   if (in_.hosts.fleet().size() > 1) none.why += " in " + PodsText(pods);
-  if (auto relaxed = choose(sets.later)) {
-    none.why += "; " + std::to_string(relaxed->second.victims.size()) +
-                " running jobs would have to go, after their minimum runtime";
-    none.lasting = false;
-    out.wake = earliest;
+  if (in_.profile.post_filter != nullptr) {
+    const VictimSets& sets = VictimsFor(job.spec);
+    std::vector<pod::Pod>& victim_views = head_view_ ? *head_view_ : view_;
+    // The least lost work over the pods, then the fewest cores evicted, then the first pod.
+    const auto choose = [&](const std::map<int, std::map<AllocationId, VictimCandidate>>& by_pod)
+        -> std::optional<std::pair<int, VictimChoice>> {
+      static const std::map<AllocationId, VictimCandidate> kNone;
+      std::optional<std::pair<int, VictimChoice>> best;
+      for (int i : pods) {
+        const auto here = by_pod.find(i);
+        auto c = in_.profile.post_filter->Choose(victim_views[static_cast<size_t>(i)], shape,
+                                                 here == by_pod.end() ? kNone : here->second);
+        if (c && (!best || std::tie(c->lost_core_seconds, c->cores) <
+                               std::tie(best->second.lost_core_seconds, best->second.cores))) {
+          best = std::make_pair(i, std::move(*c));
+        }
+      }
+      return best;
+    };
+    out.found = choose(sets.eligible);
+    if (out.found) return out;
+    // No victims now. When none would do later either (`later` holds every victim that may
+    // become eligible, and only new leases add to it), that lasts.
+    if (auto relaxed = choose(sets.later)) {
+      none.why += "; " + std::to_string(relaxed->second.victims.size()) +
+                  " running jobs would have to go, after their minimum runtime";
+      none.lasting = false;
+      out.wake = sets.earliest;
+    }
   }
   out.none = &failed_preemption_.emplace(key, std::move(none)).first->second;
   return out;
@@ -461,6 +447,15 @@ const Pass::VictimSets& Pass::VictimsFor(const JobSpec& spec) {
   }
   auto [it, fresh] = victim_sets_.try_emplace({spec.preemptible, spec.priority});
   if (!fresh) return it->second;
+  if (!running_built_) {
+    // Running work that could be evicted, once per pass (not per blocked job).
+    running_built_ = true;
+    for (const auto& [alloc, lease] : in_.hosts.leases()) {
+      if (const JobRecord* v = in_.jobs.LiveOwner(lease)) {
+        running_.push_back({alloc, lease.placement.pod, v, in_.jobs.Cores(v->id)});
+      }
+    }
+  }
   VictimSets& sets = it->second;
   for (const RunningRef& r : running_) {
     const JobRecord& v = *r.job;
