@@ -1,6 +1,7 @@
 #include "scheduler/core/cycle.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <tuple>
 
@@ -78,6 +79,214 @@ std::string Pass::PodsText(const std::vector<int>& pods) const {
   std::vector<std::string> names;
   for (int i : pods) names.push_back(fleet.pod(i).name());
   return (pods.size() == 1 ? "pod " : "pods ") + pod::SomeNames(names);
+}
+
+template <typename After>
+size_t Pass::ConsiderInOrder(const std::vector<QueueEntry>& queue, size_t from, size_t to,
+                             bool until_head, After after) {
+  // The pass touches every queued job's record, scattered in memory and visited in queue order,
+  // so most of its time went to cache misses. The memory a few entries ahead is fetched while
+  // this one is considered, in three steps (each reads what the one before fetched): the queue's
+  // reference to the job, then the job's record, then its reason's text.
+  // A job whose memo is valid is most likely skipped without reading its record.
+  for (size_t i = from; i < to; ++i) {
+    if (i + 24 < queue.size()) __builtin_prefetch(queue[i + 24].ref);
+    if (const QueuedRef* ahead = i + 16 < queue.size() ? queue[i + 16].ref : nullptr;
+        ahead != nullptr && !ahead->memo.valid) {
+      const JobRecord* job = ahead->job;
+      __builtin_prefetch(job);
+      __builtin_prefetch(&job->spec.zone);
+      __builtin_prefetch(&job->spec.array);
+      __builtin_prefetch(&job->reason);
+      __builtin_prefetch(&job->not_before);
+    }
+    if (const QueuedRef* ahead = i + 8 < queue.size() ? queue[i + 8].ref : nullptr;
+        ahead != nullptr && !ahead->memo.valid) {
+      __builtin_prefetch(ahead->job->reason.data());
+    }
+    if (queue[i].ref == nullptr) continue;  // left the queue during this pass
+    Consider(queue[i]);
+    after(i);
+    if (until_head && behind_) return i + 1;
+  }
+  return to;
+}
+
+void Pass::ConsiderQueue(const std::vector<QueueEntry>& queue, StrictTail* tail) {
+  const size_t stop = ConsiderInOrder(queue, 0, queue.size(), tail != nullptr, [](size_t) {});
+  if (tail == nullptr) return;
+  if (!behind_) {
+    tail->valid = false;  // no head, so no tail: the next pass with one walks it
+    return;
+  }
+  ConsiderBehindHead(queue, stop - 1, *tail);
+}
+
+void Pass::NoteBehind(const QueueEntry& e, StrictTail& tail) {
+  if (e.ref == nullptr) return;  // started (it held a reservation)
+  const QueuedRef& ref = *e.ref;
+  using Kind = QueuedRef::Memo::Kind;
+  if (!ref.memo.valid || (ref.memo.kind != Kind::kFiltered && ref.memo.kind != Kind::kBehind)) {
+    tail.irregular.push_back(QueueKeyOf(e));
+    return;
+  }
+  auto [it, inserted] = tail.groups.try_emplace({ref.user, ref.memo.preemptible});
+  StrictTail::Group& group = it->second;
+  if (inserted) {
+    group.user = ref.user;
+    group.use = ref.use;
+    group.preemptible = ref.memo.preemptible;
+  }
+  (ref.memo.kind == Kind::kBehind ? group.behind : group.filtered).push_back(QueueKeyOf(e));
+}
+
+std::array<int, 3> Pass::CountsOf(const StrictTail::Group& group) {
+  // As MemoHolds reads them.
+  const int promised = in_.hosts.reservations().empty()
+                           ? 0
+                           : ReservedCores(*group.user, group.preemptible, JobId());
+  return {group.use->Of(group.preemptible), group.user->quota.Of(group.preemptible), promised};
+}
+
+namespace {
+
+// Whether a user's headroom for a job (QueuedRef::Memo: cores <= limit, used + promised + cores <=
+// limit) got smaller: only then can a job told it is behind be filtered instead.
+bool Shrank(const std::array<int, 3>& was, const std::array<int, 3>& now) {
+  return now[1] < was[1] || now[1] - now[0] - now[2] < was[1] - was[0] - was[2];
+}
+
+void TakeAfter(std::vector<QueueKey>& from, const QueueKey& after, std::vector<QueueKey>& to) {
+  for (const QueueKey& k : from) {
+    if (after < k) to.push_back(k);
+  }
+  from.clear();
+}
+
+}  // namespace
+
+void Pass::Recount(StrictTail& tail, const QueueKey& after, std::vector<QueueKey>* visit) {
+  for (auto& [key, group] : tail.groups) {
+    const std::array<int, 3> counts = CountsOf(group);
+    if (counts == group.counts) continue;
+    group.revisit = true;  // its members read before this hold under the old counts
+    if (visit != nullptr) {
+      for (const QueueKey& k : group.filtered) {
+        if (after < k) visit->push_back(k);
+      }
+      if (Shrank(group.counts, counts)) {
+        for (const QueueKey& k : group.behind) {
+          if (after < k) visit->push_back(k);
+        }
+      }
+    }
+    group.counts = counts;
+  }
+}
+
+void Pass::CheckUnread(const std::vector<QueueEntry>& queue, size_t from, size_t to) {
+  for (size_t i = from; i < to; ++i) {
+    if (queue[i].ref == nullptr) continue;
+    PODSCHED_CHECK_MSG(queue[i].ref->memo.valid && MemoHolds(queue[i]),
+                       ("job " + std::to_string(queue[i].id.value()) +
+                        " not read behind the head, but its memo does not hold")
+                           .c_str());
+    CheckSkipped(queue[i]);
+  }
+}
+
+void Pass::ConsiderBehindHead(const std::vector<QueueEntry>& queue, size_t head,
+                              StrictTail& tail) {
+  const QueueKey head_key = QueueKeyOf(queue[head]);
+  const std::vector<QueueKey> changed = std::move(tail.changed);
+  tail.changed.clear();
+  // The last pass's lists describe the jobs behind its head, so with the same text they hold for
+  // this pass's jobs behind both heads (`known`), but those changed since. The jobs between this
+  // head and the last one, when this one is further forward, are read in full. Otherwise every
+  // job behind the head is read, and the lists are made again.
+  const bool shortcut =
+      tail.valid && behind_text_ != 0 && tail.text == behind_text_ && !(now_ < tail.at);
+  const QueueKey known = shortcut ? std::max(head_key, tail.head) : head_key;
+  const bool forward = known != head_key;  // this head is before the last one
+  tail.valid = false;
+  tail.head = head_key;
+  tail.text = behind_text_;
+  tail.at = now_;
+  const auto after_known = [&](const QueueKey& k) { return known < k; };
+  std::vector<QueueKey> visit;  // the jobs after `known` to read
+  if (!shortcut) {
+    tail.groups.clear();
+    tail.irregular.clear();
+  } else {
+    std::copy_if(changed.begin(), changed.end(), std::back_inserter(visit), after_known);
+    std::copy_if(tail.irregular.begin(), tail.irregular.end(), std::back_inserter(visit),
+                 after_known);
+    tail.irregular.clear();
+    // A user's jobs are read again (and noted again as they are read) when the counts changed:
+    // those told Filter's reason, whose text has the counts in it, and those told they are
+    // behind when the headroom got smaller.
+    const auto before_known = [&](const QueueKey& k) { return !after_known(k); };
+    for (auto it = tail.groups.begin(); it != tail.groups.end();) {
+      StrictTail::Group& group = it->second;
+      const std::array<int, 3> counts = CountsOf(group);
+      if (counts != group.counts || group.revisit) {
+        TakeAfter(group.filtered, known, visit);
+        if (group.revisit || Shrank(group.counts, counts)) TakeAfter(group.behind, known, visit);
+        group.counts = counts;
+        group.revisit = false;
+      }
+      if (forward) {  // those up to `known` are read and noted below
+        std::erase_if(group.filtered, before_known);
+        std::erase_if(group.behind, before_known);
+      }
+      it = group.filtered.empty() && group.behind.empty() ? tail.groups.erase(it) : std::next(it);
+    }
+  }
+  // A job read here that changes leases or reservations (one holding a reservation starts, say)
+  // changes its user's counts: Recount.
+  uint64_t version = in_.hosts.version();
+  const auto note = [&](size_t i) {
+    NoteBehind(queue[i], tail);
+    if (in_.hosts.version() == version) return;
+    version = in_.hosts.version();
+    Recount(tail, QueueKeyOf(queue[i]), shortcut ? &visit : nullptr);
+  };
+  // Read in full: every job behind the head, or those up to the last pass's head.
+  const size_t from = static_cast<size_t>(
+      std::upper_bound(queue.begin() + static_cast<std::ptrdiff_t>(head) + 1, queue.end(), known,
+                       [](const QueueKey& k, const QueueEntry& e) { return k < QueueKeyOf(e); }) -
+      queue.begin());
+  ConsiderInOrder(queue, head + 1, shortcut ? from : queue.size(), false, note);
+  if (shortcut) {
+    std::sort(visit.begin(), visit.end());
+    visit.erase(std::unique(visit.begin(), visit.end()), visit.end());
+    const auto key_less = [](const QueueEntry& e, const QueueKey& k) { return QueueKeyOf(e) < k; };
+    size_t last = from - 1;  // the last entry read
+    for (size_t v = 0; v < visit.size(); ++v) {
+      const auto at = std::lower_bound(queue.begin() + static_cast<std::ptrdiff_t>(last) + 1,
+                                       queue.end(), visit[v], key_less);
+      if (at == queue.end()) break;
+      if (QueueKeyOf(*at) != visit[v] || at->ref == nullptr) continue;  // left the queue
+      const size_t i = static_cast<size_t>(at - queue.begin());
+      // Every job not read would have been skipped by its memo, as it stands when it comes.
+      if (in_.check_memos) CheckUnread(queue, last + 1, i);
+      skipped_unread_ += static_cast<int64_t>(i - last - 1);
+      last = i;
+      Consider(*at);
+      const size_t before = visit.size();
+      note(i);
+      if (visit.size() != before) {  // Recount added jobs still to read
+        std::sort(visit.begin() + static_cast<std::ptrdiff_t>(v) + 1, visit.end());
+        visit.erase(std::unique(visit.begin() + static_cast<std::ptrdiff_t>(v) + 1, visit.end()),
+                    visit.end());
+      }
+    }
+    if (in_.check_memos) CheckUnread(queue, last + 1, queue.size());
+    skipped_unread_ += static_cast<int64_t>(queue.size() - last - 1);
+    skipped_ += skipped_unread_;
+  }
+  for (auto& [key, group] : tail.groups) group.counts = CountsOf(group);
+  tail.valid = true;
 }
 
 void Pass::Consider(const QueueEntry& entry) {

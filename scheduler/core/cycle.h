@@ -77,6 +77,44 @@ struct PassHeads {
   uint64_t id = 0;           // last's id; a new head gets the next
 };
 
+// Strict order's tail, kept by the scheduler between passes: the jobs behind the last pass's first
+// blocked job (its head), so that the next pass visits only those whose reason may have changed.
+//
+// Behind the head every job is told either Filter's quota reason or strict order's text, and a job
+// whose memo is one of those two (a regular job: kFiltered, kBehind) keeps it while its user's
+// counts of its class (cores used, quota, cores promised to reservations) and the text do not
+// change. So a pass whose head is the last one's or a later job, with the same text, visits only
+//   - the jobs added or requeued since (JobQueue::TakeChanged),
+//   - the irregular jobs: dependencies, arrays, backoff, reservations, or blocked or aside before,
+//   - the jobs of a user and class whose counts changed: those given Filter's reason (its text
+//     has the counts), and those told they are behind if the user's headroom got smaller,
+// in queue order, and skips the others without reading them. A job read there that changes its
+// user's counts (one holding a reservation starts, say) has that user's other jobs read too.
+// Issue 29, "FIFO behind a large head": thousands of such jobs, every pass.
+struct StrictTail {
+  // The regular jobs behind the head of one user and class, and that user's counts of the class
+  // when the last pass ended, which every one of their memos holds under.
+  struct Group {
+    const UserRecord* user = nullptr;
+    const QuotaUsage* use = nullptr;
+    bool preemptible = false;
+    std::array<int, 3> counts{};     // used, limit, promised (QueuedRef::Memo's)
+    // Its jobs told Filter's reason (kFiltered) and told they are behind (kBehind); either may
+    // name jobs that left the queue since.
+    std::vector<QueueKey> filtered, behind;
+    // The counts changed during the last pass, after some members were read: all are read again.
+    bool revisit = false;
+  };
+  bool valid = false;  // whether the lists below describe the last pass's tail
+  QueueKey head;
+  int text = 0;        // Pass::behind_text_ then
+  TimePoint at{};      // the last pass's now
+  std::map<std::pair<const UserRecord*, bool>, Group> groups;
+  std::vector<QueueKey> irregular;
+  // Set by the caller before each pass: JobQueue::TakeChanged.
+  std::vector<QueueKey> changed;
+};
+
 // What the pass changes outside its views and HostLeases' reservations.
 class Binder {
  public:
@@ -116,10 +154,16 @@ class Pass {
   Pass(const Pass&) = delete;  // view_ may refer to own_views_
   Pass& operator=(const Pass&) = delete;
 
+  // Considers every job of `queue`, in order (Scheduler::Impl::RunPass). With `tail` (only for a
+  // queue in submission order, QueueSort::InSubmitOrder), strict order's jobs behind the head are
+  // visited only when their reason may change (StrictTail), and `tail` is kept up to date.
+  void ConsiderQueue(const std::vector<QueueEntry>& queue, StrictTail* tail);
   // Runs Filter .. Bind for one job, in queue order.
   void Consider(const QueueEntry& entry);
   // Jobs Consider skipped by their memo so far.
   int64_t skipped() const { return skipped_; }
+  // Of those, jobs behind strict order's head skipped without being read (StrictTail).
+  int64_t skipped_unread() const { return skipped_unread_; }
 
   // The steps, in the order Consider runs them (public for their own tests).
   // Why the job cannot be considered in this pass (backoff, quota, shape), nullopt if it can.
@@ -139,6 +183,22 @@ class Pass {
 
  private:
   void Take(const pod::FleetPlacement& p);  // excludes `p` from every view of this pass
+  // Considers queue[from, to) in order, reading ahead, and calls after(i) after each job; with
+  // `until_head`, stops after the job that makes strict order's head. Returns where it stopped.
+  template <typename After>
+  size_t ConsiderInOrder(const std::vector<QueueEntry>& queue, size_t from, size_t to,
+                         bool until_head, After after);
+  // The jobs behind strict order's head queue[head] (ConsiderQueue with a tail).
+  void ConsiderBehindHead(const std::vector<QueueEntry>& queue, size_t head, StrictTail& tail);
+  // Notes queue entry `e`, just considered behind the head, in `tail`'s lists.
+  static void NoteBehind(const QueueEntry& e, StrictTail& tail);
+  // `group`'s user's counts now.
+  std::array<int, 3> CountsOf(const StrictTail::Group& group);
+  // After the job at `after` changed leases or reservations: the groups whose counts changed are
+  // read again in the next pass, and their members after `after` in this one (added to `visit`).
+  void Recount(StrictTail& tail, const QueueKey& after, std::vector<QueueKey>* visit);
+  // Inputs::check_memos: the jobs of queue[from, to), skipped unread, would keep their reasons.
+  void CheckUnread(const std::vector<QueueEntry>& queue, size_t from, size_t to);
   // Why no victims free a rectangle for a job (one per memo key of failed_preemption_).
   struct NoVictims {
     std::string why;
@@ -218,6 +278,7 @@ class Pass {
   // By generation, rows, cols, scope, class, priority and whether behind the backfill head.
   std::map<std::tuple<int, int, int, int, bool, int, bool>, NoVictims> failed_preemption_;
   int64_t skipped_ = 0;
+  int64_t skipped_unread_ = 0;
   uint64_t head_id_ = 0;                // PassHeads::id of this pass's head; 0: none yet
   std::vector<RunningRef> running_;     // evictable work, built on first need
   bool running_built_ = false;

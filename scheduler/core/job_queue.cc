@@ -5,6 +5,7 @@
 namespace podsched::core {
 
 void JobQueue::Add(JobId id, TimePoint submit, const QueuedRef& ref) {
+  changed_.push_back({submit, id});
   if (auto it = by_id_.find(id); it != by_id_.end()) {
     if (it->second->submit == submit) {
       it->second->ref = ref;  // its entries point at this node: nothing else changes
@@ -61,6 +62,12 @@ const std::vector<QueueEntry>& JobQueue::InSubmitOrder() {
     added_.clear();
   }
   return ordered_;
+}
+
+std::vector<QueueKey> JobQueue::TakeChanged() {
+  std::vector<QueueKey> changed;
+  changed.swap(changed_);
+  return changed;
 }
 
 }  // namespace podsched::core

@@ -73,6 +73,14 @@ struct QueueEntry {
   QueuedRef* ref = nullptr;  // the pass keeps its memo there
 };
 
+// A queued job's place in submission order (JobQueue's order).
+struct QueueKey {
+  TimePoint submit{};
+  JobId id;
+  friend auto operator<=>(const QueueKey&, const QueueKey&) = default;
+};
+inline QueueKey QueueKeyOf(const QueueEntry& e) { return {e.submit, e.id}; }
+
 class JobQueue {
  public:
   // Puts `id` in the queue (or replaces its references and memo, keeping its place when
@@ -89,6 +97,9 @@ class JobQueue {
   // Until the next call, Remove sets a leaving job's entry's ref to null (the vector does not
   // move: a pass may walk it while jobs leave the queue).
   const std::vector<QueueEntry>& InSubmitOrder();
+  // The jobs added (or whose references and memo were replaced) since the last call, each at
+  // least once: what a pass that skips jobs in bulk must visit (StrictTail, cycle.h).
+  std::vector<QueueKey> TakeChanged();
 
  private:
   struct Node {
@@ -96,7 +107,7 @@ class JobQueue {
     TimePoint submit;
   };
   static bool Before(const QueueEntry& a, const QueueEntry& b) {
-    return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
+    return QueueKeyOf(a) < QueueKeyOf(b);
   }
 
   // The references live in pool_, whose elements never move; a removed job's node is reused by a
@@ -109,6 +120,7 @@ class JobQueue {
   std::vector<QueueEntry> ordered_;  // sorted; a removed job's entry has ref == nullptr
   size_t removed_ = 0;               // such entries in ordered_
   std::vector<QueueEntry> added_;    // since the last InSubmitOrder, in any order
+  std::vector<QueueKey> changed_;    // since the last TakeChanged
 };
 
 }  // namespace podsched::core

@@ -53,6 +53,22 @@ TEST(JobQueueTest, AddingAQueuedJobAgainReplacesItsReferencesInPlace) {
   EXPECT_EQ(q.InSubmitOrder()[0].submit, At(0));
 }
 
+// What a pass that skips jobs in bulk must read again (StrictTail): every job added, requeued or
+// whose references were replaced since the last call, by its place in the order.
+TEST(JobQueueTest, TakeChangedNamesEveryAddSinceTheLastCall) {
+  JobRecord jobs[3];
+  JobQueue q;
+  q.Add(JobId(1), At(10), QueuedRef{&jobs[1], nullptr, nullptr, nullptr});
+  q.Add(JobId(2), At(20), QueuedRef{&jobs[2], nullptr, nullptr, nullptr});
+  q.InSubmitOrder();
+  EXPECT_EQ(q.TakeChanged(), (std::vector<QueueKey>{{At(10), JobId(1)}, {At(20), JobId(2)}}));
+  EXPECT_TRUE(q.TakeChanged().empty());
+  q.Add(JobId(1), At(10), QueuedRef{&jobs[1], nullptr, nullptr, nullptr});  // replaced in place
+  q.Remove(JobId(2));
+  q.Add(JobId(0), At(5), QueuedRef{&jobs[0], nullptr, nullptr, nullptr});
+  EXPECT_EQ(q.TakeChanged(), (std::vector<QueueKey>{{At(10), JobId(1)}, {At(5), JobId(0)}}));
+}
+
 TEST(JobQueueTest, AJobLeavingWhileAPassWalksTheOrderIsNulledInPlace) {
   JobRecord jobs[4];
   JobQueue q;

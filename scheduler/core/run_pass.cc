@@ -48,32 +48,14 @@ void Scheduler::Impl::RunPass(TimePoint now) {
                    &strict_texts, &pass_heads, config.check_pass_memos},
       now);
   // FIFO: the queue's own order, in which a job that starts (or is otherwise taken out of the
-  // queue) during this pass has a null ref from then on.
+  // queue) during this pass has a null ref from then on (Pass::ConsiderQueue skips it).
   const std::vector<QueueEntry>& queue =
       profile.queue_sort->Sort(queued, accounting, now, pass_order);
-  // The pass touches every queued job's record, scattered in memory and visited in queue order,
-  // so most of its time went to cache misses. The memory a few entries ahead is fetched while
-  // this one is considered, in three steps (each reads what the one before fetched): the queue's
-  // reference to the job, then the job's record, then its reason's text.
-  // A job whose memo is valid is most likely skipped without reading its record.
-  for (size_t i = 0; i < queue.size(); ++i) {
-    if (i + 24 < queue.size()) __builtin_prefetch(queue[i + 24].ref);
-    if (const QueuedRef* ahead = i + 16 < queue.size() ? queue[i + 16].ref : nullptr;
-        ahead != nullptr && !ahead->memo.valid) {
-      const JobRecord* job = ahead->job;
-      __builtin_prefetch(job);
-      __builtin_prefetch(&job->spec.zone);
-      __builtin_prefetch(&job->spec.array);
-      __builtin_prefetch(&job->reason);
-      __builtin_prefetch(&job->not_before);
-    }
-    if (const QueuedRef* ahead = i + 8 < queue.size() ? queue[i + 8].ref : nullptr;
-        ahead != nullptr && !ahead->memo.valid) {
-      __builtin_prefetch(ahead->job->reason.data());
-    }
-    if (queue[i].ref != nullptr) pass.Consider(queue[i]);
-  }
+  // The jobs added or requeued since the last pass: StrictTail's to visit.
+  strict_tail.changed = queued.TakeChanged();
+  pass.ConsiderQueue(queue, profile.queue_sort->InSubmitOrder() ? &strict_tail : nullptr);
   stats.skipped_by_memo += pass.skipped();
+  stats.skipped_unread += pass.skipped_unread();
 }
 
 }  // namespace podsched::core

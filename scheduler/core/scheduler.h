@@ -153,6 +153,9 @@ struct SchedulerStats {
   // Queued jobs a pass skipped because nothing their reason was made of had changed
   // (QueuedRef::Memo): a pass's cost is the jobs it did not skip.
   int64_t skipped_by_memo = 0;
+  // Of those, jobs behind strict order's head that a pass skipped without reading them at all
+  // (StrictTail in cycle.h: their user's counts and the strict-order text had not changed).
+  int64_t skipped_unread = 0;
 };
 
 class Scheduler {

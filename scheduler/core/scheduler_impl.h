@@ -77,6 +77,7 @@ class Scheduler::Impl {
   std::vector<std::string> strict_texts;
   // The backfill heads passes had, which the queued jobs' memos name (Pass::Inputs).
   PassHeads pass_heads;
+  StrictTail strict_tail;  // the jobs behind strict order's head, between passes (cycle.h)
 
   // --- the current call's output ---
   Outbox outbox;  // actions, changed jobs and events, until Finish commits them (outbox.h)

@@ -311,6 +311,68 @@ TEST_F(SchedulerTest, BlockedJobsAreSkippedUntilHostsLeasesOrTheHeadChange) {
   EXPECT_EQ(Job(carl[1]).state, S::kQueued);
 }
 
+// FIFO behind a large head: a pass reads only the jobs behind the head whose reason may change
+// (new ones, and those of a user whose counts changed) and skips the others unread (StrictTail,
+// issue 29). Every unread skip is checked against a full evaluation (check_pass_memos), and a
+// head further back in the queue makes the pass read them all again.
+TEST_F(SchedulerTest, FifoReadsOnlyTheJobsBehindTheHeadWhoseReasonMayChange) {
+  SchedulerConfig config = DefaultConfig();
+  config.profile = "fifo-first-fit";
+  config.default_quota = Quota{1000, 1000};
+  Start(4, 4, config);
+  std::vector<JobId> ada;
+  for (int i = 0; i < 15; ++i) ada.push_back(Submit(Spec("ada", "v2-8", false), 0));
+  const JobId dave_running = Submit(Spec("dave", "v2-8", false), 0);
+  Tick(0);
+  ASSERT_TRUE(sched_->SetQuota(UserName("dave"), Quota{8, 8}, At(0.5)).ok());
+  const JobId head = Submit(Spec("bob", "v2-32", false), 1);
+  std::vector<JobId> carl, dave;
+  for (int i = 0; i < 3; ++i) carl.push_back(Submit(Spec("carl", "v2-8", false), 1.1 + i * 0.1));
+  for (int i = 0; i < 2; ++i) dave.push_back(Submit(Spec("dave", "v2-8", false), 1.5 + i * 0.1));
+  Tick(2);
+  const std::string behind = "waiting for earlier jobs to start (FIFO order)";
+  const auto unread = [&] { return sched_->stats().skipped_unread; };
+  EXPECT_EQ(unread(), 0) << "the first pass with this head reads every job behind it";
+  EXPECT_EQ(Job(head).reason, "no free 2x2 block of hosts");
+  for (JobId c : carl) EXPECT_EQ(Job(c).reason, behind);
+  for (JobId d : dave) EXPECT_EQ(Job(d).reason, "quota: 8/8 on-demand cores in use");
+
+  // A new job: only it is read behind the head.
+  const JobId erin = Submit(Spec("erin", "v2-8", false), 3);
+  Tick(3);
+  EXPECT_EQ(unread(), 3 + 2);
+  EXPECT_EQ(Job(erin).reason, behind);
+
+  // dave's running job ends: his counts changed, so his queued jobs are read (and told they are
+  // behind now); carl's and erin's are not. The free host is not for them: strict order.
+  Exited(dave_running, ExitKind::kSucceeded, 4);
+  Tick(4);
+  EXPECT_EQ(unread(), 5 + 4);
+  for (JobId d : dave) {
+    EXPECT_EQ(Job(d).state, S::kQueued);
+    EXPECT_EQ(Job(d).reason, behind);
+  }
+
+  // More quota for dave: his jobs are still behind, and not read again (his headroom grew).
+  ASSERT_TRUE(sched_->SetQuota(UserName("dave"), Quota{16, 8}, At(4.5)).ok());
+  Tick(4.5);
+  EXPECT_EQ(unread(), 9 + 6);
+
+  // Less quota for carl: his jobs are read, and filtered; erin's and dave's are not read.
+  ASSERT_TRUE(sched_->SetQuota(UserName("carl"), Quota{0, 8}, At(5)).ok());
+  Tick(5);
+  EXPECT_EQ(unread(), 15 + 3);
+  for (JobId c : carl) EXPECT_NE(Job(c).reason, behind) << Job(c).reason;
+  EXPECT_EQ(Job(erin).reason, behind);
+
+  // The head leaves: dave's first job takes the free host, and his second is the new head.
+  ASSERT_TRUE(sched_->Cancel(head, At(6)).has_value());
+  Tick(6);
+  EXPECT_EQ(Job(dave[0]).state, S::kPlaced);
+  EXPECT_EQ(Job(dave[1]).reason, "no free host");
+  EXPECT_EQ(Job(erin).reason, behind);
+}
+
 TEST_F(SchedulerTest, QuotaWaitsWithReasonAndUsageIsQueryable) {
   Start(4, 4);
   std::vector<JobId> ids;

@@ -36,6 +36,9 @@ class QueueSort {
   virtual const std::vector<QueueEntry>& Sort(JobQueue& queued, const Accounting& accounting,
                                               TimePoint now,
                                               std::vector<QueueEntry>& storage) const = 0;
+  // Whether Sort's order is submission order (QueueKey's): then the jobs behind a job are those
+  // with a later key, which a pass may look up rather than walk (StrictTail, cycle.h).
+  virtual bool InSubmitOrder() const { return false; }
 };
 
 // Submit time, then id: the order JobQueue keeps, so no sort and no copy.
@@ -44,6 +47,7 @@ class FifoSort final : public QueueSort {
   const std::vector<QueueEntry>& Sort(JobQueue& queued, const Accounting& accounting,
                                       TimePoint now,
                                       std::vector<QueueEntry>& storage) const override;
+  bool InSubmitOrder() const override { return true; }
 };
 
 // Effective priority (priority + 1 per `aging_step` waited, at most `max_aging_bonus`), then
