@@ -133,6 +133,27 @@ std::vector<int> Fleet::PodsThatCanHold(const AcceleratorType& type, std::string
   return out;
 }
 
+std::pair<int, std::string> Fleet::MostSlicesInOneZone(const AcceleratorType& type,
+                                                       std::string_view zone,
+                                                       std::string_view pod) const {
+  const SliceShape shape = type.shape();
+  std::map<std::string, int> per_zone;
+  std::vector<std::string> order;
+  for (int i : PodsThatCanHold(type, zone, pod)) {
+    const Pod& p = pods_[static_cast<size_t>(i)];
+    const int upright = (p.host_rows() / shape.rows) * (p.host_cols() / shape.cols);
+    const int rotated = (p.host_rows() / shape.cols) * (p.host_cols() / shape.rows);
+    auto [it, fresh] = per_zone.try_emplace(zones_[static_cast<size_t>(i)], 0);
+    if (fresh) order.push_back(it->first);
+    it->second += std::max(upright, rotated);
+  }
+  std::pair<int, std::string> most{0, ""};
+  for (const std::string& z : order) {
+    if (per_zone[z] > most.first) most = {per_zone[z], z};
+  }
+  return most;
+}
+
 std::string Fleet::NoPodNamed(std::string_view name) const {
   std::vector<std::string> names;
   for (const Pod& p : pods_) names.push_back(p.name());

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/ids.h"
@@ -93,6 +94,12 @@ class Fleet {
   // they are given (a job's placement scope).
   std::vector<int> PodsThatCanHold(const AcceleratorType& type, std::string_view zone = "",
                                    std::string_view pod = "") const;
+  // Multislice: the most slices of `type` that the pods of one zone (within the scope) hold when
+  // empty, each pod tiled in the better orientation, and that zone (the first with the most).
+  // Pods without a zone are one site together.
+  std::pair<int, std::string> MostSlicesInOneZone(const AcceleratorType& type,
+                                                  std::string_view zone = "",
+                                                  std::string_view pod = "") const;
   // Whether a job of `type` scoped to `zone` and/or `pod` (empty: any) has a pod to run on;
   // else an error naming what is wrong: an unknown pod (listing some), a pod in another zone, a
   // pod that cannot hold the type, an unknown zone (listing the zones), a zone none of whose

@@ -321,8 +321,12 @@ void Pass::Consider(const QueueEntry& entry) {
                                   type.ToString() + " (was the configuration changed?)");
     return;
   }
+  if (job.spec.slices > 1) {
+    ConsiderSlices(entry);
+    return;
+  }
   if (auto chosen = Score(entry)) {
-    in_.binder.Bind(job, *chosen);
+    in_.binder.Bind(job, {*chosen});
     Take(*chosen);
     return;
   }
@@ -343,6 +347,56 @@ void Pass::Consider(const QueueEntry& entry) {
     Remember(ref, QueuedRef::Memo::Kind::kBlocked);
   }
   Block(type);
+}
+
+void Pass::ConsiderSlices(const QueueEntry& entry) {
+  JobRecord& job = *entry.ref->job;
+  const pod::AcceleratorType& type = *entry.ref->type;
+  if (std::optional<std::vector<pod::FleetPlacement>> slices = ChooseSlices(entry)) {
+    in_.binder.Bind(job, *slices);
+    for (const pod::FleetPlacement& p : *slices) Take(p);
+    return;
+  }
+  if (!SlicesFitHealthy(type, job.spec.slices)) {
+    // As for a single slice (AsideReason): waiting in line would hold up everyone behind.
+    in_.binder.SetReason(job, "no " + std::to_string(job.spec.slices) + " " + type.ToString() +
+                                  " slices fit the healthy hosts of one zone of " +
+                                  PodsText(Candidates(type)) +
+                                  ": waits for repairs without blocking others");
+    return;
+  }
+  in_.binder.SetReason(job, "no room for " + std::to_string(job.spec.slices) + " " +
+                                type.ToString() + " slices in one zone of " +
+                                PodsText(Candidates(type)) +
+                                " (a multislice job waits for free hosts: it does not preempt)");
+  Block(type, /*multislice=*/true);
+}
+
+std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEntry& entry) {
+  const JobRecord& job = *entry.ref->job;
+  const pod::AcceleratorType& type = *entry.ref->type;
+  SetProtect(job);
+  const std::vector<pod::Pod>& views = protect_ ? *head_view_ : view_;
+  const pod::SliceShape shape = type.shape();
+  // A shape that found no room for one slice in this pass finds none for more.
+  if (failed_.contains({static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
+                        protect_})) {
+    return std::nullopt;
+  }
+  for (const std::vector<int>& pods : CandidatesByZone(type)) {
+    // The profile's choice, slice after slice, each excluded from what the next may use. A copy
+    // of the views: multislice decisions are few.
+    std::vector<pod::Pod> trial = views;
+    std::vector<pod::FleetPlacement> chosen;
+    while (static_cast<int>(chosen.size()) < job.spec.slices) {
+      std::optional<pod::FleetPlacement> p = in_.profile.score->ChooseAmong(trial, pods, type);
+      if (!p) break;
+      Exclude(trial[static_cast<size_t>(p->pod)], p->rect);
+      chosen.push_back(*p);
+    }
+    if (static_cast<int>(chosen.size()) == job.spec.slices) return chosen;
+  }
+  return std::nullopt;
 }
 
 std::string Pass::AsideReason(const pod::AcceleratorType& type) {
@@ -439,7 +493,7 @@ void Pass::Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind) {
   m.kind = kind;
   m.behind_text = kind == Kind::kBehind ? behind_text_ : 0;
   m.preemptible = job.spec.preemptible;
-  m.cores = ref.type->tensor_cores();
+  m.cores = JobCores(job.spec, *ref.type);
   m.used = ref.use->Of(m.preemptible);
   m.limit = ref.user->quota.Of(m.preemptible);
   m.promised = ReservedCores(*ref.user, m.preemptible, job.id);
@@ -458,7 +512,7 @@ std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
     if (job.reason.starts_with("retry") || job.reason.starts_with("preempted")) return job.reason;
     return job.restarts == 0 ? "waiting for its start time" : "backoff after a failure";
   }
-  const int cores = entry.ref->type->tensor_cores();
+  const int cores = JobCores(job.spec, *entry.ref->type);
   const bool preemptible = job.spec.preemptible;
   const int limit = entry.ref->user->quota.Of(preemptible);
   if (cores > limit) {
@@ -512,13 +566,17 @@ int Pass::ReservedCores(const UserRecord& user, bool preemptible, JobId except) 
   return cores;
 }
 
-std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
-  const JobRecord& job = *entry.ref->job;
+void Pass::SetProtect(const JobRecord& job) {
   protect_ = false;
   if (head_view_) {
     const Duration estimate = job.spec.expected_runtime.value_or(job.spec.max_runtime);
     protect_ = estimate <= Duration::zero() || now_ + estimate > head_start_;
   }
+}
+
+std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
+  const JobRecord& job = *entry.ref->job;
+  SetProtect(job);
   const std::vector<pod::Pod>& views = protect_ ? *head_view_ : view_;
   const pod::AcceleratorType& type = *entry.ref->type;
   const pod::SliceShape shape = type.shape();
@@ -575,19 +633,60 @@ bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
       fits = true;  // every host in service: the type fits the pod's grid (Candidates)
       break;
     }
-    std::optional<pod::Pod>& healthy = healthy_view_[static_cast<size_t>(i)];
-    if (!healthy) {
-      auto empty =
-          pod::Pod::Create(pod.name(), pod.generation(), pod.host_rows(), pod.host_cols());
-      PODSCHED_CHECK(empty.has_value());
-      for (int h = 0; h < pod.num_hosts(); ++h) {
-        const pod::HostStatus& host = pod.host(HostId(h));
-        if (!host.healthy) PODSCHED_CHECK(empty->MarkUnhealthy(HostId(h)).ok());
-        if (host.draining) PODSCHED_CHECK(empty->SetDraining(HostId(h), true).ok());
-      }
-      healthy = std::move(*empty);
+    if (in_.profile.score->Choose(HealthyView(i), type).has_value()) {
+      fits = true;
+      break;
     }
-    if (in_.profile.score->Choose(*healthy, type).has_value()) {
+  }
+  it->second = fits;
+  return fits;
+}
+
+const pod::Pod& Pass::HealthyView(int index) {
+  std::optional<pod::Pod>& healthy = healthy_view_[static_cast<size_t>(index)];
+  if (!healthy) {
+    const pod::Pod& pod = in_.hosts.fleet().pod(index);
+    auto empty = pod::Pod::Create(pod.name(), pod.generation(), pod.host_rows(), pod.host_cols());
+    PODSCHED_CHECK(empty.has_value());
+    for (int h = 0; h < pod.num_hosts(); ++h) {
+      const pod::HostStatus& host = pod.host(HostId(h));
+      if (!host.healthy) PODSCHED_CHECK(empty->MarkUnhealthy(HostId(h)).ok());
+      if (host.draining) PODSCHED_CHECK(empty->SetDraining(HostId(h), true).ok());
+    }
+    healthy = std::move(*empty);
+  }
+  return *healthy;
+}
+
+std::vector<std::vector<int>> Pass::CandidatesByZone(const pod::AcceleratorType& type) {
+  const pod::Fleet& fleet = in_.hosts.fleet();
+  std::vector<std::vector<int>> zones;
+  for (int i : Candidates(type)) {
+    auto same = std::find_if(zones.begin(), zones.end(), [&](const std::vector<int>& pods) {
+      return fleet.zone(pods.front()) == fleet.zone(i);
+    });
+    if (same == zones.end()) same = zones.insert(zones.end(), std::vector<int>{});
+    same->push_back(i);
+  }
+  return zones;
+}
+
+bool Pass::SlicesFitHealthy(const pod::AcceleratorType& type, int slices) {
+  auto [it, inserted] = slices_fit_healthy_.try_emplace({KeyOf(type), slices}, true);
+  if (!inserted) return it->second;
+  bool fits = false;
+  for (const std::vector<int>& pods : CandidatesByZone(type)) {
+    int placed = 0;
+    for (int i : pods) {
+      pod::Pod trial = HealthyView(i);
+      while (placed < slices) {
+        std::optional<pod::Placement> p = in_.profile.score->Choose(trial, type);
+        if (!p) break;
+        Exclude(trial, *p);
+        ++placed;
+      }
+    }
+    if (placed >= slices) {
       fits = true;
       break;
     }
@@ -704,10 +803,16 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasti
   return true;
 }
 
-void Pass::Block(const pod::AcceleratorType& type) {
+void Pass::Block(const pod::AcceleratorType& type, bool multislice) {
   if (head_view_) return;
   Permit::Decision d = in_.profile.permit->OnBlocked(
       view_, Candidates(type), type, *in_.profile.score, [&] { return ExpectedReleases(); });
+  if (multislice && d.head) {
+    // Backfill keeps one rectangle for its head, which does not hold a multislice job: the jobs
+    // behind could take its other slices' hosts for ever. Nothing starts behind it instead.
+    d.head.reset();
+    d.behind = "waiting for a multislice job ahead to start (no backfill behind a multislice job)";
+  }
   if (d.behind) {
     behind_ = std::move(d.behind);
     behind_text_ = 0;

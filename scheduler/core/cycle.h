@@ -119,8 +119,8 @@ struct StrictTail {
 class Binder {
  public:
   virtual ~Binder() = default;
-  // Places `job` at `placement` (allocate, new epoch, PLACED, Launch).
-  virtual void Bind(JobRecord& job, const pod::FleetPlacement& placement) = 0;
+  // Places `job` at `slices` (one, or JobSpec::slices: allocate, new epoch, PLACED, Launch).
+  virtual void Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices) = 0;
   // Sends the victim a Preempt, for `for_job` (which holds a reservation of the freed hosts).
   virtual void StartPreemption(JobId victim, std::string reason, JobId for_job) = 0;
   virtual void SetReason(JobRecord& job, const std::string& reason) = 0;
@@ -178,11 +178,18 @@ class Pass {
   // that stays true while the hosts, leases, reservations and backfill head do not change (false
   // when victims only wait for their minimum runtime).
   bool Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasting = nullptr);
-  // Permit: the job could not start; strict order or EASY head.
-  void Block(const pod::AcceleratorType& type);
+  // Permit: the job could not start; strict order or EASY head. Behind a blocked multislice job
+  // nothing starts (EASY's one kept rectangle would not hold it).
+  void Block(const pod::AcceleratorType& type, bool multislice = false);
 
  private:
   void Take(const pod::FleetPlacement& p);  // excludes `p` from every view of this pass
+  // Whether the job of `job` must keep off the backfill head's rectangle (protect_).
+  void SetProtect(const JobRecord& job);
+  // A multislice job (JobSpec::slices > 1): placed whole, or told why not and blocking.
+  void ConsiderSlices(const QueueEntry& entry);
+  // Its slices, all in one zone (the profile's choice, one after the other), or nullopt.
+  std::optional<std::vector<pod::FleetPlacement>> ChooseSlices(const QueueEntry& entry);
   // Considers queue[from, to) in order, reading ahead, and calls after(i) after each job; with
   // `until_head`, stops after the job that makes strict order's head. Returns where it stopped.
   template <typename After>
@@ -224,6 +231,13 @@ class Pass {
   // The reason of a job no block of healthy hosts can hold (FitsHealthyPod false).
   std::string AsideReason(const pod::AcceleratorType& type);
   bool FitsHealthyPod(const pod::AcceleratorType& type);
+  // Pod `index` with every allocation gone (health and draining kept), built on first need.
+  const pod::Pod& HealthyView(int index);
+  // Candidates(type) grouped by zone (a multislice job's slices share one), zones in fleet order.
+  std::vector<std::vector<int>> CandidatesByZone(const pod::AcceleratorType& type);
+  // Whether `slices` slices of `type` fit the healthy hosts of one zone (FitsHealthyPod's
+  // multislice question; greedy, pod after pod).
+  bool SlicesFitHealthy(const pod::AcceleratorType& type, int slices);
   // The pods that can hold `type` (its generation, a grid large enough) within the current job's
   // scope (scope_: its zone or pod, if any), in fleet order.
   const std::vector<int>& Candidates(const pod::AcceleratorType& type);
@@ -288,6 +302,7 @@ class Pass {
   // Each pod with every allocation gone (health and draining kept), on first need.
   std::vector<std::optional<pod::Pod>> healthy_view_;
   std::map<TypeKey, bool> fits_healthy_;
+  std::map<std::pair<TypeKey, int>, bool> slices_fit_healthy_;
   std::map<TypeKey, std::vector<int>> candidates_;
   // Cores reserved per (user, class), summed once per HostLeases::reservations_version() (a
   // pass over 10,000 queued jobs summed every reservation for each), and the same by user

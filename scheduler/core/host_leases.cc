@@ -9,38 +9,68 @@ namespace podsched::core {
 
 HostLeases::HostLeases(pod::Fleet fleet) : fleet_(std::move(fleet)) {}
 
-Result<AllocationId> HostLeases::Hold(JobEpoch owner, const pod::FleetPlacement& placement) {
+Result<AllocationId> HostLeases::Hold(JobEpoch owner,
+                                      const std::vector<pod::FleetPlacement>& slices) {
   if (lease_of_.contains(owner)) {
     return FailedPrecondition("job " + std::to_string(owner.job.value()) + " epoch " +
                               std::to_string(owner.epoch) + " already holds hosts");
   }
-  const AllocationId alloc(next_allocation_id_);
-  Status allocated = fleet_.Allocate(alloc, placement);
-  if (!allocated.ok()) return std::unexpected(allocated);
-  ++next_allocation_id_;
+  if (slices.empty()) return InvalidArgument("no placement to hold");
+  std::vector<AllocationId> held;
+  for (const pod::FleetPlacement& placement : slices) {
+    const AllocationId alloc(next_allocation_id_);
+    if (Status allocated = fleet_.Allocate(alloc, placement); !allocated.ok()) {
+      for (size_t i = 0; i < held.size(); ++i) {
+        PODSCHED_CHECK(fleet_.Release(held[i], slices[i].pod).ok());
+      }
+      return std::unexpected(allocated);
+    }
+    ++next_allocation_id_;
+    held.push_back(alloc);
+  }
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const std::vector<HostId> hosts = fleet_.HostsIn(slices[i]);
+    leases_.emplace(held[i], Lease{held[i], owner, slices[i],
+                                   std::set<HostId>(hosts.begin(), hosts.end())});
+    lease_of_.emplace(owner, held[i]);
+  }
   ++version_;
-  const std::vector<HostId> hosts = fleet_.HostsIn(placement);
-  leases_.emplace(alloc, Lease{alloc, owner, placement, std::set<HostId>(hosts.begin(), hosts.end())});
-  lease_of_.emplace(owner, alloc);
-  return alloc;
+  return held.front();
 }
 
 bool HostLeases::Gone(JobEpoch owner, std::optional<HostId> host) {
-  auto it = lease_of_.find(owner);
-  if (it == lease_of_.end()) return false;
-  Lease& lease = leases_.at(it->second);
-  if (host) {
-    lease.pending.erase(*host);
-  } else {
-    lease.pending.clear();
+  auto [first, last] = lease_of_.equal_range(owner);
+  if (first == last) return false;
+  bool released = false;
+  for (auto it = first; it != last;) {
+    Lease& lease = leases_.at(it->second);
+    if (host) {
+      lease.pending.erase(*host);
+    } else {
+      lease.pending.clear();
+    }
+    if (!lease.pending.empty()) {
+      ++it;
+      continue;
+    }
+    Status freed = fleet_.Release(lease.allocation, lease.placement.pod);
+    PODSCHED_CHECK_MSG(freed.ok(), freed.message().c_str());
+    leases_.erase(it->second);
+    it = lease_of_.erase(it);
+    released = true;
   }
-  if (!lease.pending.empty()) return false;
-  Status released = fleet_.Release(lease.allocation, lease.placement.pod);
-  PODSCHED_CHECK_MSG(released.ok(), released.message().c_str());
-  leases_.erase(it->second);
-  lease_of_.erase(it);
-  ++version_;
-  return true;
+  if (released) ++version_;
+  return released;
+}
+
+std::vector<HostId> HostLeases::HostsOf(JobEpoch owner) const {
+  std::vector<HostId> hosts;
+  auto [first, last] = lease_of_.equal_range(owner);
+  for (auto it = first; it != last; ++it) {
+    const std::vector<HostId> slice = fleet_.HostsIn(leases_.at(it->second).placement);
+    hosts.insert(hosts.end(), slice.begin(), slice.end());
+  }
+  return hosts;
 }
 
 bool HostLeases::HoldsAnyEpochOf(JobId job) const {

@@ -36,7 +36,8 @@
 
 namespace podsched::core {
 
-// Hosts held by one placement (job, epoch) until every host reports its processes gone.
+// Hosts held by one slice of a placement (job, epoch) until every host of it reports its
+// processes gone. A multislice job's epoch holds one lease per slice (JobSpec::slices).
 struct Lease {
   AllocationId allocation;
   JobEpoch owner;
@@ -56,13 +57,20 @@ class HostLeases {
 
   const pod::Fleet& fleet() const { return fleet_; }
 
-  // Allocates `placement` to `owner` (one job epoch), every host of it pending. Fails, changing
-  // nothing, when a host is outside the fleet, unhealthy, draining or held, or when `owner`
-  // already holds a lease.
-  Result<AllocationId> Hold(JobEpoch owner, const pod::FleetPlacement& placement);
-  // `host` of `owner`'s lease (every host when nullopt) reported its processes gone. Returns
-  // true when that was the last one: the lease is released and its hosts are free.
+  // Allocates `slices` (one or more placements: a multislice job's) to `owner` (one job epoch),
+  // a lease each, every host pending; returns the first lease's id. All or nothing: fails,
+  // changing nothing, when a host is outside the fleet, unhealthy, draining or held (by another
+  // job or by another of the slices), when `slices` is empty, or when `owner` already holds a
+  // lease.
+  Result<AllocationId> Hold(JobEpoch owner, const std::vector<pod::FleetPlacement>& slices);
+  Result<AllocationId> Hold(JobEpoch owner, const pod::FleetPlacement& placement) {
+    return Hold(owner, std::vector<pod::FleetPlacement>{placement});
+  }
+  // `host` of `owner`'s leases (every host when nullopt) reported its processes gone. A lease
+  // whose last host that was is released and its hosts are free; returns whether one was.
   bool Gone(JobEpoch owner, std::optional<HostId> host);
+  // The hosts of every lease `owner` holds (every slice of a multislice job), in lease order.
+  std::vector<HostId> HostsOf(JobEpoch owner) const;
   // Whether any epoch of `job` still holds a lease (an ended job's lingering processes).
   bool HoldsAnyEpochOf(JobId job) const;
   // The lease `host` is allocated to, or nullptr.
@@ -90,7 +98,7 @@ class HostLeases {
  private:
   pod::Fleet fleet_;
   std::map<AllocationId, Lease> leases_;
-  std::map<JobEpoch, AllocationId> lease_of_;
+  std::multimap<JobEpoch, AllocationId> lease_of_;  // one per slice
   std::map<JobId, Reservation> reservations_;
   uint64_t reservations_version_ = 0;
   uint64_t version_ = 0;

@@ -19,6 +19,43 @@ pod::FleetPlacement Block(int row, int col, int pod = 0) {
 
 JobEpoch Epoch(int64_t job, int64_t epoch) { return JobEpoch{JobId(job), epoch}; }
 
+// A multislice job's epoch holds a lease per slice, all or nothing; each slice's hosts are free
+// once they have all reported, and the epoch's other slices stay held until theirs have.
+TEST(HostLeasesTest, SlicesAreHeldTogetherAndFreedEachWhenItsHostsAreGone) {
+  auto fleet = pod::Fleet::Create({{"a", pod::Generation::kV2, 4, 4, "z"},
+                                   {"b", pod::Generation::kV2, 4, 4, "z"}});
+  ASSERT_TRUE(fleet.has_value());
+  HostLeases hosts(std::move(*fleet));
+  ASSERT_TRUE(hosts.Hold(Epoch(9, 1), Block(2, 2, 1)).has_value());
+  // Two slices that overlap each other, or one that overlaps a held lease: nothing held.
+  EXPECT_FALSE(hosts.Hold(Epoch(1, 1), {Block(0, 0), Block(1, 1)}).has_value());
+  EXPECT_FALSE(hosts.Hold(Epoch(1, 1), {Block(0, 0), Block(2, 2, 1)}).has_value());
+  EXPECT_FALSE(hosts.Hold(Epoch(1, 1), std::vector<pod::FleetPlacement>{}).has_value());
+  EXPECT_EQ(hosts.fleet().AllocatedHosts(), 4);
+  EXPECT_EQ(hosts.leases().size(), 1u);
+
+  const uint64_t version = hosts.version();
+  ASSERT_TRUE(hosts.Hold(Epoch(1, 1), {Block(0, 0), Block(0, 0, 1)}).has_value());
+  EXPECT_GT(hosts.version(), version);
+  EXPECT_EQ(hosts.fleet().AllocatedHosts(), 12);
+  const std::vector<HostId> both = hosts.HostsOf(Epoch(1, 1));
+  EXPECT_EQ(both.size(), 8u);
+  EXPECT_EQ(hosts.LeaseOn(both.front())->owner, Epoch(1, 1));
+  EXPECT_EQ(hosts.LeaseOn(both.back())->owner, Epoch(1, 1));
+  EXPECT_NE(hosts.LeaseOn(both.front())->allocation, hosts.LeaseOn(both.back())->allocation);
+
+  // The second slice's hosts report: it is freed, the first is still held.
+  for (size_t i = 4; i < 7; ++i) EXPECT_FALSE(hosts.Gone(Epoch(1, 1), both[i]));
+  EXPECT_TRUE(hosts.Gone(Epoch(1, 1), both[7]));
+  EXPECT_EQ(hosts.LeaseOn(both[7]), nullptr);
+  EXPECT_NE(hosts.LeaseOn(both[0]), nullptr);
+  EXPECT_TRUE(hosts.HoldsAnyEpochOf(JobId(1)));
+  EXPECT_EQ(hosts.HostsOf(Epoch(1, 1)).size(), 4u);
+  EXPECT_TRUE(hosts.Gone(Epoch(1, 1), std::nullopt));  // every host: the first slice too
+  EXPECT_FALSE(hosts.HoldsAnyEpochOf(JobId(1)));
+  EXPECT_EQ(hosts.fleet().AllocatedHosts(), 4);
+}
+
 TEST(HostLeasesTest, AHoldAllocatesEveryHostAndAnOverlapChangesNothing) {
   HostLeases hosts(FourByFour());
   auto first = hosts.Hold(Epoch(1, 1), Block(0, 0));

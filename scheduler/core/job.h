@@ -80,8 +80,16 @@ struct JobSpec {
   // so, rather than run elsewhere.
   std::string zone;
   std::string pod;
+  // Multislice (issue 28, stage 2): this many slices of `accelerator`, placed all or nothing, in
+  // one pod or across the pods of one zone. Quota counts them all.
+  int slices = 1;
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
+
+// The TensorCores a job of `spec` holds (what quotas count): its type's, times its slices.
+inline int JobCores(const JobSpec& spec, const pod::AcceleratorType& type) {
+  return type.tensor_cores() * spec.slices;
+}
 
 // docs/scheduler.md, "States and epochs": QUEUED -> PLACED -> STARTING -> RUNNING -> (PREEMPTING -> QUEUED) ...
 //                      -> SUCCEEDED | FAILED | CANCELLED
@@ -116,7 +124,8 @@ struct JobRecord {
   int preemptions = 0;   // times the job was preempted (not counted against max_restarts)
   // Why the job waits (QUEUED), why it is being preempted (PREEMPTING), or why it ended.
   std::string reason;
-  std::optional<pod::FleetPlacement> placement;  // set while HoldsHosts(state)
+  std::optional<pod::FleetPlacement> placement;  // set while HoldsHosts(state); the first slice
+  std::vector<pod::FleetPlacement> more_slices;   // a multislice job's others, while it holds
   int64_t step = 0;                  // last reported training step
   int64_t last_checkpoint_step = 0;  // last committed checkpoint's step
   TimePoint submit_time{};

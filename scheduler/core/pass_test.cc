@@ -47,8 +47,8 @@ class FakeJobs final : public PassJobs {
 // Records what the pass asks for.
 class RecordingBinder final : public Binder {
  public:
-  void Bind(JobRecord& job, const pod::FleetPlacement& placement) override {
-    binds.push_back({job.id, placement});
+  void Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices) override {
+    for (const pod::FleetPlacement& placement : slices) binds.push_back({job.id, placement});
   }
   void StartPreemption(JobId victim, std::string reason, JobId for_job) override {
     preemptions.push_back({victim, std::move(reason), for_job});

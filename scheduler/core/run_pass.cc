@@ -21,8 +21,8 @@ class ImplPassSide final : public PassJobs, public Binder {
     return s_.arrays_deps.HeldBack(job);
   }
 
-  void Bind(JobRecord& job, const pod::FleetPlacement& placement) override {
-    s_.Bind(job, placement, now_);
+  void Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices) override {
+    s_.Bind(job, slices, now_);
   }
   void StartPreemption(JobId victim, std::string reason, JobId for_job) override {
     s_.StartPreemption(s_.jobs.at(victim), std::move(reason), for_job, now_);

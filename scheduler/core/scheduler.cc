@@ -85,10 +85,12 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Fleet fleet, Scheduler
     const bool waiting = job.state == JobState::kQueued;
     if (HoldsHosts(job.state)) {
       if (!job.placement) return Internal(JobName(job.id) + " holds hosts but has no placement");
-      auto held = impl->hosts.Hold(JobEpoch{job.id, job.epoch}, *job.placement);
+      std::vector<pod::FleetPlacement> slices{*job.placement};
+      slices.insert(slices.end(), job.more_slices.begin(), job.more_slices.end());
+      auto held = impl->hosts.Hold(JobEpoch{job.id, job.epoch}, slices);
       if (!held) return std::unexpected(held.error().WithContext(JobName(job.id)));
       impl->accounting.StartHolding(job.id, job.spec.user, job.spec.preemptible,
-                                    type->tensor_cores(), job.start_time);
+                                    JobCores(job.spec, *type), job.start_time);
       impl->ArmHoldTimers(job, /*draw_reclaim=*/false);
     }
     if (job.state == JobState::kQueued && job.not_before > now) {
@@ -221,7 +223,7 @@ Result<Actions> Scheduler::HostDown(HostId host, TimePoint now) {
   const Lease* lease = s.hosts.LeaseOn(host);
   if (lease == nullptr) return s.Finish(now);
   const JobEpoch owner = lease->owner;
-  const std::vector<HostId> held = s.hosts.fleet().HostsIn(lease->placement);
+  const std::vector<HostId> held = s.hosts.HostsOf(owner);  // every slice of the job
   const bool live = s.LiveOwner(*lease) != nullptr;
   s.HostGone(owner, host);  // nothing runs on a dead host any more (`lease` may be gone now)
   JobRecord& job = s.jobs.at(owner.job);

@@ -65,6 +65,15 @@ struct LaunchPlan {
   int preemptions = 0;       // preemptions so far (JobRecord::preemptions)
   std::optional<ArrayTask> array;  // the job's array and index (POD_ARRAY_ID, POD_ARRAY_INDEX)
   UserName user;                   // who submitted it (whose Unix account runs it)
+  // A multislice job's other slices (JobSpec::slices), each described like the first above. The
+  // agents' launch of them is not built yet (issue 28, stage 2): jobs submitted through the API
+  // have one slice; podsim and the core's tests place more.
+  struct Slice {
+    std::string pod;
+    pod::Placement placement;
+    std::vector<HostId> hosts, pod_hosts;
+  };
+  std::vector<Slice> more_slices;
 };
 struct PreemptAction {
   JobEpoch job;

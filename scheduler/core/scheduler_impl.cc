@@ -54,6 +54,7 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
     job.run_time += now - job.start_time;
     job.usage_core_hours += accounting.StopHolding(job.id, now);
     job.placement.reset();
+    job.more_slices.clear();
     timers.ClearKill(job.id);
   }
   if (job.state == JobState::kQueued) queued.Remove(job.id);
@@ -89,12 +90,15 @@ void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
   outbox.Changed(job.id);
 }
 
-void Scheduler::Impl::Bind(JobRecord& job, const pod::FleetPlacement& p, TimePoint now) {
+void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices,
+                           TimePoint now) {
   const JobEpoch owner{job.id, job.epoch + 1};
-  auto held = hosts.Hold(owner, p);
+  auto held = hosts.Hold(owner, slices);
   PODSCHED_CHECK_MSG(held.has_value(), held.error().message().c_str());
+  const pod::FleetPlacement& p = slices.front();
   job.epoch = owner.epoch;
   job.placement = p;
+  job.more_slices.assign(slices.begin() + 1, slices.end());
   job.start_time = now;
   job.last_checkpoint_time = now;
   Status moved = Transition(job, JobState::kPlaced, "placed", now);
@@ -114,7 +118,13 @@ void Scheduler::Impl::Bind(JobRecord& job, const pod::FleetPlacement& p, TimePoi
                     job.restarts,
                     job.preemptions,
                     job.spec.array,
-                    job.spec.user};
+                    job.spec.user,
+                    {}};
+  for (const pod::FleetPlacement& s : job.more_slices) {
+    launch.more_slices.push_back({hosts.fleet().pod(s.pod).name(), s.rect,
+                                  hosts.fleet().HostsIn(s),
+                                  hosts.fleet().pod(s.pod).HostsIn(s.rect)});
+  }
   outbox.Send(std::move(launch));
   ++stats.launches;
   ArmHoldTimers(job, /*draw_reclaim=*/true);

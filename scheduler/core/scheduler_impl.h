@@ -89,7 +89,7 @@ class Scheduler::Impl {
     if (job == nullptr) return NotFound(JobName(id) + " does not exist");
     return job;
   }
-  int Cores(JobId job) const { return jobs.TypeOf(job)->tensor_cores(); }
+  int Cores(JobId job) const { return JobCores(jobs.at(job).spec, *jobs.TypeOf(job)); }
   // The job whose current epoch holds the lease, or nullptr for a lingering lease (the job moved
   // on; its hosts have not all reported the processes gone).
   const JobRecord* LiveOwner(const Lease& lease) const;
@@ -99,7 +99,10 @@ class Scheduler::Impl {
   Status Transition(JobRecord& job, JobState to, std::string reason, TimePoint now);
   void SetReason(JobRecord& job, const std::string& reason);  // persists only when it changed
   // Places `job` at `p`: allocates, new epoch, PLACED, Launch action, timers.
-  void Bind(JobRecord& job, const pod::FleetPlacement& p, TimePoint now);
+  // Holds `slices` (one, or a multislice job's) for the job's next epoch and launches it. The
+  // Launch describes the first slice (the agents' launch of a multislice job: issue 28 stage 2,
+  // not built; only podsim places them).
+  void Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices, TimePoint now);
   // The timers of an epoch that holds hosts, from its start_time: the preemptible lifetime and
   // max_runtime (a PREEMPTING one: its kill at the deadline); with `draw_reclaim`, also a
   // simulated provider reclaim (drawn at Bind only, not again after a restart).

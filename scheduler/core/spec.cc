@@ -51,6 +51,7 @@ Status CheckFields(const JobSpec& spec) {
   for (const Status& s : {CheckRange("priority", spec.priority, 0, kMaxPriority),
                           CheckRange("ranks_per_host", spec.ranks_per_host, 1, kMaxRanksPerHost),
                           CheckRange("max_restarts", spec.max_restarts, 0, kMaxRestarts),
+                          CheckRange("slices", spec.slices, 1, kMaxSlices),
                           CheckDuration("checkpoint_interval", spec.checkpoint_interval, hours(24)),
                           CheckDuration("grace_period", spec.grace_period, hours(1)),
                           CheckDuration("max_runtime", spec.max_runtime, hours(24 * 365))}) {
@@ -111,6 +112,21 @@ Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Fleet&
   auto type = fleet.ParseType(spec.accelerator);
   if (!type || origin != SpecOrigin::kSubmission) return type;
   if (Status s = fleet.CheckScope(*type, spec.zone, spec.pod); !s.ok()) return std::unexpected(s);
+  if (spec.slices > 1) {
+    // All slices in one zone (one pod, or pods on the data-centre network between them): a job
+    // that no zone could ever hold would wait for ever.
+    const auto [most, zone] = fleet.MostSlicesInOneZone(*type, spec.zone, spec.pod);
+    if (most < spec.slices) {
+      return InvalidArgument(
+          "slices is " + std::to_string(spec.slices) + ", but " +
+          (most == 0 ? std::string("no zone")
+                     : "at most " + std::to_string(most) + " " + type->ToString() +
+                           " slices fit in one zone (" + (zone.empty() ? "the site" : zone) +
+                           ")") +
+          " of this fleet" + (spec.pod.empty() && spec.zone.empty() ? "" : " within the job's scope") +
+          ": ask for fewer slices or a smaller type");
+    }
+  }
   return type;
 }
 

@@ -19,6 +19,7 @@ inline constexpr int kMaxEnv = 256;
 inline constexpr int kMaxPriority = 1000;
 inline constexpr int kMaxRanksPerHost = 64;
 inline constexpr int kMaxRestarts = 100;
+inline constexpr int kMaxSlices = 64;  // JobSpec::slices
 
 // Which rules apply: a new submission gets every rule; a spec loaded from the job store was
 // accepted when it was submitted and is checked only against rules that held then (a rule added
@@ -27,7 +28,8 @@ enum class SpecOrigin { kSubmission, kStored };
 
 // Checks every field of `spec` against the fleet (its type must fit some pod) and returns the parsed accelerator type, or an
 // InvalidArgument error naming the field and the fix ("max_restarts is -1; must be 0..100").
-// A submission may not set env names of the job contract (common/env_contract.h).
+// A submission may not set env names of the job contract (common/env_contract.h), nor ask for
+// more slices than one zone of the fleet holds when empty.
 // What the spec makes podsched keep, in bytes (its strings: name, command, args, env), for the
 // per-user bound on the specs of jobs that have not ended.
 int64_t SpecBytes(const JobSpec& spec);

@@ -60,9 +60,11 @@ Result<pod::AcceleratorType> Scheduler::Impl::CheckSubmission(const JobSpec& spe
   }
   const Quota quota = accounting.QuotaOf(spec.user);
   const int limit = quota.Of(spec.preemptible);
-  if (type->tensor_cores() > limit) {
+  if (JobCores(spec, *type) > limit) {
     return Error(StatusCode::kResourceExhausted,
-                 spec.accelerator + " needs " + std::to_string(type->tensor_cores()) + " " +
+                 (spec.slices > 1 ? std::to_string(spec.slices) + " slices of " : std::string()) +
+                     spec.accelerator + " need" + (spec.slices > 1 ? "" : "s") + " " +
+                     std::to_string(JobCores(spec, *type)) + " " +
                      (spec.preemptible ? "preemptible" : "on-demand") + " cores; the quota of " +
                      spec.user.value() + " is " + std::to_string(limit));
   }

@@ -132,7 +132,8 @@ size_t LaunchComposer::LargestLaunchBytes(const core::JobSpec& spec,
                         .restarts = kBigCount,
                         .preemptions = kBigCount,
                         .array = core::ArrayTask{JobId(kBigId), kBigCount, 0, ""},
-                        .user = spec.user};
+                        .user = spec.user,
+                        .more_slices = {}};  // the API's jobs have one slice
   std::map<HostId, std::string> endpoints;
   for (int i = 0; i < type.hosts(); ++i) {
     // Distinct hosts with the most digits a host index has.

@@ -27,7 +27,8 @@ core::LaunchPlan Plan() {
                           1,
                           2,
                           std::nullopt,
-                          UserName("ada")};
+                          UserName("ada"),
+                          {}};
 }
 
 LaunchComposer Composer() {

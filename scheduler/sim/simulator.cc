@@ -225,6 +225,7 @@ void Simulation::Arrive(int job) {
   spec.accelerator = t.accelerator;
   spec.preemptible = t.preemptible;
   spec.priority = t.priority;
+  spec.slices = t.slices;
   spec.command = "podtrain";
   spec.checkpoint_interval = FromSeconds(t.checkpoint_interval_s);
   spec.max_restarts = t.fails ? 0 : 10;
@@ -308,10 +309,10 @@ void Simulation::Stop(int job, ExitKind kind) {
   const TraceJob& t = trace_.jobs[static_cast<size_t>(job)];
   ClassMetrics& c = ClassOf(job);
   const double held_h = (now_ - j.epoch_start) / 3600.0;
-  const double cost = pod::SliceUsd(*j.type,
-                                    t.preemptible ? pod::PriceClass::kPreemptible
-                                                  : pod::PriceClass::kOnDemand,
-                                    FromSeconds(now_ - j.epoch_start));
+  const double cost = t.slices * pod::SliceUsd(*j.type,
+                                               t.preemptible ? pod::PriceClass::kPreemptible
+                                                             : pod::PriceClass::kOnDemand,
+                                               FromSeconds(now_ - j.epoch_start));
   for (ClassMetrics* m : {&c, &result_.overall}) {
     m->held_core_h += j.cores * held_h;
     m->cost_usd += cost;

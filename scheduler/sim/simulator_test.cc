@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "pod/cost.h"
 #include "scheduler/sim/generator.h"
 #include "scheduler/sim/report.h"
 
@@ -205,6 +206,52 @@ TEST(SimulatorFleetTest, OneCoreReplaysOnAFleetAndRefusesWhatNoPodHolds) {
     EXPECT_EQ(again->preemptions, r->preemptions) << policy;
     EXPECT_EQ(again->overall.jct_s, r->overall.jct_s) << policy;
   }
+}
+
+// Multislice rows (column `slices`, issue 28 stage 2): placed whole in one zone, waiting whole,
+// refused when no zone could ever hold them.
+TEST(SimulatorFleetTest, MultisliceRowsArePlacedWholeInOneZone) {
+  const Trace trace = Csv(
+      "submit_time_s,user,accelerator,preemptible,duration_s,slices\n"
+      "0,ada,v2-32,0,100,4\n"     // the whole 4x4 pod (zone-a)
+      "0,bob,v2-8,0,100,8\n"      // zone-a is full: the eight devices of zone-b
+      "1,carl,v2-8,0,100,8\n"     // waits for either to end
+      "2,dave,v2-8,0,100,20\n");  // no zone holds twenty
+  SimOptions options;
+  options.tick_s = 1;
+  options.fleet = SmallFleet();
+  options.quota_on_demand_cores = 1000;
+  auto r = Simulate(trace, options);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->overall.completed, 3);
+  ASSERT_EQ(r->rejected, 1);
+  EXPECT_NE(r->rejected_jobs[0].reason.find("at most 16 v2-8 slices fit in one zone (zone-a)"),
+            std::string::npos)
+      << r->rejected_jobs[0].reason;
+  std::vector<double> jct = r->overall.jct_s;
+  std::sort(jct.begin(), jct.end());
+  ASSERT_EQ(jct.size(), 3u);
+  EXPECT_NEAR(jct[0], 100, 2);
+  EXPECT_NEAR(jct[1], 100, 2);
+  EXPECT_NEAR(jct[2], 199, 3);
+  // Every slice is paid for: 4 v2-32s and 16 v2-8s for 100 s each, on demand.
+  const double want = 4 * pod::SliceUsd(*pod::AcceleratorType::Parse("v2-32"), pod::PriceClass::kOnDemand, std::chrono::seconds(100)) +
+                      16 * pod::SliceUsd(*pod::AcceleratorType::Parse("v2-8"), pod::PriceClass::kOnDemand, std::chrono::seconds(100));
+  EXPECT_NEAR(r->overall.cost_usd, want, want * 0.03);
+
+  std::istringstream zero(
+      "submit_time_s,user,accelerator,preemptible,duration_s,slices\n0,ada,v2-8,0,100,0\n");
+  auto bad = ParsePodsimCsv(zero);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(), "line 2: slices is '0'; use an integer 1..64");
+  std::ostringstream written;
+  WritePodsimCsv(trace.jobs, written);
+  EXPECT_NE(written.str().find(",slices\n"), std::string::npos) << written.str();
+  std::istringstream read_back(written.str());
+  auto again = ParsePodsimCsv(read_back);
+  ASSERT_TRUE(again.has_value()) << again.error().ToString();
+  ASSERT_EQ(again->jobs.size(), trace.jobs.size());
+  for (size_t i = 0; i < trace.jobs.size(); ++i) EXPECT_EQ(again->jobs[i].slices, trace.jobs[i].slices);
 }
 
 TEST(SimulatorFleetTest, AFleetWithANameTwiceIsRefused) {

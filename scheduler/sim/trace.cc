@@ -20,6 +20,7 @@
 #include "pod/accelerator.h"
 #include "pod/cost.h"
 #include "scheduler/core/dependency.h"
+#include "scheduler/core/spec.h"
 
 namespace podsched::sim {
 namespace {
@@ -166,7 +167,7 @@ std::vector<size_t> CanonicalOrder(const std::vector<TraceJob>& rows) {
     const TraceJob& j = rows[i];
     return std::tie(j.submit_s, j.job_id, j.array_id, j.array_index, j.user, j.accelerator,
                     j.preemptible, j.duration_s, j.priority, j.checkpoint_interval_s,
-                    j.array_throttle, j.fails);
+                    j.array_throttle, j.fails, j.slices);
   };
   std::vector<size_t> order(rows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -337,6 +338,13 @@ Result<Trace> ParsePodsimCsv(std::istream& in) {
                              "'; use 0 or 1");
     }
     job.fails = fails == "1";
+    auto slices = number_of("slices", 1);
+    if (!slices) return std::unexpected(slices.error());
+    if (*slices != std::floor(*slices) || *slices < 1 || *slices > core::kMaxSlices) {
+      return InvalidArgument("line " + std::to_string(number) + ": slices is '" + get("slices") +
+                             "'; use an integer 1.." + std::to_string(core::kMaxSlices));
+    }
+    job.slices = static_cast<int>(*slices);
     rows.push_back(std::move(job));
     lines.push_back(number);
   }
@@ -354,8 +362,11 @@ void WritePodsimCsv(const std::vector<TraceJob>& jobs, std::ostream& out) {
   const bool sweeps = std::any_of(jobs.begin(), jobs.end(), [](const TraceJob& j) {
     return j.job_id > 0 || j.array_id > 0 || !j.dependencies.empty() || j.fails;
   });
+  const bool multislice =
+      std::any_of(jobs.begin(), jobs.end(), [](const TraceJob& j) { return j.slices > 1; });
   out << "submit_time_s,user,accelerator,preemptible,duration_s,priority,checkpoint_interval_s";
   if (sweeps) out << ",job_id,array_id,array_index,array_throttle,dependency,fails";
+  if (multislice) out << ",slices";
   out << '\n';
   out.precision(15);  // whole seconds beyond 10^6 must not turn into 1.23457e+06
   for (const TraceJob& j : jobs) {
@@ -370,6 +381,7 @@ void WritePodsimCsv(const std::vector<TraceJob>& jobs, std::ostream& out) {
           << (j.array_throttle > 0 ? std::to_string(j.array_throttle) : "") << ',' << deps << ','
           << (j.fails ? 1 : 0);
     }
+    if (multislice) out << ',' << j.slices;
     out << '\n';
   }
 }

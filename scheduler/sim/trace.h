@@ -62,6 +62,7 @@ struct TraceJob {
   int array_throttle = 0;
   std::vector<core::Dependency> dependencies;  // targets are trace ids
   bool fails = false;
+  int slices = 1;  // multislice (core::JobSpec::slices); column `slices`, optional
 };
 
 struct Trace {
