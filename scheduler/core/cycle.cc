@@ -48,7 +48,9 @@ Pass::Pass(Inputs in, TimePoint now)
       healthy_view_(in.hosts.fleet().pods().size()) {
   view_ = in.hosts.fleet().pods();  // assigned, not constructed: the old views' memory is reused
   for (const auto& [id, res] : in_.hosts.reservations()) {
-    Exclude(view_[static_cast<size_t>(res.placement.pod)], res.placement.rect);
+    for (const pod::FleetPlacement& p : res.Slices()) {
+      Exclude(view_[static_cast<size_t>(p.pod)], p.rect);
+    }
   }
 }
 
@@ -352,6 +354,17 @@ void Pass::Consider(const QueueEntry& entry) {
 void Pass::ConsiderSlices(const QueueEntry& entry) {
   JobRecord& job = *entry.ref->job;
   const pod::AcceleratorType& type = *entry.ref->type;
+  if (const Reservation* res = in_.hosts.ReservationOf(job.id)) {
+    // Its victims are gone: the slices kept for it.
+    std::vector<pod::FleetPlacement> kept = res->Slices();
+    if (std::all_of(kept.begin(), kept.end(),
+                    [&](const pod::FleetPlacement& p) { return in_.hosts.fleet().CanPlace(p); })) {
+      in_.binder.Bind(job, kept);
+      for (const pod::FleetPlacement& p : kept) Take(p);
+      return;
+    }
+    if (AwaitReservation(job)) return;
+  }
   if (std::optional<std::vector<pod::FleetPlacement>> slices = ChooseSlices(entry)) {
     in_.binder.Bind(job, *slices);
     for (const pod::FleetPlacement& p : *slices) Take(p);
@@ -365,11 +378,83 @@ void Pass::ConsiderSlices(const QueueEntry& entry) {
                                   ": waits for repairs without blocking others");
     return;
   }
+  if (PreemptForSlices(job, type)) return;
   in_.binder.SetReason(job, "no room for " + std::to_string(job.spec.slices) + " " +
                                 type.ToString() + " slices in one zone of " +
-                                PodsText(Candidates(type)) +
-                                " (a multislice job waits for free hosts: it does not preempt)");
+                                PodsText(Candidates(type)));
   Block(type, /*multislice=*/true);
+}
+
+bool Pass::PreemptForSlices(JobRecord& job, const pod::AcceleratorType& type) {
+  if (in_.profile.post_filter == nullptr) return false;
+  const pod::SliceShape shape = type.shape();
+  const VictimSets& sets = VictimsFor(job.spec);
+  const std::vector<pod::Pod>& views = head_view_ ? *head_view_ : view_;
+  // Per zone, slice after slice: a free rectangle if there is one, else the cheapest victims in
+  // one of the zone's pods (Profile::post_filter), those already chosen for an earlier slice
+  // counted as free. The zone whose plan loses the least work wins.
+  struct Plan {
+    std::vector<pod::FleetPlacement> slices;
+    std::set<JobId> victims;
+    double lost_core_seconds = 0;
+  };
+  std::optional<Plan> best;
+  for (const std::vector<int>& pods : CandidatesByZone(type)) {
+    std::vector<pod::Pod> trial = views;  // a copy: multislice decisions are few
+    std::map<int, std::map<AllocationId, VictimCandidate>> candidates;
+    for (int i : pods) {
+      if (auto it = sets.eligible.find(i); it != sets.eligible.end()) candidates[i] = it->second;
+    }
+    Plan plan;
+    while (static_cast<int>(plan.slices.size()) < job.spec.slices) {
+      std::optional<pod::FleetPlacement> chosen = in_.profile.score->ChooseAmong(trial, pods, type);
+      std::optional<VictimChoice> evict;
+      if (!chosen) {
+        for (int i : pods) {
+          auto c = in_.profile.post_filter->Choose(trial[static_cast<size_t>(i)], shape, candidates[i]);
+          if (c && (!evict || std::tie(c->lost_core_seconds, c->cores) <
+                                  std::tie(evict->lost_core_seconds, evict->cores))) {
+            evict = std::move(c);
+            chosen = pod::FleetPlacement{i, evict->placement};
+          }
+        }
+      }
+      if (!chosen) break;
+      Exclude(trial[static_cast<size_t>(chosen->pod)], chosen->rect);
+      plan.slices.push_back(*chosen);
+      if (!evict) continue;
+      plan.lost_core_seconds += evict->lost_core_seconds;
+      for (JobId v : evict->victims) {
+        if (!plan.victims.insert(v).second) continue;
+        // Going anyway: free for the next slices.
+        for (auto& [pod, by_alloc] : candidates) {
+          for (auto& [alloc, c] : by_alloc) {
+            if (c.job == v) c = VictimCandidate{v, 0, 0};
+          }
+        }
+      }
+    }
+    if (static_cast<int>(plan.slices.size()) < job.spec.slices || plan.victims.empty()) continue;
+    if (!best || plan.lost_core_seconds < best->lost_core_seconds) best = std::move(plan);
+  }
+  if (!best) {
+    // Work past its minimum runtime later may do: look again then.
+    if (sets.earliest != TimePoint::max()) in_.binder.WakeAt(sets.earliest);
+    return false;
+  }
+  const std::vector<JobId> victims(best->victims.begin(), best->victims.end());
+  for (JobId v : victims) {
+    in_.binder.StartPreemption(v,
+                               "preempted for job " + std::to_string(job.id.value()) +
+                                   (job.spec.preemptible ? " (higher priority)" : " (on-demand)"),
+                               job.id);
+  }
+  Reservation res{best->slices.front(), victims,
+                  std::vector<pod::FleetPlacement>(best->slices.begin() + 1, best->slices.end())};
+  in_.hosts.Reserve(job.id, res);
+  for (const pod::FleetPlacement& p : best->slices) Take(p);
+  in_.binder.SetReason(job, "waiting for job " + Ids(victims) + " to checkpoint");
+  return true;
 }
 
 std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEntry& entry) {
@@ -612,7 +697,9 @@ bool Pass::AwaitReservation(JobRecord& job) {
   }
   bool healthy = true;
   const pod::Fleet& fleet = in_.hosts.fleet();
-  for (HostId h : fleet.HostsIn(res->placement)) healthy &= fleet.host(h).healthy;
+  for (const pod::FleetPlacement& p : res->Slices()) {
+    for (HostId h : fleet.HostsIn(p)) healthy &= fleet.host(h).healthy;
+  }
   if (!healthy) {
     in_.hosts.Unreserve(job.id);  // a reserved host failed: look again
     return false;
@@ -797,7 +884,7 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasti
                                job.id);
   }
   const pod::FleetPlacement freed{pod_index, choice.placement};
-  in_.hosts.Reserve(job.id, Reservation{freed, choice.victims});
+  in_.hosts.Reserve(job.id, Reservation{freed, choice.victims, {}});
   Take(freed);
   in_.binder.SetReason(job, "waiting for job " + Ids(choice.victims) + " to checkpoint");
   return true;

@@ -188,6 +188,9 @@ class Pass {
   void SetProtect(const JobRecord& job);
   // A multislice job (JobSpec::slices > 1): placed whole, or told why not and blocking.
   void ConsiderSlices(const QueueEntry& entry);
+  // Preempt for a multislice job: victims that free every slice in one zone, reserved together
+  // (free rectangles among them); true when it started preemptions.
+  bool PreemptForSlices(JobRecord& job, const pod::AcceleratorType& type);
   // Its slices, all in one zone (the profile's choice, one after the other), or nullopt.
   std::optional<std::vector<pod::FleetPlacement>> ChooseSlices(const QueueEntry& entry);
   // Considers queue[from, to) in order, reading ahead, and calls after(i) after each job; with

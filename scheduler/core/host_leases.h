@@ -49,6 +49,14 @@ struct Lease {
 struct Reservation {
   pod::FleetPlacement placement;
   std::vector<JobId> victims;
+  // A multislice job's other slices (JobSpec::slices), free ones among them: all are kept.
+  std::vector<pod::FleetPlacement> more_slices;
+  // Every slice: placement, then more_slices.
+  std::vector<pod::FleetPlacement> Slices() const {
+    std::vector<pod::FleetPlacement> all{placement};
+    all.insert(all.end(), more_slices.begin(), more_slices.end());
+    return all;
+  }
 };
 
 class HostLeases {

@@ -130,8 +130,8 @@ TEST(HostLeasesTest, AReservationIsKeptPerJobUntilDropped) {
   HostLeases hosts(FourByFour());
   EXPECT_EQ(hosts.ReservationOf(JobId(3)), nullptr);
   EXPECT_FALSE(hosts.Unreserve(JobId(3)));
-  hosts.Reserve(JobId(3), Reservation{Block(0, 0), {JobId(1)}});
-  hosts.Reserve(JobId(3), Reservation{Block(2, 0), {JobId(2)}});  // replaces
+  hosts.Reserve(JobId(3), Reservation{Block(0, 0), {JobId(1)}, {}});
+  hosts.Reserve(JobId(3), Reservation{Block(2, 0), {JobId(2)}, {}});  // replaces
   ASSERT_NE(hosts.ReservationOf(JobId(3)), nullptr);
   EXPECT_EQ(hosts.ReservationOf(JobId(3))->placement, Block(2, 0));
   EXPECT_EQ(hosts.ReservationOf(JobId(3))->victims, std::vector<JobId>{JobId(2)});

@@ -97,8 +97,7 @@ TEST_F(MultisliceTest, AllOrNothingAJobWaitsWithoutHoldingAnyHost) {
   Tick(3);
   EXPECT_EQ(Job(three).state, S::kQueued);
   EXPECT_EQ(Job(three).reason,
-            "no room for 3 v2-8 slices in one zone of pods a0, a1, a2 and 2 more (a multislice "
-            "job waits for free hosts: it does not preempt)");
+            "no room for 3 v2-8 slices in one zone of pods a0, a1, a2 and 2 more");
   EXPECT_EQ(sched_->fleet().AllocatedHosts(), 1);
   // Behind a blocked multislice job nothing backfills, not even a job that fits now.
   const JobId small = Submit(Spec("carl", "v2-8", false), 4);
@@ -177,6 +176,41 @@ TEST_F(MultisliceTest, PreemptingItForOneSlicePreemptsAndRequeuesTheWholeJob) {
   EXPECT_TRUE(Job(gang).more_slices.empty());
   EXPECT_EQ(sched_->fleet().AllocatedHosts(), 1);
   EXPECT_EQ(sched_->UsageOf(UserName("ada")).preemptible_cores, 0);
+}
+
+// An on-demand multislice job preempts preemptible work for the slices it cannot find free, and
+// keeps the free ones too while its victims stop: a job submitted meanwhile cannot take them.
+TEST_F(MultisliceTest, OnDemandSlicesPreemptWhatTheyNeedAndKeepTheFreeOnes) {
+  StartDevices(3, 0, false);
+  const JobId cheap = Submit(Spec("ada", "v2-8", /*preemptible=*/true), 0);
+  const JobId also = Submit(Spec("ada", "v2-8", /*preemptible=*/true), 0);
+  Tick(1);
+  ASSERT_EQ(Job(cheap).state, S::kPlaced);
+  ASSERT_EQ(Job(also).state, S::kPlaced);
+  // `also` checkpointed later, so preempting it loses less work.
+  Progress(cheap, 10, 0, 2);
+  Progress(also, 10, 10, 2);
+  // Two slices: the free device and one victim's.
+  const JobId gang = Submit(Slices("bob", "v2-8", 2), 3);
+  const Actions actions = Tick(100);
+  EXPECT_EQ(Job(gang).state, S::kQueued);
+  const std::vector<PreemptAction> preempted = Only<PreemptAction>(actions);
+  ASSERT_EQ(preempted.size(), 1u);
+  EXPECT_EQ(preempted[0].job.job, also) << "the victim that loses the least work";
+  EXPECT_EQ(Job(also).state, S::kPreempting);
+  EXPECT_EQ(Job(gang).reason, "waiting for job " + std::to_string(also.value()) + " to checkpoint");
+  // The free device is kept for it: a job submitted meanwhile (which may not preempt) waits,
+  // though it would fit there.
+  const JobId single = Submit(Spec("carl", "v2-8", /*preemptible=*/true), 101);
+  Tick(102);
+  EXPECT_EQ(Job(single).state, S::kQueued);
+  Exited(also, ExitKind::kPreempted, 103);
+  Tick(104);
+  ASSERT_EQ(Job(gang).state, S::kPlaced);
+  EXPECT_EQ(Job(gang).more_slices.size(), 1u);
+  EXPECT_EQ(Job(cheap).state, S::kRunning);
+  EXPECT_EQ(Job(single).state, S::kQueued);
+  EXPECT_EQ(Job(also).state, S::kQueued);  // requeued, waits for a device
 }
 
 TEST_F(MultisliceTest, AFailedHostRequeuesTheJobAndKillsEverySlice) {

@@ -157,13 +157,13 @@ TEST_F(PassTest, FilterSaysWhyAJobCannotBeConsidered) {
   use_[UserName("ada")].on_demand_cores = 8;
   EXPECT_EQ(pass.Filter(Entry(1)), std::nullopt);
   Queued(3, "ada", "v2-8", false);
-  hosts_.Reserve(JobId(3), Reservation{At(3, 3, 1, 1), {}});
+  hosts_.Reserve(JobId(3), Reservation{At(3, 3, 1, 1), {}, {}});
   EXPECT_EQ(pass.Filter(Entry(1)), "quota: 8/16 on-demand cores in use, 8 reserved for other jobs");
   EXPECT_EQ(pass.Filter(Entry(3)), std::nullopt) << "its own reservation is not counted twice";
 }
 
 TEST_F(PassTest, ScoreKeepsOffReservedHostsAndHostsBoundEarlierInThePass) {
-  hosts_.Reserve(JobId(9), Reservation{At(0, 0, 2, 2), {}});
+  hosts_.Reserve(JobId(9), Reservation{At(0, 0, 2, 2), {}, {}});
   Pass pass = MakePass("fifo-first-fit");
   Queued(1, "ada", "v2-32", false);
   Queued(2, "bob", "v2-32", false);
@@ -441,7 +441,7 @@ TEST_F(PassTest, AwaitReservationSaysWhatItWaitsForAndDropsASpoiltOne) {
   JobRecord& victim = Running(10, "pre", "v2-32", true, At(0, 0, 2, 2), t0 - hours(1), t0);
   victim.state = JobState::kPreempting;
   JobRecord& waiting = Queued(1, "ada", "v2-32", false);
-  hosts_.Reserve(JobId(1), Reservation{At(0, 0, 2, 2), {JobId(10)}});
+  hosts_.Reserve(JobId(1), Reservation{At(0, 0, 2, 2), {JobId(10)}, {}});
   Pass pass = MakePass("fifo-first-fit");
   EXPECT_TRUE(pass.AwaitReservation(waiting));
   EXPECT_EQ(binder_.reasons[JobId(1)], "waiting for job 10 to checkpoint");
@@ -457,7 +457,7 @@ TEST_F(PassTest, AwaitReservationSaysWhatItWaitsForAndDropsASpoiltOne) {
 
 TEST_F(PassTest, AFilteredJobLosesItsReservationAndAsksForAnotherPass) {
   Queued(1, "ada", "v2-32", false);
-  hosts_.Reserve(JobId(1), Reservation{At(0, 0, 2, 2), {}});
+  hosts_.Reserve(JobId(1), Reservation{At(0, 0, 2, 2), {}, {}});
   jobs_.held_back[JobId(1)] = "throttled";
   Pass pass = MakePass("fifo-first-fit");
   pass.Consider(Entry(1));
