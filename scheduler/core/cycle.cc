@@ -389,6 +389,16 @@ bool Pass::PreemptForSlices(JobRecord& job, const pod::AcceleratorType& type) {
   if (in_.profile.post_filter == nullptr) return false;
   const pod::SliceShape shape = type.shape();
   const VictimSets& sets = VictimsFor(job.spec);
+  // As for ChooseSlices: no plan for N slices in this pass, none for N or more (the victims only
+  // become fewer). Per class and priority (what may be evicted) and side of the head.
+  const auto key = std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols,
+                                   scope_, job.spec.preemptible, job.spec.priority,
+                                   head_view_.has_value());
+  if (auto it = failed_slice_preemption_.find(key);
+      it != failed_slice_preemption_.end() && job.spec.slices >= it->second) {
+    if (sets.earliest != TimePoint::max()) in_.binder.WakeAt(sets.earliest);
+    return false;
+  }
   const std::vector<pod::Pod>& views = head_view_ ? *head_view_ : view_;
   // Per zone, slice after slice: a free rectangle if there is one, else the cheapest victims in
   // one of the zone's pods (Profile::post_filter), those already chosen for an earlier slice
@@ -438,6 +448,8 @@ bool Pass::PreemptForSlices(JobRecord& job, const pod::AcceleratorType& type) {
     if (!best || plan.lost_core_seconds < best->lost_core_seconds) best = std::move(plan);
   }
   if (!best) {
+    int& least = failed_slice_preemption_.try_emplace(key, job.spec.slices).first->second;
+    least = std::min(least, job.spec.slices);
     // Work past its minimum runtime later may do: look again then.
     if (sets.earliest != TimePoint::max()) in_.binder.WakeAt(sets.earliest);
     return false;
@@ -463,14 +475,19 @@ std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEn
   SetProtect(job);
   const std::vector<pod::Pod>& views = protect_ ? *head_view_ : view_;
   const pod::SliceShape shape = type.shape();
-  // A shape that found no room for one slice in this pass finds none for more.
-  if (failed_.contains({static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
-                        protect_})) {
-    return std::nullopt;
-  }
+  // A shape that found no room for one slice in this pass finds none for more, and one that
+  // found none for N slices finds none for N or more (availability only shrinks in a pass).
+  const FailedShape key{static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
+                        protect_};
+  if (failed_.contains(key)) return std::nullopt;
+  auto failed = failed_slices_.find(key);
+  if (failed != failed_slices_.end() && job.spec.slices >= failed->second) return std::nullopt;
   for (const std::vector<int>& pods : CandidatesByZone(type)) {
-    // The profile's choice, slice after slice, each excluded from what the next may use. A copy
-    // of the views: multislice decisions are few.
+    int available = 0;
+    for (int i : pods) available += views[static_cast<size_t>(i)].AvailableHosts();
+    if (available < job.spec.slices * shape.hosts()) continue;  // too few hosts: no copy
+    // The profile's choice, slice after slice, each excluded from what the next may use, on a
+    // copy of the views.
     std::vector<pod::Pod> trial = views;
     std::vector<pod::FleetPlacement> chosen;
     while (static_cast<int>(chosen.size()) < job.spec.slices) {
@@ -481,6 +498,8 @@ std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEn
     }
     if (static_cast<int>(chosen.size()) == job.spec.slices) return chosen;
   }
+  int& least = failed_slices_.try_emplace(key, job.spec.slices).first->second;
+  least = std::min(least, job.spec.slices);
   return std::nullopt;
 }
 
@@ -892,13 +911,14 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasti
 
 void Pass::Block(const pod::AcceleratorType& type, bool multislice) {
   if (head_view_) return;
-  Permit::Decision d = in_.profile.permit->OnBlocked(
-      view_, Candidates(type), type, *in_.profile.score, [&] { return ExpectedReleases(); });
-  if (multislice && d.head) {
+  Permit::Decision d;
+  if (multislice && in_.profile.permit->Backfills()) {
     // Backfill keeps one rectangle for its head, which does not hold a multislice job: the jobs
     // behind could take its other slices' hosts for ever. Nothing starts behind it instead.
-    d.head.reset();
     d.behind = "waiting for a multislice job ahead to start (no backfill behind a multislice job)";
+  } else {
+    d = in_.profile.permit->OnBlocked(view_, Candidates(type), type, *in_.profile.score,
+                                      [&] { return ExpectedReleases(); });
   }
   if (d.behind) {
     behind_ = std::move(d.behind);

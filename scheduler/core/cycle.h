@@ -292,6 +292,10 @@ class Pass {
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
   int behind_text_ = 0;                 // behind_'s place in Inputs::strict_texts + 1; 0: none
   std::set<FailedShape> failed_;
+  // Multislice: the fewest slices of a shape that found no room (ChooseSlices), and no victims
+  // (PreemptForSlices, keyed like failed_preemption_), in this pass.
+  std::map<FailedShape, int> failed_slices_;
+  std::map<std::tuple<int, int, int, int, bool, int, bool>, int> failed_slice_preemption_;
   // By generation, rows, cols, scope, class, priority and whether behind the backfill head.
   std::map<std::tuple<int, int, int, int, bool, int, bool>, NoVictims> failed_preemption_;
   int64_t skipped_ = 0;

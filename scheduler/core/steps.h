@@ -103,6 +103,9 @@ class Permit {
       const std::vector<pod::Pod>& views, const std::vector<int>& candidates,
       const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
       const std::function<std::vector<ExpectedRelease>()>& releases) const = 0;
+  // Whether OnBlocked may answer with a head that later jobs backfill around (EASY). A blocked
+  // multislice job is never such a head (Pass::Block), and is not worth the shadow's cost.
+  virtual bool Backfills() const { return false; }
 };
 
 // The first job that does not fit blocks every job behind it (but those filtered out).
@@ -122,6 +125,7 @@ class EasyBackfill final : public Permit {
                      const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
                      const std::function<std::vector<ExpectedRelease>()>& releases)
       const override;
+  bool Backfills() const override { return true; }
 };
 
 }  // namespace podsched::core
