@@ -21,6 +21,7 @@ struct GenFlags {
   double arrays = 0;
   double chains = 0;
   double fails = 0;
+  double multislice = 0;
   std::string out;
 };
 
@@ -34,9 +35,9 @@ void RunGen(const GenFlags& flags) {
     std::cerr << "podsim gen: --jobs must be >= 0, --load > 0 and --users >= 1\n";
     throw CLI::RuntimeError(2);
   }
-  for (double share : {flags.arrays, flags.chains, flags.fails}) {
+  for (double share : {flags.arrays, flags.chains, flags.fails, flags.multislice}) {
     if (share < 0 || share > 1) {
-      std::cerr << "podsim gen: --arrays, --chains and --fails are shares in 0..1\n";
+      std::cerr << "podsim gen: --arrays, --chains, --fails and --multislice are shares in 0..1\n";
       throw CLI::RuntimeError(2);
     }
   }
@@ -45,7 +46,7 @@ void RunGen(const GenFlags& flags) {
     throw CLI::RuntimeError(2);
   }
   const auto jobs = Generate({flags.jobs, flags.seed, *mix, flags.load, flags.users, flags.arrays,
-                              flags.chains, flags.fails});
+                              flags.chains, flags.fails, flags.multislice});
   if (flags.out.empty() || flags.out == "-") {
     WritePodsimCsv(jobs, std::cout);
     return;
@@ -80,6 +81,10 @@ void RegisterGenCommand(CLI::App& app) {
                   "share of submissions that depend (afterok) on the user's previous one")
       ->capture_default_str();
   sub->add_option("--fails", flags->fails, "share of jobs that fail (their dependents cancel)")
+      ->capture_default_str();
+  sub->add_option("--multislice", flags->multislice,
+                  "share of jobs that ask for 2, 4 or 8 slices of their type (column slices; "
+                  "replay on a fleet, e.g. --fleet deploy/fleets/grant.yaml)")
       ->capture_default_str();
   sub->add_option("-o,--out", flags->out, "output file (default: stdout)");
   sub->callback([flags] { RunGen(*flags); });

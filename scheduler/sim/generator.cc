@@ -101,8 +101,30 @@ std::vector<TraceJob> GenerateBursts(const GenOptions& options) {
 
 }  // namespace
 
+namespace {
+
+std::vector<TraceJob> GenerateSingle(const GenOptions& options);
+
+}  // namespace
+
 std::vector<TraceJob> Generate(const GenOptions& options) {
-  if (options.mix == Mix::kBursts) return GenerateBursts(options);
+  std::vector<TraceJob> jobs =
+      options.mix == Mix::kBursts ? GenerateBursts(options) : GenerateSingle(options);
+  if (options.multislice > 0) {
+    std::mt19937_64 rng(options.seed ^ 0x6d756c7469736cULL);  // apart from the trace's own draws
+    std::uniform_real_distribution<double> unit(0, 1);
+    for (TraceJob& job : jobs) {
+      const bool pick = unit(rng) < options.multislice;
+      const int slices = 2 << (rng() % 3);
+      if (pick && job.array_id == 0) job.slices = slices;  // an array's tasks share one spec
+    }
+  }
+  return jobs;
+}
+
+namespace {
+
+std::vector<TraceJob> GenerateSingle(const GenOptions& options) {
   std::mt19937_64 rng(options.seed);
   std::lognormal_distribution<double> duration(std::log(kMedianSeconds), kSigma);
   std::uniform_real_distribution<double> unit(0, 1);
@@ -183,5 +205,7 @@ std::vector<TraceJob> Generate(const GenOptions& options) {
   }
   return jobs;
 }
+
+}  // namespace
 
 }  // namespace podsched::sim

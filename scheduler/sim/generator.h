@@ -20,6 +20,7 @@
 // share `chains` depend (afterok) on the same user's previous submission, so that chains of
 // dependent jobs form, and a share `fails` of the jobs fail (their afterok dependents then end
 // CANCELLED). Every job gets a job_id. An array of N tasks counts as N arrivals for the load.
+// `multislice` adds to the load (the arrival rate is that of single slices).
 //
 // Pure; thread-safe.
 #pragma once
@@ -45,6 +46,9 @@ struct GenOptions {
   double arrays = 0;  // share of submissions that are job arrays
   double chains = 0;  // share of submissions that depend on the user's previous one
   double fails = 0;   // share of jobs that fail
+  // Share of jobs that ask for 2, 4 or 8 slices of their type (multislice, column `slices`),
+  // drawn apart from everything else: the other columns are those of the trace without it.
+  double multislice = 0;
 };
 
 std::vector<TraceJob> Generate(const GenOptions& options);

@@ -126,10 +126,10 @@ Status CheckSweep(const std::vector<TraceJob>& rows, int line, TraceIds& ids) {
     if (!first && (f.submit_s != job.submit_s || f.user != job.user ||
                    f.accelerator != job.accelerator || f.preemptible != job.preemptible ||
                    f.priority != job.priority || f.array_throttle != job.array_throttle ||
-                   f.dependencies != job.dependencies)) {
+                   f.dependencies != job.dependencies || f.slices != job.slices)) {
       return Bad(line, "the tasks of array " + std::to_string(job.array_id) +
                            " must share submit_time_s, user, accelerator, preemptible, priority,"
-                           " array_throttle and dependency");
+                           " array_throttle, dependency and slices");
     }
     if (!it->second.indices.insert(job.array_index).second) {
       return Bad(line, "array " + std::to_string(job.array_id) + " has task " +

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <random>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "scheduler/sim/generator.h"
 
@@ -323,6 +325,45 @@ TEST(GeneratorTest, BurstsHaveBurstsGangsAndLongJobs) {
   EXPECT_GT(in_burst, 1500);
   EXPECT_GT(longest, 3 * 86400.0);
   EXPECT_EQ(Generate({3000, 5, Mix::kBursts, 0.9, 10})[1234].duration_s, jobs[1234].duration_s);
+}
+
+// --multislice: a share of the jobs ask for 2, 4 or 8 slices; every other column is the trace's
+// without it, array tasks keep one slice (they share one spec), and the column parses back.
+TEST(GeneratorTest, MultisliceSharesChangeOnlyTheSlicesColumn) {
+  GenOptions options;
+  options.jobs = 2000;
+  options.seed = 4;
+  options.arrays = 0.1;
+  const auto plain = Generate(options);
+  options.multislice = 0.3;
+  const auto multi = Generate(options);
+  ASSERT_EQ(plain.size(), multi.size());
+  std::map<int, int> by_slices;
+  int single_jobs = 0, multislice_jobs = 0;  // not array tasks
+  for (size_t i = 0; i < multi.size(); ++i) {
+    TraceJob same = multi[i];
+    same.slices = 1;
+    EXPECT_EQ(std::tie(same.submit_s, same.user, same.accelerator, same.duration_s, same.array_id),
+              std::tie(plain[i].submit_s, plain[i].user, plain[i].accelerator, plain[i].duration_s,
+                       plain[i].array_id));
+    ++by_slices[multi[i].slices];
+    if (multi[i].array_id > 0) {
+      EXPECT_EQ(multi[i].slices, 1);
+    } else {
+      ++single_jobs;
+      multislice_jobs += multi[i].slices > 1;
+    }
+  }
+  EXPECT_EQ(by_slices.size(), 4u);  // 1, 2, 4 and 8
+  EXPECT_NEAR(static_cast<double>(multislice_jobs) / single_jobs, 0.3, 0.05);
+  std::stringstream csv;
+  WritePodsimCsv(multi, csv);
+  auto back = ParsePodsimCsv(csv);
+  ASSERT_TRUE(back.has_value()) << back.error().ToString();
+  ASSERT_EQ(back->jobs.size(), multi.size());
+  std::map<int, int> parsed;
+  for (const TraceJob& j : back->jobs) ++parsed[j.slices];
+  EXPECT_EQ(parsed, by_slices);
 }
 
 TEST(GeneratorTest, SweepsMakeArraysChainsAndFailuresThatParseBack) {

@@ -311,6 +311,13 @@ int main(int argc, char** argv) {
         return 1;
       }
       BenchSim(*trace, "philly_fleet", 0, *pods);
+      // Multislice on the fleet (issue 28 stage 2): a grant trace of the same length in which
+      // a third of the jobs ask for 2, 4 or 8 v2-8 slices, placed whole in one zone.
+      sim::Trace multi;
+      sim::GenOptions gen{static_cast<int64_t>(trace->jobs.size()), 1, sim::Mix::kGrant, 0.9, 20};
+      gen.multislice = 0.3;
+      multi.jobs = sim::Generate(gen);
+      BenchSim(multi, "multislice_fleet", 0, *pods);
     }
   }
   return 0;

@@ -20,5 +20,6 @@ if [[ -n "$philly" && -f "$philly" ]]; then
   grep -q "^FIGURE podsim_wall_s_philly " <<<"$out" || { echo "missing philly figure"; exit 1; }
   if [[ -n "$fleet" ]]; then
     grep -q "^FIGURE podsim_events_per_s_philly_fleet " <<<"$out" || { echo "missing fleet figure"; exit 1; }
+    grep -q "^FIGURE podsim_events_per_s_multislice_fleet " <<<"$out" || { echo "missing multislice figure"; exit 1; }
   fi
 fi
