@@ -482,7 +482,19 @@ std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEn
   if (failed_.contains(key)) return std::nullopt;
   auto failed = failed_slices_.find(key);
   if (failed != failed_slices_.end() && job.spec.slices >= failed->second) return std::nullopt;
-  for (const std::vector<int>& pods : CandidatesByZone(type)) {
+  // The zone of the profile's choice for one slice over the whole fleet comes first (best fit:
+  // a zone of devices before a pod's corner, as for a single slice), then the others in order.
+  const std::optional<pod::FleetPlacement> first =
+      in_.profile.score->ChooseAmong(views, Candidates(type), type);
+  if (!first) {
+    failed_.insert(key);
+    return std::nullopt;
+  }
+  std::vector<std::vector<int>> zones = CandidatesByZone(type);
+  std::stable_partition(zones.begin(), zones.end(), [&](const std::vector<int>& pods) {
+    return std::find(pods.begin(), pods.end(), first->pod) != pods.end();
+  });
+  for (const std::vector<int>& pods : zones) {
     int available = 0;
     for (int i : pods) available += views[static_cast<size_t>(i)].AvailableHosts();
     if (available < job.spec.slices * shape.hosts()) continue;  // too few hosts: no copy

@@ -87,6 +87,23 @@ TEST_F(MultisliceTest, SlicesArePlacedTogetherInOneZoneAndCountedWhole) {
   EXPECT_EQ(sched_->UsageOf(UserName("carl")).on_demand_cores, 0);
 }
 
+// Best fit puts a single v2-8 on a device rather than in a pod's corner; the slices of a
+// multislice job go to that zone first, though the pod's zone comes first in the fleet.
+TEST_F(MultisliceTest, BestFitTriesTheZoneOfItsChoiceForOneSliceFirst) {
+  StartFleet({{"big", pod::Generation::kV2, 4, 4, "zone-a"},
+              {"dev-0", pod::Generation::kV2, 1, 1, "zone-b"},
+              {"dev-1", pod::Generation::kV2, 1, 1, "zone-b"}},
+             Roomy());
+  const JobId two = Submit(Slices("ada", "v2-8", 2), 0);
+  const JobId three = Submit(Slices("bob", "v2-8", 3), 0);
+  Tick(1);
+  ASSERT_EQ(Job(two).state, S::kPlaced);
+  EXPECT_EQ(PodsOf(two), (std::vector<std::string>{"dev-0", "dev-1"}));
+  // Three do not fit zone b: they go to the pod.
+  ASSERT_EQ(Job(three).state, S::kPlaced);
+  EXPECT_EQ(PodsOf(three), (std::vector<std::string>{"big", "big", "big"}));
+}
+
 TEST_F(MultisliceTest, AllOrNothingAJobWaitsWithoutHoldingAnyHost) {
   StartDevices(3, 2, false);
   const JobId one = Submit(Spec("ada", "v2-8", false), 0);
