@@ -24,6 +24,12 @@ std::string BlockText(pod::SliceShape shape) {
 
 std::string ClassName(bool preemptible) { return preemptible ? "preemptible" : "on-demand"; }
 
+// A victim's reason.
+std::string PreemptedFor(const JobRecord& job) {
+  return "preempted for job " + std::to_string(job.id.value()) +
+         (job.spec.preemptible ? " (higher priority)" : " (on-demand)");
+}
+
 // Only preemptible work is ever preempted (docs/jobspec.md): by on-demand work, or by
 // preemptible work of higher priority. On-demand work is never preempted, whatever the
 // priority: a user's priority must not stop another user's on-demand job.
@@ -456,10 +462,7 @@ bool Pass::PreemptForSlices(JobRecord& job, const pod::AcceleratorType& type) {
   }
   const std::vector<JobId> victims(best->victims.begin(), best->victims.end());
   for (JobId v : victims) {
-    in_.binder.StartPreemption(v,
-                               "preempted for job " + std::to_string(job.id.value()) +
-                                   (job.spec.preemptible ? " (higher priority)" : " (on-demand)"),
-                               job.id);
+    in_.binder.StartPreemption(v, PreemptedFor(job), job.id);
   }
   Reservation res{best->slices.front(), victims,
                   std::vector<pod::FleetPlacement>(best->slices.begin() + 1, best->slices.end())};
@@ -909,10 +912,7 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasti
   const int pod_index = search.found->first;
   const VictimChoice& choice = search.found->second;
   for (JobId v : choice.victims) {
-    in_.binder.StartPreemption(v,
-                               "preempted for job " + std::to_string(job.id.value()) +
-                                   (job.spec.preemptible ? " (higher priority)" : " (on-demand)"),
-                               job.id);
+    in_.binder.StartPreemption(v, PreemptedFor(job), job.id);
   }
   const pod::FleetPlacement freed{pod_index, choice.placement};
   in_.hosts.Reserve(job.id, Reservation{freed, choice.victims, {}});
