@@ -482,7 +482,7 @@ std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEn
   // found none for N slices finds none for N or more (availability only shrinks in a pass).
   const FailedShape key{static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
                         protect_};
-  if (failed_.contains(key)) return std::nullopt;
+  if (Failed(key)) return std::nullopt;
   auto failed = failed_slices_.find(key);
   if (failed != failed_slices_.end() && job.spec.slices >= failed->second) return std::nullopt;
   // The zone of the profile's choice for one slice over the whole fleet comes first (best fit:
@@ -490,7 +490,7 @@ std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEn
   const std::optional<pod::FleetPlacement> first =
       in_.profile.score->ChooseAmong(views, Candidates(type), type);
   if (!first) {
-    failed_.insert(key);
+    failed_.push_back(key);
     return std::nullopt;
   }
   std::vector<std::vector<int>> zones = CandidatesByZone(type);
@@ -702,9 +702,9 @@ std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
   const FailedShape key{static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
                         protect_};
   std::optional<pod::FleetPlacement> chosen;
-  if (!failed_.contains(key)) {
+  if (!Failed(key)) {
     chosen = in_.profile.score->ChooseAmong(views, Candidates(type), type);
-    if (!chosen) failed_.insert(key);
+    if (!chosen) failed_.push_back(key);
   }
   const Reservation* res = in_.hosts.ReservationOf(job.id);
   if (!chosen && res != nullptr && in_.hosts.fleet().CanPlace(res->placement)) {

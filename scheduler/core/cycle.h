@@ -36,6 +36,7 @@
 // Pure; single-threaded (the scheduler's owner runs it).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <optional>
@@ -291,7 +292,12 @@ class Pass {
   std::vector<std::pair<std::string, std::string>> scope_names_ = {{"", ""}};
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
   int behind_text_ = 0;                 // behind_'s place in Inputs::strict_texts + 1; 0: none
-  std::set<FailedShape> failed_;
+  // The shapes that found no room in this pass: a few (shapes x scopes x two views), looked up
+  // for every job the pass judges, so a scan of a vector rather than a tree.
+  std::vector<FailedShape> failed_;
+  bool Failed(const FailedShape& shape) const {
+    return std::find(failed_.begin(), failed_.end(), shape) != failed_.end();
+  }
   // Multislice: the fewest slices of a shape that found no room (ChooseSlices), and no victims
   // (PreemptForSlices, keyed like failed_preemption_), in this pass.
   std::map<FailedShape, int> failed_slices_;

@@ -63,6 +63,10 @@ struct JobSpec {
   std::string accelerator;  // "v2-8", "v2-32", ...
   bool preemptible = false;
   int priority = 0;  // higher runs first; 0..kMaxPriority
+  // Multislice (issue 28, stage 2): this many slices of `accelerator`, placed all or nothing, in
+  // one pod or across the pods of one zone. Quota counts them all. (Beside `preemptible`: a pass
+  // reads both for every job it judges, and a field further down cost it a cache line.)
+  int slices = 1;
   std::string command;
   std::vector<std::string> args;           // opaque to the core
   std::map<std::string, std::string> env;  // opaque to the core
@@ -80,9 +84,6 @@ struct JobSpec {
   // so, rather than run elsewhere.
   std::string zone;
   std::string pod;
-  // Multislice (issue 28, stage 2): this many slices of `accelerator`, placed all or nothing, in
-  // one pod or across the pods of one zone. Quota counts them all.
-  int slices = 1;
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
 
@@ -125,7 +126,6 @@ struct JobRecord {
   // Why the job waits (QUEUED), why it is being preempted (PREEMPTING), or why it ended.
   std::string reason;
   std::optional<pod::FleetPlacement> placement;  // set while HoldsHosts(state); the first slice
-  std::vector<pod::FleetPlacement> more_slices;   // a multislice job's others, while it holds
   int64_t step = 0;                  // last reported training step
   int64_t last_checkpoint_step = 0;  // last committed checkpoint's step
   TimePoint submit_time{};
@@ -138,6 +138,9 @@ struct JobRecord {
   bool cancel_requested = false;      // PREEMPTING: ends CANCELLED instead of QUEUED
   double usage_core_hours = 0;        // cores x hours held, over all epochs (closed ones)
   Duration run_time{0};               // time held over all closed epochs
+  // A multislice job's slices after the first, while it holds hosts. (Last: a pass reads the
+  // fields above for every queued job, and this one for none.)
+  std::vector<pod::FleetPlacement> more_slices;
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 

@@ -57,6 +57,12 @@ class JobTable {
   const JobRecord& at(JobId id) const { return *index_.at(id).job; }
   // Its parsed accelerator type; nullptr when the job is not here.
   const pod::AcceleratorType* TypeOf(JobId id) const;
+  // The cores it holds when placed (JobCores: every slice). The job must be here. One lookup: a
+  // pass asks for every running job.
+  int CoresOf(JobId id) const {
+    const Slot& slot = index_.at(id);
+    return JobCores(slot.job->spec, slot.type);
+  }
 
   const std::map<JobId, JobRecord>& all() const { return jobs_; }
   const std::set<JobId>& active() const { return active_; }

@@ -89,7 +89,7 @@ class Scheduler::Impl {
     if (job == nullptr) return NotFound(JobName(id) + " does not exist");
     return job;
   }
-  int Cores(JobId job) const { return JobCores(jobs.at(job).spec, *jobs.TypeOf(job)); }
+  int Cores(JobId job) const { return jobs.CoresOf(job); }
   // The job whose current epoch holds the lease, or nullptr for a lingering lease (the job moved
   // on; its hosts have not all reported the processes gone).
   const JobRecord* LiveOwner(const Lease& lease) const;

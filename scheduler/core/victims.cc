@@ -23,10 +23,13 @@ std::optional<VictimChoice> ChooseVictims(
     }
     if (hit.empty()) continue;  // free already: not a preemption (the caller placed otherwise)
     VictimChoice choice{p, {}, 0, 0};
-    std::set<JobId> jobs;  // a multislice job may hold several of the allocations
     for (AllocationId a : hit) {
       const VictimCandidate& c = candidates.at(a);
-      if (!jobs.insert(c.job).second) continue;
+      // A multislice job may hold several of the allocations: counted once. (A handful of
+      // victims: a scan, not a set.)
+      if (std::find(choice.victims.begin(), choice.victims.end(), c.job) != choice.victims.end()) {
+        continue;
+      }
       choice.victims.push_back(c.job);
       choice.lost_core_seconds += c.lost_core_seconds;
       choice.cores += c.cores;
