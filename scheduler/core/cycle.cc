@@ -54,7 +54,8 @@ Pass::Pass(Inputs in, TimePoint now)
       healthy_view_(in.hosts.fleet().pods().size()) {
   view_ = in.hosts.fleet().pods();  // assigned, not constructed: the old views' memory is reused
   for (const auto& [id, res] : in_.hosts.reservations()) {
-    for (const pod::FleetPlacement& p : res.Slices()) {
+    Exclude(view_[static_cast<size_t>(res.placement.pod)], res.placement.rect);
+    for (const pod::FleetPlacement& p : res.more_slices) {
       Exclude(view_[static_cast<size_t>(p.pod)], p.rect);
     }
   }
@@ -120,14 +121,15 @@ size_t Pass::ConsiderInOrder(const std::vector<QueueEntry>& queue, size_t from, 
   return to;
 }
 
-void Pass::ConsiderQueue(const std::vector<QueueEntry>& queue, StrictTail* tail) {
+void Pass::ConsiderQueue(const std::vector<QueueEntry>& queue, StrictTail* tail,
+                         const std::vector<QueueKey>& changed) {
   const size_t stop = ConsiderInOrder(queue, 0, queue.size(), tail != nullptr, [](size_t) {});
   if (tail == nullptr) return;
   if (!behind_) {
     tail->valid = false;  // no head, so no tail: the next pass with one walks it
     return;
   }
-  ConsiderBehindHead(queue, stop - 1, *tail);
+  ConsiderBehindHead(queue, stop - 1, *tail, changed);
 }
 
 void Pass::NoteBehind(const QueueEntry& e, StrictTail& tail) {
@@ -204,10 +206,8 @@ void Pass::CheckUnread(const std::vector<QueueEntry>& queue, size_t from, size_t
 }
 
 void Pass::ConsiderBehindHead(const std::vector<QueueEntry>& queue, size_t head,
-                              StrictTail& tail) {
+                              StrictTail& tail, const std::vector<QueueKey>& changed) {
   const QueueKey head_key = QueueKeyOf(queue[head]);
-  const std::vector<QueueKey> changed = std::move(tail.changed);
-  tail.changed.clear();
   // The last pass's lists describe the jobs behind its head, so with the same text they hold for
   // this pass's jobs behind both heads (`known`), but those changed since. The jobs between this
   // head and the last one, when this one is further forward, are read in full. Otherwise every
@@ -334,8 +334,7 @@ void Pass::Consider(const QueueEntry& entry) {
     return;
   }
   if (auto chosen = Score(entry)) {
-    in_.binder.Bind(job, {*chosen});
-    Take(*chosen);
+    BindAndTake(job, {*chosen});
     return;
   }
   if (AwaitReservation(job)) return;
@@ -365,15 +364,13 @@ void Pass::ConsiderSlices(const QueueEntry& entry) {
     std::vector<pod::FleetPlacement> kept = res->Slices();
     if (std::all_of(kept.begin(), kept.end(),
                     [&](const pod::FleetPlacement& p) { return in_.hosts.fleet().CanPlace(p); })) {
-      in_.binder.Bind(job, kept);
-      for (const pod::FleetPlacement& p : kept) Take(p);
+      BindAndTake(job, kept);
       return;
     }
     if (AwaitReservation(job)) return;
   }
   if (std::optional<std::vector<pod::FleetPlacement>> slices = ChooseSlices(entry)) {
-    in_.binder.Bind(job, *slices);
-    for (const pod::FleetPlacement& p : *slices) Take(p);
+    BindAndTake(job, *slices);
     return;
   }
   if (!SlicesFitHealthy(type, job.spec.slices)) {
@@ -711,6 +708,11 @@ std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
     chosen = res->placement;
   }
   return chosen;
+}
+
+void Pass::BindAndTake(JobRecord& job, const std::vector<pod::FleetPlacement>& slices) {
+  in_.binder.Bind(job, slices);
+  for (const pod::FleetPlacement& p : slices) Take(p);
 }
 
 void Pass::Take(const pod::FleetPlacement& p) {

@@ -112,8 +112,6 @@ struct StrictTail {
   TimePoint at{};      // the last pass's now
   std::map<std::pair<const UserRecord*, bool>, Group> groups;
   std::vector<QueueKey> irregular;
-  // Set by the caller before each pass: JobQueue::TakeChanged.
-  std::vector<QueueKey> changed;
 };
 
 // What the pass changes outside its views and HostLeases' reservations.
@@ -157,8 +155,10 @@ class Pass {
 
   // Considers every job of `queue`, in order (Scheduler::Impl::RunPass). With `tail` (only for a
   // queue in submission order, QueueSort::InSubmitOrder), strict order's jobs behind the head are
-  // visited only when their reason may change (StrictTail), and `tail` is kept up to date.
-  void ConsiderQueue(const std::vector<QueueEntry>& queue, StrictTail* tail);
+  // visited only when their reason may change (StrictTail), and `tail` is kept up to date;
+  // `changed` names the jobs added or requeued since the last pass (JobQueue::TakeChanged).
+  void ConsiderQueue(const std::vector<QueueEntry>& queue, StrictTail* tail,
+                     const std::vector<QueueKey>& changed);
   // Runs Filter .. Bind for one job, in queue order.
   void Consider(const QueueEntry& entry);
   // Jobs Consider skipped by their memo so far.
@@ -185,6 +185,8 @@ class Pass {
 
  private:
   void Take(const pod::FleetPlacement& p);  // excludes `p` from every view of this pass
+  // Binds `job` to `slices` (Binder::Bind) and takes each from this pass's views.
+  void BindAndTake(JobRecord& job, const std::vector<pod::FleetPlacement>& slices);
   // Whether the job of `job` must keep off the backfill head's rectangle (protect_).
   void SetProtect(const JobRecord& job);
   // A multislice job (JobSpec::slices > 1): placed whole, or told why not and blocking.
@@ -200,7 +202,8 @@ class Pass {
   size_t ConsiderInOrder(const std::vector<QueueEntry>& queue, size_t from, size_t to,
                          bool until_head, After after);
   // The jobs behind strict order's head queue[head] (ConsiderQueue with a tail).
-  void ConsiderBehindHead(const std::vector<QueueEntry>& queue, size_t head, StrictTail& tail);
+  void ConsiderBehindHead(const std::vector<QueueEntry>& queue, size_t head, StrictTail& tail,
+                          const std::vector<QueueKey>& changed);
   // Notes queue entry `e`, just considered behind the head, in `tail`'s lists.
   static void NoteBehind(const QueueEntry& e, StrictTail& tail);
   // `group`'s user's counts now.

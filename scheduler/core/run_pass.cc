@@ -51,9 +51,10 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   // queue) during this pass has a null ref from then on (Pass::ConsiderQueue skips it).
   const std::vector<QueueEntry>& queue =
       profile.queue_sort->Sort(queued, accounting, now, pass_order);
-  // The jobs added or requeued since the last pass: StrictTail's to visit.
-  strict_tail.changed = queued.TakeChanged();
-  pass.ConsiderQueue(queue, profile.queue_sort->InSubmitOrder() ? &strict_tail : nullptr);
+  // Taken every pass (StrictTail reads them when the queue is in submission order).
+  const std::vector<QueueKey> changed = queued.TakeChanged();
+  pass.ConsiderQueue(queue, profile.queue_sort->InSubmitOrder() ? &strict_tail : nullptr,
+                     changed);
   stats.skipped_by_memo += pass.skipped();
   stats.skipped_unread += pass.skipped_unread();
 }
