@@ -34,6 +34,7 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
                                               "args",
                                               "env",
                                               "ranks_per_host",
+                                              "slices",
                                               "checkpoint_every_seconds",
                                               "grace_period_seconds",
                                               "max_runtime_seconds",
@@ -99,6 +100,8 @@ Result<api::JobSpec> ParseJobSpecYaml(std::string_view yaml) {
       s = num32([&](int32_t x) { spec.set_priority(x); });
     } else if (key == "ranks_per_host") {
       s = num32([&](int32_t x) { spec.set_ranks_per_host(x); });
+    } else if (key == "slices") {
+      s = num32([&](int32_t x) { spec.set_slices(x); });
     } else if (key == "max_restarts") {
       s = num32([&](int32_t x) { spec.set_max_restarts(x); });
     } else if (key == "checkpoint_every_seconds") {

@@ -100,7 +100,7 @@ TEST(JobSpecYaml, NonScalarKeyIsAnError) {
 // Seen while fixing the finding above: 32-bit fields took the low 32 bits of a larger number
 // (4294967306 became 10).
 TEST(JobSpecYaml, Int32FieldsRejectLargerNumbers) {
-  for (const char* key : {"priority", "ranks_per_host", "max_restarts"}) {
+  for (const char* key : {"priority", "ranks_per_host", "max_restarts", "slices"}) {
     auto r = ParseJobSpecYaml(std::string("accelerator: v2-8\ncommand: x\n") + key +
                               ": 4294967306\n");
     ASSERT_FALSE(r.has_value()) << key;
@@ -109,6 +109,15 @@ TEST(JobSpecYaml, Int32FieldsRejectLargerNumbers) {
   auto ok = ParseJobSpecYaml("accelerator: v2-8\ncommand: x\npriority: -2147483648\n");
   ASSERT_TRUE(ok.has_value()) << ok.error().message();
   EXPECT_EQ(ok->priority(), -2147483648);
+}
+
+TEST(JobSpecYaml, SlicesAskForAMultisliceJob) {
+  auto ok = ParseJobSpecYaml("accelerator: v2-8\ncommand: x\nslices: 2\n");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message();
+  EXPECT_EQ(ok->slices(), 2);
+  auto bad = ParseJobSpecYaml("accelerator: v2-8\ncommand: x\nslices: two\n");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("'slices'"), std::string::npos) << bad.error().message();
 }
 
 }  // namespace

@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
   sub->add_option("--checkpoint-every", submit.checkpoint_every, "seconds between checkpoints");
   sub->add_option("--env", submit.env, "K=V in every rank's environment (repeatable)");
   sub->add_option("--ranks-per-host", submit.ranks_per_host, "processes per host, 1..64");
+  sub->add_option("--slices", submit.slices,
+                  "multislice: N slices of the type, all or nothing, in one zone, as one job");
   sub->add_option("-t,--time", submit.time,
                   "max runtime: MM, HH:MM:SS, D-HH:MM:SS, or 90s, 30m, 2h, 1d");
   sub->add_option("--launcher", submit.launcher, "mpi (mpirun across the slice) or exec")

@@ -95,6 +95,7 @@ Status ApplySubmitFlags(const SubmitOptions& o, api::JobSpec* spec) {
     (*spec->mutable_env())[parsed->first] = parsed->second;
   }
   if (o.ranks_per_host != 0) spec->set_ranks_per_host(o.ranks_per_host);
+  if (o.slices != 0) spec->set_slices(o.slices);
   if (!o.time.empty()) {
     auto seconds = ParseTimeLimit(o.time);
     if (!seconds) return seconds.error();

@@ -29,6 +29,7 @@ struct SubmitOptions {
   int64_t checkpoint_every = 0;
   std::vector<std::string> env;      // --env K=V, repeatable
   int ranks_per_host = 0;            // 0: unset
+  int slices = 0;                    // --slices: multislice; 0: unset (the server checks 1..64)
   std::string time;                  // --time: max runtime
   std::string launcher;              // --launcher mpi|exec
   std::string array;                 // --array 0-99%10

@@ -12,6 +12,16 @@
 #include "scheduler/daemon/json_util.h"
 
 namespace podsched::daemon {
+namespace {
+
+void SetPlacement(const pod::Placement& rect, api::Placement* out) {
+  out->set_row(rect.origin.row);
+  out->set_col(rect.origin.col);
+  out->set_rows(rect.shape.rows);
+  out->set_cols(rect.shape.cols);
+}
+
+}  // namespace
 
 std::string Rfc3339(TimePoint t) {
   if (t == TimePoint{}) return "";
@@ -76,6 +86,13 @@ Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& u
     spec.env["POD_CHECKPOINT_URL"] = ckpt;
   }
   spec.ranks_per_host = in.ranks_per_host() == 0 ? 1 : in.ranks_per_host();
+  spec.slices = in.slices() == 0 ? 1 : in.slices();  // the range is checked by the core
+  if (spec.slices > 1) {
+    // The core places them; the agents cannot yet start one job across slices (issue 28).
+    return InvalidArgument("slices " + std::to_string(spec.slices) +
+                         ": multislice jobs are placed by podsim only so far; the agents' launch "
+                         "across slices is not built yet. Ask for one slice of a larger type");
+  }
   auto launcher = core::ParseLauncher(in.launcher());
   if (!launcher) return std::unexpected(launcher.error());
   spec.launcher = *launcher;
@@ -108,6 +125,7 @@ api::JobSpec SpecToProto(const core::JobSpec& spec) {
   for (const auto& a : spec.args) out.add_args(a);
   for (const auto& [k, v] : spec.env) (*out.mutable_env())[k] = v;
   out.set_ranks_per_host(spec.ranks_per_host);
+  out.set_slices(spec.slices);
   out.set_launcher(std::string(core::LauncherName(spec.launcher)));
   out.set_checkpoint_every_seconds(
       std::chrono::duration_cast<std::chrono::seconds>(spec.checkpoint_interval).count());
@@ -131,9 +149,12 @@ double CostUsd(const core::JobRecord& job, const pod::AcceleratorType* type, Tim
   if (type == nullptr) return 0;
   Duration held = job.run_time;
   if (core::HoldsHosts(job.state) && now > job.start_time) held += now - job.start_time;
-  return pod::SliceUsd(
-      *type, job.spec.preemptible ? pod::PriceClass::kPreemptible : pod::PriceClass::kOnDemand,
-      held);
+  // Every slice of a multislice job is billed (the slices are held together).
+  return job.spec.slices *
+         pod::SliceUsd(*type,
+                       job.spec.preemptible ? pod::PriceClass::kPreemptible
+                                            : pod::PriceClass::kOnDemand,
+                       held);
 }
 
 api::Job JobToProto(const core::JobRecord& job, const core::Scheduler& scheduler, TimePoint now,
@@ -176,14 +197,16 @@ api::Job JobToProto(const core::JobRecord& job, const pod::Fleet& fleet,
     out.set_array_index(job.spec.array->index);
   }
   if (job.placement && core::HoldsHosts(job.state)) {
-    auto* p = out.mutable_placement();
-    p->set_row(job.placement->rect.origin.row);
-    p->set_col(job.placement->rect.origin.col);
-    p->set_rows(job.placement->rect.shape.rows);
-    p->set_cols(job.placement->rect.shape.cols);
+    SetPlacement(job.placement->rect, out.mutable_placement());
     // By the pod's own ids, beside its name (as the job's POD_HOSTS).
     for (HostId h : fleet.pod(job.placement->pod).HostsIn(job.placement->rect)) {
       out.add_hosts(h.value());
+    }
+    for (const pod::FleetPlacement& slice : job.more_slices) {
+      auto* s = out.add_more_slices();
+      s->set_pod(fleet.pod(slice.pod).name());
+      SetPlacement(slice.rect, s->mutable_placement());
+      for (HostId h : fleet.pod(slice.pod).HostsIn(slice.rect)) s->add_hosts(h.value());
     }
   }
   if (with_spec) *out.mutable_spec() = SpecToProto(job.spec);
@@ -265,29 +288,30 @@ std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optiona
   for (JobId id : scheduler.ActiveJobIds()) {
     const core::JobRecord& job = *scheduler.Find(id);
     if (core::HoldsHosts(job.state) && job.placement) {
-      const int k = slot_of[static_cast<size_t>(job.placement->pod)];
-      if (k < 0) continue;
-      const pod::Pod& pod = fleet.pod(job.placement->pod);
-      for (HostId h : pod.HostsIn(job.placement->rect)) {
-        job_of_host[static_cast<size_t>(k)][static_cast<size_t>(h.value())] = id.value();
+      for (int slice = 0; slice < 1 + static_cast<int>(job.more_slices.size()); ++slice) {
+        const pod::FleetPlacement& at =
+            slice == 0 ? *job.placement : job.more_slices[static_cast<size_t>(slice - 1)];
+        const int k = slot_of[static_cast<size_t>(at.pod)];
+        if (k < 0) continue;
+        for (HostId h : fleet.pod(at.pod).HostsIn(at.rect)) {
+          job_of_host[static_cast<size_t>(k)][static_cast<size_t>(h.value())] = id.value();
+        }
+        api::Pod& p = out[static_cast<size_t>(k)];
+        const int held = at.rect.shape.hosts();
+        if (job.spec.preemptible) {
+          p.set_preemptible_hosts(p.preemptible_hosts() + held);
+        } else {
+          p.set_on_demand_hosts(p.on_demand_hosts() + held);
+        }
+        auto* a = p.add_allocations();
+        a->set_job_id(id.value());
+        a->set_user(job.spec.user.value());
+        a->set_accelerator(job.spec.accelerator);
+        a->set_preemptible(job.spec.preemptible);
+        a->set_state(std::string(core::JobStateName(job.state)));
+        SetPlacement(at.rect, a->mutable_placement());
+        a->set_slice(slice);
       }
-      api::Pod& p = out[static_cast<size_t>(k)];
-      const int held = job.placement->rect.shape.hosts();
-      if (job.spec.preemptible) {
-        p.set_preemptible_hosts(p.preemptible_hosts() + held);
-      } else {
-        p.set_on_demand_hosts(p.on_demand_hosts() + held);
-      }
-      auto* a = p.add_allocations();
-      a->set_job_id(id.value());
-      a->set_user(job.spec.user.value());
-      a->set_accelerator(job.spec.accelerator);
-      a->set_preemptible(job.spec.preemptible);
-      a->set_state(std::string(core::JobStateName(job.state)));
-      a->mutable_placement()->set_row(job.placement->rect.origin.row);
-      a->mutable_placement()->set_col(job.placement->rect.origin.col);
-      a->mutable_placement()->set_rows(job.placement->rect.shape.rows);
-      a->mutable_placement()->set_cols(job.placement->rect.shape.cols);
     } else if (job.state == core::JobState::kQueued) {
       // Waiting for room in every pod that can hold its type, within its zone or pod if any.
       const pod::AcceleratorType* type = scheduler.TypeOf(id);

@@ -29,6 +29,8 @@ json SpecToJson(const core::JobSpec& s) {
   if (s.launcher != core::Launcher::kMpi) j["launcher"] = core::LauncherName(s.launcher);
   // Absent in records written before placement scopes (issue 28) and when unscoped.
   if (!s.zone.empty()) j["zone"] = s.zone;
+  // Absent in records written before multislice jobs (issue 28) and for one slice.
+  if (s.slices != 1) j["slices"] = s.slices;
   if (!s.pod.empty()) j["pod"] = s.pod;
   if (s.expected_runtime) j["expected_runtime_us"] = s.expected_runtime->count();
   // Absent in records written before arrays and dependencies existed (no migration needed).
@@ -77,6 +79,7 @@ Result<core::JobSpec> SpecFromJson(const json& j) {
     }
   }
   if (r.Has("zone")) s.zone = r.String("zone");
+  if (r.Has("slices")) s.slices = r.Integer<int>("slices");
   if (r.Has("pod")) s.pod = r.String("pod");
   if (r.Has("expected_runtime_us")) {
     s.expected_runtime = Duration(r.Integer<int64_t>("expected_runtime_us"));
@@ -120,6 +123,37 @@ Result<core::JobSpec> DecodeSpec(std::string_view bytes) {
   }
   if (j.is_discarded()) return DataLoss("stored job spec is not valid CBOR");
   return SpecFromJson(j);
+}
+
+std::string EncodeSlices(const std::vector<StoredSlice>& slices) {
+  json j = json::array();
+  for (const StoredSlice& s : slices) {
+    json one = {{"row", s.rect.origin.row},
+                {"col", s.rect.origin.col},
+                {"rows", s.rect.shape.rows},
+                {"cols", s.rect.shape.cols}};
+    if (s.pod) one["pod"] = *s.pod;
+    j.push_back(std::move(one));
+  }
+  return j.dump();
+}
+
+Result<std::vector<StoredSlice>> DecodeSlices(std::string_view text) {
+  auto j = ParseJsonDocument(text, "stored slices", StatusCode::kDataLoss);
+  if (!j) return std::unexpected(j.error());
+  if (!j->is_array()) return DataLoss("stored slices are not an array");
+  std::vector<StoredSlice> slices;
+  for (const json& one : *j) {
+    if (!one.is_object()) return DataLoss("stored slices hold " + one.dump() + ", not an object");
+    JsonReader r(one, "stored slice", StatusCode::kDataLoss);
+    StoredSlice s;
+    s.rect = pod::Placement{{r.Integer<int>("row"), r.Integer<int>("col")},
+                            {r.Integer<int>("rows"), r.Integer<int>("cols")}};
+    if (r.Has("pod")) s.pod = r.String("pod");
+    if (!r.ok()) return std::unexpected(r.status());
+    slices.push_back(std::move(s));
+  }
+  return slices;
 }
 
 std::string EncodeHosts(const std::vector<HostId>& hosts) {

@@ -7,6 +7,7 @@
 // Pure; thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,16 @@ namespace podsched::jobdb {
 std::string EncodeSpec(const core::JobSpec& spec);
 // Errors (kDataLoss) on bytes that are not an encoded spec.
 Result<core::JobSpec> DecodeSpec(std::string_view bytes);
+
+// A multislice job's slices after the first: JSON text [{"pod":"a","row":0,"col":2,"rows":2,
+// "cols":2}], the pod by name ("pod" absent: the one pod of a store that names no pods).
+struct StoredSlice {
+  std::optional<std::string> pod;
+  pod::Placement rect;
+};
+std::string EncodeSlices(const std::vector<StoredSlice>& slices);
+// Errors (kDataLoss) name what is wrong.
+Result<std::vector<StoredSlice>> DecodeSlices(std::string_view json);
 
 std::string EncodeHosts(const std::vector<HostId>& hosts);
 Result<std::vector<HostId>> DecodeHosts(std::string_view json);

@@ -30,6 +30,7 @@ TEST(CodecTest, AZoneAndAPodRoundTripAndOlderRecordsHaveNone) {
   core::JobSpec spec = testing::FullJob(7).spec;
   spec.zone = "us-central1-b";
   spec.pod = "v2-pod";
+  spec.slices = 4;  // multislice (issue 28): older records have one
   auto back = DecodeSpec(EncodeSpec(spec));
   ASSERT_TRUE(back) << back.error().ToString();
   EXPECT_EQ(*back, spec);
@@ -37,6 +38,7 @@ TEST(CodecTest, AZoneAndAPodRoundTripAndOlderRecordsHaveNone) {
   ASSERT_TRUE(old);
   EXPECT_EQ(old->zone, "");
   EXPECT_EQ(old->pod, "");
+  EXPECT_EQ(old->slices, 1);
 }
 
 // A damaged record (a field of another type, a number beyond its C++ type, bytes that are not

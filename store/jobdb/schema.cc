@@ -151,7 +151,13 @@ constexpr std::string_view kV7 = R"sql(
 ALTER TABLE events ADD COLUMN pod TEXT;
 )sql";
 
-constexpr std::array<Migration, 7> kMigrations = {{
+// Version 8: a multislice job's slices after the first while it holds hosts (issue 28), as JSON
+// text [{"pod": NAME, "row", "col", "rows", "cols"}] (codec.h). NULL: one slice.
+constexpr std::string_view kV8 = R"sql(
+ALTER TABLE jobs ADD COLUMN more_slices TEXT;
+)sql";
+
+constexpr std::array<Migration, 8> kMigrations = {{
     {1, "jobs, events, users", kV1},
     {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
     {3, "job specs in their own table (written once)", kV3},
@@ -159,6 +165,7 @@ constexpr std::array<Migration, 7> kMigrations = {{
     {5, "api_tokens.parent_id (the token each token was created with)", kV5},
     {6, "jobs.placement_pod and epochs.pod (the pod of a placement in a fleet)", kV6},
     {7, "events.pod (an event's hosts are its pod's own ids)", kV7},
+    {8, "jobs.more_slices (a multislice job's other slices)", kV8},
 }};
 
 Status ApplyStep(Connection& db, const Migration& step) {

@@ -25,11 +25,11 @@ TimePoint FromMicros(int64_t us) { return TimePoint(Duration(us)); }
   "reason, placement_row, placement_col, placement_rows, placement_cols, step, "               \
   "last_checkpoint_step, start_time_us, last_checkpoint_time_us, end_time_us, not_before_us, " \
   "preempt_deadline_us, reserved_for, cancel_requested, usage_core_hours, run_time_us, "       \
-  "placement_pod"
+  "placement_pod, more_slices"
 
 constexpr std::string_view kPutJob =
     "INSERT OR REPLACE INTO jobs (" PODSCHED_JOB_COLUMNS
-    ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 // The spec is written once per job (schema v3): a row update never carries it.
 constexpr std::string_view kPutSpec = "INSERT OR IGNORE INTO job_specs (id, spec) VALUES (?,?)";
 #define PODSCHED_SELECT_JOBS \
@@ -75,7 +75,10 @@ Result<JobState> StateOf(int64_t value) {
   return static_cast<JobState>(value);
 }
 
-void BindJob(Statement& s, const JobRecord& job, const std::optional<std::string>& pod) {
+// `pod`: the stored name of the placement's pod; `more_slices`: the other slices (EncodeSlices),
+// nullopt for one.
+void BindJob(Statement& s, const JobRecord& job, const std::optional<std::string>& pod,
+             const std::optional<std::string>& more_slices) {
   s.Bind(1, job.id.value())
       .Bind(2, job.spec.user.value())
       .Bind(3, int64_t{job.spec.preemptible})
@@ -115,13 +118,18 @@ void BindJob(Statement& s, const JobRecord& job, const std::optional<std::string
   } else {
     s.BindNull(26);
   }
+  if (more_slices) {
+    s.Bind(27, *more_slices);
+  } else {
+    s.BindNull(27);
+  }
 }
 
 // `pod`: the index of the stored placement's pod (ReadJob's caller maps the name).
 Result<JobRecord> ReadJob(const Statement& s, int pod) {
   JobRecord job;
   job.id = JobId(s.Int(0));
-  auto spec = DecodeSpec(s.Text(26));
+  auto spec = DecodeSpec(s.Text(27));
   if (!spec) return std::unexpected(spec.error().WithContext("job " + std::to_string(s.Int(0))));
   job.spec = std::move(*spec);
   auto state = StateOf(s.Int(5));
@@ -175,34 +183,44 @@ Result<JobEvent> ReadEvent(const Statement& s) {
 
 }  // namespace
 
-Result<std::optional<std::string>> SqliteJobRepository::PodName(const JobRecord& job) const {
-  if (!job.placement) return std::nullopt;
-  const int pod = job.placement->pod;
+Result<std::optional<std::string>> SqliteJobRepository::PodName(JobId job, int pod) const {
   if (pods_.empty() && pod == 0) return std::nullopt;
   if (pod < 0 || static_cast<size_t>(pod) >= pods_.size()) {
-    return FailedPrecondition("job " + std::to_string(job.id.value()) + " is placed in pod " +
+    return FailedPrecondition("job " + std::to_string(job.value()) + " is placed in pod " +
                               std::to_string(pod) + " of a fleet; this job store knows " +
                               std::to_string(pods_.size()) + " pod name(s)");
   }
   return pods_[static_cast<size_t>(pod)];
 }
 
-Result<JobRecord> SqliteJobRepository::Read(const Statement& s) const {
-  int pod = 0;
-  if (!s.IsNull(25)) {
-    const std::string name = s.Text(25);
-    auto it = std::find(pods_.begin(), pods_.end(), name);
-    if (it == pods_.end()) {
-      std::string known;
-      for (const std::string& p : pods_) known += (known.empty() ? "" : ", ") + p;
-      return FailedPrecondition("job " + std::to_string(s.Int(0)) + " is placed in pod '" + name +
-                                "', which the configured fleet does not have (pods: " +
-                                (known.empty() ? "none named" : known) +
-                                "); restore the pod's configuration");
-    }
-    pod = static_cast<int>(it - pods_.begin());
+Result<int> SqliteJobRepository::PodIndex(int64_t job, const std::optional<std::string>& name) const {
+  if (!name) return 0;
+  auto it = std::find(pods_.begin(), pods_.end(), *name);
+  if (it == pods_.end()) {
+    std::string known;
+    for (const std::string& p : pods_) known += (known.empty() ? "" : ", ") + p;
+    return FailedPrecondition("job " + std::to_string(job) + " is placed in pod '" + *name +
+                              "', which the configured fleet does not have (pods: " +
+                              (known.empty() ? "none named" : known) +
+                              "); restore the pod's configuration");
   }
-  return ReadJob(s, pod);
+  return static_cast<int>(it - pods_.begin());
+}
+
+Result<JobRecord> SqliteJobRepository::Read(const Statement& s) const {
+  const int64_t id = s.Int(0);
+  auto pod = PodIndex(id, s.IsNull(25) ? std::nullopt : std::optional(s.Text(25)));
+  if (!pod) return std::unexpected(pod.error());
+  auto job = ReadJob(s, *pod);
+  if (!job || s.IsNull(26)) return job;
+  auto slices = DecodeSlices(s.Text(26));
+  if (!slices) return std::unexpected(slices.error().WithContext("job " + std::to_string(id)));
+  for (const StoredSlice& slice : *slices) {
+    auto index = PodIndex(id, slice.pod);
+    if (!index) return std::unexpected(index.error());
+    job->more_slices.push_back(pod::FleetPlacement{*index, slice.rect});
+  }
+  return job;
 }
 
 Result<std::unique_ptr<SqliteJobRepository>> SqliteJobRepository::Open(const std::string& path,
@@ -270,11 +288,25 @@ Status SqliteJobRepository::Apply(const StoreBatch& batch) {
 }
 
 Status SqliteJobRepository::WriteJob(const JobRecord& job) {
-  auto pod = PodName(job);
-  if (!pod) return pod.error();
+  std::optional<std::string> pod;
+  if (job.placement) {
+    auto name = PodName(job.id, job.placement->pod);
+    if (!name) return name.error();
+    pod = std::move(*name);
+  }
+  std::optional<std::string> more_slices;
+  if (!job.more_slices.empty()) {
+    std::vector<StoredSlice> slices;
+    for (const pod::FleetPlacement& slice : job.more_slices) {
+      auto name = PodName(job.id, slice.pod);
+      if (!name) return name.error();
+      slices.push_back(StoredSlice{std::move(*name), slice.rect});
+    }
+    more_slices = EncodeSlices(slices);
+  }
   auto put = db_->Prepare(kPutJob);
   if (!put) return put.error();
-  BindJob(**put, job, *pod);
+  BindJob(**put, job, pod, more_slices);
   if (Status s = (*put)->Run(); !s.ok()) {
     return s.WithContext("storing job " + std::to_string(job.id.value()));
   }
@@ -298,8 +330,8 @@ Status SqliteJobRepository::WriteJob(const JobRecord& job) {
       .Bind(5, int64_t{job.placement->rect.origin.col})
       .Bind(6, int64_t{job.placement->rect.shape.rows})
       .Bind(7, int64_t{job.placement->rect.shape.cols});
-  if (*pod) {
-    (*epoch)->Bind(8, **pod);
+  if (pod) {
+    (*epoch)->Bind(8, *pod);
   } else {
     (*epoch)->BindNull(8);
   }

@@ -71,8 +71,11 @@ class SqliteJobRepository final : public core::JobRepository, public core::Accou
  private:
   SqliteJobRepository(std::unique_ptr<Connection> db, std::vector<std::string> pods)
       : db_(std::move(db)), pods_(std::move(pods)) {}
-  // The stored name of a placement's pod (nullopt: pod 0 without names), or why it cannot be.
-  Result<std::optional<std::string>> PodName(const core::JobRecord& job) const;
+  // The stored name of pod `pod` of a placement of `job` (nullopt: pod 0 without names), or why
+  // it cannot be.
+  Result<std::optional<std::string>> PodName(JobId job, int pod) const;
+  // A stored pod name back to its index in pods_ (nullopt: pod 0), or why it cannot be.
+  Result<int> PodIndex(int64_t job, const std::optional<std::string>& name) const;
   // A stored job row back (the pod name mapped to its index in pods_).
   Result<core::JobRecord> Read(const Statement& s) const;
   Result<core::StoredState> LoadSnapshot(TimePoint ended_since);

@@ -237,7 +237,7 @@ TEST(SqliteJobRepositoryTest, APlacementsPodIsStoredByNameAndFollowsItsName) {
     ASSERT_TRUE(state.has_value()) << state.error().ToString();
     ASSERT_EQ(state->jobs.size(), 1u);
     EXPECT_EQ(state->jobs[0], job);
-    EXPECT_EQ((*repo)->SchemaVersion().value_or(0), 7);
+    EXPECT_EQ((*repo)->SchemaVersion().value_or(0), LatestSchemaVersion());
   }
   {
     // The configuration lists the pods in another order: the job stays in pod "b".
@@ -257,6 +257,60 @@ TEST(SqliteJobRepositoryTest, APlacementsPodIsStoredByNameAndFollowsItsName) {
     EXPECT_NE(state.error().message().find(
                   "job 4 is placed in pod 'b', which the configured fleet does not have (pods: a)"),
               std::string::npos)
+        << state.error().ToString();
+  }
+}
+
+TEST(SqliteJobRepositoryTest, AMultisliceJobsSlicesAndCountAreStoredByPodName) {
+  TempDir dir;
+  const std::string path = dir.File("jobs.db");
+  JobRecord job = FullJob(4);
+  job.spec.slices = 3;
+  job.placement->pod = 1;
+  job.more_slices = {pod::FleetPlacement{2, pod::Placement{{0, 2}, {2, 1}}},
+                     pod::FleetPlacement{1, pod::Placement{{4, 0}, {2, 1}}}};
+  {
+    auto repo = SqliteJobRepository::Open(path, {.pods = {"a", "b", "c"}});
+    ASSERT_TRUE(repo.has_value()) << repo.error().ToString();
+    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}}).ok());
+    auto state = (*repo)->Load();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->jobs.size(), 1u);
+    EXPECT_EQ(state->jobs[0], job);
+    EXPECT_EQ(state->jobs[0].spec.slices, 3);
+  }
+  {
+    // Reordered pods: every slice stays in the pod of its name.
+    auto repo = SqliteJobRepository::Open(path, {.pods = {"c", "b", "a"}});
+    ASSERT_TRUE(repo.has_value());
+    auto state = (*repo)->Load();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->jobs.size(), 1u);
+    ASSERT_EQ(state->jobs[0].more_slices.size(), 2u);
+    EXPECT_EQ(state->jobs[0].more_slices[0].pod, 0);
+    EXPECT_EQ(state->jobs[0].more_slices[1].pod, 1);
+    EXPECT_EQ(state->jobs[0].more_slices[0].rect, job.more_slices[0].rect);
+  }
+  {
+    // A slice's pod gone from the configuration: an error naming it.
+    auto repo = SqliteJobRepository::Open(path, {.pods = {"a", "b"}});
+    ASSERT_TRUE(repo.has_value());
+    auto state = (*repo)->Load();
+    ASSERT_FALSE(state.has_value());
+    EXPECT_NE(state.error().message().find("job 4 is placed in pod 'c'"), std::string::npos)
+        << state.error().ToString();
+  }
+  {
+    // A damaged slices column: DataLoss naming the job, not a job with fewer slices.
+    auto raw = Connection::Open(path, /*create=*/false);
+    ASSERT_TRUE(raw.has_value());
+    ASSERT_TRUE((*raw)->Exec("UPDATE jobs SET more_slices = '[{\"pod\":\"a\",\"row\":1}]'").ok());
+    auto repo = SqliteJobRepository::Open(path, {.pods = {"a", "b", "c"}});
+    ASSERT_TRUE(repo.has_value());
+    auto state = (*repo)->Load();
+    ASSERT_FALSE(state.has_value());
+    EXPECT_EQ(state.error().code(), StatusCode::kDataLoss) << state.error().ToString();
+    EXPECT_NE(state.error().message().find("job 4"), std::string::npos)
         << state.error().ToString();
   }
 }
