@@ -25,8 +25,10 @@ inline constexpr std::array<std::string_view, 11> kContractEnvNames = {"RANK",
                                                                        "JAX_PROCESS_ID",
                                                                        "TF_CONFIG"};
 
-// Prefixes the scheduler (POD_*) and the agents (PODWORKER_*) own entirely.
-inline constexpr std::array<std::string_view, 2> kContractEnvPrefixes = {"POD_", "PODWORKER_"};
+// Prefixes the scheduler (POD_*, and MEGASCALE_* of multislice jobs as Cloud TPU names them) and
+// the agents (PODWORKER_*) own entirely.
+inline constexpr std::array<std::string_view, 3> kContractEnvPrefixes = {"POD_", "PODWORKER_",
+                                                                         "MEGASCALE_"};
 
 // POD_* names a spec may still set, because they are read from the spec: POD_CHECKPOINT_URL is
 // the spec's checkpoint_url (the API puts it into the spec's env; the launch takes it over the

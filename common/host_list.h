@@ -27,6 +27,9 @@ std::string FormatHostRanges(std::vector<int32_t> hosts);
 
 // Largest host index accepted in ranges (a v3 pod has 256 hosts; room for bigger simulated pods).
 inline constexpr int32_t kMaxHostIndex = 4095;
+// Largest fleet-wide host id (a Launch names hosts so, bus.proto): a fleet holds at most 65,536
+// hosts (pod::Fleet::Create refuses more).
+inline constexpr int32_t kMaxFleetHostId = 65535;
 // Inverse of FormatHostRanges: "0-7,12" -> {0..7, 12}, sorted, without duplicates.
 // kInvalidArgument names the bad part ("'7-3' in host list '7-3' is not ... LOW <= HIGH").
 Result<std::vector<int32_t>> ParseHostRanges(std::string_view text);

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/check.h"
+#include "common/host_list.h"
 
 namespace podsched::pod {
 namespace {
@@ -71,6 +72,10 @@ Result<Fleet> Fleet::Create(const std::vector<FleetPodSpec>& pods) {
     Result<Pod> pod = Pod::Create(spec.name, spec.generation, spec.host_rows, spec.host_cols);
     if (!pod) return std::unexpected(pod.error().WithContext("pod " + spec.name));
     fleet.Add(std::move(*pod), spec.zone);
+    if (fleet.num_hosts() > kMaxFleetHostId + 1) {
+      return InvalidArgument("the fleet has more than " + std::to_string(kMaxFleetHostId + 1) +
+                             " hosts with pod " + spec.name + "; split it among schedulers");
+    }
   }
   return fleet;
 }

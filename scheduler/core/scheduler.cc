@@ -309,4 +309,13 @@ std::vector<UserName> Scheduler::KnownUsers() const {
   return out;
 }
 
+std::vector<HostId> HostsOfJob(const pod::Fleet& fleet, const JobRecord& job) {
+  if (!job.placement) return {};
+  std::vector<HostId> hosts = fleet.HostsIn(*job.placement);
+  for (const pod::FleetPlacement& slice : job.more_slices) {
+    for (HostId h : fleet.HostsIn(slice)) hosts.push_back(h);
+  }
+  return hosts;
+}
+
 }  // namespace podsched::core

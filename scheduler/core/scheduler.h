@@ -49,11 +49,13 @@ namespace podsched::core {
 struct LaunchPlan {
   JobEpoch job;
   pod::AcceleratorType accelerator;  // parsed when the job was submitted
-  std::string pod;                   // name of the pod the slice is in
+  std::string pod;                   // name of the pod the (first) slice is in
   pod::Placement placement;          // in that pod's own coordinates
-  std::vector<HostId> hosts;  // fleet-wide ids, row-major = rank order; hosts[0] runs mpirun
-  // The same hosts as their pod numbers them (Fleet::Locate): what the pod's agents know them by
-  // (the bus and the job contract speak pod ids; a fleet of one pod numbers them alike).
+  // Every host of every slice, fleet-wide ids, in rank order: the first slice row-major, then
+  // each of more_slices (accelerator.hosts() hosts each). hosts[0] runs mpirun.
+  std::vector<HostId> hosts;
+  // The same hosts as their pods number them (Fleet::Locate): what the pods' agents and users
+  // know them by (a fleet of one pod numbers them alike).
   std::vector<HostId> pod_hosts;
   std::string command;
   std::vector<std::string> args;
@@ -65,16 +67,17 @@ struct LaunchPlan {
   int preemptions = 0;       // preemptions so far (JobRecord::preemptions)
   std::optional<ArrayTask> array;  // the job's array and index (POD_ARRAY_ID, POD_ARRAY_INDEX)
   UserName user;                   // who submitted it (whose Unix account runs it)
-  // A multislice job's other slices (JobSpec::slices), each described like the first above. The
-  // agents' launch of them is not built yet (issue 28, stage 2): jobs submitted through the API
-  // have one slice; podsim and the core's tests place more.
+  // A multislice job's other slices (JobSpec::slices): pod and placement, as the first above.
   struct Slice {
     std::string pod;
     pod::Placement placement;
-    std::vector<HostId> hosts, pod_hosts;
   };
   std::vector<Slice> more_slices;
 };
+// Every host a job holds (JobRecord::placement, then more_slices), fleet-wide ids in rank order;
+// empty when it holds none.
+std::vector<HostId> HostsOfJob(const pod::Fleet& fleet, const JobRecord& job);
+
 struct PreemptAction {
   JobEpoch job;
   Duration grace{0};  // SIGTERM now, SIGKILL after grace

@@ -121,9 +121,10 @@ void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement
                     job.spec.user,
                     {}};
   for (const pod::FleetPlacement& s : job.more_slices) {
-    launch.more_slices.push_back({hosts.fleet().pod(s.pod).name(), s.rect,
-                                  hosts.fleet().HostsIn(s),
-                                  hosts.fleet().pod(s.pod).HostsIn(s.rect)});
+    const pod::Pod& pod = hosts.fleet().pod(s.pod);
+    launch.more_slices.push_back({pod.name(), s.rect});
+    for (HostId h : hosts.fleet().HostsIn(s)) launch.hosts.push_back(h);
+    for (HostId h : pod.HostsIn(s.rect)) launch.pod_hosts.push_back(h);
   }
   outbox.Send(std::move(launch));
   ++stats.launches;
@@ -168,7 +169,7 @@ std::string Scheduler::Impl::MaxRuntimeReason(const JobRecord& job) const {
 void Scheduler::Impl::StartPreemption(JobRecord& job, std::string reason,
                                       std::optional<JobId> reserved_for, TimePoint now) {
   const JobEpoch owner{job.id, job.epoch};
-  std::vector<HostId> held = hosts.fleet().HostsIn(*job.placement);
+  std::vector<HostId> held = HostsOfJob(hosts.fleet(), job);  // every slice's agents
   job.preempt_deadline = now + job.spec.grace_period;
   job.reserved_for = reserved_for;
   Status moved = Transition(job, JobState::kPreempting, reason, now);
@@ -297,7 +298,7 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
     switch (timer.kind) {
       case TimerKind::kKill:
         if (job.state == JobState::kPreempting && timers.TakeKill(job.id)) {
-          KillAction kill{timer.job, hosts.fleet().HostsIn(*job.placement),
+          KillAction kill{timer.job, HostsOfJob(hosts.fleet(), job),
                           "grace period of " +
                               std::to_string(static_cast<int64_t>(
                                   ToSeconds(job.spec.grace_period))) +

@@ -159,8 +159,11 @@ TEST_P(SchedulerPropertyTest, RandomSequencesKeepInvariants) {
     } else {
       for (const Action& a : sched_->Tick(At(now))) {
         if (auto* l = std::get_if<LaunchPlan>(&a)) {
-          std::vector<HostId>& on = running[l->job] = l->hosts;
-          for (const LaunchPlan::Slice& s : l->more_slices) on.insert(on.end(), s.hosts.begin(), s.hosts.end());
+          // Every slice's hosts, in rank order.
+          ASSERT_EQ(l->hosts.size(),
+                    static_cast<size_t>(l->accelerator.hosts()) * (1 + l->more_slices.size()));
+          ASSERT_EQ(l->pod_hosts.size(), l->hosts.size());
+          running[l->job] = l->hosts;
         }
         // Preempted processes usually exit at once; otherwise at the Kill after the grace.
         if (auto* p = std::get_if<PreemptAction>(&a); p && pick(4) != 0 && running.erase(p->job)) {

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <set>
 #include <sstream>
 
 #include "common/host_list.h"
@@ -221,7 +222,8 @@ int Describe(ApiClient& api, const std::string& job, const std::string& output) 
   }
   const auto& s = j->spec();
   std::cout << "Job " << j->id() << " (" << TerminalSafe(j->name()) << ") of " << j->user() << "\n"
-            << "  accelerator:  " << j->accelerator() << " "
+            << "  accelerator:  " << j->accelerator()
+            << (s.slices() > 1 ? " x " + std::to_string(s.slices()) + " slices" : "") << " "
             << (j->preemptible() ? "preemptible" : "on-demand") << ", priority " << j->priority()
             << "\n"
             << "  state:        " << j->state() << (j->reason().empty() ? "" : " — ") << TerminalSafe(j->reason())
@@ -235,6 +237,14 @@ int Describe(ApiClient& api, const std::string& job, const std::string& output) 
               << ", hosts";
     for (int h : j->hosts()) std::cout << " " << h;
     std::cout << "\n";
+    for (const auto& slice : j->more_slices()) {  // a multislice job's other slices
+      std::cout << "                " << slice.pod() << " rows " << slice.placement().row()
+                << ".." << slice.placement().row() + slice.placement().rows() - 1 << " cols "
+                << slice.placement().col() << ".."
+                << slice.placement().col() + slice.placement().cols() - 1 << ", hosts";
+      for (int h : slice.hosts()) std::cout << " " << h;
+      std::cout << "\n";
+    }
   }
   std::cout << "  progress:     step " << j->step() << ", last checkpoint at step "
             << j->last_checkpoint_step() << "\n"
@@ -465,18 +475,22 @@ std::string PodPicture(const api::Pod& p, bool color) {
   pod::RenderOptions options;
   options.color = color;
   std::vector<std::string> legend;
-  int hidden = 0;
+  std::set<int64_t> in_legend;
+  int hidden = 0, more_slices = 0;
   for (const auto& a : p.allocations()) {
-    AllocationId id(a.job_id() != 0 ? a.job_id() : -(++hidden));
+    // Another slice of a multislice job in this pod is drawn under its own id with the job's
+    // label (the grid holds one allocation per id).
+    const bool shown = a.job_id() != 0;
+    AllocationId id(!shown ? -(++hidden) : a.slice() == 0 ? a.job_id() : -1'000'000 - ++more_slices);
     pod::Placement placement{{a.placement().row(), a.placement().col()},
                              {a.placement().rows(), a.placement().cols()}};
     if (!grid->Allocate(id, placement).ok()) continue;
-    char label = a.job_id() != 0 ? pod::DefaultLabel(id) : '#';
+    char label = shown ? pod::DefaultLabel(AllocationId(a.job_id())) : '#';
     // Preemptible work in lower case, on-demand in upper case.
     if (a.preemptible() && label >= 'A' && label <= 'Z') label = static_cast<char>(label + 32);
     if (!a.preemptible() && label >= 'a' && label <= 'z') label = static_cast<char>(label - 32);
     options.labels[id] = label;
-    if (a.job_id() != 0) {
+    if (shown && in_legend.insert(a.job_id()).second) {
       legend.push_back(std::string(1, label) + "  job " + std::to_string(a.job_id()) + " " +
                        a.user() + " " + a.accelerator() + " " +
                        (a.preemptible() ? "preemptible" : "on-demand") + " " + a.state());

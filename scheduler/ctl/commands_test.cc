@@ -65,6 +65,35 @@ TEST(PodPicture, DrawsAllocationsAndHiddenOnes) {
   EXPECT_NE(PodPicture(p, true).find("\x1b["), std::string::npos);
 }
 
+// Two slices of one multislice job in one pod: both drawn with the job's label, listed once.
+TEST(PodPicture, DrawsEverySliceOfAJobInThePodUnderItsLabel) {
+  api::Pod p;
+  p.set_name("pod0");
+  p.set_generation("v2");
+  p.set_host_rows(1);
+  p.set_host_cols(4);
+  for (int i = 0; i < 4; ++i) {
+    auto* h = p.add_hosts();
+    h->set_id(i);
+    h->set_healthy(true);
+  }
+  for (int slice = 0; slice < 2; ++slice) {
+    auto* a = p.add_allocations();
+    a->set_job_id(1);
+    a->set_user("alice");
+    a->set_accelerator("v2-8");
+    a->set_slice(slice);
+    a->mutable_placement()->set_col(slice * 2);
+    a->mutable_placement()->set_rows(1);
+    a->mutable_placement()->set_cols(1);
+  }
+  const std::string pic = PodPicture(p, false);
+  EXPECT_NE(pic.find("A . A ."), std::string::npos) << pic;
+  const size_t first = pic.find("job 1 alice");
+  ASSERT_NE(first, std::string::npos) << pic;
+  EXPECT_EQ(pic.find("job 1 alice", first + 1), std::string::npos) << pic;
+}
+
 TEST(PodPicture, ListsUnhealthyHostsByReason) {
   api::Pod p;
   p.set_name("pod0");

@@ -400,11 +400,11 @@ Status BusLogic::OnRanksUp(const JobEpoch& je,
   auto& [epoch, up] = ranks_up_[je.job];
   if (epoch != je.epoch) up.clear();
   epoch = je.epoch;
-  const std::vector<HostId> slice = scheduler_->fleet().HostsIn(*job->placement);
+  const std::vector<HostId> held = core::HostsOfJob(scheduler_->fleet(), *job);  // every slice
   for (int32_t h : hosts) {
-    if (std::find(slice.begin(), slice.end(), HostId(h)) != slice.end()) up.insert(HostId(h));
+    if (std::find(held.begin(), held.end(), HostId(h)) != held.end()) up.insert(HostId(h));
   }
-  if (up.size() < slice.size()) return Status::Ok();
+  if (up.size() < held.size()) return Status::Ok();
   ranks_up_.erase(je.job);
   return Apply(scheduler_->ReportRunning(je, now), "unknown_job");
 }
@@ -432,15 +432,15 @@ Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now)
     return Status::Ok();
   }
   if (live) {
-    // Of the live epoch, only the slice's hosts report, and only the launcher host (the slice's
-    // first, where mpirun or `podworker launch` runs) gives the verdict: an agent cannot end
-    // another user's job by naming a host of its own.
-    const std::vector<HostId> slice = scheduler_->fleet().HostsIn(*job->placement);
+    // Of the live epoch, only the job's hosts (every slice's) report, and only the launcher host
+    // (the first, where mpirun or `podworker launch` runs) gives the verdict: an agent cannot
+    // end another user's job by naming a host of its own.
+    const std::vector<HostId> held = core::HostsOfJob(scheduler_->fleet(), *job);
     const bool in_slice = std::all_of(m.hosts().begin(), m.hosts().end(), [&](int32_t h) {
-      return std::find(slice.begin(), slice.end(), HostId(h)) != slice.end();
+      return std::find(held.begin(), held.end(), HostId(h)) != held.end();
     });
     const bool from_launcher =
-        std::find(m.hosts().begin(), m.hosts().end(), slice.front().value()) != m.hosts().end();
+        std::find(m.hosts().begin(), m.hosts().end(), held.front().value()) != m.hosts().end();
     if (!in_slice || (!verdict->released && !from_launcher)) {
       Drop("unknown_host");
       acks_[agent.agent_id].push_back(je);  // a refusal is final: stop the resends
@@ -538,7 +538,13 @@ void BusLogic::Dispatch(const core::Actions& actions) {
       launches_[plan->job] = PendingLaunch{TimePoint{}, plan->hosts, {}, {}};
       bus::Envelope e;
       *e.mutable_launch() = composer_.Compose(*plan, registry_.RshEndpoints(plan->hosts), tokens_());
-      SendToHosts(plan->hosts, e);
+      // One Launch per agent of any slice; each learns where its pod's ids start among the
+      // Launch's fleet ids.
+      for (const std::string& agent_id : registry_.AgentsServing(plan->hosts)) {
+        const AgentInfo& agent = registry_.agents().at(agent_id);
+        e.mutable_launch()->set_first_host(scheduler_->fleet().first_host(agent.pod_index));
+        Send(agent_id, e);
+      }
     } else if (const auto* preempt = std::get_if<core::PreemptAction>(&action)) {
       bus::Envelope e;
       ToProto(preempt->job, e.mutable_preempt()->mutable_job());
@@ -577,9 +583,12 @@ std::vector<BusOutgoing> BusLogic::TakeAcks() {
 // ---- queries ----
 
 bool BusLogic::ServesSliceOf(const AgentInfo& agent, const core::JobRecord& job) const {
-  std::vector<HostId> slice = scheduler_->fleet().HostsIn(*job.placement);
-  return std::any_of(slice.begin(), slice.end(),
-                     [&](HostId h) { return registry_.Serves(agent, h); });
+  auto serves = [&](const pod::FleetPlacement& slice) {
+    const std::vector<HostId> hosts = scheduler_->fleet().HostsIn(slice);
+    return std::any_of(hosts.begin(), hosts.end(),
+                       [&](HostId h) { return registry_.Serves(agent, h); });
+  };
+  return serves(*job.placement) || std::any_of(job.more_slices.begin(), job.more_slices.end(), serves);
 }
 
 int64_t BusLogic::unhealthy_hosts() const {

@@ -734,8 +734,10 @@ class BusLogicFleetTest : public ::testing::Test {
     auto it = bus_->dropped().find(reason);
     return it == bus_->dropped().end() ? 0 : it->second;
   }
-  JobId Place(const std::string& type) {
-    auto id = sched_->Submit(Spec("alice", type, false), now_);
+  JobId Place(const std::string& type, int slices = 1) {
+    core::JobSpec spec = Spec("alice", type, false);
+    spec.slices = slices;
+    auto id = sched_->Submit(spec, now_);
     EXPECT_TRUE(id.has_value());
     now_ += std::chrono::milliseconds(10);
     EXPECT_TRUE(bus_->OnTimer(now_).ok());
@@ -768,7 +770,8 @@ TEST_F(BusLogicFleetTest, EachAgentNamesItsPodsOwnHostsAndLaunchesSpeakThem) {
   EXPECT_EQ(out[0].first, "big-a");
   EXPECT_EQ(out[0].second.launch().env().at("POD_SLICE"), "big:0,0:2x2");
 
-  // A v2-8 then goes to a device: its agent hears of "host 0" and the env says so.
+  // A v2-8 then goes to a device: the Launch names its fleet id, with where the agent's pod
+  // starts among them (its host 0); the env says "host 0".
   const JobId small = Place("v2-8");
   const int pod = sched_->Find(small)->placement->pod;
   ASSERT_TRUE(pod == 1 || pod == 2);
@@ -778,8 +781,9 @@ TEST_F(BusLogicFleetTest, EachAgentNamesItsPodsOwnHostsAndLaunchesSpeakThem) {
   EXPECT_EQ(out[0].first, agent);
   const bus::Launch& l = out[0].second.launch();
   ASSERT_EQ(l.hosts_size(), 1);
-  EXPECT_EQ(l.hosts(0), 0);
-  EXPECT_EQ(l.rsh_endpoints().count(0), 1u);
+  EXPECT_EQ(l.hosts(0), 3 + pod);
+  EXPECT_EQ(l.first_host(), 3 + pod);
+  EXPECT_EQ(l.rsh_endpoints().count(3 + pod), 1u);
   EXPECT_EQ(l.env().at("POD_HOSTS"), "0");
   EXPECT_EQ(l.env().at("POD_SLICE"), sched_->fleet().pod(pod).name() + ":0,0:1x1");
   // Ports come from the fleet's host (no two pods' host 0 share a block on one machine).
@@ -811,6 +815,70 @@ TEST_F(BusLogicFleetTest, EachAgentNamesItsPodsOwnHostsAndLaunchesSpeakThem) {
   Send(pod == 1 ? "d1" : "d0", exited);
   EXPECT_EQ(sched_->Find(big)->state, core::JobState::kPlaced);
   EXPECT_EQ(Dropped("unknown_host"), 1);
+}
+
+// A job of two v2-8 slices goes to both devices of zone-b, which both number their host "0": one
+// Launch to each agent, naming the hosts by fleet ids (4, 5) with each agent's own first_host;
+// the env has each slice, the pods' ids and MEGASCALE_*. It runs once both slices' ranks are up,
+// and ends by the launcher's verdict (the first slice's agent) and the other's release.
+TEST_F(BusLogicFleetTest, AMultisliceJobIsLaunchedToEverySlicesAgentInFleetIds) {
+  Register("big-a", "big", {0, 1, 2, 3});
+  Register("d0", "dev-0", {0});
+  Register("d1", "dev-1", {0});
+  Out();
+  const JobId job = Place("v2-8", 2);
+  const core::JobRecord& placed = *sched_->Find(job);
+  ASSERT_EQ(placed.more_slices.size(), 1u);
+  auto out = Out();
+  ASSERT_EQ(out.size(), 2u);
+  std::map<std::string, bus::Launch> launches;
+  for (const auto& [agent, e] : out) launches[agent] = e.launch();
+  ASSERT_TRUE(launches.contains("d0") && launches.contains("d1"));
+  EXPECT_EQ(launches["d0"].first_host(), 4);
+  EXPECT_EQ(launches["d1"].first_host(), 5);
+  const bus::Launch& l = launches["d0"];
+  const int first = placed.placement->pod;  // 1 or 2: the launcher's device
+  EXPECT_EQ(std::vector<int32_t>(l.hosts().begin(), l.hosts().end()),
+            (std::vector<int32_t>{3 + first, first == 1 ? 5 : 4}));
+  EXPECT_EQ(l.rsh_endpoints().size(), 2u);
+  EXPECT_EQ(l.env().at("POD_HOSTS"), "0,0");
+  EXPECT_EQ(l.env().at("POD_SLICES"), first == 1 ? "dev-0:0,0:1x1;dev-1:0,0:1x1"
+                                                 : "dev-1:0,0:1x1;dev-0:0,0:1x1");
+  EXPECT_EQ(l.env().at("POD_NUM_SLICES"), "2");
+  EXPECT_EQ(l.env().at("MEGASCALE_NUM_SLICES"), "2");
+  EXPECT_EQ(l.env().at("WORLD_SIZE"), "2");
+  EXPECT_EQ(l.env().at("MEGASCALE_COORDINATOR_ADDRESS"), l.env().at("MASTER_ADDR"));
+
+  const std::string launcher = first == 1 ? "d0" : "d1", other = first == 1 ? "d1" : "d0";
+  auto beat = [&](const std::string& agent) {
+    bus::Envelope e;
+    e.mutable_heartbeat()->set_agent_id(agent);
+    auto* r = e.mutable_heartbeat()->add_running();
+    r->mutable_job()->set_job_id(job.value());
+    r->mutable_job()->set_epoch(placed.epoch);
+    r->add_hosts(0);
+    r->add_ranks_up_hosts(0);
+    Send(agent, e);
+  };
+  beat(launcher);
+  EXPECT_EQ(sched_->Find(job)->state, core::JobState::kStarting) << "one slice's ranks are up";
+  beat(other);
+  EXPECT_EQ(sched_->Find(job)->state, core::JobState::kRunning);
+
+  bus::Envelope exited;
+  exited.mutable_exited()->mutable_job()->set_job_id(job.value());
+  exited.mutable_exited()->mutable_job()->set_epoch(placed.epoch);
+  exited.mutable_exited()->set_reason(bus::Exited::COMPLETED);
+  exited.mutable_exited()->add_hosts(0);
+  Send(other, exited);  // not the launcher: no verdict
+  EXPECT_EQ(sched_->Find(job)->state, core::JobState::kRunning);
+  EXPECT_EQ(Dropped("unknown_host"), 1);
+  Send(launcher, exited);
+  EXPECT_EQ(sched_->Find(job)->state, core::JobState::kSucceeded);
+  exited.mutable_exited()->set_reason(bus::Exited::RELEASED);
+  Send(other, exited);
+  EXPECT_FALSE(sched_->fleet().host(HostId(4)).allocation.has_value());
+  EXPECT_FALSE(sched_->fleet().host(HostId(5)).allocation.has_value());
 }
 
 TEST_F(BusLogicFleetTest, AnAgentOfAPodTheFleetDoesNotHaveOrOfHostsItsPodLacksIsRefused) {

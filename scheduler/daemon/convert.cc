@@ -87,12 +87,6 @@ Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& u
   }
   spec.ranks_per_host = in.ranks_per_host() == 0 ? 1 : in.ranks_per_host();
   spec.slices = in.slices() == 0 ? 1 : in.slices();  // the range is checked by the core
-  if (spec.slices > 1) {
-    // The core places them; the agents cannot yet start one job across slices (issue 28).
-    return InvalidArgument("slices " + std::to_string(spec.slices) +
-                         ": multislice jobs are placed by podsim only so far; the agents' launch "
-                         "across slices is not built yet. Ask for one slice of a larger type");
-  }
   auto launcher = core::ParseLauncher(in.launcher());
   if (!launcher) return std::unexpected(launcher.error());
   spec.launcher = *launcher;

@@ -17,6 +17,12 @@ std::string AddressOf(HostId host, const std::map<HostId, std::string>& rsh_endp
   return ep ? ep->ip : "0.0.0.0";
 }
 
+// "pod0:COL,ROW:WxH": the pod, the origin host's column and row, the size in hosts.
+std::string SliceText(const std::string& pod, const pod::Placement& p) {
+  return pod + ":" + std::to_string(p.origin.col) + "," + std::to_string(p.origin.row) + ":" +
+         std::to_string(p.shape.cols) + "x" + std::to_string(p.shape.rows);
+}
+
 }  // namespace
 
 int LaunchComposer::Port(HostId host, int slot) const {
@@ -29,12 +35,12 @@ bus::Launch LaunchComposer::Compose(const core::LaunchPlan& plan,
   bus::Launch l;
   l.mutable_job()->set_job_id(plan.job.job.value());
   l.mutable_job()->set_epoch(plan.job.epoch);
-  // The agents know their hosts by their pod's ids: the Launch names them so.
-  PODSCHED_CHECK(plan.pod_hosts.size() == plan.hosts.size());
-  for (size_t i = 0; i < plan.hosts.size(); ++i) {
-    l.add_hosts(plan.pod_hosts[i].value());
-    if (auto it = rsh_endpoints.find(plan.hosts[i]); it != rsh_endpoints.end()) {
-      (*l.mutable_rsh_endpoints())[plan.pod_hosts[i].value()] = it->second;
+  // Fleet ids: hosts of different pods that their pods number alike stay apart (a multislice
+  // job's slices); each agent gets its pod's first_host (SendLaunch) to find its own.
+  for (HostId h : plan.hosts) {
+    l.add_hosts(h.value());
+    if (auto it = rsh_endpoints.find(h); it != rsh_endpoints.end()) {
+      (*l.mutable_rsh_endpoints())[h.value()] = it->second;
     }
   }
   l.set_ranks_per_host(plan.ranks_per_host);
@@ -63,15 +69,18 @@ std::map<std::string, std::string> LaunchComposer::Env(
   std::map<std::string, std::string> env = plan.env;
   std::string ckpt = options_.default_checkpoint_url;
   if (auto it = plan.env.find("POD_CHECKPOINT_URL"); it != plan.env.end()) ckpt = it->second;
-  const pod::Placement& p = plan.placement;
   const std::string job_id = std::to_string(plan.job.job.value());
   env["POD_JOB_ID"] = job_id;
   env["POD_EPOCH"] = std::to_string(plan.job.epoch);
   env["POD_ACCELERATOR"] = plan.accelerator.ToString();
-  env["POD_SLICE"] = plan.pod + ":" + std::to_string(p.origin.col) + "," +
-                     std::to_string(p.origin.row) + ":" + std::to_string(p.shape.cols) + "x" +
-                     std::to_string(p.shape.rows);
-  env["POD_HOSTS"] = FormatHostSequence(plan.pod_hosts);  // with POD_SLICE's pod
+  env["POD_SLICE"] = SliceText(plan.pod, plan.placement);
+  std::string slices = env["POD_SLICE"];
+  for (const core::LaunchPlan::Slice& s : plan.more_slices) {
+    slices += ";" + SliceText(s.pod, s.placement);
+  }
+  env["POD_SLICES"] = slices;
+  env["POD_NUM_SLICES"] = std::to_string(1 + plan.more_slices.size());
+  env["POD_HOSTS"] = FormatHostSequence(plan.pod_hosts);  // each slice's with its POD_SLICES pod
   env["POD_CHECKPOINT_URL"] = ckpt;
   env.erase("POD_CHECKPOINT_DIR");
   if (ckpt.starts_with("file://")) {
@@ -104,6 +113,11 @@ std::map<std::string, std::string> LaunchComposer::Env(
   env["MASTER_PORT"] = std::to_string(Port(first, 0));
   env["JAX_COORDINATOR_ADDRESS"] = master + ":" + std::to_string(Port(first, 1));
   env["JAX_NUM_PROCESSES"] = std::to_string(world);
+  if (!plan.more_slices.empty()) {
+    // Multislice as Cloud TPU names it; each rank's MEGASCALE_SLICE_ID is `podworker rank`'s.
+    env["MEGASCALE_NUM_SLICES"] = env["POD_NUM_SLICES"];
+    env["MEGASCALE_COORDINATOR_ADDRESS"] = master;
+  }
   if (plan.array) {
     env["POD_ARRAY_ID"] = std::to_string(plan.array->array_id.value());
     env["POD_ARRAY_INDEX"] = std::to_string(plan.array->index);
@@ -133,13 +147,14 @@ size_t LaunchComposer::LargestLaunchBytes(const core::JobSpec& spec,
                         .preemptions = kBigCount,
                         .array = core::ArrayTask{JobId(kBigId), kBigCount, 0, ""},
                         .user = spec.user,
-                        .more_slices = {}};  // the API's jobs have one slice
+                        .more_slices = {}};
+  for (int k = 1; k < spec.slices; ++k) plan.more_slices.push_back({pod_name, plan.placement});
   std::map<HostId, std::string> endpoints;
-  for (int i = 0; i < type.hosts(); ++i) {
-    // Distinct hosts with the most digits a host index has.
-    const HostId h(kMaxHostIndex - i);
+  for (int i = 0; i < type.hosts() * spec.slices; ++i) {
+    // Distinct hosts with the most digits a fleet id (and a pod's host index) has.
+    const HostId h(kMaxFleetHostId - i);
     plan.hosts.push_back(h);
-    plan.pod_hosts.push_back(h);
+    plan.pod_hosts.push_back(HostId(kMaxHostIndex - i % type.hosts()));
     endpoints[h] = "tcp://255.255.255.255:65535";
   }
   bus::Envelope envelope;

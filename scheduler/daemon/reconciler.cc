@@ -18,7 +18,7 @@ void Reconciler::Start(TimePoint deadline) {
   for (JobId id : scheduler_->ActiveJobIds()) {
     const core::JobRecord& job = *scheduler_->Find(id);
     if (!core::HoldsHosts(job.state) || !job.placement) continue;
-    for (HostId h : scheduler_->fleet().HostsIn(*job.placement)) {
+    for (HostId h : core::HostsOfJob(scheduler_->fleet(), job)) {
       launched_[static_cast<size_t>(h.value())] = JobEpoch{id, job.epoch};
       awaiting_.insert(h);
     }
@@ -63,7 +63,7 @@ std::optional<Reconciler::Missing> Reconciler::MissingOn(HostId host, const Agen
     launched.reset();
     return Missing{je, false};
   }
-  const bool launcher = scheduler_->fleet().HostsIn(*job->placement).front() == host;
+  const bool launcher = core::HostsOfJob(scheduler_->fleet(), *job).front() == host;
   if (!launcher && report.running.contains(je)) return std::nullopt;
   return Missing{je, launcher};
 }

@@ -21,7 +21,9 @@ UsageHistory::Sample UsageHistory::Take(const core::Scheduler& scheduler, TimePo
   for (JobId id : scheduler.ActiveJobIds()) {
     const core::JobRecord& job = *scheduler.Find(id);
     if (!core::HoldsHosts(job.state) || !job.placement) continue;
-    (job.spec.preemptible ? s.preemptible_hosts : s.on_demand_hosts) += job.placement->rect.shape.hosts();
+    // Every slice of a multislice job holds as many hosts as the first.
+    (job.spec.preemptible ? s.preemptible_hosts : s.on_demand_hosts) +=
+        job.placement->rect.shape.hosts() * (1 + static_cast<int>(job.more_slices.size()));
   }
   s.held_hosts = s.on_demand_hosts + s.preemptible_hosts;
   return s;

@@ -29,6 +29,16 @@ if(TARGET podworker AND TARGET podprobe)
             $<TARGET_FILE:podprobe>)
   set_tests_properties(fleet_integration PROPERTIES LABELS integration TIMEOUT 300
                        RESOURCE_LOCK podworker_cluster)
+  # Multislice jobs (issue 28 stage 2): podtrain on 2 slices across two pods, one MPI world,
+  # bit-identical to one process; exec ranks told their slice; a slice's agent killed mid-run.
+  if(TARGET podtrain)
+    add_test(NAME multislice_integration
+      COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/multislice_test.py
+              $<TARGET_FILE:podsched> $<TARGET_FILE:podctl> $<TARGET_FILE:podworker>
+              $<TARGET_FILE:podtrain>)
+    set_tests_properties(multislice_integration PROPERTIES LABELS integration TIMEOUT 300
+                         RESOURCE_LOCK podworker_cluster)
+  endif()
   # Job arrays (throttle, POD_ARRAY_*), dependencies and cancel of a whole array (sweeps_test.py).
   add_test(NAME sweeps_integration
     COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/sweeps_test.py

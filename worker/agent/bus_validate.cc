@@ -70,16 +70,20 @@ bool PathIsWithin(std::string_view path, std::string_view root) {
 std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<int32_t>& my_hosts,
                                         const LaunchPolicy& policy) {
   if (l.job().job_id() <= 0 || l.job().epoch() <= 0) return Invalid("job id and epoch must be > 0");
+  if (l.first_host() < 0 || l.first_host() > kMaxFleetHostId) {
+    return Invalid("first_host " + std::to_string(l.first_host()) + " out of range");
+  }
   if (l.hosts().empty() || static_cast<size_t>(l.hosts_size()) > kMaxHosts) {
     return Invalid("Launch needs 1.." + std::to_string(kMaxHosts) + " hosts");
   }
   std::set<int32_t> seen;
   bool mine = false;
   for (int32_t h : l.hosts()) {
-    if (h < 0 || h > kMaxHostIndex || !seen.insert(h).second) {
+    if (h < 0 || h > kMaxFleetHostId || !seen.insert(h).second) {
       return Invalid("Launch host " + std::to_string(h) + " out of range or repeated");
     }
-    mine = mine || std::binary_search(my_hosts.begin(), my_hosts.end(), h);
+    // The agent's hosts are its pod's ids; the Launch's are fleet ids (bus.proto).
+    mine = mine || std::binary_search(my_hosts.begin(), my_hosts.end(), h - l.first_host());
   }
   if (!mine) return Rejection{"unknown_host", "Launch names none of this agent's hosts"};
   if (l.ranks_per_host() < 1 || l.ranks_per_host() > kMaxRanksPerHost) {

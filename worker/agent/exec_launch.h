@@ -41,6 +41,12 @@ struct LaunchArgs {
 Result<LaunchArgs> ParseLaunchArgs(const std::vector<std::string>& args,
                                    const std::string& self);
 
+// What the agent gives the exec launcher beside the job contract: the ranks' hosts as the Launch
+// names them (fleet ids, rank order: POD_HOSTS has the pods' own ids, which two pods of a
+// multislice job share) and the launcher's own host among them.
+inline constexpr const char* kLaunchHostsVariable = "PODWORKER_HOSTS";
+inline constexpr const char* kLaunchHostVariable = "PODWORKER_HOST";
+
 struct RankStart {
   int32_t host = 0;
   int rank = 0;
@@ -53,7 +59,7 @@ std::vector<RankStart> PlanRanks(const std::vector<int32_t>& hosts, int ranks_pe
 std::vector<std::string> RankArgv(const std::string& rank_binary, const RankStart& start,
                                   const std::vector<std::string>& command);
 
-// The ranks on the launcher's own host (POD_HOST, which the agent sets for the launcher) are
+// The ranks on the launcher's own host (PODWORKER_HOST, which the agent sets for the launcher) are
 // started by the launcher itself, without the rsh hop: one process start and one TCP session
 // less per rank, and a v2-8 device's job never touches the side channel. Their environment is
 // the launcher's, which the agent made for that host (POD_HOST, POD_PREEMPT_FILE, PODWORKER_TAG,

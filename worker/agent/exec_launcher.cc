@@ -85,24 +85,26 @@ int ExecLauncherMain(const std::string& self, const std::vector<std::string>& ar
   auto launch = ParseLaunchArgs(args, self);
   if (!launch) return Fail("launch", launch.error().message());
   const std::vector<std::string>& command = launch->command;
-  const auto hosts_env = GetEnv("POD_HOSTS");
+  const auto hosts_env = GetEnv(kLaunchHostsVariable);
   const auto per_host_env = GetEnv("LOCAL_WORLD_SIZE");
   if (!hosts_env || !per_host_env) {
-    return Fail("launch", "POD_HOSTS and LOCAL_WORLD_SIZE must be set (podworker sets them)");
+    return Fail("launch", std::string(kLaunchHostsVariable) +
+                              " and LOCAL_WORLD_SIZE must be set (podworker sets them)");
   }
   auto hosts = ParseHostSequence(*hosts_env);
   int per_host = 0;
   auto [p, ec] = std::from_chars(per_host_env->data(), per_host_env->data() + per_host_env->size(),
                                  per_host);
   if (!hosts || hosts->empty() || ec != std::errc() || per_host < 1) {
-    return Fail("launch", "POD_HOSTS='" + hosts_env->substr(0, 64) + "' and LOCAL_WORLD_SIZE='" +
+    return Fail("launch", std::string(kLaunchHostsVariable) + "='" + hosts_env->substr(0, 64) +
+                              "' and LOCAL_WORLD_SIZE='" +
                               per_host_env->substr(0, 16) + "' do not describe a slice");
   }
 
-  // The launcher's own host: its ranks start here (LocalRankEnvironment). Without POD_HOST (an
-  // agent older than this launcher), every rank goes through rsh.
+  // The launcher's own host: its ranks start here (LocalRankEnvironment). Without it, every
+  // rank goes through rsh.
   std::optional<int32_t> own_host;
-  if (const auto host_env = GetEnv("POD_HOST")) {
+  if (const auto host_env = GetEnv(kLaunchHostVariable)) {
     if (auto host = ParseMpiHostName(*host_env)) own_host = *host;
   }
 

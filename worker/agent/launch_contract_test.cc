@@ -49,6 +49,26 @@ TEST(RankEnvTest, ExecRankFromItsIndex) {
   EXPECT_FALSE(vars.contains("PODWORKER_TAG"));
 }
 
+// Two slices of 2 hosts, 2 ranks per host: ranks 0-3 are slice 0, ranks 4-7 slice 1.
+TEST(RankEnvTest, AMultisliceRankIsToldItsSlice) {
+  auto env = Env({{"WORLD_SIZE", "8"},
+                  {"LOCAL_WORLD_SIZE", "2"},
+                  {"POD_NUM_SLICES", "2"},
+                  {"MEGASCALE_NUM_SLICES", "2"}});
+  for (const auto& [rank, slice] : {std::pair{0, "0"}, {3, "0"}, {4, "1"}, {7, "1"}}) {
+    auto vars = RankEnv(*RankFromIndex(rank, env), env);
+    EXPECT_EQ(vars.at("POD_SLICE_ID"), slice) << rank;
+    EXPECT_EQ(vars.at("MEGASCALE_SLICE_ID"), slice) << rank;
+  }
+  // One slice: POD_SLICE_ID 0, no MEGASCALE_*; a count that does not divide the hosts: neither.
+  auto one = Env({{"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "1"}, {"POD_NUM_SLICES", "1"}});
+  auto vars = RankEnv(*RankFromIndex(3, one), one);
+  EXPECT_EQ(vars.at("POD_SLICE_ID"), "0");
+  EXPECT_FALSE(vars.contains("MEGASCALE_SLICE_ID"));
+  auto odd = Env({{"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "1"}, {"POD_NUM_SLICES", "3"}});
+  EXPECT_FALSE(RankEnv(*RankFromIndex(3, odd), odd).contains("POD_SLICE_ID"));
+}
+
 TEST(RankEnvTest, InconsistentRanksAreRefused) {
   EXPECT_FALSE(RankFromIndex(8, Env({{"WORLD_SIZE", "8"}, {"LOCAL_WORLD_SIZE", "4"}})));
   EXPECT_FALSE(RankFromIndex(0, Env({{"WORLD_SIZE", "6"}, {"LOCAL_WORLD_SIZE", "4"}})));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/host_list.h"
 #include "common/ids.h"
 #include "worker/agent/bus_validate.h"
 #include "worker/agent/exec_launch.h"
@@ -50,12 +51,18 @@ LauncherPlan PlanLauncher(const AgentOptions& o, const bus::Launch& l,
   const bool exec = l.launcher() == bus::Launch::EXEC;
   if (exec || one_host) {
     // The launcher host's own variables, for the ranks started on it without rsh (as
-    // RshServer::Run sets them for a rank that arrives by rsh).
-    plan.overrides.push_back("POD_HOST=" + std::to_string(l.hosts(0)));
+    // RshServer::Run sets them for a rank that arrives by rsh): POD_HOST is the pod's id.
+    plan.overrides.push_back("POD_HOST=" + std::to_string(l.hosts(0) - l.first_host()));
     plan.overrides.push_back("POD_PREEMPT_FILE=" + in.preempt_file);
     plan.overrides.push_back("OMPI_MCA_orte_tmpdir_base=" + in.host_dir + "/ompi");
   }
   if (exec) {
+    // The ranks' hosts as the Launch names them (fleet ids: POD_HOSTS has the pods' own, which
+    // two pods share), and the launcher's own among them.
+    std::vector<HostId> hosts;
+    for (int32_t h : l.hosts()) hosts.emplace_back(h);
+    plan.overrides.push_back(std::string(kLaunchHostsVariable) + "=" + FormatHostSequence(hosts));
+    plan.overrides.push_back(std::string(kLaunchHostVariable) + "=" + std::to_string(l.hosts(0)));
     if (!one_host) {
       // Each rank of another host through the rsh side channel, which sends these variables
       // along (SendEnv).

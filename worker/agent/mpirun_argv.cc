@@ -16,8 +16,8 @@ Result<int32_t> ParseMpiHostName(std::string_view name) {
   int32_t host = -1;
   auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), host);
   if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || host < 0 ||
-      host > kMaxHostIndex) {
-    return InvalidArgument("'" + std::string(name) + "' is not a pod host name hN (e.g. h12)");
+      host > kMaxFleetHostId) {
+    return InvalidArgument("'" + std::string(name) + "' is not a host name hN (e.g. h12)");
   }
   return host;
 }

@@ -28,7 +28,7 @@ struct MpirunPlan {
   bool local = false;
 };
 
-// The name of pod host N for mpirun and `podworker rsh`: "hN".
+// The name of host N (a Launch's fleet id, bus.proto) for mpirun and `podworker rsh`: "hN".
 std::string MpiHostName(int32_t host);
 // "h12" (or "12") -> 12; kInvalidArgument otherwise.
 Result<int32_t> ParseMpiHostName(std::string_view name);

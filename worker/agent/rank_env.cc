@@ -1,5 +1,6 @@
 #include "worker/agent/rank_env.h"
 
+#include <algorithm>
 #include <charconv>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,16 @@ std::map<std::string, std::string> RankEnv(const RankIdentity& id, const EnvLook
   }
   if (std::optional<std::string> tag = env("PODWORKER_TAG")) {
     out["PODWORKER_TAG"] = *tag + ":" + std::to_string(id.rank);
+  }
+  // A multislice job's slices hold equally many hosts, one slice after the other in rank order.
+  if (env("POD_NUM_SLICES")) {
+    const Result<int> slices = IntVar(env, "POD_NUM_SLICES");
+    const int hosts = id.world_size / std::max(1, id.local_world_size);
+    if (slices && *slices > 0 && hosts % *slices == 0) {
+      const std::string slice = std::to_string(id.node_rank / (hosts / *slices));
+      out["POD_SLICE_ID"] = slice;
+      if (env("MEGASCALE_NUM_SLICES")) out["MEGASCALE_SLICE_ID"] = slice;
+    }
   }
   return out;
 }

@@ -37,7 +37,9 @@ Result<RankIdentity> RankFromIndex(int rank, const EnvLookup& env);
 //   RANK, LOCAL_RANK, NODE_RANK, JAX_PROCESS_ID;
 //   TF_CONFIG {"cluster":{"worker":[POD_RANK_ADDRS...]},"task":{"type":"worker","index":RANK}}
 //   when POD_RANK_ADDRS lists world_size addresses;
-//   PODWORKER_TAG with ":RANK" appended (the agent finds its ranks by it: process_tree.h).
+//   PODWORKER_TAG with ":RANK" appended (the agent finds its ranks by it: process_tree.h);
+//   POD_SLICE_ID (and MEGASCALE_SLICE_ID for a multislice job) when POD_NUM_SLICES is given:
+//   the slice of the rank's host, the slices holding equally many hosts in rank order.
 std::map<std::string, std::string> RankEnv(const RankIdentity& id, const EnvLookup& env);
 
 }  // namespace podsched::agent

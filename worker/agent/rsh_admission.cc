@@ -40,7 +40,10 @@ std::string DescribeRshRequest(const bus::RshRequest& r) {
 RshDecision AdmitRshRequest(const bus::RshRequest& req, const RshContext& ctx,
                             std::optional<MonotonicTime> parked_until, MonotonicTime now) {
   const std::string what = DescribeRshRequest(req);
-  if (!std::binary_search(ctx.agent_hosts.begin(), ctx.agent_hosts.end(), req.host())) {
+  // The request names a fleet id (bus.proto, Launch.hosts): whose host it is follows from the
+  // Launch's first_host, so a request that arrives before its Launch is judged when it comes.
+  if (ctx.job && !std::binary_search(ctx.agent_hosts.begin(), ctx.agent_hosts.end(),
+                                     req.host() - ctx.job->first_host)) {
     return Refuse(what + ": host " + std::to_string(req.host()) + " is not served by agent " +
                   ctx.agent_id);
   }

@@ -38,10 +38,11 @@ inline constexpr int kMaxAcceptsPerTurn = 64;
 // What the agent knows of the request's (job, epoch) when it runs here.
 struct RshJob {
   std::string secret;           // the Launch's rsh_token
-  std::vector<int32_t> hosts;   // this agent's hosts of the slice, sorted
+  std::vector<int32_t> hosts;   // this agent's hosts of the job (the Launch's fleet ids), sorted
   bool killing = false;         // killed or out of grace
   int max_sessions_per_host = 1;
   std::map<int32_t, int> sessions;  // sessions started so far, by host
+  int32_t first_host = 0;       // hosts are fleet ids: the agent's pod's are first_host apart
 };
 
 // Hex of HMAC-SHA256(secret, "podsched-rsh-v1|JOB|EPOCH|HOST").

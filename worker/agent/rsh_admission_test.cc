@@ -100,6 +100,20 @@ TEST(RshAdmissionTest, RefusalsNameTheReason) {
   }
 }
 
+// A Launch names fleet ids (multislice jobs span pods that number their hosts alike): this
+// agent's pod starts at fleet id 64, so its host 4 is 68, and a request for 4 (another pod's)
+// is refused.
+TEST(RshAdmissionTest, HostsAreFleetIdsFirstHostApartFromTheAgentsOwn) {
+  RshContext c = Running();
+  c.job->first_host = 64;
+  c.job->hosts = {68, 69};
+  EXPECT_EQ(AdmitRshRequest(Request(2, 68), c, std::nullopt, {}).kind, RshDecision::kRun);
+  const RshDecision other = AdmitRshRequest(Request(2, 4), c, std::nullopt, {});
+  EXPECT_EQ(other.kind, RshDecision::kRefuse);
+  EXPECT_NE(other.reason.find("host 4 is not served by agent a0"), std::string::npos)
+      << other.reason;
+}
+
 TEST(RshAdmissionTest, ARequestBeforeItsLaunchWaitsTenSeconds) {
   FakeMonotonicClock clock;
   RshContext before = Running();

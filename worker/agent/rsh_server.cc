@@ -217,7 +217,9 @@ void RshServer::Run(Session& s, const bus::RshRequest& req) {
       env.push_back(name + "=" + value);
     }
   }
-  env.push_back("POD_HOST=" + std::to_string(req.host()));
+  // POD_HOST is the pod's own id; the request names the Launch's fleet id.
+  const std::optional<RshJob> job = jobs_.RshJobOf(je);
+  env.push_back("POD_HOST=" + std::to_string(req.host() - (job ? job->first_host : 0)));
   env.push_back("POD_PREEMPT_FILE=" + state_.PreemptFile(je, req.host()));
   env.push_back("OMPI_MCA_orte_tmpdir_base=" + tmp);
   env.push_back(std::string(kTagVariable) + "=" + TagValue(je, req.host()));

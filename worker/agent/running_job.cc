@@ -19,12 +19,14 @@ RunningJob::RunningJob(const bus::Launch& l, const std::vector<int32_t>& agent_h
       je{JobId(l.job().job_id()), l.job().epoch()},
       life(now, l.grace_seconds()),
       output(je, live_log_bytes_per_second) {
+  auto mine = [&](int32_t h) {
+    return std::binary_search(agent_hosts.begin(), agent_hosts.end(), h - l.first_host());
+  };
   for (int32_t h : l.hosts()) {
-    if (std::binary_search(agent_hosts.begin(), agent_hosts.end(), h)) my_hosts.push_back(h);
+    if (mine(h)) my_hosts.push_back(h);
   }
   std::sort(my_hosts.begin(), my_hosts.end());
-  launcher = l.hosts_size() > 0 &&
-             std::binary_search(agent_hosts.begin(), agent_hosts.end(), l.hosts(0));
+  launcher = l.hosts_size() > 0 && mine(l.hosts(0));
 }
 
 bool RunningJob::Quiet(bool sessions_open, MonotonicTime now, Duration start_timeout) const {
@@ -38,7 +40,7 @@ bool RunningJob::Quiet(bool sessions_open, MonotonicTime now, Duration start_tim
 ExitReport RunningJob::Exit() const {
   ExitReport report;
   report.job = je;
-  report.hosts = my_hosts;
+  for (int32_t h : my_hosts) report.hosts.push_back(PodHost(h));
   report.last_checkpoint_step = last_checkpoint_step;
   if (!launcher) {
     report.reason = ExitReason::kReleased;
@@ -62,15 +64,15 @@ bool RunningJob::FailedHere() const {
 
 RshJob RunningJob::Rsh() const {
   return RshJob{launch.rsh_token(), my_hosts, life.killing() || ended.has_value(),
-                SessionsPerHost(launch), sessions_started};
+                SessionsPerHost(launch), sessions_started, launch.first_host()};
 }
 
 void RunningJob::FillRunning(bus::RunningJob& r) const {
   r.mutable_job()->set_job_id(je.job.value());
   r.mutable_job()->set_epoch(je.epoch);
-  for (int32_t h : my_hosts) r.add_hosts(h);
+  for (int32_t h : my_hosts) r.add_hosts(PodHost(h));
   for (pid_t p : pids) r.add_pids(p);
-  for (int32_t h : ranks_up_hosts) r.add_ranks_up_hosts(h);
+  for (int32_t h : ranks_up_hosts) r.add_ranks_up_hosts(PodHost(h));
 }
 
 bool RunningJob::OverProcessLimit(int64_t max_processes) {

@@ -27,8 +27,9 @@
 namespace podsched::agent {
 
 struct RunningJob {
-  // The Launch as this agent takes it: its hosts among `agent_hosts` (sorted), and whether it
-  // starts the launcher (it has the slice's first host).
+  // The Launch as this agent takes it: its hosts among `agent_hosts` (its pod's ids, sorted;
+  // the Launch's are fleet ids, first_host apart), and whether it starts the launcher (it has
+  // the job's first host).
   RunningJob(const bus::Launch& launch, const std::vector<int32_t>& agent_hosts,
              MonotonicTime now, int64_t live_log_bytes_per_second);
 
@@ -52,7 +53,11 @@ struct RunningJob {
 
   bus::Launch launch;
   JobEpoch je;
-  std::vector<int32_t> my_hosts;  // this agent's hosts of the slice, sorted
+  // This agent's hosts of the job, by the Launch's (fleet) ids, sorted. Every host id inside the
+  // agent is such an id (rsh requests and tokens, tags, directories); podsched and POD_HOST get
+  // the pod's own (PodHost).
+  std::vector<int32_t> my_hosts;
+  int32_t PodHost(int32_t host) const { return host - launch.first_host(); }
   bool launcher = false;
   std::string progress_key;  // the launcher's POD_PROGRESS_KEY (hex, drawn at launch)
   JobLifecycle life;

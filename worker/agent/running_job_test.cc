@@ -36,6 +36,24 @@ TEST(RunningJobTest, TakesItsHostsOfTheSliceAndIsTheLauncherWithTheFirst) {
   EXPECT_FALSE(remote.launcher);
 }
 
+// A multislice Launch names fleet ids: with the agent's pod at fleet id 64, its hosts 2 and 5 are
+// 66 and 69; host 2 of another pod (fleet id 2) is not this agent's. Reports speak pod ids.
+TEST(RunningJobTest, FleetIdsOfTheLaunchAreTheAgentsOwnFirstHostApart) {
+  bus::Launch l = LaunchOn({2, 3, 66, 69}, bus::Launch::MPI);
+  l.set_first_host(64);
+  RunningJob job(l, {2, 3, 5}, kT0, 0);
+  EXPECT_EQ(job.my_hosts, (std::vector<int32_t>{66, 69}));
+  EXPECT_FALSE(job.launcher);
+  EXPECT_EQ(job.Exit().hosts, (std::vector<int32_t>{2, 5}));
+  job.ranks_up_hosts = {69};
+  bus::RunningJob running;
+  job.FillRunning(running);
+  EXPECT_EQ(std::vector<int32_t>(running.hosts().begin(), running.hosts().end()),
+            (std::vector<int32_t>{2, 5}));
+  EXPECT_EQ(running.ranks_up_hosts(0), 5);
+  EXPECT_EQ(job.Rsh().first_host, 64);
+}
+
 // The launcher ends once its process is reaped and nothing of the job is left here.
 TEST(RunningJobTest, TheLauncherIsQuietOnlyOnceReapedWithNoProcessOrSession) {
   RunningJob job(LaunchOn({2}, bus::Launch::MPI), {2}, kT0, 0);
