@@ -8,7 +8,10 @@ nothing is lost: the job SUCCEEDS with parameters bit-identical to a single-proc
 run, and every host is healthy and free at the end.
 
   cluster_test.py BUILD_DIR SCENARIO     SCENARIO: across, preempt, agent-kill, link-cut,
-                                                   sched-kill, torch (or all)
+                                                   sched-kill, torch, multislice (or all)
+
+multislice runs two pods of 2x2 hosts, one per pair of namespaces (1-2: pod0, 3-4: pod1), and a
+job of two v2-32 slices across them.
 Exit 0 pass, 1 fail, 77 skip (not root). PODSCHED_CLUSTER_STORE=file: checkpoints on file://
 instead of the S3 server. PODSCHED_CLUSTER_KEEP=1 keeps the work directory.
 """
@@ -63,9 +66,11 @@ def check_finished(c, jid, ref, what):
 
 def check_all_free(c):
     """Nothing lost at the end: every host healthy, none allocated, no job process anywhere."""
-    c.wait_hosts_healthy(range(2 * c.workers), 60)
-    wait_for("all hosts free", lambda: not any(h.get("allocated") or h.get("job_id")
-                                                for h in c.hosts().values()), 30)
+    for pod in ("pod%d" % p for p in range(c.pods)):
+        c.wait_hosts_healthy(range(2 * c.cols), 60, pod)
+        wait_for("all hosts of %s free" % pod,
+                 lambda: not any(h.get("allocated") or h.get("job_id")
+                                 for h in c.hosts(pod).values()), 30)
     if c.use_netns:
         for k in range(1, c.workers + 1):
             left = [p for p in c.nodes[k].pids() if _comm(p) in ("podtrain", "orted", "mpirun")]
@@ -332,10 +337,47 @@ def torch_ddp(c, _ref, _tmp):
     check_all_free(c)
 
 
+def multislice(c, ref, _tmp):
+    """8 (two pods, namespaces 1-2 serve pod0 and 3-4 pod1): podtrain on 2 slices of v2-32, one
+    MPI world of 8 ranks across the 4 namespaces; kill -9 of a namespace of the second slice
+    requeues the whole job (no rank of that epoch is left anywhere); once the namespace is back
+    it resumes from its checkpoint and ends bit-identical to the single-process reference."""
+    jid = c.submit("v2-32", RUN_ARGS, slices=2)
+    c.wait_running_step(jid, 40, 240)
+    j = c.job(jid)
+    epoch = j["epoch"]
+    slices = [(j["pod"], sorted(j["hosts"]))] + [
+        (s["pod"], sorted(int(h) for h in s["hosts"])) for s in j.get("more_slices", [])]
+    if sorted(p for p, _ in slices) != ["pod0", "pod1"]:
+        fail("job %d's slices are not one per pod: %s" % (jid, slices))
+    spread = sorted({k for k, *_ in c.job_processes(jid)})
+    if spread != [1, 2, 3, 4]:
+        fail("ranks of job %d in namespaces %s, not all four" % (jid, spread))
+    say("job %d epoch %d on slices %s: 8 ranks in namespaces %s" % (jid, epoch, slices, spread))
+    pod, hosts = slices[1]
+    victim = c.worker_of_host(hosts[0], pod)
+    say("kill -9 of everything in namespace %d (%s)" % (victim, pod))
+    c.nodes[victim].kill_all()
+    wait_for("job %d to leave epoch %d" % (jid, epoch),
+             lambda: (lambda j: j if j["epoch"] > epoch or j["state"] == "QUEUED" else None)(
+                 c.job(jid)), 90)
+    wait_for("no process of epoch %d left in any namespace" % epoch,
+             lambda: not [p for p in c.job_processes(jid) if p[3] == epoch] or None, 60)
+    say("job %d requeued whole: %s" % (jid, c.job(jid).get("reason")))
+    c.start_worker(victim)
+    check_finished(c, jid, ref, "multislice")
+    step = restored_step(c, jid)
+    if not step:
+        fail("job %d did not resume from a checkpoint" % jid)
+    say("resumed from step %d" % step)
+    check_all_free(c)
+
+
 from podcluster import _find_binary as pc_find  # noqa: E402
 
 SCENARIOS = {"across": across, "preempt": preempt, "agent-kill": agent_kill,
-             "link-cut": link_cut, "sched-kill": sched_kill, "torch": torch_ddp}
+             "link-cut": link_cut, "sched-kill": sched_kill, "torch": torch_ddp,
+             "multislice": multislice}
 
 
 def main():
@@ -366,7 +408,7 @@ def main():
             c = None
             try:
                 c = PodCluster(bins, work, workers=4, store="file" if name == "torch" else store,
-                               name=name[:6])
+                               name=name[:6], pods=2 if name == "multislice" else 1)
                 say("%s: %d namespaces on %s, checkpoints %s" % (
                     name, len(c.nodes), c.subnet, c.checkpoint_url.split("?")[0]))
                 c.start()

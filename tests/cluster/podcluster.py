@@ -102,10 +102,16 @@ class PodCluster:
     127.0.0.1 (ports from `base_port`)."""
 
     def __init__(self, bins, work, workers=4, use_netns=True, store="s3", config_extra="",
-                 heartbeat_timeout_ms=3000, base_port=8470, name="pod"):
+                 heartbeat_timeout_ms=3000, base_port=8470, name="pod", pods=1):
         self.bins = bins
         self.work = work
         self.workers = workers
+        # `pods` v2 pods pod0, pod1, ... of 2 x (workers / pods) hosts, one zone: the workers
+        # (namespaces) are their columns, pod after pod (a group of namespaces per pod).
+        if pods < 1 or workers % pods:
+            raise ValueError("%d workers cannot be split into %d pods" % (workers, pods))
+        self.pods = pods
+        self.cols = workers // pods
         self.use_netns = use_netns
         self.config_extra = config_extra
         self.heartbeat_timeout_ms = heartbeat_timeout_ms
@@ -183,14 +189,19 @@ bus:
   heartbeat_timeout_ms: %d
 data_dir: %s
 default_checkpoint_url: "%s"
-pods: [{name: pod0, generation: v2, host_rows: 2, host_cols: %d}]
+pods: [%s]
 scheduler:
   tick_interval_ms: 100
   min_runtime_before_preemption_seconds: 0
   retry_backoff_base_seconds: 1
+  default_quota: {on_demand_cores: %d, preemptible_cores: %d}
 limits: {requests_per_second: 100000, burst: 100000}
 %s""" % (self.sched_node.ip, self.http_port, self.bus, self.heartbeat_timeout_ms, self.data_dir,
-         self.store_url, self.workers, self.config_extra))
+         self.store_url, ", ".join(
+             "{name: pod%d, generation: v2, host_rows: 2, host_cols: %d, zone: cluster-a}" % (
+                 p, self.cols) for p in range(self.pods)),
+         # Every host of the fleet: a job of every slice (the default quota is 40 cores).
+         8 * 2 * self.workers, 8 * 2 * self.workers, self.config_extra))
 
     def start_scheduler(self):
         log = os.path.join(self.work, "podsched.log")
@@ -212,12 +223,17 @@ limits: {requests_per_second: 100000, burst: 100000}
         except (OSError, urllib.error.URLError):
             return False
 
-    def hosts_of_worker(self, k):
-        """Pod hosts served by worker k (1-based): column k-1 of the 2 x W pod."""
-        return [k - 1, k - 1 + self.workers]
+    def pod_of_worker(self, k):
+        """The pod whose hosts worker k (1-based) serves."""
+        return "pod%d" % ((k - 1) // self.cols)
 
-    def worker_of_host(self, h):
-        return h % self.workers + 1
+    def hosts_of_worker(self, k):
+        """Hosts served by worker k (1-based), by its pod's ids: a column of its 2 x C pod."""
+        c = (k - 1) % self.cols
+        return [c, c + self.cols]
+
+    def worker_of_host(self, h, pod="pod0"):
+        return int(pod[3:]) * self.cols + h % self.cols + 1
 
     def start_worker(self, k):
         """Starts the agents of node k: one podworker per simulated host (see below)."""
@@ -232,7 +248,8 @@ limits: {requests_per_second: 100000, burst: 100000}
             tmp = os.path.join(self.work, "tmp", "h%d" % h)
             os.makedirs(tmp, exist_ok=True)
             agent_id = "agent-%d-h%d" % (k, h)
-            argv = [self.bins.podworker, "--bus", self.bus, "--pod", "pod0", "--hosts", str(h),
+            argv = [self.bins.podworker, "--bus", self.bus, "--pod", self.pod_of_worker(k),
+                    "--hosts", str(h),
                     "--agent-id", agent_id, "--bus-key-file", self.key_files[agent_id],
                     "--advertise", node.ip,
                     "--state-dir", os.path.join(self.work, "worker-%d-h%d" % (k, h)),
@@ -252,23 +269,24 @@ limits: {requests_per_second: 100000, burst: 100000}
 
     def enroll_agents(self):
         """CURVE is on (the default): every agent is enrolled once, for its one host."""
-        hosts = {"agent-%d-h%d" % (k, h): h for k in range(1, self.workers + 1)
-                 for h in self.hosts_of_worker(k)}
+        hosts = {"agent-%d-h%d" % (k, h): (self.pod_of_worker(k), h)
+                 for k in range(1, self.workers + 1) for h in self.hosts_of_worker(k)}
         key_dir = os.path.join(self.work, "keys")
         self.key_files = {i: os.path.join(key_dir, i + ".key") for i in hosts}
         os.makedirs(key_dir, exist_ok=True)
-        for i, h in hosts.items():
+        for i, (pod, h) in hosts.items():
             if not os.path.exists(self.key_files[i]):
                 subprocess.run([self.bins.podsched, "--config", self.config, "agent", "enroll",
-                                "--out-dir", key_dir, "--agent-id", i, "--hosts", str(h)],
-                               check=True, capture_output=True)
+                                "--out-dir", key_dir, "--agent-id", i, "--hosts", str(h),
+                                "--pod", pod], check=True, capture_output=True)
 
     def start(self):
         self.enroll_agents()
         self.start_scheduler()
         for k in range(1, self.workers + 1):
             self.start_worker(k)
-        self.wait_hosts_healthy(range(self.workers * 2), 60)
+        for p in range(self.pods):
+            self.wait_hosts_healthy(range(self.cols * 2), 60, "pod%d" % p)
 
     def close(self):
         for p in self.procs:
@@ -354,13 +372,13 @@ limits: {requests_per_second: 100000, burst: 100000}
         m = re.findall(r"params_sha256=([0-9a-f]{64})", self.log_text(jid))
         return m[-1] if m else None
 
-    def hosts(self):
-        return {h["id"]: _ints(h) for h in self.api("GET", "/api/v1/pods/pod0").get("hosts", [])}
+    def hosts(self, pod="pod0"):
+        return {h["id"]: _ints(h) for h in self.api("GET", "/api/v1/pods/" + pod).get("hosts", [])}
 
-    def wait_hosts_healthy(self, ids, timeout):
+    def wait_hosts_healthy(self, ids, timeout, pod="pod0"):
         ids = list(ids)
-        wait_for("hosts %s healthy" % ids,
-                 lambda: all(self.hosts().get(i, {}).get("healthy") for i in ids), timeout)
+        wait_for("hosts %s of %s healthy" % (ids, pod),
+                 lambda: all(self.hosts(pod).get(i, {}).get("healthy") for i in ids), timeout)
 
     def wait_state(self, jid, states, timeout):
         states = {states} if isinstance(states, str) else set(states)
