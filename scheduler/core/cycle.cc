@@ -30,6 +30,12 @@ std::string PreemptedFor(const JobRecord& job) {
          (job.spec.preemptible ? " (higher priority)" : " (on-demand)");
 }
 
+// The reason of a job moved to defragment (SearchVictims): it starts again on free hosts.
+std::string MovedFor(const JobRecord& job) {
+  return "moved to make room for job " + std::to_string(job.id.value()) +
+         " (defragmentation: its pod has the hosts, not the block)";
+}
+
 // Only preemptible work is ever preempted (docs/jobspec.md): by on-demand work, or by
 // preemptible work of higher priority. On-demand work is never preempted, whatever the
 // priority: a user's priority must not stop another user's on-demand job.
@@ -863,6 +869,38 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
                   " running jobs would have to go, after their minimum runtime";
       none.lasting = false;
       out.wake = sets.earliest;
+      // Defragmentation: an on-demand job blocked by fragmentation alone may move them now,
+      // while the budget pays for what they lose.
+      if (in_.defrag != nullptr && !job.spec.preemptible) {
+        // In the pods with as many available hosts as the shape needs (blocked by fragmentation
+        // alone), where the profile would place it were the movable jobs gone (ChooseMoves).
+        std::optional<std::pair<int, VictimChoice>> moved;
+        for (int i : pods) {
+          const pod::Pod& view = victim_views[static_cast<size_t>(i)];
+          const auto movable = sets.later.find(i);
+          if (view.AvailableHosts() < shape.hosts() || movable == sets.later.end()) continue;
+          auto c = ChooseMoves(view, type, *in_.profile.score, movable->second);
+          if (c && (!moved || std::tie(c->lost_core_seconds, c->cores) <
+                                  std::tie(moved->second.lost_core_seconds, moved->second.cores))) {
+            moved = std::make_pair(i, std::move(*c));
+          }
+        }
+        if (moved) {
+          const double lost = moved->second.lost_core_seconds;
+          if (in_.defrag->Available(now_) >= lost) {
+            out.found = std::move(moved);
+            out.defrag = true;
+            return out;
+          }
+          none.why += " (moving them to defragment waits for its budget)";
+          const double wait_s = in_.defrag->SecondsUntil(lost, now_);
+          if (wait_s < 365.0 * 24 * 3600) {
+            out.wake = std::min(out.wake, now_ + std::chrono::duration_cast<Duration>(
+                                                     std::chrono::duration<double>(wait_s)) +
+                                              Duration(1));
+          }
+        }
+      }
     }
   }
   out.none = &failed_preemption_.emplace(key, std::move(none)).first->second;
@@ -913,8 +951,13 @@ bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasti
   }
   const int pod_index = search.found->first;
   const VictimChoice& choice = search.found->second;
+  if (search.defrag) {
+    PODSCHED_CHECK(in_.defrag->Take(choice.lost_core_seconds, now_));
+    defrag_moves_ += static_cast<int64_t>(choice.victims.size());
+    defrag_lost_core_seconds_ += choice.lost_core_seconds;
+  }
   for (JobId v : choice.victims) {
-    in_.binder.StartPreemption(v, PreemptedFor(job), job.id);
+    in_.binder.StartPreemption(v, search.defrag ? MovedFor(job) : PreemptedFor(job), job.id);
   }
   const pod::FleetPlacement freed{pod_index, choice.placement};
   in_.hosts.Reserve(job.id, Reservation{freed, choice.victims, {}});

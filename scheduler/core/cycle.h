@@ -46,6 +46,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/token_bucket.h"
 #include "pod/placement.h"
 #include "scheduler/core/accounting.h"
 #include "scheduler/core/host_leases.h"
@@ -148,6 +149,9 @@ class Pass {
     PassHeads* heads = nullptr;
     // SchedulerConfig::check_pass_memos.
     bool check_memos = false;
+    // Defragmentation's budget (SchedulerConfig::defrag_budget_core_seconds_per_hour), in
+    // core-seconds of lost work; null: off.
+    TokenBucket<TimePoint>* defrag = nullptr;
   };
   Pass(Inputs in, TimePoint now);
   Pass(const Pass&) = delete;  // view_ may refer to own_views_
@@ -165,6 +169,9 @@ class Pass {
   int64_t skipped() const { return skipped_; }
   // Of those, jobs behind strict order's head skipped without being read (StrictTail).
   int64_t skipped_unread() const { return skipped_unread_; }
+  // Jobs this pass moved to defragment (SchedulerStats::defrag_moves) and what they lost.
+  int64_t defrag_moves() const { return defrag_moves_; }
+  double defrag_lost_core_seconds() const { return defrag_lost_core_seconds_; }
 
   // The steps, in the order Consider runs them (public for their own tests).
   // Why the job cannot be considered in this pass (backoff, quota, shape), nullopt if it can.
@@ -222,6 +229,9 @@ class Pass {
   // and when a victim passes its minimum runtime (max: none waits for it).
   struct VictimSearch {
     std::optional<std::pair<int, VictimChoice>> found;
+    // The victims are moved to defragment (some are inside their minimum runtime): their lost
+    // work comes out of Inputs::defrag.
+    bool defrag = false;
     const NoVictims* none = nullptr;  // when !found
     TimePoint wake = TimePoint::max();
   };
@@ -309,6 +319,8 @@ class Pass {
   std::map<std::tuple<int, int, int, int, bool, int, bool>, NoVictims> failed_preemption_;
   int64_t skipped_ = 0;
   int64_t skipped_unread_ = 0;
+  int64_t defrag_moves_ = 0;
+  double defrag_lost_core_seconds_ = 0;
   uint64_t head_id_ = 0;                // PassHeads::id of this pass's head; 0: none yet
   std::vector<RunningRef> running_;     // evictable work, built on first need
   bool running_built_ = false;

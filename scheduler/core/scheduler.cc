@@ -41,6 +41,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Fleet fleet, Scheduler
     return InvalidArgument("fair_share_half_life and aging_step must be > 0");
   }
   if (config.reclaim_rate_per_hour < 0) return InvalidArgument("reclaim rate must be >= 0");
+  if (!(config.defrag_budget_core_seconds_per_hour >= 0) ||
+      config.defrag_budget_core_seconds_per_hour > 1e12) {
+    return InvalidArgument("defrag_budget_core_seconds_per_hour must be 0..1e12");
+  }
   if (config.max_jobs_created_per_user_per_hour < 1) {
     return InvalidArgument("max_jobs_created_per_user_per_hour must be >= 1");
   }

@@ -131,6 +131,13 @@ struct SchedulerConfig {
   // every ended job (podsim and the tests; the daemon's default is an hour).
   Duration ended_job_retention{0};
   Duration min_runtime_before_preemption = std::chrono::minutes(10);  // anti-thrash
+  // Defragmentation (issue 28 stage 3): an on-demand job blocked only by fragmentation (a pod it
+  // may use has as many available hosts as it needs, but no free block of its shape) may move
+  // preemptible jobs still inside their minimum runtime (checkpoint, stop, requeue: they start
+  // again on the free hosts) instead of waiting for them to come of age. What the moved jobs
+  // lose (cores x time since their last checkpoint) is bounded by this many core-seconds an hour
+  // (a token bucket holding one hour's worth; in memory, full again after a restart). 0: off.
+  double defrag_budget_core_seconds_per_hour = 0;
   Duration preemptible_lifetime = std::chrono::hours(24);  // 0: unlimited
   double reclaim_rate_per_hour = 0;  // provider reclaims per preemptible allocation-hour
   Duration retry_backoff_base = std::chrono::seconds(30);
@@ -168,6 +175,10 @@ struct SchedulerStats {
   // Of those, jobs behind strict order's head that a pass skipped without reading them at all
   // (StrictTail in cycle.h: their user's counts and the strict-order text had not changed).
   int64_t skipped_unread = 0;
+  // Defragmentation: preemptible jobs moved for an on-demand job blocked only by fragmentation,
+  // and the work they lost (core-seconds since their last checkpoint), within the budget.
+  int64_t defrag_moves = 0;
+  double defrag_lost_core_seconds = 0;
 };
 
 class Scheduler {

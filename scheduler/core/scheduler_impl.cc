@@ -18,7 +18,11 @@ Scheduler::Impl::Impl(pod::Fleet p, SchedulerConfig c, Profile prof, JobReposito
                                    config.max_jobs_created_per_user_per_hour}),
       profile(std::move(prof)),
       repo(r),
-      rng(config.seed) {}
+      rng(config.seed) {
+  if (const double budget = config.defrag_budget_core_seconds_per_hour; budget > 0) {
+    defrag_budget.emplace(budget / 3600, budget);
+  }
+}
 
 void Scheduler::Impl::Enqueue(JobRecord& job, TimePoint now) {
   queued.Add(job.id, job.submit_time,

@@ -78,6 +78,9 @@ class Scheduler::Impl {
   // The backfill heads passes had, which the queued jobs' memos name (Pass::Inputs).
   PassHeads pass_heads;
   StrictTail strict_tail;  // the jobs behind strict order's head, between passes (cycle.h)
+  // What defragmentation may still make moved jobs lose (Pass::Inputs::defrag), in core-seconds;
+  // unset when config.defrag_budget_core_seconds_per_hour is 0.
+  std::optional<TokenBucket<TimePoint>> defrag_budget;
 
   // --- the current call's output ---
   Outbox outbox;  // actions, changed jobs and events, until Finish commits them (outbox.h)

@@ -43,6 +43,33 @@ std::optional<VictimChoice> ChooseVictims(
   return best;
 }
 
+std::optional<VictimChoice> ChooseMoves(const pod::Pod& pod, const pod::AcceleratorType& type,
+                                        const pod::PlacementPolicy& policy,
+                                        const std::map<AllocationId, VictimCandidate>& movable) {
+  if (movable.empty()) return std::nullopt;
+  pod::Pod without = pod;
+  for (const auto& [alloc, candidate] : movable) (void)without.Release(alloc);
+  const std::optional<pod::Placement> p = policy.Choose(without, type);
+  if (!p) return std::nullopt;
+  VictimChoice choice{*p, {}, 0, 0};
+  std::vector<AllocationId> seen;
+  for (HostId h : pod.HostsIn(*p)) {
+    const auto& a = pod.host(h).allocation;
+    if (!a || std::find(seen.begin(), seen.end(), *a) != seen.end()) continue;
+    seen.push_back(*a);
+    const VictimCandidate& c = movable.at(*a);  // what stayed allocated is not in the way
+    if (std::find(choice.victims.begin(), choice.victims.end(), c.job) != choice.victims.end()) {
+      continue;  // a multislice job's other slice: counted once
+    }
+    choice.victims.push_back(c.job);
+    choice.lost_core_seconds += c.lost_core_seconds;
+    choice.cores += c.cores;
+  }
+  if (choice.victims.empty()) return std::nullopt;
+  std::sort(choice.victims.begin(), choice.victims.end());
+  return choice;
+}
+
 Shadow ComputeShadow(const pod::Pod& pod, const pod::AcceleratorType& type,
                      const pod::PlacementPolicy& policy, std::vector<ExpectedRelease> releases) {
   std::stable_sort(releases.begin(), releases.end(),

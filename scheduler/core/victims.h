@@ -34,6 +34,15 @@ struct VictimChoice {
 std::optional<VictimChoice> ChooseVictims(const pod::Pod& pod, pod::SliceShape shape,
                                           const std::map<AllocationId, VictimCandidate>& candidates);
 
+// Defragmentation: where `policy` would put a slice of `type` in `pod` if every allocation of
+// `movable` were gone, and the movable jobs in that rectangle (their lost work and cores summed).
+// The placement policy, not the least lost work, picks the rectangle: moves that packed the
+// on-demand job wherever moving was cheapest would scatter unmovable work over the pod and block
+// the larger jobs that follow. nullopt when there is no such position, or it is free already.
+std::optional<VictimChoice> ChooseMoves(const pod::Pod& pod, const pod::AcceleratorType& type,
+                                        const pod::PlacementPolicy& policy,
+                                        const std::map<AllocationId, VictimCandidate>& movable);
+
 // When an allocation is expected to release its hosts (max() when unknown).
 struct ExpectedRelease {
   AllocationId allocation;

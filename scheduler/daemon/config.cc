@@ -70,7 +70,8 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
                         "preemptible_lifetime_hours", "reclaim_rate_per_hour",
                         "retry_backoff_base_seconds", "seed", "default_quota",
                         "max_active_jobs_per_user", "max_active_spec_bytes_per_user",
-                        "max_jobs_created_per_user_per_hour", "ended_job_retention_hours"});
+                        "max_jobs_created_per_user_per_hour", "ended_job_retention_hours",
+                        "defrag_budget_core_seconds_per_hour"});
   if (!s.ok()) return s;
   double min_runtime = ToSeconds(c.scheduler.min_runtime_before_preemption);
   double lifetime_h = ToSeconds(c.scheduler.preemptible_lifetime) / 3600;
@@ -89,7 +90,9 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
                         c.scheduler.max_active_spec_bytes_per_user),
                    YamlRead(n, "max_jobs_created_per_user_per_hour", section,
                         c.scheduler.max_jobs_created_per_user_per_hour),
-                   YamlRead(n, "ended_job_retention_hours", section, retention_h)}) {
+                   YamlRead(n, "ended_job_retention_hours", section, retention_h),
+                   YamlRead(n, "defrag_budget_core_seconds_per_hour", section,
+                            c.scheduler.defrag_budget_core_seconds_per_hour)}) {
     if (!r.ok()) return r;
   }
   c.scheduler.min_runtime_before_preemption = FromSeconds(min_runtime);
@@ -344,6 +347,10 @@ scheduler:
   profile: fair-best-fit          # or fifo-first-fit
   tick_interval_ms: 200
   default_quota: {on_demand_cores: 40, preemptible_cores: 800}
+  # Defragmentation: an on-demand job blocked only by fragmentation may move young preemptible
+  # jobs (checkpoint, stop, start again on the free hosts) while what they lose stays within
+  # this many core-seconds an hour. 0: off.
+  defrag_budget_core_seconds_per_hour: 0
 limits:
   max_body_bytes: 1048576
   max_json_depth: 32

@@ -35,7 +35,7 @@ users:
   - {name: alice, token_sha256: )" +
                        std::string(64, 'a') + R"(, role: admin}
 quotas: {bob: {on_demand_cores: 8, preemptible_cores: 16}}
-scheduler: {profile: fifo-first-fit, tick_interval_ms: 50}
+scheduler: {profile: fifo-first-fit, tick_interval_ms: 50, defrag_budget_core_seconds_per_hour: 7200}
 limits: {max_page_size: 10, requests_per_second: 5, burst: 5, max_connections_per_address: 16}
 )");
   ASSERT_TRUE(c.has_value()) << c.error().message();
@@ -46,6 +46,7 @@ limits: {max_page_size: 10, requests_per_second: 5, burst: 5, max_connections_pe
   EXPECT_EQ(c->quotas.at("bob").preemptible_cores, 16);
   EXPECT_EQ(c->scheduler.profile, "fifo-first-fit");
   EXPECT_EQ(c->tick_interval_ms, 50);
+  EXPECT_EQ(c->scheduler.defrag_budget_core_seconds_per_hour, 7200);
   EXPECT_EQ(c->limits.max_page_size, 10);
   EXPECT_EQ(c->limits.default_page_size, 10);
 }

@@ -8,6 +8,7 @@ namespace podsched::daemon {
 
 std::string_view PreemptionCause(std::string_view reason) {
   if (reason == "cancelled") return "";
+  if (reason.find("(defragmentation") != std::string_view::npos) return "defrag";
   if (reason.find("(on-demand)") != std::string_view::npos) return "on_demand";
   if (reason.find("(higher priority)") != std::string_view::npos) return "priority";
   if (reason.find("reclaim") != std::string_view::npos) return "reclaim";
@@ -104,11 +105,15 @@ std::string Metrics::Format(const MetricGauges& g) const {
   family("podsched_scheduling_passes_total", "counter", "Scheduling passes run.");
   out << "podsched_scheduling_passes_total " << g.scheduler_passes << '\n';
   family("podsched_preemptions_total", "counter", "Preemptions started, by cause.");
-  for (std::string_view cause : {"on_demand", "priority", "reclaim", "lifetime", "manual"}) {
+  for (std::string_view cause :
+       {"on_demand", "priority", "reclaim", "lifetime", "manual", "defrag"}) {
     auto it = preemptions_.find(std::string(cause));
     out << "podsched_preemptions_total{cause=\"" << cause << "\"} "
         << (it == preemptions_.end() ? 0 : it->second) << '\n';
   }
+  family("podsched_defrag_lost_core_seconds_total", "counter",
+         "Work lost by jobs moved to defragment (cores x seconds since their last checkpoint).");
+  out << "podsched_defrag_lost_core_seconds_total " << g.defrag_lost_core_seconds << '\n';
   family("podsched_scheduling_pass_seconds", "histogram",
          "Duration of scheduler ticks that ran a scheduling pass.");
   int64_t cumulative = 0;

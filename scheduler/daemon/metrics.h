@@ -32,6 +32,7 @@ struct MetricGauges {
   int64_t jobs_forgotten = 0;    // ended jobs dropped from memory since start (retention)
   int64_t stream_clients = 0;
   int64_t scheduler_passes = 0;
+  double defrag_lost_core_seconds = 0;  // SchedulerStats::defrag_lost_core_seconds
 };
 
 // The reasons BusLogic drops a bus message for (podsched_bus_dropped_total, docs/bus.md); the
@@ -56,7 +57,8 @@ struct BusGauges {
 std::string FormatBusMetrics(const BusGauges& gauges);
 
 // The cause of a preemption from the reason the core gives a PREEMPTING transition: "on_demand",
-// "priority", "reclaim", "lifetime", "manual"; "" when the transition is a cancellation.
+// "priority", "reclaim", "lifetime", "manual", "defrag" (moved to defragment); "" when the
+// transition is a cancellation.
 std::string_view PreemptionCause(std::string_view reason);
 
 class Metrics {

@@ -13,6 +13,9 @@ TEST(PreemptionCause, FromCoreReasons) {
   EXPECT_EQ(PreemptionCause("provider reclaim of a preemptible allocation"), "reclaim");
   EXPECT_EQ(PreemptionCause("24-hour preemptible lifetime reached"), "lifetime");
   EXPECT_EQ(PreemptionCause("preempted by alice"), "manual");
+  EXPECT_EQ(PreemptionCause("moved to make room for job 7 (defragmentation: its pod has the hosts, "
+                            "not the block)"),
+            "defrag");
   EXPECT_EQ(PreemptionCause("cancelled"), "");
 }
 

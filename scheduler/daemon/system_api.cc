@@ -38,6 +38,7 @@ HttpResponse MetricsText(const ApiView& view, ApiCalls&, const Principal&, const
   g.jobs_forgotten = scheduler.stats().forgotten;
   g.stream_clients = view.stream_clients;
   g.scheduler_passes = scheduler.stats().passes;
+  g.defrag_lost_core_seconds = scheduler.stats().defrag_lost_core_seconds;
   BusGauges b;
   b.received = view.bus.received();
   b.sent = view.bus.sent();

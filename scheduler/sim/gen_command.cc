@@ -67,10 +67,11 @@ void RegisterGenCommand(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "gen", "Write a synthetic trace in the podsim CSV format (grant: research-grant users "
              "with v2-8s; slices: a mix of pod slices; gangs: small jobs and a few users' large gangs; bursts: sweeps submitted in bursts, gangs "
-             "and jobs of up to 14 days)");
+             "and jobs of up to 14 days; frag: short preemptible v2-8s leaving scattered holes "
+             "among which on-demand blocks wait, for replay --defrag-budget)");
   sub->add_option("--jobs", flags->jobs, "number of jobs")->capture_default_str();
   sub->add_option("--seed", flags->seed, "random seed")->capture_default_str();
-  sub->add_option("--mix", flags->mix, "grant, slices, gangs or bursts")->capture_default_str();
+  sub->add_option("--mix", flags->mix, "grant, slices, gangs, bursts or frag")->capture_default_str();
   sub->add_option("--load", flags->load, "offered load as a fraction of one v2 pod's 512 cores")
       ->capture_default_str();
   sub->add_option("--users", flags->users, "number of users")->capture_default_str();

@@ -25,6 +25,12 @@ constexpr SliceWeight kSmall[] = {{"v2-8", 8, 0.8}, {"v2-32", 32, 0.2}};
 constexpr SliceWeight kGangs[] = {{"v2-128", 128, 0.6}, {"v2-256", 256, 0.3}, {"v2-512", 512, 0.1}};
 constexpr double kGangFraction = 0.15;
 
+// frag: on-demand blocks among churning preemptible v2-8 jobs a fifth as long as the others.
+constexpr SliceWeight kFragOnDemand[] = {{"v2-32", 32, 0.7}, {"v2-128", 128, 0.3}};
+constexpr double kFragOnDemandFraction = 0.0075;
+constexpr double kFragSmallScale = 8.0 / 60;  // median 8 min: mostly inside the minimum runtime
+constexpr double kFragSmallMaxSeconds = 3600;
+
 template <size_t N>
 double MeanCores(const SliceWeight (&table)[N]) {
   double cores = 0;
@@ -52,8 +58,9 @@ Result<Mix> ParseMix(std::string_view name) {
   if (name == "slices") return Mix::kSlices;
   if (name == "gangs") return Mix::kGangs;
   if (name == "bursts") return Mix::kBursts;
+  if (name == "frag") return Mix::kFrag;
   return InvalidArgument(std::string(name) +
-                         " is not a trace mix; valid: grant, slices, gangs, bursts");
+                         " is not a trace mix; valid: grant, slices, gangs, bursts, frag");
 }
 
 namespace {
@@ -139,7 +146,13 @@ std::vector<TraceJob> GenerateSingle(const GenOptions& options) {
   }
   const int gang_users = std::max(1, options.users / 5);
   std::uniform_int_distribution<int> gang_user(0, gang_users - 1);
-  const double interarrival = mean_cores * mean_duration / (options.load * 512.0);
+  double mean_core_seconds = mean_cores * mean_duration;
+  if (options.mix == Mix::kFrag) {
+    mean_core_seconds = (kFragOnDemandFraction * MeanCores(kFragOnDemand) +
+                         (1 - kFragOnDemandFraction) * 8 * kFragSmallScale) *
+                        mean_duration;
+  }
+  const double interarrival = mean_core_seconds / (options.load * 512.0);
   std::exponential_distribution<double> gap(1.0 / interarrival);
 
   const bool sweeps = options.arrays > 0 || options.chains > 0 || options.fails > 0;
@@ -162,6 +175,15 @@ std::vector<TraceJob> GenerateSingle(const GenOptions& options) {
       job.accelerator = Pick(kSlices, unit(rng));
       job.preemptible = unit(rng) < 0.5;
       job.priority = unit(rng) < 0.1 ? 1 : 0;
+    } else if (options.mix == Mix::kFrag) {
+      if (unit(rng) < kFragOnDemandFraction) {
+        job.accelerator = Pick(kFragOnDemand, unit(rng));
+      } else {
+        job.accelerator = "v2-8";
+        job.preemptible = true;
+        job.duration_s = std::round(std::clamp(job.duration_s * kFragSmallScale, 60.0,
+                                               kFragSmallMaxSeconds));
+      }
     } else if (unit(rng) < kGangFraction) {
       job.user = "user" + std::to_string(gang_user(rng));
       job.accelerator = Pick(kGangs, unit(rng));

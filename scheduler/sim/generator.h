@@ -12,6 +12,10 @@
 //           small jobs, or 2-8 gangs), the rest single; 20% gangs (v2-128..v2-512); durations
 //           heavy-tailed (log-normal, median 2 h, capped at 14 days); half preemptible. The
 //           sweep options below do not apply to it.
+//   frag:   what defragmentation is for (`replay --defrag-budget`): preemptible v2-8 jobs (98%,
+//           short: median 20 min, capped at 4 h) churn and leave scattered free hosts, among
+//           which on-demand v2-32 (1.4%) and v2-128 (0.6%) jobs (median 1 h, about a third of
+//           the load) need a free block.
 // Arrivals are Poisson with a rate that offers about `load` x one v2 pod's 512 cores. Every job
 // checkpoints every 30 minutes. Deterministic for a seed.
 //
@@ -34,8 +38,8 @@
 
 namespace podsched::sim {
 
-enum class Mix { kGrant, kSlices, kGangs, kBursts };
-Result<Mix> ParseMix(std::string_view name);  // "grant", "slices", "gangs", "bursts"
+enum class Mix { kGrant, kSlices, kGangs, kBursts, kFrag };
+Result<Mix> ParseMix(std::string_view name);  // "grant", "slices", "gangs", "bursts", "frag"
 
 struct GenOptions {
   int64_t jobs = 1000;

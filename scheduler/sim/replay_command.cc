@@ -164,6 +164,11 @@ void RegisterReplayCommand(CLI::App& app) {
                   "per-user on-demand cores over the fleet (default: no quota)");
   sub->add_option("--quota-preemptible", flags->sim.quota_preemptible_cores,
                   "per-user preemptible cores over the fleet (default: no quota)");
+  sub->add_option("--defrag-budget", flags->sim.defrag_budget_core_seconds_per_hour,
+                  "defragmentation: core-seconds of lost work an hour that moving young "
+                  "preemptible jobs for a fragmented on-demand job may cost (0: off)")
+      ->check(CLI::Range(0.0, 1e12))
+      ->capture_default_str();
   sub->add_flag("--no-estimates", flags->no_estimates,
                 "do not give the scheduler the trace's durations as runtime estimates");
   sub->callback([flags] { RunReplay(*flags); });

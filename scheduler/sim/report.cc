@@ -112,6 +112,8 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
     j["preemptions"] = r.preemptions;
     j["preemptions_by_core"] = r.preemptions;
     j["job_interruptions"] = r.overall.preemptions;
+    j["defrag_moves"] = r.defrag_moves;
+    j["defrag_lost_core_h"] = r.defrag_lost_core_h;
     j["events"] = r.events;
     j["passes"] = r.passes;
     j["stale_reports"] = r.stale_reports;
@@ -151,6 +153,7 @@ void PrintTable(const std::vector<SimResult>& results, std::ostream& out) {
       {"utilization", [](R r, C) { return Fixed(r.utilization, 3); }},
       {"makespan", [](R r, C) { return Dur(r.makespan_s); }},
       {"preemptions issued", [](R r, C) { return std::to_string(r.preemptions); }},
+      {"defrag moves (core-h)", [](R r, C) { return std::to_string(r.defrag_moves) + " (" + Fixed(r.defrag_lost_core_h, 1) + ")"; }},
       {"rejected / unfinished", [](R r, C) { return std::to_string(r.rejected) + " / " + std::to_string(r.unfinished); }},
       {"events", [](R r, C) { return std::to_string(r.events); }},
       {"wall time", [](R r, C) { return Fixed(r.wall_s, 2) + " s"; }},

@@ -391,6 +391,7 @@ Result<SimResult> Simulation::Run() {
       opt_.quota_preemptible_cores > 0 ? opt_.quota_preemptible_cores : fleet_cores};
   config.reclaim_rate_per_hour = opt_.reclaim_rate_per_hour;
   config.min_runtime_before_preemption = FromSeconds(opt_.min_runtime_before_preemption_s);
+  config.defrag_budget_core_seconds_per_hour = opt_.defrag_budget_core_seconds_per_hour;
   // A trace is replayed as submitted: the daemon's guard against one user flooding it does not
   // apply (a backlog of a trace's user may exceed it).
   config.max_active_jobs_per_user = std::numeric_limits<int>::max();
@@ -539,6 +540,8 @@ Result<SimResult> Simulation::Run() {
 
   const int64_t host_count = hosts.num_hosts();
   result_.preemptions = sched_->stats().preemptions;
+  result_.defrag_moves = sched_->stats().defrag_moves;
+  result_.defrag_lost_core_h = sched_->stats().defrag_lost_core_seconds / 3600;
   result_.passes = sched_->stats().passes;
   result_.stale_reports = sched_->stats().stale_reports;
   result_.makespan_s = std::max(last_end, now_) - first_submit;

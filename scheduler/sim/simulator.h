@@ -53,6 +53,8 @@ struct SimOptions {
   int quota_on_demand_cores = 0;
   int quota_preemptible_cores = 0;
   double min_runtime_before_preemption_s = 600;
+  // SchedulerConfig::defrag_budget_core_seconds_per_hour (0: no defragmentation).
+  double defrag_budget_core_seconds_per_hour = 0;
   // Backfill estimates: the trace's duration (an oracle, as in many backfill studies), or none
   // (no estimate: backfill then keeps every long job off the head's rectangle).
   bool exact_estimates = true;
@@ -111,6 +113,9 @@ struct SimResult {
   double utilization = 0;        // allocated host-time / (hosts x makespan)
   double makespan_s = 0;         // first submit to last end
   int64_t preemptions = 0;       // Preempt actions issued by the core
+  // Of those, jobs moved to defragment (SchedulerStats::defrag_moves), and their lost work.
+  int64_t defrag_moves = 0;
+  double defrag_lost_core_h = 0;
   int64_t events = 0;            // simulated events processed
   int64_t passes = 0;            // scheduling passes run
   int64_t stale_reports = 0;

@@ -327,6 +327,36 @@ TEST(GeneratorTest, BurstsHaveBurstsGangsAndLongJobs) {
   EXPECT_EQ(Generate({3000, 5, Mix::kBursts, 0.9, 10})[1234].duration_s, jobs[1234].duration_s);
 }
 
+// frag: short preemptible v2-8 jobs (median 8 min, at most an hour), and a few on-demand blocks
+// of the usual length that carry about a third of the offered work.
+TEST(GeneratorTest, FragHasShortPreemptibleSinglesAndOnDemandBlocks) {
+  const auto jobs = Generate({20000, 5, Mix::kFrag, 0.7, 10});
+  ASSERT_EQ(jobs.size(), 20000u);
+  int blocks = 0;
+  double small_s = 0, block_core_s = 0, small_core_s = 0;
+  std::vector<double> small;
+  for (const TraceJob& j : jobs) {
+    if (j.accelerator == "v2-8") {
+      EXPECT_TRUE(j.preemptible);
+      EXPECT_LE(j.duration_s, 3600.0);
+      small.push_back(j.duration_s);
+      small_core_s += 8 * j.duration_s;
+    } else {
+      EXPECT_TRUE(j.accelerator == "v2-32" || j.accelerator == "v2-128") << j.accelerator;
+      EXPECT_FALSE(j.preemptible);
+      ++blocks;
+      block_core_s += (j.accelerator == "v2-32" ? 32 : 128) * j.duration_s;
+    }
+  }
+  std::sort(small.begin(), small.end());
+  small_s = small[small.size() / 2];
+  EXPECT_NEAR(blocks, 150, 40);
+  EXPECT_NEAR(small_s, 480, 60);
+  EXPECT_NEAR(block_core_s / (block_core_s + small_core_s), 0.3, 0.1);
+  EXPECT_FALSE(ParseMix("fragments").has_value());
+  EXPECT_EQ(ParseMix("frag").value(), Mix::kFrag);
+}
+
 // --multislice: a share of the jobs ask for 2, 4 or 8 slices; every other column is the trace's
 // without it, array tasks keep one slice (they share one spec), and the column parses back.
 TEST(GeneratorTest, MultisliceSharesChangeOnlyTheSlicesColumn) {

@@ -1,10 +1,12 @@
 // bench_scheduler: scheduling pass latency with many queued jobs on a v3 pod (after a
 // submission, and after a job's end), one placement decision across a fleet of 8 v3 pods and 100
 // v2-8 devices (issue 28), and podsim throughput on a synthetic trace and on the Philly trace (on
-// 4 v2 pods, and on a fleet file).
+// 4 v2 pods, and on a fleet file), and a frag trace without and with defragmentation.
 //
 //   bench_scheduler [--queued 1000,10000] [--passes 200] [--sim-jobs 100000]
-//                   [--gangs-jobs 20000] [--decisions 2000] [--philly FILE] [--philly-rows 0]
+//                   [--gangs-jobs 20000] [--defrag-jobs 40000] [--defrag-seeds 8]
+//                   [--decisions 2000] [--philly FILE]
+//                   [--philly-rows 0]
 //                   [--fleet FILE]
 //
 // Prints a table and `FIGURE <name> <value> <unit>` lines.
@@ -239,6 +241,60 @@ void BenchFifoBehindLargeHead(int64_t jobs) {
   std::printf("FIGURE podsim_gangs_%s_fifo_over_fair %.2f x\n", k.c_str(), wall[0] / wall[1]);
 }
 
+// Issue 28's "fragmentation blocks with and without defragmentation": frag traces (short
+// preemptible v2-8 jobs churning, on-demand v2-32 and v2-128 blocks among them; load 0.7), one
+// per seed 1..seeds, on one pod under fair-best-fit, without defragmentation and with a budget
+// of 10 core-hours of lost work an hour. The on-demand jobs' wait (mean and p99 of each trace,
+// averaged over the traces: one trace's schedule is chaotic) is the figure; the moves and what
+// they cost beside it.
+void BenchDefrag(int64_t jobs, int seeds) {
+  const double budgets[2] = {0, 36000};
+  const char* names[2] = {"off", "on"};
+  double mean[2] = {0, 0}, p99[2] = {0, 0}, goodput[2] = {0, 0}, lost = 0;
+  int64_t moves = 0;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    sim::Trace trace;
+    trace.jobs = sim::Generate({jobs, static_cast<uint64_t>(seed), sim::Mix::kFrag, 0.7, 20});
+    for (int i = 0; i < 2; ++i) {
+      sim::SimOptions options;
+      options.profile = "fair-best-fit";
+      options.pods = 1;
+      options.defrag_budget_core_seconds_per_hour = budgets[i];
+      auto r = sim::Simulate(trace, options);
+      if (!r) {
+        std::fprintf(stderr, "simulation failed: %s\n", r.error().ToString().c_str());
+        std::exit(1);
+      }
+      std::vector<double> wait = r->on_demand.wait_s;
+      std::sort(wait.begin(), wait.end());
+      double sum = 0;
+      for (double w : wait) sum += w;
+      const double m = wait.empty() ? 0 : sum / static_cast<double>(wait.size());
+      const double p = wait.empty() ? 0 : wait[std::min(wait.size() - 1, wait.size() * 99 / 100)];
+      const sim::ClassMetrics& pre = r->preemptible;
+      const double g = pre.held_core_h > 0 ? pre.useful_core_h / pre.held_core_h : 0;
+      std::printf("podsim frag seed %d, %zu jobs, defragmentation %-3s: on-demand wait mean %.0f s, "
+                  "p99 %.0f s; %lld moves losing %.1f core-h; preemptible goodput %.4f\n",
+                  seed, trace.jobs.size(), names[i], m, p, static_cast<long long>(r->defrag_moves),
+                  r->defrag_lost_core_h, g);
+      mean[i] += m / seeds;
+      p99[i] += p / seeds;
+      goodput[i] += g / seeds;
+      if (i == 1) {
+        moves += r->defrag_moves;
+        lost += r->defrag_lost_core_h;
+      }
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    std::printf("FIGURE defrag_%s_on_demand_wait_mean %.0f s\n", names[i], mean[i]);
+    std::printf("FIGURE defrag_%s_on_demand_wait_p99 %.0f s\n", names[i], p99[i]);
+    std::printf("FIGURE defrag_%s_preemptible_goodput %.4f ratio\n", names[i], goodput[i]);
+  }
+  std::printf("FIGURE defrag_moves_per_trace %.1f jobs\n", static_cast<double>(moves) / seeds);
+  std::printf("FIGURE defrag_lost_core_h_per_trace %.1f core-h\n", lost / seeds);
+}
+
 }  // namespace
 }  // namespace podsched
 
@@ -252,6 +308,8 @@ int main(int argc, char** argv) {
   int decisions = 2000;
   std::string fleet_file;
   int64_t gangs_jobs = 20000;
+  int64_t defrag_jobs = 40000;
+  int defrag_seeds = 8;
   CLI::App app{"Scheduling pass latency, fleet placement and podsim throughput"};
   app.add_option("--queued", queued, "queue lengths for the pass benchmark (comma-separated)")
       ->delimiter(',')
@@ -262,6 +320,11 @@ int main(int argc, char** argv) {
   app.add_option("--gangs-jobs", gangs_jobs,
                  "jobs of the gangs trace replayed FIFO and fair share (0: skip)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--defrag-jobs", defrag_jobs,
+                 "jobs of the frag trace replayed without and with defragmentation (0: skip)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--defrag-seeds", defrag_seeds, "frag traces (seeds 1..N)")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--decisions", decisions, "placement decisions on the fleet (0: skip)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--philly", philly, "the Philly trace (CSV) to replay")->check(CLI::ExistingFile);
@@ -276,6 +339,7 @@ int main(int argc, char** argv) {
   }
   if (decisions > 0) BenchFleetPlacement(decisions);
   if (gangs_jobs > 0) BenchFifoBehindLargeHead(gangs_jobs);
+  if (defrag_jobs > 0) BenchDefrag(defrag_jobs, defrag_seeds);
   if (sim_jobs > 0) {
     sim::Trace trace;
     trace.jobs = sim::Generate({sim_jobs, 1, sim::Mix::kGrant, 0.9, 20});
