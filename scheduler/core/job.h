@@ -158,6 +158,13 @@ struct JobEvent {
   // what the store keeps and users read stays true when the configured pods are reordered.
   std::vector<HostId> hosts;
   std::string pod;
+  // A multislice job's other slices, each named the same way (hosts by their pod's own ids).
+  struct Slice {
+    std::string pod;
+    std::vector<HostId> hosts;
+    friend bool operator==(const Slice&, const Slice&) = default;
+  };
+  std::vector<Slice> more_slices;
   friend bool operator==(const JobEvent&, const JobEvent&) = default;
 };
 

@@ -62,6 +62,15 @@ TEST_F(MultisliceTest, SlicesArePlacedTogetherInOneZoneAndCountedWhole) {
   EXPECT_EQ(PodsOf(ada), (std::vector<std::string>{"a0", "a1", "a2", "a3"}));
   EXPECT_EQ(sched_->UsageOf(UserName("ada")).on_demand_cores, 32);
   EXPECT_EQ(sched_->CoresOf(Job(ada)), 32);
+  // Its PLACED event names every slice: the first in `pod` and `hosts`, the others after.
+  auto events = repo_.EventsOf(ada);
+  ASSERT_TRUE(events.has_value());
+  const JobEvent& placed = events->back();
+  ASSERT_EQ(placed.to, S::kPlaced);
+  EXPECT_EQ(placed.pod, "a0");
+  ASSERT_EQ(placed.more_slices.size(), 3u);
+  EXPECT_EQ(placed.more_slices[2].pod, "a3");
+  EXPECT_EQ(placed.more_slices[2].hosts, std::vector<HostId>{HostId(0)});
 
   // Zone a is full: three slices go to zone b (its devices first: best fit), none to zone a.
   const JobId bob = Submit(Slices("bob", "v2-8", 3), 2);

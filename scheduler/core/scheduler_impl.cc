@@ -45,6 +45,10 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
     const pod::Pod& pod = hosts.fleet().pod(job.placement->pod);
     event.pod = pod.name();
     event.hosts = pod.HostsIn(job.placement->rect);
+    for (const pod::FleetPlacement& slice : job.more_slices) {
+      const pod::Pod& other = hosts.fleet().pod(slice.pod);
+      event.more_slices.push_back({other.name(), other.HostsIn(slice.rect)});
+    }
   }
 
   const bool held = HoldsHosts(job.state);

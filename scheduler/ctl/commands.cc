@@ -313,6 +313,11 @@ int Events(ApiClient& api, const std::string& job, const std::string& output) {
       std::cout << "  hosts";
       for (int h : e.hosts()) std::cout << " " << h;
       if (!e.pod().empty()) std::cout << " of pod " << TerminalSafe(e.pod());
+      for (const auto& slice : e.more_slices()) {  // a multislice job's other slices
+        std::cout << ", hosts";
+        for (int h : slice.hosts()) std::cout << " " << h;
+        std::cout << " of pod " << TerminalSafe(slice.pod());
+      }
     }
     std::cout << "\n";
   }

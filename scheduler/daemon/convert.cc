@@ -243,6 +243,11 @@ api::JobEvent EventToProto(const core::JobEvent& event) {
   out.set_reason(event.reason);
   out.set_pod(event.pod);
   for (HostId h : event.hosts) out.add_hosts(h.value());
+  for (const core::JobEvent::Slice& slice : event.more_slices) {
+    auto* s = out.add_more_slices();
+    s->set_pod(slice.pod);
+    for (HostId h : slice.hosts) s->add_hosts(h.value());
+  }
   return out;
 }
 

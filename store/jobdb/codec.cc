@@ -156,6 +156,34 @@ Result<std::vector<StoredSlice>> DecodeSlices(std::string_view text) {
   return slices;
 }
 
+std::string EncodeEventSlices(const std::vector<core::JobEvent::Slice>& slices) {
+  json j = json::array();
+  for (const core::JobEvent::Slice& s : slices) {
+    json hosts = json::array();
+    for (HostId h : s.hosts) hosts.push_back(h.value());
+    j.push_back({{"pod", s.pod}, {"hosts", std::move(hosts)}});
+  }
+  return j.dump();
+}
+
+Result<std::vector<core::JobEvent::Slice>> DecodeEventSlices(std::string_view text) {
+  auto j = ParseJsonDocument(text, "stored event slices", StatusCode::kDataLoss);
+  if (!j) return std::unexpected(j.error());
+  if (!j->is_array()) return DataLoss("stored event slices are not an array");
+  std::vector<core::JobEvent::Slice> slices;
+  for (const json& one : *j) {
+    if (!one.is_object() || !one.contains("pod") || !one["pod"].is_string() ||
+        !one.contains("hosts")) {
+      return DataLoss("stored event slices hold " + one.dump().substr(0, 80) +
+                      ", not {pod, hosts}");
+    }
+    auto hosts = DecodeHosts(one["hosts"].dump());
+    if (!hosts) return std::unexpected(hosts.error());
+    slices.push_back({one["pod"].get<std::string>(), std::move(*hosts)});
+  }
+  return slices;
+}
+
 std::string EncodeHosts(const std::vector<HostId>& hosts) {
   json j = json::array();
   for (HostId h : hosts) j.push_back(h.value());

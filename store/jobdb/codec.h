@@ -32,6 +32,10 @@ std::string EncodeSlices(const std::vector<StoredSlice>& slices);
 // Errors (kDataLoss) name what is wrong.
 Result<std::vector<StoredSlice>> DecodeSlices(std::string_view json);
 
+// An event's other slices: JSON text [{"pod":"b","hosts":[0,1,4,5]}].
+std::string EncodeEventSlices(const std::vector<core::JobEvent::Slice>& slices);
+Result<std::vector<core::JobEvent::Slice>> DecodeEventSlices(std::string_view json);
+
 std::string EncodeHosts(const std::vector<HostId>& hosts);
 Result<std::vector<HostId>> DecodeHosts(std::string_view json);
 

@@ -157,7 +157,13 @@ constexpr std::string_view kV8 = R"sql(
 ALTER TABLE jobs ADD COLUMN more_slices TEXT;
 )sql";
 
-constexpr std::array<Migration, 8> kMigrations = {{
+// Version 9: an event's other slices (a multislice job), as JSON text [{"pod": NAME, "hosts":
+// [...]}] (codec.h). NULL: one slice.
+constexpr std::string_view kV9 = R"sql(
+ALTER TABLE events ADD COLUMN more_slices TEXT;
+)sql";
+
+constexpr std::array<Migration, 9> kMigrations = {{
     {1, "jobs, events, users", kV1},
     {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
     {3, "job specs in their own table (written once)", kV3},
@@ -166,6 +172,7 @@ constexpr std::array<Migration, 8> kMigrations = {{
     {6, "jobs.placement_pod and epochs.pod (the pod of a placement in a fleet)", kV6},
     {7, "events.pod (an event's hosts are its pod's own ids)", kV7},
     {8, "jobs.more_slices (a multislice job's other slices)", kV8},
+    {9, "events.more_slices (the hosts of a multislice job's other slices)", kV9},
 }};
 
 Status ApplyStep(Connection& db, const Migration& step) {

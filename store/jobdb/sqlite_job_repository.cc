@@ -52,12 +52,13 @@ constexpr std::string_view kPutEpoch =
     "INSERT OR REPLACE INTO epochs (job_id, epoch, start_time_us, origin_row, origin_col, rows, "
     "cols, pod) VALUES (?,?,?,?,?,?,?,?)";
 constexpr std::string_view kPutEvent =
-    "INSERT INTO events (seq, job_id, time_us, epoch, from_state, to_state, reason, hosts, pod) "
-    "VALUES (?,?,?,?,?,?,?,?,?)";
+    "INSERT INTO events (seq, job_id, time_us, epoch, from_state, to_state, reason, hosts, pod, "
+    "more_slices) VALUES (?,?,?,?,?,?,?,?,?,?)";
 constexpr std::string_view kPutAllocation =
     "INSERT OR IGNORE INTO allocations (job_id, epoch, host) VALUES (?,?,?)";
 constexpr std::string_view kEventsOf =
-    "SELECT seq, job_id, time_us, epoch, from_state, to_state, reason, hosts, pod FROM events "
+    "SELECT seq, job_id, time_us, epoch, from_state, to_state, reason, hosts, pod, more_slices "
+    "FROM events "
     "WHERE job_id = ? ORDER BY seq";
 constexpr std::string_view kPutUser =
     "INSERT OR REPLACE INTO users (name, admin, decayed_core_hours, usage_as_of_us) "
@@ -178,6 +179,11 @@ Result<JobEvent> ReadEvent(const Statement& s) {
   if (!hosts) return std::unexpected(hosts.error());
   event.hosts = std::move(*hosts);
   event.pod = s.Text(8);
+  if (!s.IsNull(9)) {
+    auto slices = DecodeEventSlices(s.Text(9));
+    if (!slices) return std::unexpected(slices.error());
+    event.more_slices = std::move(*slices);
+  }
   return event;
 }
 
@@ -356,6 +362,11 @@ Status SqliteJobRepository::WriteEvent(const JobEvent& event) {
     (*put)->BindNull(9);
   } else {
     (*put)->Bind(9, event.pod);
+  }
+  if (event.more_slices.empty()) {
+    (*put)->BindNull(10);
+  } else {
+    (*put)->Bind(10, EncodeEventSlices(event.more_slices));
   }
   if (Status s = (*put)->Run(); !s.ok()) {
     return s.WithContext("appending event " + std::to_string(event.seq));

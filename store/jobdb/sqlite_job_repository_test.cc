@@ -280,6 +280,20 @@ TEST(SqliteJobRepositoryTest, AMultisliceJobsSlicesAndCountAreStoredByPodName) {
     EXPECT_EQ(state->jobs[0].spec.slices, 3);
   }
   {
+    // Its placement's event names every slice's hosts, by their pods' own ids.
+    auto repo = SqliteJobRepository::Open(path, {.pods = {"a", "b", "c"}});
+    ASSERT_TRUE(repo.has_value());
+    JobEvent placed{2,       TimePoint(Duration(99)), job.id, 3, JobState::kQueued, JobState::kPlaced,
+                    "placed", {HostId(2), HostId(6)},   "b",
+                    {{"c", {HostId(2), HostId(6)}}, {"b", {HostId(0), HostId(4)}}}};
+    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {placed}, {}}).ok());
+    auto events = (*repo)->EventsOf(job.id);
+    ASSERT_TRUE(events.has_value()) << events.error().ToString();
+    ASSERT_EQ(events->size(), 2u);
+    EXPECT_EQ((*events)[1], placed);
+    EXPECT_TRUE((*events)[0].more_slices.empty());
+  }
+  {
     // Reordered pods: every slice stays in the pod of its name.
     auto repo = SqliteJobRepository::Open(path, {.pods = {"c", "b", "a"}});
     ASSERT_TRUE(repo.has_value());

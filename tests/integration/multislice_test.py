@@ -104,6 +104,14 @@ def main():
         if sorted(p for p, _ in placed) != ["a", "b"] or any(h != [0, 1, 2, 3] for _, h in placed):
             fail("the slices of job %d: %s" % (job, placed))
         ok("job %d runs on 2 slices: %s" % (job, placed))
+        ev = [e for e in ps.events(job) if e.get("to") == "PLACED"][-1]
+        named = [(ev.get("pod"), [int(h) for h in ev.get("hosts", [])])] + [
+            (s.get("pod"), [int(h) for h in s.get("hosts", [])]) for s in ev.get("more_slices", [])]
+        if named != placed:
+            fail("the PLACED event of job %d names %s, not its slices %s" % (job, named, placed))
+        described = run_podctl(PODCTL, ps, "describe", str(job)).stdout
+        if "x 2 slices" not in described or described.count("hosts 0 1 2 3") != 2:
+            fail("podctl describe %d:\n%s" % (job, described))
         wait_state(ps, job, "SUCCEEDED")
         check_identical(ps, job, ref, "2-slice podtrain")
         ok("job %d (2 slices x 4 hosts, 8 ranks, mpirun) SUCCEEDED bit-identical to one process"

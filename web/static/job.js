@@ -246,7 +246,8 @@ function renderTimeline() {
       h('time', {datetime: e.time}, time(e.time)), ' ',
       e.from ? [stateBadge(e.from), ' → '] : 'submitted → ', stateBadge(e.to),
       num(e.epoch) ? h('span', {class: 'muted'}, ` epoch ${e.epoch}`) : null,
-      (e.hosts || []).length ? h('span', {class: 'muted'}, ` on hosts ${e.hosts.join(', ')}${e.pod ? ` of pod ${e.pod}` : ''}`) :
+      (e.hosts || []).length ? h('span', {class: 'muted'}, ` on hosts ${e.hosts.join(', ')}${e.pod ? ` of pod ${e.pod}` : ''}` +
+        (e.more_slices || []).map((s) => `, hosts ${(s.hosts || []).join(', ')} of pod ${s.pod}`).join('')) :
         null,
       e.reason ? h('div', {class: 'reason'}, e.reason) : null)))));
 }
