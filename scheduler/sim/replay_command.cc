@@ -164,6 +164,10 @@ void RegisterReplayCommand(CLI::App& app) {
                   "per-user on-demand cores over the fleet (default: no quota)");
   sub->add_option("--quota-preemptible", flags->sim.quota_preemptible_cores,
                   "per-user preemptible cores over the fleet (default: no quota)");
+  sub->add_option("--min-runtime", flags->sim.min_runtime_before_preemption_s,
+                  "seconds a job runs before it may be preempted (anti-thrash)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   sub->add_option("--defrag-budget", flags->sim.defrag_budget_core_seconds_per_hour,
                   "defragmentation: core-seconds of lost work an hour that moving young "
                   "preemptible jobs for a fragmented on-demand job may cost (0: off)")
