@@ -186,8 +186,8 @@ agent_ids=(); agent_pods=(); agent_hosts=()
 if [[ -n $fleet ]]; then
   pods_yaml='  - {name: v2-pod, generation: v2, host_rows: 4, host_cols: 4, zone: us-central1-b}
   - {name: v3-pod, generation: v3, host_rows: 4, host_cols: 4, zone: europe-west4-a}
-  - {name: od, generation: v2, host_rows: 1, host_cols: 1, count: 2, zone: us-central1-f}
-  - {name: pre, generation: v2, host_rows: 1, host_cols: 1, count: 8, zone: us-central1-f}'
+  - {name: od, generation: v2, host_rows: 1, host_cols: 1, count: 2, zone: us-central1-f, class: on-demand}
+  - {name: pre, generation: v2, host_rows: 1, host_cols: 1, count: 8, zone: us-central1-f, class: preemptible}'
   agent_ids=(fleet-v2-pod fleet-v3-pod); agent_pods=(v2-pod v3-pod); agent_hosts=(0-15 0-15)
   for dev in od-0 od-1 pre-0 pre-1 pre-2 pre-3 pre-4 pre-5 pre-6 pre-7; do
     agent_ids+=("fleet-$dev"); agent_pods+=("$dev"); agent_hosts+=(0)

@@ -33,11 +33,30 @@ std::string SomeNames(const std::vector<std::string>& names) {
   return out;
 }
 
-void Fleet::Add(Pod pod, std::string zone) {
+void Fleet::Add(Pod pod, std::string zone, PodClass job_class) {
   first_host_.push_back(num_hosts_);
   num_hosts_ += pod.num_hosts();
   pods_.push_back(std::move(pod));
   zones_.push_back(std::move(zone));
+  classes_.push_back(job_class);
+  if (job_class != PodClass::kAny) ++class_pods_;
+}
+
+std::string_view PodClassName(PodClass c) {
+  switch (c) {
+    case PodClass::kOnDemand: return "on-demand";
+    case PodClass::kPreemptible: return "preemptible";
+    case PodClass::kAny: break;
+  }
+  return "any";
+}
+
+Result<PodClass> ParsePodClass(std::string_view text) {
+  for (PodClass c : {PodClass::kAny, PodClass::kOnDemand, PodClass::kPreemptible}) {
+    if (text == PodClassName(c)) return c;
+  }
+  return InvalidArgument("'" + std::string(text).substr(0, 40) +
+                         "' is not a job class; valid: any, on-demand, preemptible");
 }
 
 bool IsPodName(std::string_view name) {
@@ -71,7 +90,7 @@ Result<Fleet> Fleet::Create(const std::vector<FleetPodSpec>& pods) {
     }
     Result<Pod> pod = Pod::Create(spec.name, spec.generation, spec.host_rows, spec.host_cols);
     if (!pod) return std::unexpected(pod.error().WithContext("pod " + spec.name));
-    fleet.Add(std::move(*pod), spec.zone);
+    fleet.Add(std::move(*pod), spec.zone, spec.job_class);
     if (fleet.num_hosts() > kMaxFleetHostId + 1) {
       return InvalidArgument("the fleet has more than " + std::to_string(kMaxFleetHostId + 1) +
                              " hosts with pod " + spec.name + "; split it among schedulers");
@@ -119,9 +138,13 @@ std::string Fleet::HostName(HostId host) const {
 }
 
 bool Fleet::CanHold(int index, const AcceleratorType& type, std::string_view zone,
-                    std::string_view pod_name) const {
+                    std::string_view pod_name, std::optional<bool> preemptible) const {
   const Pod& p = pod(index);
   if (!zone.empty() && zones_[static_cast<size_t>(index)] != zone) return false;
+  if (preemptible) {
+    const PodClass c = classes_[static_cast<size_t>(index)];
+    if (c == (*preemptible ? PodClass::kOnDemand : PodClass::kPreemptible)) return false;
+  }
   if (!pod_name.empty() && p.name() != pod_name) return false;
   if (p.generation() != type.generation()) return false;
   const SliceShape s = type.shape();
@@ -130,21 +153,23 @@ bool Fleet::CanHold(int index, const AcceleratorType& type, std::string_view zon
 }
 
 std::vector<int> Fleet::PodsThatCanHold(const AcceleratorType& type, std::string_view zone,
-                                        std::string_view pod) const {
+                                        std::string_view pod,
+                                        std::optional<bool> preemptible) const {
   std::vector<int> out;
   for (int i = 0; i < size(); ++i) {
-    if (CanHold(i, type, zone, pod)) out.push_back(i);
+    if (CanHold(i, type, zone, pod, preemptible)) out.push_back(i);
   }
   return out;
 }
 
 std::pair<int, std::string> Fleet::MostSlicesInOneZone(const AcceleratorType& type,
                                                        std::string_view zone,
-                                                       std::string_view pod) const {
+                                                       std::string_view pod,
+                                                       std::optional<bool> preemptible) const {
   const SliceShape shape = type.shape();
   std::map<std::string, int> per_zone;
   std::vector<std::string> order;
-  for (int i : PodsThatCanHold(type, zone, pod)) {
+  for (int i : PodsThatCanHold(type, zone, pod, preemptible)) {
     const Pod& p = pods_[static_cast<size_t>(i)];
     const int upright = (p.host_rows() / shape.rows) * (p.host_cols() / shape.cols);
     const int rotated = (p.host_rows() / shape.cols) * (p.host_cols() / shape.rows);
@@ -166,10 +191,18 @@ std::string Fleet::NoPodNamed(std::string_view name) const {
          SomeNames(names);
 }
 
-Status Fleet::CheckScope(const AcceleratorType& type, std::string_view zone,
-                         std::string_view pod) const {
-  if (zone.empty() && pod.empty()) return Status::Ok();
+Status Fleet::CheckScope(const AcceleratorType& type, std::string_view zone, std::string_view pod,
+                         bool preemptible) const {
   const std::string what = type.ToString();
+  const std::string job_class(PodClassName(preemptible ? PodClass::kPreemptible
+                                                       : PodClass::kOnDemand));
+  if (zone.empty() && pod.empty()) {
+    if (HasClassPods() && PodsThatCanHold(type, "", "", preemptible).empty()) {
+      return ToStatus(InvalidArgument("no pod of this fleet that takes " + job_class +
+                                      " jobs can hold a " + what));
+    }
+    return Status::Ok();
+  }
   if (!pod.empty()) {
     const std::optional<int> index = IndexOf(pod);
     if (!index) return ToStatus(InvalidArgument("pod: " + NoPodNamed(pod)));
@@ -185,6 +218,11 @@ Status Fleet::CheckScope(const AcceleratorType& type, std::string_view zone,
                                       std::to_string(p.host_rows()) + "x" +
                                       std::to_string(p.host_cols()) + ") cannot hold a " + what));
     }
+    if (!CanHold(*index, type, "", "", preemptible)) {
+      return ToStatus(InvalidArgument(
+          "pod " + std::string(pod) + " takes " +
+          std::string(PodClassName(classes_[static_cast<size_t>(*index)])) + " jobs only"));
+    }
     return Status::Ok();
   }
   if (std::find(zones_.begin(), zones_.end(), zone) == zones_.end()) {
@@ -198,6 +236,10 @@ Status Fleet::CheckScope(const AcceleratorType& type, std::string_view zone,
   }
   if (PodsThatCanHold(type, zone, "").empty()) {
     return ToStatus(InvalidArgument("no pod of zone " + std::string(zone) + " can hold a " + what));
+  }
+  if (PodsThatCanHold(type, zone, "", preemptible).empty()) {
+    return ToStatus(InvalidArgument("no pod of zone " + std::string(zone) + " that takes " +
+                                    job_class + " jobs can hold a " + what));
   }
   return Status::Ok();
 }

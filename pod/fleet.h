@@ -35,6 +35,12 @@ struct FleetPlacement {
   friend bool operator==(const FleetPlacement&, const FleetPlacement&) = default;
 };
 
+// Which jobs a pod takes: any, or only one class (the research grant's 5 on-demand and 100
+// preemptible devices).
+enum class PodClass { kAny, kOnDemand, kPreemptible };
+std::string_view PodClassName(PodClass c);          // "any", "on-demand", "preemptible"
+Result<PodClass> ParsePodClass(std::string_view text);  // errors list the three
+
 // One pod of a fleet as configured.
 struct FleetPodSpec {
   std::string name;
@@ -42,6 +48,7 @@ struct FleetPodSpec {
   int host_rows = 0;
   int host_cols = 0;
   std::string zone;  // e.g. "us-central1-b"; may be empty (one site)
+  PodClass job_class = PodClass::kAny;
 };
 
 // 1-64 characters of A-Z a-z 0-9 . _ - (pod and zone names: they go into URLs, POD_SLICE and the
@@ -62,6 +69,9 @@ class Fleet {
   const Pod& pod(int index) const { return pods_.at(static_cast<size_t>(index)); }
   const std::vector<Pod>& pods() const { return pods_; }
   const std::string& zone(int index) const { return zones_.at(static_cast<size_t>(index)); }
+  PodClass job_class(int index) const { return classes_.at(static_cast<size_t>(index)); }
+  // Whether some pod takes one class only (then a job's class is part of where it may run).
+  bool HasClassPods() const { return class_pods_ > 0; }
   // The index of the pod named `name`, or nullopt.
   std::optional<int> IndexOf(std::string_view name) const;
   // "no pod 'NAME' in this fleet; pods: a, b, c and 5 more", for an IndexOf that found nothing.
@@ -87,25 +97,28 @@ class Fleet {
   // A type some pod can hold (a fleet of one pod: exactly Pod::ParseType, and its errors).
   Result<AcceleratorType> ParseType(std::string_view text) const;
   // Whether pod `index` can ever hold `type` (its generation, a grid large enough), and is in
-  // `zone` and named `pod` when they are given (a job's placement scope).
+  // `zone` and named `pod` when they are given (a job's placement scope), and takes jobs of the
+  // class `preemptible` when that is given (PodClass).
   bool CanHold(int index, const AcceleratorType& type, std::string_view zone = "",
-               std::string_view pod = "") const;
+               std::string_view pod = "", std::optional<bool> preemptible = std::nullopt) const;
   // Every pod that can hold `type`, in fleet order; only those of `zone` and named `pod` when
-  // they are given (a job's placement scope).
+  // they are given (a job's placement scope), and of the job's class when it is given.
   std::vector<int> PodsThatCanHold(const AcceleratorType& type, std::string_view zone = "",
-                                   std::string_view pod = "") const;
+                                   std::string_view pod = "",
+                                   std::optional<bool> preemptible = std::nullopt) const;
   // Multislice: the most slices of `type` that the pods of one zone (within the scope) hold when
   // empty, each pod tiled in the better orientation, and that zone (the first with the most).
   // Pods without a zone are one site together.
-  std::pair<int, std::string> MostSlicesInOneZone(const AcceleratorType& type,
-                                                  std::string_view zone = "",
-                                                  std::string_view pod = "") const;
-  // Whether a job of `type` scoped to `zone` and/or `pod` (empty: any) has a pod to run on;
-  // else an error naming what is wrong: an unknown pod (listing some), a pod in another zone, a
-  // pod that cannot hold the type, an unknown zone (listing the zones), a zone none of whose
-  // pods can hold it.
-  Status CheckScope(const AcceleratorType& type, std::string_view zone,
-                    std::string_view pod) const;
+  std::pair<int, std::string> MostSlicesInOneZone(
+      const AcceleratorType& type, std::string_view zone = "", std::string_view pod = "",
+      std::optional<bool> preemptible = std::nullopt) const;
+  // Whether a job of `type` and class `preemptible` scoped to `zone` and/or `pod` (empty: any)
+  // has a pod to run on; else an error naming what is wrong: an unknown pod (listing some), a pod
+  // in another zone, a pod that cannot hold the type or takes the other class only, an unknown
+  // zone (listing the zones), a zone (or a fleet) none of whose pods of the job's class can hold
+  // it.
+  Status CheckScope(const AcceleratorType& type, std::string_view zone, std::string_view pod,
+                    bool preemptible = false) const;
 
   bool CanPlace(const FleetPlacement& p) const;
   Status Allocate(AllocationId id, const FleetPlacement& p);
@@ -119,9 +132,11 @@ class Fleet {
 
  private:
   Fleet() = default;
-  void Add(Pod pod, std::string zone);
+  void Add(Pod pod, std::string zone, PodClass job_class = PodClass::kAny);
   std::vector<Pod> pods_;
   std::vector<std::string> zones_;
+  std::vector<PodClass> classes_;
+  int class_pods_ = 0;  // pods that take one class only
   std::vector<int> first_host_;
   int num_hosts_ = 0;
 };

@@ -121,6 +121,33 @@ TEST(FleetTest, PodsThatCanHoldWithinAScopeAndCheckScopeNamesWhatIsWrong) {
   EXPECT_EQ(error(v2_32, "us-2", ""), "no pod of zone us-2 can hold a v2-32");
 }
 
+// Pods reserved to one class: only jobs of that class may use them, and a job no pod of its
+// class can hold is refused, naming the class.
+TEST(FleetTest, PodsOfOneClassTakeOnlyItsJobs) {
+  FleetPodSpec od{"od", Generation::kV2, 1, 1, "us-2", PodClass::kOnDemand};
+  FleetPodSpec pre{"pre", Generation::kV2, 1, 1, "us-2", PodClass::kPreemptible};
+  auto fleet = Fleet::Create({{"a", Generation::kV2, 2, 2, "us-1"}, od, pre});
+  ASSERT_TRUE(fleet.has_value());
+  EXPECT_TRUE(fleet->HasClassPods());
+  const AcceleratorType v2_8 = *AcceleratorType::Parse("v2-8");
+  const AcceleratorType v2_32 = *AcceleratorType::Parse("v2-32");
+  EXPECT_EQ(fleet->PodsThatCanHold(v2_8), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(fleet->PodsThatCanHold(v2_8, "", "", /*preemptible=*/false), (std::vector<int>{0, 1}));
+  EXPECT_EQ(fleet->PodsThatCanHold(v2_8, "", "", /*preemptible=*/true), (std::vector<int>{0, 2}));
+  EXPECT_TRUE(fleet->CheckScope(v2_8, "", "od", false).ok());
+  EXPECT_EQ(fleet->CheckScope(v2_8, "", "od", true).message(), "pod od takes on-demand jobs only");
+  EXPECT_EQ(fleet->CheckScope(v2_8, "us-2", "", true).message(), "");
+  auto devices = Fleet::Create({od, pre});
+  ASSERT_TRUE(devices.has_value());
+  EXPECT_EQ(devices->CheckScope(v2_32, "", "", true).message(),
+            "no pod of this fleet that takes preemptible jobs can hold a v2-32");
+  auto reserved = Fleet::Create({{"a", Generation::kV2, 2, 2, "us-1", PodClass::kOnDemand}, pre});
+  ASSERT_TRUE(reserved.has_value());
+  EXPECT_EQ(reserved->CheckScope(v2_32, "us-1", "", true).message(),
+            "no pod of zone us-1 that takes preemptible jobs can hold a v2-32");
+  EXPECT_EQ(PodClassName(PodClass::kPreemptible), "preemptible");
+}
+
 TEST(FleetTest, AllocationAndHealthChangeOnlyThePodNamed) {
   Fleet fleet = Grantish();
   const FleetPlacement on_v3{1, {{0, 0}, {2, 2}}};

@@ -13,18 +13,23 @@ Status AddEntry(const YAML::Node& n, size_t index, UnnamedPods unnamed,
                 std::vector<FleetPodSpec>& out) {
   const std::string section = "pods[" + std::to_string(index) + "]";
   if (Status s = YamlCheckKeys(n, section, {"name", "generation", "host_rows", "host_cols", "zone",
-                                            "count"});
+                                            "count", "class"});
       !s.ok()) {
     return s;
   }
   FleetPodSpec pod;
   std::string generation = "v2";
+  std::string job_class = "any";
   int count = 1;
   for (Status s : {YamlRead(n, "name", section, pod.name),
                    YamlRead(n, "generation", section, generation),
-                   YamlRead(n, "zone", section, pod.zone), YamlRead(n, "count", section, count)}) {
+                   YamlRead(n, "zone", section, pod.zone), YamlRead(n, "count", section, count),
+                   YamlRead(n, "class", section, job_class)}) {
     if (!s.ok()) return s;
   }
+  auto parsed_class = ParsePodClass(job_class);
+  if (!parsed_class) return parsed_class.error().WithContext(section + ".class");
+  pod.job_class = *parsed_class;
   if (!n["name"]) {
     if (unnamed == UnnamedPods::kRefused) {
       return ToStatus(InvalidArgument(section + ".name is required"));

@@ -11,6 +11,7 @@
 //       host_rows: 1
 //       host_cols: 1
 //       count: 100
+//       class: preemptible      # any (default), on-demand or preemptible: the jobs it takes
 //
 // Errors name the entry and the key ("pods[2].count must be 1..4096"), and Fleet::Create's
 // checks apply (unique names, possible grids). Bounded: at most kMaxFleetPods pods in all.

@@ -32,6 +32,24 @@ pods:
   EXPECT_TRUE(Fleet::Create(*pods).has_value());
 }
 
+// The grant's devices are each reserved to one class (`class`); pods take any job by default.
+TEST(FleetYamlTest, AClassReservesPodsToOnDemandOrPreemptibleJobs) {
+  auto pods = ParseFleetYaml(R"(
+pods:
+  - {name: big}
+  - {name: od, host_rows: 1, host_cols: 1, count: 2, class: on-demand}
+  - {name: pre, host_rows: 1, host_cols: 1, class: preemptible}
+)");
+  ASSERT_TRUE(pods.has_value()) << pods.error().message();
+  EXPECT_EQ((*pods)[0].job_class, PodClass::kAny);
+  EXPECT_EQ((*pods)[2].job_class, PodClass::kOnDemand);
+  EXPECT_EQ((*pods)[3].job_class, PodClass::kPreemptible);
+  EXPECT_NE(ErrorOf("pods: [{name: a, class: cheap}]")
+                .find("pods[0].class: 'cheap' is not a job class; valid: any, on-demand, preemptible"),
+            std::string::npos)
+      << ErrorOf("pods: [{name: a, class: cheap}]");
+}
+
 TEST(FleetYamlTest, BadDocumentsAreRefusedNamingTheEntryAndKey) {
   EXPECT_NE(ErrorOf("pods: [").find("not valid YAML"), std::string::npos);
   EXPECT_NE(ErrorOf("pods: []").find("non-empty list"), std::string::npos);

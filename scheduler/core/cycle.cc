@@ -72,18 +72,21 @@ Pass::TypeKey Pass::KeyOf(const pod::AcceleratorType& type) const {
 }
 
 int Pass::ScopeOf(const JobSpec& spec) {
-  if (spec.zone.empty() && spec.pod.empty()) return 0;
-  auto [it, inserted] =
-      scopes_.try_emplace({spec.zone, spec.pod}, static_cast<int>(scope_names_.size()));
-  if (inserted) scope_names_.emplace_back(spec.zone, spec.pod);
+  // A fleet with pods for one class only: the job's class is part of where it may run.
+  const int job_class = in_.hosts.fleet().HasClassPods() ? (spec.preemptible ? 2 : 1) : 0;
+  if (spec.zone.empty() && spec.pod.empty() && job_class == 0) return 0;
+  auto [it, inserted] = scopes_.try_emplace({spec.zone, spec.pod, job_class},
+                                            static_cast<int>(scope_names_.size()));
+  if (inserted) scope_names_.emplace_back(spec.zone, spec.pod, job_class);
   return it->second;
 }
 
 const std::vector<int>& Pass::Candidates(const pod::AcceleratorType& type) {
   auto [it, inserted] = candidates_.try_emplace(KeyOf(type));
   if (inserted) {
-    const auto& [zone, pod] = scope_names_[static_cast<size_t>(scope_)];
-    it->second = in_.hosts.fleet().PodsThatCanHold(type, zone, pod);
+    const auto& [zone, pod, job_class] = scope_names_[static_cast<size_t>(scope_)];
+    it->second = in_.hosts.fleet().PodsThatCanHold(
+        type, zone, pod, job_class == 0 ? std::nullopt : std::optional<bool>(job_class == 2));
   }
   return it->second;
 }
@@ -330,7 +333,9 @@ void Pass::Consider(const QueueEntry& entry) {
   }
   if (scope_ != 0 && Candidates(type).empty()) {
     // Checked at submission: the configuration changed since (a pod renamed, a zone moved).
-    const std::string where = !job.spec.pod.empty() ? "pod " + job.spec.pod : "zone " + job.spec.zone;
+    const std::string where = !job.spec.pod.empty()    ? "pod " + job.spec.pod
+                              : !job.spec.zone.empty() ? "zone " + job.spec.zone
+                                                       : "class";
     in_.binder.SetReason(job, "no pod of this fleet matches its " + where + " that can hold a " +
                                   type.ToString() + " (was the configuration changed?)");
     return;

@@ -258,8 +258,8 @@ class Pass {
   // The pods that can hold `type` (its generation, a grid large enough) within the current job's
   // scope (scope_: its zone or pod, if any), in fleet order.
   const std::vector<int>& Candidates(const pod::AcceleratorType& type);
-  // The scope of `spec` (its zone and pod) as a small number: 0 unscoped, then one per distinct
-  // (zone, pod) this pass met. Part of every memo key: jobs of one shape but other scopes see
+  // The scope of `spec` (its zone and pod, and its class when some pod takes one class only) as a
+  // small number: 0 unscoped, then one per distinct (zone, pod, class) this pass met. Part of every memo key: jobs of one shape but other scopes see
   // other pods.
   int ScopeOf(const JobSpec& spec);
   // "the pod" (a fleet of one), "pod a" or "pods a, b and 3 more": for reasons.
@@ -301,8 +301,9 @@ class Pass {
   TimePoint head_start_ = TimePoint::max();
   bool protect_ = false;                // the current job scores on head_view_
   int scope_ = 0;                       // the current job's ScopeOf (set by Consider)
-  std::map<std::pair<std::string, std::string>, int> scopes_;  // (zone, pod) -> ScopeOf
-  std::vector<std::pair<std::string, std::string>> scope_names_ = {{"", ""}};
+  // (zone, pod, class: 0 any, 1 on-demand, 2 preemptible) -> ScopeOf, and back.
+  std::map<std::tuple<std::string, std::string, int>, int> scopes_;
+  std::vector<std::tuple<std::string, std::string, int>> scope_names_ = {{"", "", 0}};
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
   int behind_text_ = 0;                 // behind_'s place in Inputs::strict_texts + 1; 0: none
   // The shapes that found no room in this pass: a few (shapes x scopes x two views), looked up

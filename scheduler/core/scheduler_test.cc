@@ -42,6 +42,35 @@ TEST_F(SchedulerTest, PlacesAndRunsAJobThroughItsLifecycle) {
   EXPECT_EQ((*events)[1].hosts.size(), 4u);
 }
 
+// The grant's devices by class (pod::PodClass): an on-demand v2-8 goes to the on-demand device,
+// a preemptible one to the preemptible device, never the other way; when its class's devices
+// are full a job waits (or goes to a pod that takes any job), and preemption stays within
+// the pods the preemptor may use.
+TEST_F(SchedulerTest, DevicesReservedToAClassTakeOnlyItsJobs) {
+  StartFleet({{"od", pod::Generation::kV2, 1, 1, "zone-b", pod::PodClass::kOnDemand},
+              {"pre", pod::Generation::kV2, 1, 1, "zone-b", pod::PodClass::kPreemptible}});
+  const JobId p1 = Submit(Spec("ada", "v2-8", true), 0);
+  const JobId o1 = Submit(Spec("bob", "v2-8", false), 0);
+  Tick(1);
+  ASSERT_EQ(Job(p1).state, JobState::kPlaced);
+  ASSERT_EQ(Job(o1).state, JobState::kPlaced);
+  EXPECT_EQ(sched_->fleet().pod(Job(p1).placement->pod).name(), "pre");
+  EXPECT_EQ(sched_->fleet().pod(Job(o1).placement->pod).name(), "od");
+  // Another of each: both wait; the on-demand one may not preempt the preemptible device's job
+  // (its class may not use that device), and names the one pod it may use.
+  const JobId p2 = Submit(Spec("ada", "v2-8", true), 2);
+  const JobId o2 = Submit(Spec("bob", "v2-8", false), 2);
+  EXPECT_TRUE(Only<PreemptAction>(Tick(3)).empty());
+  EXPECT_EQ(Job(p2).state, JobState::kQueued);
+  EXPECT_EQ(Job(o2).state, JobState::kQueued);
+  EXPECT_NE(Job(o2).reason.find("pod od"), std::string::npos) << Job(o2).reason;
+  // The on-demand device frees: the on-demand job takes it, the preemptible one keeps waiting.
+  Exited(o1, ExitKind::kSucceeded, 4);
+  Tick(5);
+  EXPECT_EQ(Job(o2).state, JobState::kPlaced);
+  EXPECT_EQ(Job(p2).state, JobState::kQueued);
+}
+
 // A program that never reports progress is RUNNING once its ranks are up (issue: a PyTorch job
 // stayed STARTING through training, a preemption and its success).
 TEST_F(SchedulerTest, OnAFleetATypeNoPodCanHoldIsRefusedSayingWhereTypesRun) {

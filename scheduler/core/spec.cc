@@ -111,11 +111,15 @@ Result<pod::AcceleratorType> ValidateSpec(const JobSpec& spec, const pod::Fleet&
   if (!fields.ok()) return std::unexpected(fields);
   auto type = fleet.ParseType(spec.accelerator);
   if (!type || origin != SpecOrigin::kSubmission) return type;
-  if (Status s = fleet.CheckScope(*type, spec.zone, spec.pod); !s.ok()) return std::unexpected(s);
+  if (Status s = fleet.CheckScope(*type, spec.zone, spec.pod, spec.preemptible); !s.ok()) {
+    return std::unexpected(s);
+  }
   if (spec.slices > 1) {
     // All slices in one zone (one pod, or pods on the data-centre network between them): a job
     // that no zone could ever hold would wait for ever.
-    const auto [most, zone] = fleet.MostSlicesInOneZone(*type, spec.zone, spec.pod);
+    const auto [most, zone] = fleet.MostSlicesInOneZone(
+        *type, spec.zone, spec.pod,
+        fleet.HasClassPods() ? std::optional<bool>(spec.preemptible) : std::nullopt);
     if (most < spec.slices) {
       return InvalidArgument(
           "slices is " + std::to_string(spec.slices) + ", but " +

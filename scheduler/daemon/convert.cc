@@ -269,6 +269,7 @@ std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optiona
     api::Pod& p = out[k];
     p.set_name(pod.name());
     p.set_zone(fleet.zone(indexes[k]));
+    p.set_job_class(std::string(pod::PodClassName(fleet.job_class(indexes[k]))));
     p.set_generation(std::string(pod::SpecOf(pod.generation()).name));
     p.set_host_rows(pod.host_rows());
     p.set_host_cols(pod.host_cols());
@@ -277,7 +278,7 @@ std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optiona
   // The pods a waiting job could run on depend on its type's generation and shape and its scope:
   // looked up once per such kind. Once every one of them lists max_pending jobs, a further job
   // of that kind is only counted (O(queued + kinds x pods), not O(queued x pods)).
-  using WaitingKind = std::tuple<int, int, int, std::string_view, std::string_view>;
+  using WaitingKind = std::tuple<int, int, int, std::string_view, std::string_view, bool>;
   struct WaitingPods {
     std::vector<size_t> slots;  // in `out`
     bool full = false;          // every slot lists max_pending jobs
@@ -317,11 +318,13 @@ std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optiona
       if (type == nullptr) continue;
       auto [it, fresh] = kinds.try_emplace(
           WaitingKind{static_cast<int>(type->generation()), type->shape().rows,
-                      type->shape().cols, job.spec.zone, job.spec.pod});
+                      type->shape().cols, job.spec.zone, job.spec.pod, job.spec.preemptible});
       WaitingPods& where = it->second;
       if (fresh) {
         for (size_t k = 0; k < indexes.size(); ++k) {
-          if (fleet.CanHold(indexes[k], *type, job.spec.zone, job.spec.pod)) where.slots.push_back(k);
+          if (fleet.CanHold(indexes[k], *type, job.spec.zone, job.spec.pod, job.spec.preemptible)) {
+            where.slots.push_back(k);
+          }
         }
       }
       if (where.full) {
