@@ -507,7 +507,10 @@ std::string PodPicture(const api::Pod& p, bool color) {
   }
   std::ostringstream out;
   out << "pod " << p.name() << " (" << p.generation() << ", " << p.host_rows() << "x"
-      << p.host_cols() << " hosts): " << p.available_hosts() << " hosts free, largest "
+      << p.host_cols() << " hosts"
+      << (p.job_class().empty() || p.job_class() == "any" ? ""
+                                                           : ", " + p.job_class() + " jobs only")
+      << "): " << p.available_hosts() << " hosts free, largest "
       << "placeable " << (p.largest_placeable_type().empty() ? "none" : p.largest_placeable_type())
       << "\n\n";
   for (const auto& line : pod::RenderGrid(*grid, options)) out << line << "\n";
@@ -557,10 +560,10 @@ int ShowPod(ApiClient& api, const std::string& name, bool color) {
 
 std::string FleetTable(const api::PodList& list) {
   std::ostringstream out;
-  static constexpr int kWidths[] = {18, 16, 10, 7, 6, 10, 12, 10, 10};
+  static constexpr int kWidths[] = {18, 16, 12, 10, 7, 6, 10, 12, 10, 10};
   auto row = [&out](const std::vector<std::string>& cells) { TableRow(out, kWidths, cells); };
-  row({"POD", "ZONE", "GRID", "HOSTS", "FREE", "ON-DEMAND", "PREEMPTIBLE", "UNHEALTHY", "WAITING",
-       "LARGEST FREE"});
+  row({"POD", "ZONE", "TAKES", "GRID", "HOSTS", "FREE", "ON-DEMAND", "PREEMPTIBLE", "UNHEALTHY",
+       "WAITING", "LARGEST FREE"});
   int64_t hosts = 0, free = 0, on_demand = 0, preemptible = 0, unhealthy = 0;
   for (const auto& p : list.pods()) {
     int64_t down = 0;
@@ -571,6 +574,7 @@ std::string FleetTable(const api::PodList& list) {
     preemptible += p.preemptible_hosts();
     unhealthy += down;
     row({TerminalSafe(p.name()), p.zone().empty() ? "-" : TerminalSafe(p.zone()),
+         p.job_class().empty() ? "any" : TerminalSafe(p.job_class()),
          p.generation() + " " + std::to_string(p.host_rows()) + "x" + std::to_string(p.host_cols()),
          std::to_string(p.hosts_size()), std::to_string(p.available_hosts()),
          std::to_string(p.on_demand_hosts()), std::to_string(p.preemptible_hosts()),
@@ -578,7 +582,7 @@ std::string FleetTable(const api::PodList& list) {
          p.largest_placeable_type().empty() ? "none" : p.largest_placeable_type()});
   }
   // Waiting jobs are not summed: a job waits in every pod that can hold its type.
-  row({"total (" + std::to_string(list.pods_size()) + " pods)", "", "", std::to_string(hosts),
+  row({"total (" + std::to_string(list.pods_size()) + " pods)", "", "", "", std::to_string(hosts),
        std::to_string(free), std::to_string(on_demand), std::to_string(preemptible),
        std::to_string(unhealthy), "", ""});
   return out.str();

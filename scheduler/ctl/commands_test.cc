@@ -132,6 +132,7 @@ TEST(FleetTable, OneLinePerPodAndATotal) {
   };
   add("big", "us-central1-b", 8, 8, 48, 8, 4, 4, 3);
   add("dev-000", "", 1, 1, 0, 0, 1, 0, 7);
+  list.mutable_pods(1)->set_job_class("preemptible");
   const std::string table = FleetTable(list);
   std::istringstream lines(table);
   std::vector<std::string> rows;
@@ -142,6 +143,11 @@ TEST(FleetTable, OneLinePerPodAndATotal) {
   EXPECT_NE(rows[1].find("v2 8x8"), std::string::npos);
   EXPECT_NE(rows[2].find("dev-000"), std::string::npos);
   EXPECT_NE(rows[2].find("none"), std::string::npos) << "nothing free on the device";
+  EXPECT_NE(rows[1].find("any"), std::string::npos) << table;
+  EXPECT_NE(rows[2].find("preemptible"), std::string::npos) << table;
+  EXPECT_NE(PodPicture(list.pods(1), false).find("(v2, 1x1 hosts, preemptible jobs only)"),
+            std::string::npos)
+      << PodPicture(list.pods(1), false);
   // 65 hosts, 48 free, 8 + 0 on-demand, 4 + 1 preemptible, 4 unhealthy.
   EXPECT_NE(rows[3].find("total (2 pods)"), std::string::npos);
   std::istringstream total(rows[3].substr(rows[3].find(')') + 1));
