@@ -52,6 +52,18 @@ json SpecToJson(const core::JobSpec& s) {
   return j;
 }
 
+// A stored host list (EncodeHosts), already parsed.
+Result<std::vector<HostId>> HostsFromJson(const json& j) {
+  if (!j.is_array()) return DataLoss("stored host list is not an array");
+  std::vector<HostId> hosts;
+  for (const json& h : j) {
+    auto id = JsonInteger<int32_t>(h);
+    if (!id) return DataLoss("stored host list holds " + h.dump() + ", not a host id");
+    hosts.emplace_back(*id);
+  }
+  return hosts;
+}
+
 // Stored bytes are read through JsonReader: a damaged or foreign record comes back as DataLoss
 // naming the field, and numbers are checked against their C++ types (no silent truncation).
 Result<core::JobSpec> SpecFromJson(const json& j) {
@@ -177,7 +189,7 @@ Result<std::vector<core::JobEvent::Slice>> DecodeEventSlices(std::string_view te
       return DataLoss("stored event slices hold " + one.dump().substr(0, 80) +
                       ", not {pod, hosts}");
     }
-    auto hosts = DecodeHosts(one["hosts"].dump());
+    auto hosts = HostsFromJson(one["hosts"]);
     if (!hosts) return std::unexpected(hosts.error());
     slices.push_back({one["pod"].get<std::string>(), std::move(*hosts)});
   }
@@ -193,14 +205,7 @@ std::string EncodeHosts(const std::vector<HostId>& hosts) {
 Result<std::vector<HostId>> DecodeHosts(std::string_view text) {
   auto j = ParseJsonDocument(text, "stored host list", StatusCode::kDataLoss);
   if (!j) return std::unexpected(j.error());
-  if (!j->is_array()) return DataLoss("stored host list is not an array");
-  std::vector<HostId> hosts;
-  for (const json& h : *j) {
-    auto id = JsonInteger<int32_t>(h);
-    if (!id) return DataLoss("stored host list holds " + h.dump() + ", not a host id");
-    hosts.emplace_back(*id);
-  }
-  return hosts;
+  return HostsFromJson(*j);
 }
 
 }  // namespace podsched::jobdb

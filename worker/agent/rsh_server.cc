@@ -193,11 +193,11 @@ void RshServer::Admit(Session& s, const bus::RshRequest& req) {
       return Refuse(s, d.reason);
     case RshDecision::kRun:
       s.parked.reset();
-      return Run(s, req);
+      return Run(s, req, ctx.job->first_host);
   }
 }
 
-void RshServer::Run(Session& s, const bus::RshRequest& req) {
+void RshServer::Run(Session& s, const bus::RshRequest& req, int32_t first_host) {
   const JobEpoch je{JobId(req.job().job_id()), req.job().epoch()};
   // Each simulated host gets its own OpenMPI session directory: orteds of one job on one
   // machine otherwise share the files under /tmp/ompi.HOSTNAME.UID (hwloc topology, PMIx
@@ -218,8 +218,7 @@ void RshServer::Run(Session& s, const bus::RshRequest& req) {
     }
   }
   // POD_HOST is the pod's own id; the request names the Launch's fleet id.
-  const std::optional<RshJob> job = jobs_.RshJobOf(je);
-  env.push_back("POD_HOST=" + std::to_string(req.host() - (job ? job->first_host : 0)));
+  env.push_back("POD_HOST=" + std::to_string(req.host() - first_host));
   env.push_back("POD_PREEMPT_FILE=" + state_.PreemptFile(je, req.host()));
   env.push_back("OMPI_MCA_orte_tmpdir_base=" + tmp);
   env.push_back(std::string(kTagVariable) + "=" + TagValue(je, req.host()));

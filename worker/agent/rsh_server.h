@@ -78,7 +78,8 @@ class RshServer final : public JobSessions {
   void OnReadable(Session& s);
   void OnWritable(Session& s);
   void Admit(Session& s, const bus::RshRequest& req);
-  void Run(Session& s, const bus::RshRequest& req);
+  // `first_host`: the Launch's (RshJob::first_host), which the admission looked up.
+  void Run(Session& s, const bus::RshRequest& req, int32_t first_host);
   void Refuse(Session& s, const std::string& why);
   void QueueFrame(Session& s, const bus::RshFrame& f);
   void ReadPipe(Session& s, int& fd, bool is_stderr);
