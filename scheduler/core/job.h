@@ -144,6 +144,15 @@ struct JobRecord {
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 
+// Every slice a job holds, in rank order: `placement`, then `more_slices`; empty when it holds
+// none.
+inline std::vector<pod::FleetPlacement> SlicesOf(const JobRecord& job) {
+  if (!job.placement) return {};
+  std::vector<pod::FleetPlacement> slices{*job.placement};
+  slices.insert(slices.end(), job.more_slices.begin(), job.more_slices.end());
+  return slices;
+}
+
 // One state transition. Every transition of every job produces exactly one event; submission is
 // the event with no `from` state.
 struct JobEvent {

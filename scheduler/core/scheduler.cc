@@ -89,9 +89,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Fleet fleet, Scheduler
     const bool waiting = job.state == JobState::kQueued;
     if (HoldsHosts(job.state)) {
       if (!job.placement) return Internal(JobName(job.id) + " holds hosts but has no placement");
-      std::vector<pod::FleetPlacement> slices{*job.placement};
-      slices.insert(slices.end(), job.more_slices.begin(), job.more_slices.end());
-      auto held = impl->hosts.Hold(JobEpoch{job.id, job.epoch}, slices);
+      auto held = impl->hosts.Hold(JobEpoch{job.id, job.epoch}, SlicesOf(job));
       if (!held) return std::unexpected(held.error().WithContext(JobName(job.id)));
       impl->accounting.StartHolding(job.id, job.spec.user, job.spec.preemptible,
                                     JobCores(job.spec, *type), job.start_time);
@@ -314,9 +312,8 @@ std::vector<UserName> Scheduler::KnownUsers() const {
 }
 
 std::vector<HostId> HostsOfJob(const pod::Fleet& fleet, const JobRecord& job) {
-  if (!job.placement) return {};
-  std::vector<HostId> hosts = fleet.HostsIn(*job.placement);
-  for (const pod::FleetPlacement& slice : job.more_slices) {
+  std::vector<HostId> hosts;
+  for (const pod::FleetPlacement& slice : SlicesOf(job)) {
     for (HostId h : fleet.HostsIn(slice)) hosts.push_back(h);
   }
   return hosts;

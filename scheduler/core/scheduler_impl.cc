@@ -177,7 +177,7 @@ std::string Scheduler::Impl::MaxRuntimeReason(const JobRecord& job) const {
 void Scheduler::Impl::StartPreemption(JobRecord& job, std::string reason,
                                       std::optional<JobId> reserved_for, TimePoint now) {
   const JobEpoch owner{job.id, job.epoch};
-  std::vector<HostId> held = HostsOfJob(hosts.fleet(), job);  // every slice's agents
+  std::vector<HostId> held = hosts.HostsOf(owner);  // every slice's agents
   job.preempt_deadline = now + job.spec.grace_period;
   job.reserved_for = reserved_for;
   Status moved = Transition(job, JobState::kPreempting, reason, now);
@@ -306,7 +306,7 @@ void Scheduler::Impl::RunTimers(TimePoint now) {
     switch (timer.kind) {
       case TimerKind::kKill:
         if (job.state == JobState::kPreempting && timers.TakeKill(job.id)) {
-          KillAction kill{timer.job, HostsOfJob(hosts.fleet(), job),
+          KillAction kill{timer.job, hosts.HostsOf(timer.job),
                           "grace period of " +
                               std::to_string(static_cast<int64_t>(
                                   ToSeconds(job.spec.grace_period))) +

@@ -28,9 +28,7 @@ class SchedulerPropertyTest : public testing::SchedulerFixture,
         ASSERT_TRUE(job.placement.has_value()) << id;
         // Every slice: its own hosts, all of them in one zone.
         ASSERT_EQ(static_cast<int>(job.more_slices.size()), job.spec.slices - 1) << id;
-        std::vector<pod::FleetPlacement> slices{*job.placement};
-        slices.insert(slices.end(), job.more_slices.begin(), job.more_slices.end());
-        for (const pod::FleetPlacement& slice : slices) {
+        for (const pod::FleetPlacement& slice : SlicesOf(job)) {
           for (HostId h : sched_->fleet().HostsIn(slice)) {
             ASSERT_TRUE(held.insert(h).second) << "host " << h << " held twice";
             ASSERT_TRUE(sched_->fleet().host(h).allocation.has_value());

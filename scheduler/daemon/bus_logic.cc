@@ -583,12 +583,9 @@ std::vector<BusOutgoing> BusLogic::TakeAcks() {
 // ---- queries ----
 
 bool BusLogic::ServesSliceOf(const AgentInfo& agent, const core::JobRecord& job) const {
-  auto serves = [&](const pod::FleetPlacement& slice) {
-    const std::vector<HostId> hosts = scheduler_->fleet().HostsIn(slice);
-    return std::any_of(hosts.begin(), hosts.end(),
-                       [&](HostId h) { return registry_.Serves(agent, h); });
-  };
-  return serves(*job.placement) || std::any_of(job.more_slices.begin(), job.more_slices.end(), serves);
+  const std::vector<HostId> hosts = core::HostsOfJob(scheduler_->fleet(), job);
+  return std::any_of(hosts.begin(), hosts.end(),
+                     [&](HostId h) { return registry_.Serves(agent, h); });
 }
 
 int64_t BusLogic::unhealthy_hosts() const {

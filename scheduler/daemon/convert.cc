@@ -288,9 +288,9 @@ std::vector<api::Pod> PodsToProto(const core::Scheduler& scheduler, std::optiona
   for (JobId id : scheduler.ActiveJobIds()) {
     const core::JobRecord& job = *scheduler.Find(id);
     if (core::HoldsHosts(job.state) && job.placement) {
-      for (int slice = 0; slice < 1 + static_cast<int>(job.more_slices.size()); ++slice) {
-        const pod::FleetPlacement& at =
-            slice == 0 ? *job.placement : job.more_slices[static_cast<size_t>(slice - 1)];
+      const std::vector<pod::FleetPlacement> slices = core::SlicesOf(job);
+      for (int slice = 0; slice < static_cast<int>(slices.size()); ++slice) {
+        const pod::FleetPlacement& at = slices[static_cast<size_t>(slice)];
         const int k = slot_of[static_cast<size_t>(at.pod)];
         if (k < 0) continue;
         for (HostId h : fleet.pod(at.pod).HostsIn(at.rect)) {
