@@ -51,6 +51,30 @@ double StoragePricing::Usd(double bytes, Duration d) const {
   return usd_per_gb_month * (bytes / kBytesPerGb) * (ToSeconds(d) / kSecondsPerMonth);
 }
 
+std::string_view RegionOfZone(std::string_view zone) {
+  const size_t dash = zone.rfind('-');
+  return dash == std::string_view::npos ? zone : zone.substr(0, dash);
+}
+
+std::string_view ContinentOfZone(std::string_view zone) {
+  return zone.substr(0, zone.find('-'));
+}
+
+bool EgressPricing::Crosses(std::string_view from, std::string_view to) {
+  return !from.empty() && !to.empty() && from != to;
+}
+
+double EgressPricing::UsdPerGb(std::string_view from, std::string_view to) const {
+  if (!Crosses(from, to)) return 0;
+  if (RegionOfZone(from) == RegionOfZone(to)) return usd_per_gb_between_zones;
+  if (ContinentOfZone(from) == ContinentOfZone(to)) return usd_per_gb_between_regions;
+  return usd_per_gb_between_continents;
+}
+
+double EgressPricing::Usd(int64_t bytes, std::string_view from, std::string_view to) const {
+  return UsdPerGb(from, to) * (static_cast<double>(bytes) / kBytesPerGb);
+}
+
 const InterconnectSpec& InterconnectOf(Generation generation) {
   return generation == Generation::kV2 ? kV2Interconnect : kV3Interconnect;
 }

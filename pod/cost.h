@@ -22,6 +22,7 @@
 // Pure functions and values; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,29 @@ struct StoragePricing {
   // Dollars for keeping `bytes` stored for `d`.
   double Usd(double bytes, Duration d) const;
 };
+
+// Network egress between zones, billed per GB sent (GB = 2^30 bytes): a job that resumes in
+// another zone than its checkpoint store reads the checkpoint across, and one that runs away from
+// its store writes its checkpoints across (docs/scheduler.md, "Zones and checkpoint stores").
+// A zone's region is its name without the last "-" part ("us-central1-b" -> "us-central1"), its
+// continent the part before the first "-" ("us", "europe"). The defaults are the Cloud list
+// prices of 2019 (between zones of a region $0.01, between regions of a continent $0.02, between
+// continents $0.08); configurable.
+struct EgressPricing {
+  double usd_per_gb_between_zones = 0.01;
+  double usd_per_gb_between_regions = 0.02;
+  double usd_per_gb_between_continents = 0.08;
+  // The price of one GB from `from` to `to`: 0 within one zone, or when either is unknown ("").
+  double UsdPerGb(std::string_view from, std::string_view to) const;
+  // Dollars for `bytes` from `from` to `to`.
+  double Usd(int64_t bytes, std::string_view from, std::string_view to) const;
+  // Whether bytes between the two are billed as egress (both known, not the same zone).
+  static bool Crosses(std::string_view from, std::string_view to);
+};
+// "us-central1-b" -> "us-central1"; a name without "-" is its own region.
+std::string_view RegionOfZone(std::string_view zone);
+// "us-central1-b" -> "us"; a name without "-" is its own continent.
+std::string_view ContinentOfZone(std::string_view zone);
 
 // Interconnect between TensorCores of a slice, as the model assumes it.
 struct InterconnectSpec {

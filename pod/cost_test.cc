@@ -36,6 +36,23 @@ TEST(CostTest, StorageIsPerGbMonthAndConfigurable) {
 }
 
 // The calibration must reproduce the reference figures of docs/pod.md, "Cost model", within 10%.
+TEST(CostTest, EgressIsPricedByHowFarTheZonesAre) {
+  const EgressPricing egress;
+  const int64_t gb = int64_t{1} << 30;
+  EXPECT_EQ(RegionOfZone("us-central1-b"), "us-central1");
+  EXPECT_EQ(ContinentOfZone("europe-west4-a"), "europe");
+  EXPECT_EQ(RegionOfZone("site"), "site");
+  EXPECT_DOUBLE_EQ(egress.Usd(gb, "us-central1-b", "us-central1-b"), 0);  // one zone
+  EXPECT_DOUBLE_EQ(egress.Usd(gb, "", "us-central1-b"), 0);               // unknown: not billed
+  EXPECT_FALSE(EgressPricing::Crosses("us-central1-b", ""));
+  EXPECT_TRUE(EgressPricing::Crosses("us-central1-b", "us-central1-f"));
+  EXPECT_DOUBLE_EQ(egress.Usd(gb, "us-central1-b", "us-central1-f"), 0.01);
+  EXPECT_DOUBLE_EQ(egress.Usd(gb, "us-central1-b", "us-east1-c"), 0.02);
+  EXPECT_DOUBLE_EQ(egress.Usd(10 * gb, "us-central1-b", "europe-west4-a"), 0.80);
+  const EgressPricing custom{.usd_per_gb_between_zones = 0.5};
+  EXPECT_DOUBLE_EQ(custom.Usd(gb / 2, "a-1-x", "a-1-y"), 0.25);
+}
+
 TEST(CostTest, ResNet50OnV2_8TakesAboutFourMinutesPerEpoch) {
   const Workload w = ReferenceWorkload("resnet50").value();
   const StepEstimate e = EstimateStep(w, Type("v2-8"));

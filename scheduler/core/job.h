@@ -141,6 +141,16 @@ struct JobRecord {
   // A multislice job's slices after the first, while it holds hosts. (Last: a pass reads the
   // fields above for every queued job, and this one for none.)
   std::vector<pod::FleetPlacement> more_slices;
+  // Where its checkpoints are (docs/scheduler.md, "Zones and checkpoint stores"): the store its
+  // first launch chose (opaque to the core; the daemon sets it, SetCheckpointStore) and that
+  // store's zone ("": unknown, never billed). A launch or a checkpoint in another zone crosses
+  // zones: egress of `checkpoint_bytes` (the last size the job reported), priced by
+  // SchedulerConfig::egress and summed over its life.
+  std::string checkpoint_store;
+  std::string checkpoint_zone;
+  int64_t checkpoint_bytes = 0;
+  int64_t egress_bytes = 0;
+  double egress_usd = 0;
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 

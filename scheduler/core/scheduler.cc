@@ -163,7 +163,7 @@ Result<Actions> Scheduler::ReportRunning(JobEpoch je, TimePoint now) {
 }
 
 Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t last_checkpoint_step,
-                                          TimePoint now) {
+                                          TimePoint now, std::optional<int64_t> checkpoint_bytes) {
   Impl& s = *impl_;
   Result<JobRecord*> found = s.Existing(je.job);
   if (!found) return std::unexpected(found.error());
@@ -173,12 +173,21 @@ Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t las
                            " and checkpoint step " + std::to_string(last_checkpoint_step) +
                            " must satisfy 0 <= checkpoint <= step");
   }
+  if (checkpoint_bytes && *checkpoint_bytes < 0) {
+    return InvalidArgument("progress of " + JobName(je.job) + ": checkpoint bytes " +
+                           std::to_string(*checkpoint_bytes) + " must not be negative");
+  }
   if (je.epoch != job.epoch || !HoldsHosts(job.state)) {
     if (je.epoch != job.epoch) ++s.stats.stale_reports;
     return s.Finish(now);
   }
   job.step = step;
-  if (last_checkpoint_step > job.last_checkpoint_step) job.last_checkpoint_time = now;
+  if (checkpoint_bytes) job.checkpoint_bytes = *checkpoint_bytes;
+  if (last_checkpoint_step > job.last_checkpoint_step) {
+    job.last_checkpoint_time = now;
+    // A checkpoint written from another zone than its store's crosses zones.
+    s.ChargeEgress(job, s.hosts.fleet().zone(job.placement->pod), job.checkpoint_bytes);
+  }
   job.last_checkpoint_step = std::max(job.last_checkpoint_step, last_checkpoint_step);
   s.outbox.Changed(job.id);
   if (job.state == JobState::kPlaced || job.state == JobState::kStarting) {

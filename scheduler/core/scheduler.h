@@ -24,11 +24,13 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -36,6 +38,7 @@
 #include "common/ids.h"
 #include "common/status.h"
 #include "pod/accelerator.h"
+#include "pod/cost.h"
 #include "pod/fleet.h"
 #include "scheduler/core/dependency.h"
 #include "scheduler/core/job.h"
@@ -73,6 +76,9 @@ struct LaunchPlan {
     pod::Placement placement;
   };
   std::vector<Slice> more_slices;
+  std::string zone;  // the (first) slice's pod's zone
+  // The job's checkpoint store (JobRecord::checkpoint_store), empty until a launch chose one.
+  std::string checkpoint_store;
 };
 // Every host a job holds (JobRecord::placement, then more_slices), fleet-wide ids in rank order;
 // empty when it holds none.
@@ -101,6 +107,12 @@ enum class ExitKind {
   // No process of the launch ever ran: a PLACED job its agent does not know after a restart
   // (the Launch was lost). Requeued without a restart charged; in any later state, as kKilled.
   kNeverStarted,
+};
+
+// A checkpoint store: its URL (opaque to the core) and its zone ("": unknown).
+struct CheckpointStore {
+  std::string url;
+  std::string zone;
 };
 
 struct SchedulerConfig {
@@ -138,6 +150,15 @@ struct SchedulerConfig {
   // lose (cores x time since their last checkpoint) is bounded by this many core-seconds an hour
   // (a token bucket holding one hour's worth; in memory, full again after a restart). 0: off.
   double defrag_budget_core_seconds_per_hour = 0;
+  // What moving checkpoints across zones costs (JobRecord::egress_usd).
+  pod::EgressPricing egress;
+  // Where a job's checkpoints go, chosen once at its first launch (JobRecord::checkpoint_store,
+  // checkpoint_zone) from its spec and the zone it is placed in; later launches keep it (its
+  // checkpoints are there). `zone` is "" for a job that has checkpoints but no store recorded
+  // (a job stored before stores were): they are in the default store. Unset: no stores
+  // (podsim), nothing is billed.
+  std::function<CheckpointStore(const JobSpec& spec, std::string_view zone)>
+      choose_checkpoint_store;
   Duration preemptible_lifetime = std::chrono::hours(24);  // 0: unlimited
   double reclaim_rate_per_hour = 0;  // provider reclaims per preemptible allocation-hour
   Duration retry_backoff_base = std::chrono::seconds(30);
@@ -227,8 +248,12 @@ class Scheduler {
   // Every rank's process of the slice is up: PLACED or STARTING -> RUNNING. (The first progress
   // report also means RUNNING: a program that reports has got past its rendezvous.)
   Result<Actions> ReportRunning(JobEpoch job, TimePoint now);
+  // `checkpoint_bytes`: the size of the job's checkpoints, when the report says (a committed
+  // checkpoint while the job runs in another zone than its store is billed as egress).
   Result<Actions> ReportProgress(JobEpoch job, int64_t step, int64_t last_checkpoint_step,
-                                 TimePoint now);
+                                 TimePoint now,
+                                 std::optional<int64_t> checkpoint_bytes = std::nullopt);
+
   // `host`: the host whose processes are gone; nullopt for every host of the placement.
   Result<Actions> ReportExited(JobEpoch job, std::optional<HostId> host, ExitKind kind,
                                std::string reason, TimePoint now);

@@ -109,6 +109,15 @@ void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement
   job.more_slices.assign(slices.begin() + 1, slices.end());
   job.start_time = now;
   job.last_checkpoint_time = now;
+  const std::string& zone = hosts.fleet().zone(p.pod);
+  if (job.checkpoint_store.empty() && config.choose_checkpoint_store) {
+    // A job with checkpoints and no store recorded (stored before stores were) has them in the
+    // default store: "" asks for that one.
+    CheckpointStore store =
+        config.choose_checkpoint_store(job.spec, job.last_checkpoint_step > 0 ? "" : zone);
+    job.checkpoint_store = std::move(store.url);
+    job.checkpoint_zone = std::move(store.zone);
+  }
   Status moved = Transition(job, JobState::kPlaced, "placed", now);
   PODSCHED_CHECK_MSG(moved.ok(), moved.message().c_str());
   LaunchPlan launch{owner,
@@ -127,7 +136,11 @@ void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement
                     job.preemptions,
                     job.spec.array,
                     job.spec.user,
-                    {}};
+                    {},
+                    zone,
+                    job.checkpoint_store};
+  // A job that resumes away from its checkpoint store reads its checkpoint across zones.
+  if (job.last_checkpoint_step > 0) ChargeEgress(job, launch.zone, job.checkpoint_bytes);
   for (const pod::FleetPlacement& s : job.more_slices) {
     const pod::Pod& pod = hosts.fleet().pod(s.pod);
     launch.more_slices.push_back({pod.name(), s.rect});
@@ -137,6 +150,13 @@ void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement
   outbox.Send(std::move(launch));
   ++stats.launches;
   ArmHoldTimers(job, /*draw_reclaim=*/true);
+}
+
+void Scheduler::Impl::ChargeEgress(JobRecord& job, std::string_view zone, int64_t bytes) {
+  if (bytes <= 0 || !pod::EgressPricing::Crosses(job.checkpoint_zone, zone)) return;
+  job.egress_bytes += bytes;
+  job.egress_usd += config.egress.Usd(bytes, job.checkpoint_zone, zone);
+  outbox.Changed(job.id);
 }
 
 void Scheduler::Impl::ArmHoldTimers(const JobRecord& job, bool draw_reclaim) {

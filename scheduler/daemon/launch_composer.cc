@@ -147,7 +147,9 @@ size_t LaunchComposer::LargestLaunchBytes(const core::JobSpec& spec,
                         .preemptions = kBigCount,
                         .array = core::ArrayTask{JobId(kBigId), kBigCount, 0, ""},
                         .user = spec.user,
-                        .more_slices = {}};
+                        .more_slices = {},
+                        .zone = {},
+                        .checkpoint_store = {}};
   for (int k = 1; k < spec.slices; ++k) plan.more_slices.push_back({pod_name, plan.placement});
   std::map<HostId, std::string> endpoints;
   for (int i = 0; i < type.hosts() * spec.slices; ++i) {

@@ -163,7 +163,18 @@ constexpr std::string_view kV9 = R"sql(
 ALTER TABLE events ADD COLUMN more_slices TEXT;
 )sql";
 
-constexpr std::array<Migration, 9> kMigrations = {{
+// Version 10: where a job's checkpoints are and what crossing zones cost it (issue 28, stage 3):
+// the store its first launch chose and that store's zone ('' unknown), the size of its last
+// checkpoint, and the bytes and dollars of egress across zones so far.
+constexpr std::string_view kV10 = R"sql(
+ALTER TABLE jobs ADD COLUMN checkpoint_store TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN checkpoint_zone TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN checkpoint_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN egress_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN egress_usd REAL NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 10> kMigrations = {{
     {1, "jobs, events, users", kV1},
     {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
     {3, "job specs in their own table (written once)", kV3},
@@ -173,6 +184,7 @@ constexpr std::array<Migration, 9> kMigrations = {{
     {7, "events.pod (an event's hosts are its pod's own ids)", kV7},
     {8, "jobs.more_slices (a multislice job's other slices)", kV8},
     {9, "events.more_slices (the hosts of a multislice job's other slices)", kV9},
+    {10, "jobs.checkpoint_store, checkpoint_zone, checkpoint_bytes, egress_bytes, egress_usd", kV10},
 }};
 
 Status ApplyStep(Connection& db, const Migration& step) {

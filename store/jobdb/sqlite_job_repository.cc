@@ -25,11 +25,12 @@ TimePoint FromMicros(int64_t us) { return TimePoint(Duration(us)); }
   "reason, placement_row, placement_col, placement_rows, placement_cols, step, "               \
   "last_checkpoint_step, start_time_us, last_checkpoint_time_us, end_time_us, not_before_us, " \
   "preempt_deadline_us, reserved_for, cancel_requested, usage_core_hours, run_time_us, "       \
-  "placement_pod, more_slices"
+  "placement_pod, more_slices, checkpoint_store, checkpoint_zone, checkpoint_bytes, "          \
+  "egress_bytes, egress_usd"
 
 constexpr std::string_view kPutJob =
     "INSERT OR REPLACE INTO jobs (" PODSCHED_JOB_COLUMNS
-    ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 // The spec is written once per job (schema v3): a row update never carries it.
 constexpr std::string_view kPutSpec = "INSERT OR IGNORE INTO job_specs (id, spec) VALUES (?,?)";
 #define PODSCHED_SELECT_JOBS \
@@ -124,13 +125,18 @@ void BindJob(Statement& s, const JobRecord& job, const std::optional<std::string
   } else {
     s.BindNull(27);
   }
+  s.Bind(28, job.checkpoint_store)
+      .Bind(29, job.checkpoint_zone)
+      .Bind(30, job.checkpoint_bytes)
+      .Bind(31, job.egress_bytes)
+      .Bind(32, job.egress_usd);
 }
 
 // `pod`: the index of the stored placement's pod (ReadJob's caller maps the name).
 Result<JobRecord> ReadJob(const Statement& s, int pod) {
   JobRecord job;
   job.id = JobId(s.Int(0));
-  auto spec = DecodeSpec(s.Text(27));
+  auto spec = DecodeSpec(s.Text(32));
   if (!spec) return std::unexpected(spec.error().WithContext("job " + std::to_string(s.Int(0))));
   job.spec = std::move(*spec);
   auto state = StateOf(s.Int(5));
@@ -157,6 +163,11 @@ Result<JobRecord> ReadJob(const Statement& s, int pod) {
   job.cancel_requested = s.Int(22) != 0;
   job.usage_core_hours = s.Real(23);
   job.run_time = Duration(s.Int(24));
+  job.checkpoint_store = s.Text(27);
+  job.checkpoint_zone = s.Text(28);
+  job.checkpoint_bytes = s.Int(29);
+  job.egress_bytes = s.Int(30);
+  job.egress_usd = s.Real(31);
   return job;
 }
 

@@ -60,6 +60,11 @@ core::JobRecord FullJob(int64_t id) {
   job.cancel_requested = true;
   job.usage_core_hours = 0.1 + 1.0 / 3.0 + static_cast<double>(id);
   job.run_time = Duration(987'654'321);
+  job.checkpoint_store = "file:///ckpt/us-central1-b";
+  job.checkpoint_zone = "us-central1-b";
+  job.checkpoint_bytes = int64_t{3} << 32;
+  job.egress_bytes = int64_t{5} << 33;
+  job.egress_usd = 0.1 + 1.0 / 7.0;
   return job;
 }
 
