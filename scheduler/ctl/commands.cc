@@ -248,13 +248,24 @@ int Describe(ApiClient& api, const std::string& job, const std::string& output) 
   }
   std::cout << "  progress:     step " << j->step() << ", last checkpoint at step "
             << j->last_checkpoint_step() << "\n"
-            << "  cost so far:  " << Money(j->cost_usd()) << "\n"
+            << "  cost so far:  " << Money(j->cost_usd());
+  if (j->egress_bytes() > 0) {
+    char gb[32];
+    std::snprintf(gb, sizeof gb, "%.2f", static_cast<double>(j->egress_bytes()) / (1 << 30));
+    std::cout << " (of it " << Money(j->egress_usd()) << " egress: " << gb
+              << " GiB of checkpoints across zones)";
+  }
+  std::cout << "\n"
             << "  submitted:    " << j->submit_time() << "\n";
   if (!j->start_time().empty()) std::cout << "  started:      " << j->start_time() << "\n";
   if (!j->end_time().empty()) std::cout << "  ended:        " << j->end_time() << "\n";
   std::cout << "  command:      " << TerminalSafe(s.command());
   for (const auto& a : s.args()) std::cout << " " << TerminalSafe(a);
-  std::cout << "\n  checkpoints:  " << s.checkpoint_url() << " every "
+  // The store the job's first launch chose (its zone's, when zones have stores), else the spec's.
+  const std::string& store = j->checkpoint_store().empty() ? s.checkpoint_url() : j->checkpoint_store();
+  std::cout << "\n  checkpoints:  " << TerminalSafe(store)
+            << (j->checkpoint_zone().empty() ? "" : " (zone " + j->checkpoint_zone() + ")")
+            << " every "
             << s.checkpoint_every_seconds() << " s; grace " << s.grace_period_seconds()
             << " s; max restarts " << s.max_restarts() << "\n";
   if (j->array_id() != 0) {

@@ -45,7 +45,7 @@ BusLogic::BusLogic(Options options, core::Scheduler* scheduler, TokenSource toke
       tokens_(tokens ? std::move(tokens) : TokenSource(RandomToken)),
       registry_(scheduler->fleet().num_hosts()),
       reconciler_(scheduler),
-      composer_({options_.default_checkpoint_url, options_.log_url, options_.bus.job_port_first,
+      composer_({options_.checkpoint_stores, options_.log_url, options_.bus.job_port_first,
                  options_.bus.job_port_last,
                  PortsPerHost(options_.bus.job_port_first, options_.bus.job_port_last,
                               scheduler->fleet().num_hosts()),
@@ -485,8 +485,18 @@ Status BusLogic::OnProgress(AgentInfo& agent, const bus::Progress& m, TimePoint 
     Drop("unknown_host");
     return Status::Ok();
   }
+  // The size of the job's checkpoints, when it says (docs/jobspec.md: the scalar
+  // checkpoint_bytes): what crossing zones moves (core::JobRecord::checkpoint_bytes).
+  std::optional<int64_t> checkpoint_bytes;
+  if (auto it = m.scalars().find(std::string(kCheckpointBytesScalar)); it != m.scalars().end()) {
+    if (!(it->second >= 0 && it->second <= 0x1p53)) {
+      Drop("invalid");
+      return Status::Ok();
+    }
+    checkpoint_bytes = static_cast<int64_t>(it->second);
+  }
   Result<core::Actions> r =
-      scheduler_->ReportProgress(je, m.step(), m.last_checkpoint_step(), now);
+      scheduler_->ReportProgress(je, m.step(), m.last_checkpoint_step(), now, checkpoint_bytes);
   if (!r) {
     if (IsInputError(r.error())) {
       Drop("invalid");

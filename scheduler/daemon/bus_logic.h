@@ -49,6 +49,9 @@ struct BusOutgoing {
 };
 
 
+// The progress scalar that says how big a job's checkpoints are (bytes; docs/jobspec.md).
+inline constexpr std::string_view kCheckpointBytesScalar = "checkpoint_bytes";
+
 class BusLogic {
  public:
   // Random hex tokens for rsh (default: 128 bits from OpenSSL RAND_bytes).
@@ -56,7 +59,7 @@ class BusLogic {
 
   struct Options {
     BusConfig bus;
-    std::string default_checkpoint_url;  // POD_CHECKPOINT_URL when the spec has none
+    CheckpointStores checkpoint_stores;  // where POD_CHECKPOINT_URL points (LaunchComposer)
     std::string log_url;                 // Launch.log_url
     std::string scheduler_id;            // Welcome.scheduler_id
     std::function<std::string(const UserName&)> unix_user_of;  // LaunchComposer's
@@ -114,6 +117,8 @@ class BusLogic {
   // LaunchComposer::LargestLaunchBytes of `spec` on this pod; 0 when its accelerator is not a
   // type of the pod (the core refuses it with the reason).
   size_t LargestLaunchBytes(const core::JobSpec& spec) const;
+  // Where jobs' checkpoints go (the API checks a spec's own URL against them).
+  const CheckpointStores& checkpoint_stores() const { return options_.checkpoint_stores; }
 
  private:
   // `e` holds a Register; its hosts are rewritten to the fleet's ids once they are checked.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "scheduler/core/test_util.h"
 
 namespace podsched::daemon {
@@ -29,7 +31,7 @@ class BusLogicTest : public ::testing::Test {
     sched_ = std::move(*s);
     BusLogic::Options o;
     o.bus.heartbeat_timeout_ms = 3000;
-    o.default_checkpoint_url = "file:///data/objects/checkpoints";
+    o.checkpoint_stores = CheckpointStores("file:///data/objects/checkpoints", {});
     o.log_url = "file:///data/objects/logs";
     o.scheduler_id = "s1";
     bus_ = std::make_unique<BusLogic>(o, sched_.get(),
@@ -447,6 +449,31 @@ TEST_F(BusLogicTest, OnlyTheLauncherHostGivesTheVerdictAndOnlySliceHostsRelease)
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kSucceeded);
   for (int h : hosts) EXPECT_FALSE(sched_->fleet().host(HostId(h)).allocation.has_value());
   EXPECT_EQ(Dropped("unknown_host"), 3);
+}
+
+// The job's checkpoint size comes as the scalar checkpoint_bytes; a size no job has is dropped.
+TEST_F(BusLogicTest, ACheckpointSizeIsTakenFromItsProgressScalar) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  const std::string agent = "a" + std::to_string(SliceHosts(je.job)[0] / 4);
+  auto report = [&](int64_t step, double bytes) {
+    bus::Envelope e;
+    auto* p = e.mutable_progress();
+    p->mutable_job()->set_job_id(je.job.value());
+    p->mutable_job()->set_epoch(je.epoch);
+    p->set_step(step);
+    (*p->mutable_scalars())[std::string(kCheckpointBytesScalar)] = bytes;
+    ASSERT_TRUE(bus_->OnMessage(agent, Bytes(e), now_).ok());
+  };
+  report(5, 3e9);
+  EXPECT_EQ(sched_->Find(je.job)->checkpoint_bytes, int64_t{3'000'000'000});
+  EXPECT_EQ(sched_->Find(je.job)->step, 5);
+  for (double bad : {-1.0, 1e300, std::nan("")}) {
+    report(6, bad);
+    EXPECT_EQ(sched_->Find(je.job)->step, 5);  // the whole report is dropped
+  }
+  EXPECT_EQ(Dropped("invalid"), 3);
+  EXPECT_EQ(sched_->Find(je.job)->checkpoint_bytes, int64_t{3'000'000'000});
 }
 
 TEST_F(BusLogicTest, ProgressIsBoundedAndStreamedAtMostOncePerSecond) {

@@ -63,6 +63,43 @@ Result<UserConfig> ParseUser(const YAML::Node& n, size_t index) {
   return user;
 }
 
+bool IsStoreUrl(std::string_view url) {
+  return (url.starts_with("file:///") || url.starts_with("s3://")) &&
+         url.find_first_of(" \t\r\n") == std::string_view::npos;
+}
+
+// `zones: {ZONE: {checkpoint_url: URL}}`, after the pods (each ZONE must be one of theirs).
+Status ParseZones(const YAML::Node& n, Config& c) {
+  if (!n.IsMap()) {
+    return ToStatus(InvalidArgument("zones: expected a mapping zone -> {checkpoint_url: URL}"));
+  }
+  std::set<std::string> fleet_zones;
+  for (const PodConfig& pod : c.pods) {
+    if (!pod.zone.empty()) fleet_zones.insert(pod.zone);
+  }
+  for (const auto& kv : n) {
+    auto name = YamlKey(kv.first, "zones");
+    if (!name) return name.error();
+    const std::string section = "zones." + *name;
+    if (!fleet_zones.contains(*name)) {
+      std::string known;
+      for (const std::string& z : fleet_zones) known += (known.empty() ? "" : ", ") + z;
+      return ToStatus(InvalidArgument(section + ": no pod of the fleet is in zone '" + *name +
+                                      "' (its zones: " + (known.empty() ? "none" : known) + ")"));
+    }
+    if (Status s = YamlCheckKeys(kv.second, section, {"checkpoint_url"}); !s.ok()) return s;
+    std::string url;
+    if (Status s = YamlRead(kv.second, "checkpoint_url", section, url); !s.ok()) return s;
+    if (!IsStoreUrl(url)) {
+      return ToStatus(InvalidArgument(section +
+                                      ".checkpoint_url: expected file:///PATH or s3://BUCKET/... "
+                                      "without spaces, got '" + url + "'"));
+    }
+    c.zone_checkpoint_urls[*name] = url;
+  }
+  return Status::Ok();
+}
+
 Status ParseScheduler(const YAML::Node& n, Config& c) {
   const std::string section = "scheduler";
   Status s = YamlCheckKeys(n, section,
@@ -71,7 +108,7 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
                         "retry_backoff_base_seconds", "seed", "default_quota",
                         "max_active_jobs_per_user", "max_active_spec_bytes_per_user",
                         "max_jobs_created_per_user_per_hour", "ended_job_retention_hours",
-                        "defrag_budget_core_seconds_per_hour"});
+                        "defrag_budget_core_seconds_per_hour", "egress_usd_per_gb"});
   if (!s.ok()) return s;
   double min_runtime = ToSeconds(c.scheduler.min_runtime_before_preemption);
   double lifetime_h = ToSeconds(c.scheduler.preemptible_lifetime) / 3600;
@@ -94,6 +131,23 @@ Status ParseScheduler(const YAML::Node& n, Config& c) {
                    YamlRead(n, "defrag_budget_core_seconds_per_hour", section,
                             c.scheduler.defrag_budget_core_seconds_per_hour)}) {
     if (!r.ok()) return r;
+  }
+  if (const auto& e = n["egress_usd_per_gb"]) {
+    const std::string where = section + ".egress_usd_per_gb";
+    pod::EgressPricing& p = c.scheduler.egress;
+    for (Status r :
+         {YamlCheckKeys(e, where, {"between_zones", "between_regions", "between_continents"}),
+          YamlRead(e, "between_zones", where, p.usd_per_gb_between_zones),
+          YamlRead(e, "between_regions", where, p.usd_per_gb_between_regions),
+          YamlRead(e, "between_continents", where, p.usd_per_gb_between_continents)}) {
+      if (!r.ok()) return r;
+    }
+    for (double price : {p.usd_per_gb_between_zones, p.usd_per_gb_between_regions,
+                         p.usd_per_gb_between_continents}) {
+      if (!(price >= 0 && price <= 1000)) {
+        return ToStatus(InvalidArgument(where + ": prices must be 0..1000 dollars per GB"));
+      }
+    }
   }
   c.scheduler.min_runtime_before_preemption = FromSeconds(min_runtime);
   c.scheduler.preemptible_lifetime = FromSeconds(lifetime_h * 3600);
@@ -163,7 +217,7 @@ Result<Config> ParseRoot(const YAML::Node& root) {
   Config c;
   if (!root || root.IsNull()) return c;
   PODSCHED_TRY(YamlCheckKeys(root, "the configuration",
-                         {"listen", "bus", "data_dir", "default_checkpoint_url", "pods", "users",
+                         {"listen", "bus", "data_dir", "default_checkpoint_url", "zones", "pods", "users",
                           "quotas", "scheduler", "limits",
                           "web_root"}));
   if (const auto& l = root["listen"]) {
@@ -253,6 +307,7 @@ Result<Config> ParseRoot(const YAML::Node& root) {
                              std::to_string(hosts * kMinPortSlotsPerHost) + " in all)");
     }
   }
+  if (const auto& zones = root["zones"]) PODSCHED_TRY(ParseZones(zones, c));
   if (const auto& users = root["users"]) {
     if (!users.IsSequence()) return InvalidArgument("users: expected a list");
     std::set<std::string> names;
@@ -320,6 +375,10 @@ bus:
 #                                 # podsched agent enroll --agent-id ID --out ID.key)
 data_dir: var           # SQLite job store var/podsched.db, admin token var/admin.token
 default_checkpoint_url: ""        # empty: file://<data_dir>/objects/checkpoints
+# A checkpoint store per zone of the fleet (docs/scheduler.md, "Zones and checkpoint stores"): a
+# job keeps the store of the zone it first runs in; resuming elsewhere costs egress.
+zones: {}
+#  us-central1-b: {checkpoint_url: "s3://ckpt-us/podsched?endpoint=http://10.0.0.20:8080&region=us"}
 # The fleet: one or more pods, each scheduled as one grid of hosts (docs/scheduler.md "A fleet of
 # pods"). Each agent serves hosts of one pod, by the pod's own host ids.
 pods:
@@ -351,6 +410,8 @@ scheduler:
   # jobs (checkpoint, stop, start again on the free hosts) while what they lose stays within
   # this many core-seconds an hour. 0: off.
   defrag_budget_core_seconds_per_hour: 0
+  # Checkpoints read or written across zones (a job away from its zone's store), per GB.
+  egress_usd_per_gb: {between_zones: 0.01, between_regions: 0.02, between_continents: 0.08}
 limits:
   max_body_bytes: 1048576
   max_json_depth: 32

@@ -92,6 +92,9 @@ struct Config {
   BusConfig bus;
   std::string data_dir = "var";
   std::string default_checkpoint_url;  // empty: file://<data_dir>/objects/checkpoints
+  // `zones: {ZONE: {checkpoint_url: URL}}`: a checkpoint store per zone of the fleet
+  // (checkpoint_stores.h); a job keeps the store of the zone it first runs in.
+  std::map<std::string, std::string> zone_checkpoint_urls;
   std::vector<PodConfig> pods = {DefaultPod()};  // the fleet, in order
   std::vector<UserConfig> users;
   std::map<std::string, core::Quota> quotas;  // per user; others get scheduler.default_quota

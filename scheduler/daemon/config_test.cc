@@ -142,6 +142,32 @@ pods:
                   .has_value());
 }
 
+TEST(Config, ZonesOfTheFleetHaveCheckpointStoresAndEgressHasPrices) {
+  const std::string pods =
+      "pods: [{name: a, zone: us-central1-b}, {name: b, zone: europe-west4-a}]\n";
+  auto c = ParseConfig(pods + "zones: {us-central1-b: {checkpoint_url: file:///ckpt/b}}\n"
+                              "scheduler: {egress_usd_per_gb: {between_continents: 0.12}}\n");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->zone_checkpoint_urls,
+            (std::map<std::string, std::string>{{"us-central1-b", "file:///ckpt/b"}}));
+  EXPECT_DOUBLE_EQ(c->scheduler.egress.usd_per_gb_between_continents, 0.12);
+  EXPECT_DOUBLE_EQ(c->scheduler.egress.usd_per_gb_between_zones, 0.01);  // the default
+  for (const auto& [yaml, says] : std::vector<std::pair<std::string, std::string>>{
+           {"zones: {us-east1-c: {checkpoint_url: file:///x}}",
+            "zones.us-east1-c: no pod of the fleet is in zone 'us-east1-c' (its zones: "
+            "europe-west4-a, us-central1-b)"},
+           {"zones: {us-central1-b: {checkpoint_url: http://x}}",
+            "zones.us-central1-b.checkpoint_url: expected file:///PATH or s3://BUCKET/..."},
+           {"zones: {us-central1-b: {url: file:///x}}", "unknown key 'url' in zones.us-central1-b"},
+           {"zones: [a]", "zones: expected a mapping"},
+           {"scheduler: {egress_usd_per_gb: {between_zones: -1}}",
+            "scheduler.egress_usd_per_gb: prices must be 0..1000"}}) {
+    auto bad = ParseConfig(pods + yaml + "\n");
+    ASSERT_FALSE(bad.has_value()) << yaml;
+    EXPECT_NE(bad.error().message().find(says), std::string::npos) << bad.error().message();
+  }
+}
+
 TEST(Config, RejectsAHostGridLargerThanThePodBeforeUsingIt) {
   auto huge = ParseConfig("pods: [{host_rows: 2147483647, host_cols: 2147483647}]");
   ASSERT_FALSE(huge.has_value());

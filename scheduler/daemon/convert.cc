@@ -37,7 +37,7 @@ std::string Rfc3339(TimePoint t) {
 }
 
 Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& user,
-                                    const std::string& checkpoint_prefix) {
+                                    const CheckpointStores& stores) {
   for (const auto* field : {&in.name(), &in.accelerator(), &in.checkpoint_url()}) {
     if (HasControlCharacters(*field)) {
       return InvalidArgument(
@@ -69,18 +69,19 @@ Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& u
   spec.args.assign(in.args().begin(), in.args().end());
   for (const auto& [k, v] : in.env()) spec.env[k] = v;
   // One checkpoint URL: the spec's checkpoint_url, or POD_CHECKPOINT_URL of its env (empty
-  // there: no checkpoints), else the user's prefix; never outside the prefix.
+  // there: no checkpoints), else the user's prefix of the default store (of the zone's store,
+  // chosen at the first launch, when zones have stores); never outside the user's prefixes.
   std::string ckpt = in.checkpoint_url();
   if (auto it = spec.env.find("POD_CHECKPOINT_URL"); it != spec.env.end()) {
     if (!ckpt.empty() && it->second != ckpt) {
       return InvalidArgument("checkpoint_url and env POD_CHECKPOINT_URL differ; give one of them");
     }
     ckpt = it->second;
-  } else if (ckpt.empty()) {
-    ckpt = checkpoint_prefix;
+  } else if (ckpt.empty() && !stores.zoned() && !stores.default_url().empty()) {
+    ckpt = UserCheckpointPrefix(stores.default_url(), user);
   }
-  if (!ckpt.empty() && !checkpoint_prefix.empty()) {
-    if (Status s = CheckUnderPrefix(ckpt, checkpoint_prefix); !s.ok()) return std::unexpected(s);
+  if (!ckpt.empty() && !stores.default_url().empty()) {
+    if (Status s = stores.CheckUserUrl(ckpt, user); !s.ok()) return std::unexpected(s);
   }
   if (!ckpt.empty() || spec.env.contains("POD_CHECKPOINT_URL")) {
     spec.env["POD_CHECKPOINT_URL"] = ckpt;
@@ -140,11 +141,12 @@ api::JobSpec SpecToProto(const core::JobSpec& spec) {
 }
 
 double CostUsd(const core::JobRecord& job, const pod::AcceleratorType* type, TimePoint now) {
-  if (type == nullptr) return 0;
+  if (type == nullptr) return job.egress_usd;
   Duration held = job.run_time;
   if (core::HoldsHosts(job.state) && now > job.start_time) held += now - job.start_time;
-  // Every slice of a multislice job is billed (the slices are held together).
-  return job.spec.slices *
+  // Every slice of a multislice job is billed (the slices are held together), and checkpoints
+  // moved across zones.
+  return job.egress_usd + job.spec.slices *
          pod::SliceUsd(*type,
                        job.spec.preemptible ? pod::PriceClass::kPreemptible
                                             : pod::PriceClass::kOnDemand,
@@ -177,6 +179,11 @@ api::Job JobToProto(const core::JobRecord& job, const pod::Fleet& fleet,
   out.set_step(job.step);
   out.set_last_checkpoint_step(job.last_checkpoint_step);
   out.set_cost_usd(CostUsd(job, type, now));
+  out.set_checkpoint_store(job.checkpoint_store);
+  out.set_checkpoint_zone(job.checkpoint_zone);
+  out.set_checkpoint_bytes(job.checkpoint_bytes);
+  out.set_egress_bytes(job.egress_bytes);
+  out.set_egress_usd(job.egress_usd);
   out.set_submit_time(Rfc3339(job.submit_time));
   out.set_start_time(Rfc3339(job.start_time));
   out.set_end_time(Rfc3339(job.end_time));

@@ -8,6 +8,7 @@
 #include "api.pb.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "scheduler/daemon/checkpoint_stores.h"
 #include "scheduler/core/job.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/daemon/job_output.h"
@@ -21,10 +22,12 @@ std::string Rfc3339(TimePoint t);
 // A submission from the API into a core spec for `user`. Checks what the core does not: control
 // characters in text fields, negative durations, the dependency syntax. The core validates the
 // rest (ValidateSpec). The spec's `array` is not part of the core spec: the caller parses it
-// (core::ParseArraySpec) and submits the tasks. The checkpoint URL is `checkpoint_prefix` (the
-// user's, UserCheckpointPrefix) unless the spec names one, which must lie under it.
+// (core::ParseArraySpec) and submits the tasks. A checkpoint URL the spec names must lie in the
+// user's prefix of one of `stores` (CheckUserUrl). Without one, the spec gets the user's prefix
+// of the default store, unless zones have stores: then the job's first launch chooses
+// (CheckpointStores::Choose). `stores` with no default URL: no checks, no default.
 Result<core::JobSpec> SpecFromProto(const api::JobSpec& in, const std::string& user,
-                                    const std::string& checkpoint_prefix);
+                                    const CheckpointStores& stores);
 api::JobSpec SpecToProto(const core::JobSpec& spec);
 
 // Dollars spent so far: the slice's price for its class times the time held (closed epochs plus

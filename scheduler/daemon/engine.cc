@@ -103,12 +103,19 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Config& config, std::vector
   auto shadowed = engine->accounts_.Load();
   if (!shadowed) return std::unexpected(shadowed.error());
   engine->shadowed_users_ = std::move(*shadowed);
-  auto scheduler = core::Scheduler::Create(std::move(*fleet), config.scheduler, &engine->repo_, now);
+  CheckpointStores stores(DefaultCheckpointUrl(config), config.zone_checkpoint_urls);
+  core::SchedulerConfig scheduler_config = config.scheduler;
+  scheduler_config.choose_checkpoint_store = [stores](const core::JobSpec& spec,
+                                                      std::string_view zone) {
+    return stores.Choose(spec, zone);
+  };
+  auto scheduler =
+      core::Scheduler::Create(std::move(*fleet), std::move(scheduler_config), &engine->repo_, now);
   if (!scheduler) return std::unexpected(scheduler.error());
   engine->scheduler_ = std::move(*scheduler);
   BusLogic::Options bus;
   bus.bus = config.bus;
-  bus.default_checkpoint_url = DefaultCheckpointUrl(config);
+  bus.checkpoint_stores = std::move(stores);
   bus.log_url = DefaultLogUrl(config);
   bus.scheduler_id = NewToken().substr(0, 16);
   // Configured users' unix_user and those of users made through the API (podctl admin user add

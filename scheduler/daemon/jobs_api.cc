@@ -97,7 +97,7 @@ HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& wh
   JsonLimits limits{view.config.limits.max_json_depth, 64 << 10};
   if (Status s = ParseJson(request.http.body, limits, &in); !s.ok()) return StatusError(s);
   auto spec =
-      SpecFromProto(in, who.user, UserCheckpointPrefix(DefaultCheckpointUrl(view.config), who.user));
+      SpecFromProto(in, who.user, view.bus.checkpoint_stores());
   if (!spec) return StatusError(spec.error());
   if (const size_t launch = view.bus.LargestLaunchBytes(*spec); launch > kMaxLaunchBytes) {
     return ErrorResponse(

@@ -1,5 +1,6 @@
 #include "scheduler/daemon/launch_composer.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "common/check.h"
@@ -53,13 +54,10 @@ bus::Launch LaunchComposer::Compose(const core::LaunchPlan& plan,
   l.set_launcher(plan.launcher == core::Launcher::kExec ? bus::Launch::EXEC : bus::Launch::MPI);
   l.set_unix_user(options_.unix_user_of ? options_.unix_user_of(plan.user) : plan.user.value());
   // The agents make the user's prefix theirs; below it the job creates what it needs itself.
-  if (!options_.default_checkpoint_url.empty() && !plan.user.value().empty()) {
-    const std::string prefix =
-        UserCheckpointPrefix(options_.default_checkpoint_url, plan.user.value());
-    const std::string ckpt = l.env().contains("POD_CHECKPOINT_URL")
-                                 ? l.env().at("POD_CHECKPOINT_URL")
-                                 : options_.default_checkpoint_url;
-    if (CheckUnderPrefix(ckpt, prefix).ok()) l.set_checkpoint_root(FileUrlDirectory(prefix));
+  if (!options_.checkpoint_stores.default_url().empty() && !plan.user.value().empty()) {
+    const std::string prefix = options_.checkpoint_stores.UserPrefixHolding(
+        l.env().at("POD_CHECKPOINT_URL"), plan.user.value());
+    if (!prefix.empty()) l.set_checkpoint_root(FileUrlDirectory(prefix));
   }
   return l;
 }
@@ -67,8 +65,12 @@ bus::Launch LaunchComposer::Compose(const core::LaunchPlan& plan,
 std::map<std::string, std::string> LaunchComposer::Env(
     const core::LaunchPlan& plan, const std::map<HostId, std::string>& rsh_endpoints) const {
   std::map<std::string, std::string> env = plan.env;
-  std::string ckpt = options_.default_checkpoint_url;
-  if (auto it = plan.env.find("POD_CHECKPOINT_URL"); it != plan.env.end()) ckpt = it->second;
+  std::string ckpt = options_.checkpoint_stores.default_url();
+  if (!plan.checkpoint_store.empty()) {
+    ckpt = plan.checkpoint_store;
+  } else if (auto it = plan.env.find("POD_CHECKPOINT_URL"); it != plan.env.end()) {
+    ckpt = it->second;
+  }
   const std::string job_id = std::to_string(plan.job.job.value());
   env["POD_JOB_ID"] = job_id;
   env["POD_EPOCH"] = std::to_string(plan.job.epoch);
@@ -159,9 +161,20 @@ size_t LaunchComposer::LargestLaunchBytes(const core::JobSpec& spec,
     plan.pod_hosts.push_back(HostId(kMaxHostIndex - i % type.hosts()));
     endpoints[h] = "tcp://255.255.255.255:65535";
   }
-  bus::Envelope envelope;
-  *envelope.mutable_launch() = Compose(plan, endpoints, std::string(64, 'f'));
-  return envelope.ByteSizeLong();
+  // A job without a URL of its own gets one of its user's prefixes (POD_CHECKPOINT_URL and, for
+  // file://, POD_CHECKPOINT_DIR): the largest launch of them.
+  std::vector<std::string> stores{""};
+  if (!spec.env.contains("POD_CHECKPOINT_URL")) {
+    stores = options_.checkpoint_stores.UserPrefixes(spec.user.value());
+  }
+  size_t largest = 0;
+  for (std::string& store : stores) {
+    plan.checkpoint_store = std::move(store);
+    bus::Envelope envelope;
+    *envelope.mutable_launch() = Compose(plan, endpoints, std::string(64, 'f'));
+    largest = std::max(largest, envelope.ByteSizeLong());
+  }
+  return largest;
 }
 
 }  // namespace podsched::daemon

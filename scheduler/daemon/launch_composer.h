@@ -21,6 +21,7 @@
 
 #include "bus.pb.h"
 #include "common/ids.h"
+#include "scheduler/daemon/checkpoint_stores.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/core/spec.h"
 
@@ -43,7 +44,9 @@ inline int PortsPerHost(int first, int last, int hosts) {
 class LaunchComposer {
  public:
   struct Options {
-    std::string default_checkpoint_url;  // POD_CHECKPOINT_URL when the spec's env has none
+    // The stores: a launch's POD_CHECKPOINT_URL is the job's store (LaunchPlan::checkpoint_store),
+    // else the spec's, else the default store.
+    CheckpointStores checkpoint_stores;
     std::string log_url;                 // Launch.log_url
     int port_first = 20000;              // the job port range (BusConfig::job_port_*)
     int port_last = 32767;

@@ -32,7 +32,8 @@ core::LaunchPlan Plan() {
 }
 
 LaunchComposer Composer() {
-  return LaunchComposer({"file:///data/objects/checkpoints", "file:///data/objects/logs"});
+  return LaunchComposer({CheckpointStores("file:///data/objects/checkpoints", {}),
+                         "file:///data/objects/logs"});
 }
 
 TEST(LaunchComposerTest, EnvCarriesTheWholeJobContract) {
@@ -91,7 +92,7 @@ TEST(LaunchComposerTest, ABigPodSharesTheRangeAndTooManyRanksGetNoRankPorts) {
   const int per_host = PortsPerHost(20000, 32767, 256);
   EXPECT_EQ(per_host, 49);
   EXPECT_EQ(PortsPerHost(20000, 32767, 64), kPortSlotsPerHost);
-  LaunchComposer c({"file:///c", "file:///l", 20000, 32767, per_host});
+  LaunchComposer c({CheckpointStores("file:///c", {}), "file:///l", 20000, 32767, per_host});
   EXPECT_EQ(c.Port(HostId(255), per_host - 1), 20000 + 256 * 49 - 1);
   EXPECT_LE(c.Port(HostId(255), per_host - 1), 32767);
   EXPECT_EQ(c.Port(HostId(1), 0), c.Port(HostId(0), per_host - 1) + 1);
@@ -113,6 +114,64 @@ TEST(LaunchComposerTest, CheckpointDirOnlyForFileUrls) {
   plan.launcher = core::Launcher::kExec;
   EXPECT_EQ(Composer().Env(plan, {}).at("POD_LAUNCHER"), "exec");
   EXPECT_EQ(Composer().Compose(plan, {}, "t").launcher(), bus::Launch::EXEC);
+}
+
+// A job's store (chosen at its first launch, LaunchPlan::checkpoint_store) is where it reads and
+// writes, wherever it runs; its agents make the user's prefix of that store theirs.
+TEST(LaunchComposerTest, TheJobsStoreIsItsCheckpointUrlInAnyZone) {
+  const std::map<std::string, std::string> zones = {
+      {"us-central1-b", "file:///zones/b"}, {"europe-west4-a", "s3://eu-checkpoints/podsched/ckpt?region=europe-west4"}};
+  LaunchComposer::Options options;
+  options.checkpoint_stores = CheckpointStores("file:///data/objects/checkpoints", zones);
+  options.log_url = "file:///data/objects/logs";
+  const LaunchComposer c(options);
+  core::LaunchPlan plan = Plan();
+  plan.zone = "europe-west4-a";
+  plan.checkpoint_store = "file:///zones/b/users/ada";
+  const bus::Launch l = c.Compose(plan, {}, "t");
+  EXPECT_EQ(l.env().at("POD_CHECKPOINT_URL"), "file:///zones/b/users/ada");
+  EXPECT_EQ(l.env().at("POD_CHECKPOINT_DIR"), "/zones/b/users/ada/job-42");
+  EXPECT_EQ(l.checkpoint_root(), "/zones/b/users/ada");
+  // A store of another user, or outside every store: no prefix is made the user's.
+  plan.checkpoint_store = "file:///zones/b/users/bob";
+  EXPECT_EQ(c.Compose(plan, {}, "t").checkpoint_root(), "");
+  plan.checkpoint_store = "file:///elsewhere";
+  EXPECT_EQ(c.Compose(plan, {}, "t").checkpoint_root(), "");
+  // The bound on a launch's size counts the longest store a job may get.
+  const core::JobSpec spec{.user = UserName("ada"), .command = "/bin/true"};
+  const auto type = *pod::AcceleratorType::Parse("v2-8");
+  const size_t largest = c.LargestLaunchBytes(spec, type, "pod0");
+  for (const auto& [zone, store] : zones) {
+    const LaunchComposer one_store({CheckpointStores(store, {}), options.log_url});
+    EXPECT_GE(largest, one_store.LargestLaunchBytes(spec, type, "pod0")) << zone;
+  }
+  EXPECT_GE(largest, Composer().LargestLaunchBytes(spec, type, "pod0"));
+}
+
+TEST(CheckpointStoresTest, AJobTakesItsZonesStoreOrItsOwnUrlAndTheZoneItIsIn) {
+  const CheckpointStores stores(
+      "file:///d", std::map<std::string, std::string>{{"zone-b", "file:///zb"}, {"zone-c", "s3://c/k"}});
+  core::JobSpec spec{.user = UserName("ada")};
+  EXPECT_EQ(stores.Choose(spec, "zone-b").url, "file:///zb/users/ada");
+  EXPECT_EQ(stores.Choose(spec, "zone-b").zone, "zone-b");
+  EXPECT_EQ(stores.Choose(spec, "zone-c").url, "s3://c/k/users/ada");
+  EXPECT_EQ(stores.Choose(spec, "zone-x").url, "file:///d/users/ada");  // no store of its own
+  EXPECT_EQ(stores.Choose(spec, "zone-x").zone, "");                     // the default: unknown
+  EXPECT_EQ(stores.Choose(spec, "").url, "file:///d/users/ada");
+  spec.env["POD_CHECKPOINT_URL"] = "s3://c/k/users/ada/exp1";
+  EXPECT_EQ(stores.Choose(spec, "zone-b").url, "s3://c/k/users/ada/exp1");
+  EXPECT_EQ(stores.Choose(spec, "zone-b").zone, "zone-c");  // its own URL is in zone-c's store
+  spec.env["POD_CHECKPOINT_URL"] = "file:///d/users/ada/exp1";
+  EXPECT_EQ(stores.Choose(spec, "zone-b").zone, "");
+  // A spec's own URL: in the user's prefix of any store; the refusal names them all.
+  EXPECT_TRUE(stores.CheckUserUrl("file:///zb/users/ada/x", "ada").ok());
+  EXPECT_TRUE(stores.CheckUserUrl("file:///d/users/ada", "ada").ok());
+  const Status outside = stores.CheckUserUrl("file:///zb/users/bob/x", "ada");
+  EXPECT_EQ(outside.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(outside.message().find("file:///zb/users/ada (zone zone-b)"), std::string::npos)
+      << outside.message();
+  EXPECT_EQ(stores.CheckUserUrl("file:///zb/users/ada/../bob", "ada").code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(LaunchComposerTest, ArrayTasksGetTheirArrayIdAndIndex) {

@@ -259,11 +259,15 @@ int main(int argc, char** argv) {
   config.data_dir = fs::absolute(config.data_dir).lexically_normal().string();
   // Private state stays private, while each user's job reaches its own prefix of the default
   // file:// store inside the data dir (data_layout.h).
-  auto layout = PrepareDataLayout(config.data_dir, DefaultCheckpointUrl(config), DefaultLogUrl(config));
-  if (!layout) return Fail(layout.error());
-  for (const std::string& line : layout->changed) std::cerr << "podsched: " << line << "\n";
-  for (const std::string& line : layout->warnings) {
-    std::cerr << "podsched: warning: " << line << "\n";
+  std::vector<std::string> stores{DefaultCheckpointUrl(config)};
+  for (const auto& [zone, url] : config.zone_checkpoint_urls) stores.push_back(url);
+  for (const std::string& store : stores) {  // each zone's store as the default's
+    auto layout = PrepareDataLayout(config.data_dir, store, DefaultLogUrl(config));
+    if (!layout) return Fail(layout.error());
+    for (const std::string& line : layout->changed) std::cerr << "podsched: " << line << "\n";
+    for (const std::string& line : layout->warnings) {
+      std::cerr << "podsched: warning: " << line << "\n";
+    }
   }
   if (agent_cmd->parsed()) {
     const std::string verb = enroll->parsed() ? "enroll" : revoke->parsed() ? "revoke" : "list";

@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   api::JobSpec in;
   // The limits SubmitJob uses with the default config (Limits::max_json_depth).
   if (!daemon::ParseJson(body, daemon::JsonLimits{32, 64 << 10}, &in).ok()) return 0;
-  auto spec = daemon::SpecFromProto(in, "alice", "file:///var/objects/checkpoints");
+  auto spec = daemon::SpecFromProto(
+      in, "alice", daemon::CheckpointStores("file:///var/objects/checkpoints", {{"z", "s3://b/k?region=r"}}));
   if (!spec) return 0;
   (void)core::ValidateSpec(*spec, *kPod);
   (void)daemon::SpecToProto(*spec);

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Multislice jobs end to end (issue 28, stage 2): one podsched, real podworkers and real mpirun.
+"""Multislice jobs and zones end to end (issue 28, stages 2 and 3): one podsched, real podworkers
+and real mpirun.
 
   multislice_test.py PODSCHED PODCTL PODWORKER PODTRAIN
 
@@ -15,7 +16,11 @@ have hosts 0-3, which only the Launch's fleet ids tell apart (bus.proto).
      the slice count and its pod's own host id (POD_HOST);
   4. a fault: the agent of the second slice is killed (kill -9) while podtrain runs; the job
      requeues whole (no slice left running) and, once the agent is back, resumes from its
-     checkpoint and ends bit-identical to the single-process run.
+     checkpoint and ends bit-identical to the single-process run;
+  5. zones with checkpoint stores of their own: a preemptible podtrain starts on the device (zone
+     us-central1-f) and checkpoints into that zone's store; an on-demand job for the device
+     preempts it; it resumes in pods a/b (us-central1-a) from the same store, ends bit-identical,
+     and is billed egress for the checkpoints that crossed zones (API, podctl describe).
 Every wait polls a condition with a deadline.
 """
 import os
@@ -71,6 +76,66 @@ def check_identical(ps, job, ref, what):
         fail("%s: params_sha256 %s differs from the single-process run %s" % (what, sha, ref))
 
 
+def zone_stores(ps, previous, ref, stores):
+    """5. A job keeps its first zone's store and pays for checkpoints crossing zones."""
+    wait_for(lambda: workers_healthy(ps), "every host healthy again", 60)
+    job = ps.submit({"name": "zoned", "accelerator": "v2-8", "preemptible": True,
+                     "command": PODTRAIN, "args": RUN + ["--min-step-ms", "100"]})
+    j = wait_state(ps, job, "RUNNING")
+    if j.get("pod") != "dev" or j.get("checkpoint_zone") != "us-central1-f":
+        fail("job %d runs on %s with its store in zone %r (want dev, us-central1-f): %s" %
+             (job, j.get("pod"), j.get("checkpoint_zone"), j))
+    home = "file://" + stores["us-central1-f"] + "/users/admin"
+    if j.get("checkpoint_store") != home:
+        fail("job %d's store is %r, not %r" % (job, j.get("checkpoint_store"), home))
+    j = wait_for(lambda: (lambda j: j if int(j.get("last_checkpoint_step", 0)) >= 20 and
+                          int(j.get("checkpoint_bytes", 0)) > 0 else None)(ps.job(job)),
+                 "job %d to commit a checkpoint and report its size" % job, 120)
+    size = int(j["checkpoint_bytes"])
+    if int(j.get("egress_bytes", 0)) != 0:
+        fail("job %d is billed egress in its own zone: %s" % (job, j))
+    # An on-demand job for the device preempts it; it resumes in zone us-central1-a.
+    blocker = ps.submit({"name": "od-dev", "accelerator": "v2-8", "pod": "dev",
+                         "command": "/bin/sleep", "args": ["600"]})
+    j = wait_for(lambda: (lambda j: j if j["state"] == "RUNNING" and j.get("pod") in ("a", "b")
+                          else None)(ps.job(job)), "job %d to resume in pod a or b" % job, 120)
+    if j.get("checkpoint_store") != home or int(j.get("egress_bytes", 0)) < size:
+        fail("job %d resumed in %s: store %r, egress %s bytes (want its home store and at least "
+             "its checkpoint's %d)" % (job, j.get("pod"), j.get("checkpoint_store"),
+                                       j.get("egress_bytes"), size))
+    ok("job %d (checkpoint of %d bytes) resumed in pod %s, reading from zone us-central1-f" %
+       (job, size, j.get("pod")))
+    j = wait_state(ps, job, "SUCCEEDED", 240)
+    ps.call("POST", "/api/v1/jobs/%d/cancel" % blocker, {})
+    check_identical(ps, job, ref, "podtrain resumed in another zone")
+    restored = re.findall(r"restore:.*?ckpt-\d+-(\d+)", log_text(ps, job))
+    if not restored or int(restored[-1]) < 20:
+        fail("job %d did not resume from its checkpoint: %s" % (job, restored))
+    # Every checkpoint is in the home store; the other zone's store has none of this job's.
+    away = os.path.join(stores["us-central1-a"], "users", "admin", str(job))
+    if os.path.exists(away) or not os.path.isdir(
+            os.path.join(stores["us-central1-f"], "users", "admin", str(job))):
+        fail("job %d's checkpoints are not (only) in its home store: %s" %
+             (job, [os.listdir(d) for d in stores.values() if os.path.isdir(d)]))
+    egress, usd = int(j["egress_bytes"]), float(j["egress_usd"])
+    # The read at the resume and every checkpoint written from the other zone, each its size
+    # (the same world, the same size); between zones of one region, $0.01/GB.
+    if egress < size or egress % size != 0:
+        fail("job %d: egress %d bytes for checkpoints of %d" % (job, egress, size))
+    if abs(usd - egress / 2.0**30 * 0.01) > 1e-9 or float(j["cost_usd"]) < usd:
+        fail("job %d: egress $%s for %d bytes, cost $%s" % (job, usd, egress, j["cost_usd"]))
+    described = run_podctl(PODCTL, ps, "describe", str(job)).stdout
+    if "egress" not in described or "(zone us-central1-f)" not in described:
+        fail("podctl describe %d:\n%s" % (job, described))
+    ok("job %d SUCCEEDED bit-identical from step %s; %d bytes crossed zones, $%.8f of its $%.4f"
+       % (job, restored[-1], egress, usd, float(j["cost_usd"])))
+
+
+def workers_healthy(ps):
+    pods = ps.get("/api/v1/pods")["pods"]
+    return sum(1 for p in pods for h in p["hosts"] if h.get("healthy")) == 9
+
+
 def main():
     work = tempfile.mkdtemp(prefix="podsched-multislice-")
     ps = None
@@ -78,8 +143,13 @@ def main():
     try:
         ref = reference_sha(PODTRAIN, TRAIN, os.path.join(work, "ref"))
         # 2 slices of v2-32 are 64 cores: more than the default quota.
+        stores = {z: os.path.join(work, "var", "objects", "store-" + z)
+                  for z in ("us-central1-a", "us-central1-f")}
+        zones = "zones:\n" + "".join("  %s: {checkpoint_url: \"file://%s\"}\n" % (z, d)
+                                     for z, d in stores.items())
         ps = Podsched(PODSCHED, work, pods=FLEET, bus_extra=BUS,
-                      scheduler=", default_quota: {on_demand_cores: 128, preemptible_cores: 128}")
+                      scheduler=", default_quota: {on_demand_cores: 128, preemptible_cores: 128}",
+                      extra=zones)
         workers = {pod: Worker(PODWORKER, ps, work, "agent-" + pod, hosts, pod=pod)
                    for pod, hosts in AGENTS.items()}
 
@@ -154,6 +224,7 @@ def main():
             fail("job %d did not resume from its checkpoint: %s" % (job, restored))
         ok("job %d resumed from step %s (epoch %s) and SUCCEEDED bit-identical to one process" %
            (job, restored[-1], ps.job(job)["epoch"]))
+        zone_stores(ps, job, ref, stores)
     except SystemExit:
         print_logs(work)
         raise

@@ -50,6 +50,7 @@ std::string ProgressJson(const Progress& p) {
                    {"accuracy", p.accuracy},
                    {"examples_per_s", p.examples_per_s},
                    {"checkpoint", p.checkpoint}};
+  if (!p.scalars.empty()) j["scalars"] = p.scalars;
   if (!p.key.empty()) j["key"] = p.key;
   return j.dump();
 }

@@ -17,6 +17,7 @@ Progress Sample() {
   p.accuracy = 0.78125;
   p.examples_per_s = 51234.4;
   p.checkpoint = "ckpt-2-40";
+  p.scalars["checkpoint_bytes"] = 123456789;
   return p;
 }
 
@@ -37,6 +38,7 @@ TEST(ProgressTest, ParseIsTheInverseOfJson) {
   EXPECT_EQ(p->steps, 200);
   EXPECT_DOUBLE_EQ(p->loss, 0.61234);
   EXPECT_EQ(p->checkpoint, "ckpt-2-40");
+  EXPECT_EQ(p->scalars, Sample().scalars);  // podtrain's checkpoint size among them
   for (const char* bad : {"", "[]", "{", "{\"job\":1,\"epoch\":1,\"step\":1}",
                           "{\"job\":\"j\",\"epoch\":\"1\",\"step\":1}", "\xff\xfe"}) {
     EXPECT_FALSE(ParseProgressJson(bad).has_value()) << bad;

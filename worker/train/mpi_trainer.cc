@@ -95,6 +95,9 @@ class Trainer {
   AsyncSaver saver_;
   Manifest pending_;  // metadata of the save in flight
   std::string last_committed_;
+  // Bytes of the last committed (or restored) checkpoint's shards, as rank 0 knows them: what the
+  // scheduler bills when the checkpoint crosses zones (progress scalar checkpoint_bytes).
+  uint64_t checkpoint_bytes_ = 0;
   UdpProgressSink sink_;
 };
 
@@ -197,6 +200,12 @@ std::optional<Manifest> Trainer::ChooseCheckpoint() {
   return std::nullopt;
 }
 
+uint64_t ShardBytes(const Manifest& m) {
+  uint64_t bytes = 0;
+  for (const ShardEntry& shard : m.shards) bytes += shard.size;
+  return bytes;
+}
+
 void Trainer::Restore() {
   if (!store_) return;
   const std::optional<Manifest> chosen = ChooseCheckpoint();
@@ -232,6 +241,7 @@ void Trainer::Restore() {
   step_ = m.id.step;
   cursor_ = m.data_cursor;
   last_committed_ = CkptDirName(m.id);
+  checkpoint_bytes_ = ShardBytes(m);
   Log("restore: " + last_committed_ + " (world " + std::to_string(m.world_size) + " -> " +
       std::to_string(world_) + ")");
 }
@@ -342,6 +352,7 @@ bool Trainer::CommitInFlight() {
     return false;
   }
   last_committed_ = name;
+  if (rank_ == 0) checkpoint_bytes_ = ShardBytes(pending_);
   Log("checkpoint committed " + name);
   return true;
 }
@@ -381,6 +392,7 @@ void Trainer::ReportProgress(const LossStats& loss, double seconds, int64_t step
   p.accuracy = Evaluate(o_.model, params_, eval_).accuracy;
   p.examples_per_s = seconds > 0 ? o_.global_batch * steps_in_interval / seconds : 0;
   p.checkpoint = last_committed_;
+  if (checkpoint_bytes_ > 0) p.scalars["checkpoint_bytes"] = static_cast<double>(checkpoint_bytes_);
   Log(progress::ProgressLine(p));
   sink_.Send(p);
 }
