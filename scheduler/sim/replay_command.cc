@@ -173,6 +173,11 @@ void RegisterReplayCommand(CLI::App& app) {
                   "preemptible jobs for a fragmented on-demand job may cost (0: off)")
       ->check(CLI::Range(0.0, 1e12))
       ->capture_default_str();
+  sub->add_option("--checkpoint-gib", flags->sim.checkpoint_gib,
+                  "every job's checkpoint size: a job resumed in another zone than the one it "
+                  "first ran in, and each checkpoint it writes there, is billed egress (0: off)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   sub->add_flag("--no-estimates", flags->no_estimates,
                 "do not give the scheduler the trace's durations as runtime estimates");
   sub->callback([flags] { RunReplay(*flags); });

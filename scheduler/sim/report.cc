@@ -114,6 +114,10 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
     j["job_interruptions"] = r.overall.preemptions;
     j["defrag_moves"] = r.defrag_moves;
     j["defrag_lost_core_h"] = r.defrag_lost_core_h;
+    if (r.egress_modelled) {  // (absent otherwise: the same JSON as before for the same seed)
+      j["egress_gib"] = r.overall.egress_gib;
+      j["egress_usd"] = r.overall.egress_usd;
+    }
     j["events"] = r.events;
     j["passes"] = r.passes;
     j["stale_reports"] = r.stale_reports;
@@ -124,6 +128,13 @@ std::string ResultsJson(const std::vector<SimResult>& results) {
     j["cancelled_jobs"] = OutcomesJson(r.cancelled_jobs);
     j["classes"] = {{"on_demand", ClassJson(r.on_demand)},
                     {"preemptible", ClassJson(r.preemptible)}};
+    if (r.egress_modelled) {
+      for (const auto& [name, c] : {std::pair<const char*, const ClassMetrics*>{"on_demand", &r.on_demand},
+                                    {"preemptible", &r.preemptible}}) {
+        j["classes"][name]["egress_gib"] = c->egress_gib;
+        j["classes"][name]["egress_usd"] = c->egress_usd;
+      }
+    }
     out[r.profile] = std::move(j);
   }
   return out.dump(2);
@@ -158,6 +169,9 @@ void PrintTable(const std::vector<SimResult>& results, std::ostream& out) {
       {"events", [](R r, C) { return std::to_string(r.events); }},
       {"wall time", [](R r, C) { return Fixed(r.wall_s, 2) + " s"; }},
   };
+  const Row egress_rows[] = {
+      {"egress (GiB, USD)", [](R, C c) { return Fixed(c.egress_gib, 1) + ", " + Fixed(c.egress_usd, 2); }},
+  };
   auto line = [&](const std::string& label, auto cell) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%-24s", label.c_str());
@@ -171,11 +185,17 @@ void PrintTable(const std::vector<SimResult>& results, std::ostream& out) {
   line("policy", [](R r) { return r.profile; });
   out << "-- overall\n";
   for (const Row& row : overall_only) line(row.label, [&](R r) { return row.value(r, r.overall); });
-  for (const Row& row : per_class) line(row.label, [&](R r) { return row.value(r, r.overall); });
+  const bool egress = !results.empty() && results.front().egress_modelled;
+  auto rows = [&](auto metrics) {
+    for (const Row& row : per_class) line(row.label, [&](R r) { return row.value(r, metrics(r)); });
+    if (!egress) return;
+    for (const Row& row : egress_rows) line(row.label, [&](R r) { return row.value(r, metrics(r)); });
+  };
+  rows([](R r) -> C { return r.overall; });
   out << "-- on-demand\n";
-  for (const Row& row : per_class) line(row.label, [&](R r) { return row.value(r, r.on_demand); });
+  rows([](R r) -> C { return r.on_demand; });
   out << "-- preemptible\n";
-  for (const Row& row : per_class) line(row.label, [&](R r) { return row.value(r, r.preemptible); });
+  rows([](R r) -> C { return r.preemptible; });
   for (const SimResult& r : results) {
     if (r.rejected_jobs.empty() && r.unfinished_jobs.empty() && r.cancelled_jobs.empty()) {
       continue;

@@ -90,6 +90,12 @@ class Simulation {
   void Reject(int job, std::string reason);
   std::vector<JobOutcome> Unfinished() const;
   JobOutcome OutcomeOf(int job, std::string reason) const;
+  // The size podsim's jobs report for their checkpoints (SimOptions::checkpoint_gib), if any.
+  std::optional<int64_t> CheckpointBytes() const {
+    return checkpoint_bytes_ > 0 ? std::optional(checkpoint_bytes_) : std::nullopt;
+  }
+  // Adds the egress the core billed each job to its class's metrics and cost.
+  void CountEgress();
 
   const Trace& trace_;
   const SimOptions& opt_;
@@ -105,6 +111,7 @@ class Simulation {
   uint64_t seq_ = 0;
   double now_ = 0;
   double host_time_ = 0;  // integral of allocated hosts over time
+  int64_t checkpoint_bytes_ = 0;
   double next_sample_ = 0;
   double last_progress_ = 0;  // the last first start or end of a job
   int64_t arrived_ = 0;
@@ -141,7 +148,7 @@ void Simulation::Apply(const Actions& actions) {
       ++running_;
       Handle(s.ReportStarted(launch->job, At(now_)));
       const auto work = static_cast<int64_t>(j.saved_work);
-      Handle(s.ReportProgress(launch->job, work, work, At(now_)));
+      Handle(s.ReportProgress(launch->job, work, work, At(now_), CheckpointBytes()));
       Push({now_ + (t.duration_s - j.saved_work), 0, EventKind::kFinish, job, j.epoch});
       if (t.checkpoint_interval_s > 0) {
         Push({now_ + t.checkpoint_interval_s, 0, EventKind::kCheckpoint, job, j.epoch});
@@ -392,6 +399,14 @@ Result<SimResult> Simulation::Run() {
   config.reclaim_rate_per_hour = opt_.reclaim_rate_per_hour;
   config.min_runtime_before_preemption = FromSeconds(opt_.min_runtime_before_preemption_s);
   config.defrag_budget_core_seconds_per_hour = opt_.defrag_budget_core_seconds_per_hour;
+  if (opt_.checkpoint_gib > 0) {
+    // The store of the zone a job first runs in (the daemon's CheckpointStores with a store per
+    // zone); a fleet without zones bills nothing.
+    config.choose_checkpoint_store = [](const core::JobSpec&, std::string_view zone) {
+      return core::CheckpointStore{std::string(zone), std::string(zone)};
+    };
+    checkpoint_bytes_ = static_cast<int64_t>(opt_.checkpoint_gib * (int64_t{1} << 30));
+  }
   // A trace is replayed as submitted: the daemon's guard against one user flooding it does not
   // apply (a backlog of a trace's user may exceed it).
   config.max_active_jobs_per_user = std::numeric_limits<int>::max();
@@ -500,7 +515,7 @@ Result<SimResult> Simulation::Run() {
           j.saved_work = WorkAt(j, now_);
           j.saved_at = now_;
           const auto work = static_cast<int64_t>(j.saved_work);
-          Handle(sched_->ReportProgress({j.id, j.epoch}, work, work, At(now_)));
+          Handle(sched_->ReportProgress({j.id, j.epoch}, work, work, At(now_), CheckpointBytes()));
           const double interval = trace_.jobs[static_cast<size_t>(e.job)].checkpoint_interval_s;
           Push({now_ + interval, 0, EventKind::kCheckpoint, e.job, e.epoch});
         }
@@ -551,7 +566,21 @@ Result<SimResult> Simulation::Run() {
           : 0;
   result_.unfinished = static_cast<int64_t>(jobs_.size()) - finished_;
   result_.unfinished_jobs = Unfinished();
+  if (checkpoint_bytes_ > 0) CountEgress();
   return std::move(result_);
+}
+
+void Simulation::CountEgress() {
+  result_.egress_modelled = true;
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    const core::JobRecord* record = sched_->Find(jobs_[i].id);
+    if (record == nullptr) continue;
+    for (ClassMetrics* m : {&ClassOf(static_cast<int>(i)), &result_.overall}) {
+      m->egress_gib += static_cast<double>(record->egress_bytes) / (int64_t{1} << 30);
+      m->egress_usd += record->egress_usd;
+      m->cost_usd += record->egress_usd;
+    }
+  }
 }
 
 }  // namespace

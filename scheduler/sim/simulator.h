@@ -55,6 +55,10 @@ struct SimOptions {
   double min_runtime_before_preemption_s = 600;
   // SchedulerConfig::defrag_budget_core_seconds_per_hour (0: no defragmentation).
   double defrag_budget_core_seconds_per_hour = 0;
+  // Zones and checkpoint stores (docs/scheduler.md): every job's checkpoints are this many GiB
+  // and live in the zone it first runs in; a job resumed in another zone, and each checkpoint it
+  // writes there, is billed egress (SchedulerConfig::egress). 0: not modelled (no egress).
+  double checkpoint_gib = 0;
   // Backfill estimates: the trace's duration (an oracle, as in many backfill studies), or none
   // (no estimate: backfill then keeps every long job off the head's rectangle).
   bool exact_estimates = true;
@@ -77,7 +81,9 @@ struct ClassMetrics {
   double work_lost_core_h = 0;
   double useful_core_h = 0;    // completed work
   double held_core_h = 0;      // cores x time held, every epoch
-  double cost_usd = 0;         // slice prices x time held
+  double cost_usd = 0;         // slice prices x time held, plus egress
+  double egress_gib = 0;       // checkpoints moved across zones (SimOptions::checkpoint_gib)
+  double egress_usd = 0;
   int64_t preemptions = 0;     // times a job of this class was preempted or killed
 };
 
@@ -116,6 +122,7 @@ struct SimResult {
   // Of those, jobs moved to defragment (SchedulerStats::defrag_moves), and their lost work.
   int64_t defrag_moves = 0;
   double defrag_lost_core_h = 0;
+  bool egress_modelled = false;  // SimOptions::checkpoint_gib > 0: the egress_* figures mean it
   int64_t events = 0;            // simulated events processed
   int64_t passes = 0;            // scheduling passes run
   int64_t stale_reports = 0;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "pod/cost.h"
@@ -252,6 +253,38 @@ TEST(SimulatorFleetTest, MultisliceRowsArePlacedWholeInOneZone) {
   ASSERT_TRUE(again.has_value()) << again.error().ToString();
   ASSERT_EQ(again->jobs.size(), trace.jobs.size());
   for (size_t i = 0; i < trace.jobs.size(); ++i) EXPECT_EQ(again->jobs[i].slices, trace.jobs[i].slices);
+}
+
+// Checkpoints of a size (replay --checkpoint-gib) stay in the zone a job first ran in; a job
+// resumed in the other zone, and each checkpoint it writes there, is billed egress, which changes
+// nothing else of the replay.
+TEST(SimulatorFleetTest, CheckpointsCrossingZonesAreBilledAsEgress) {
+  const Trace trace = Small(Mix::kGrant, 400, 9);
+  SimOptions options;
+  options.fleet = SmallFleet();  // zone-a and zone-b: one region, $0.01/GB between them
+  options.reclaim_rate_per_hour = 0.5;
+  auto plain = Simulate(trace, options);
+  options.checkpoint_gib = 2;
+  auto billed = Simulate(trace, options);
+  ASSERT_TRUE(plain.has_value() && billed.has_value());
+  EXPECT_FALSE(plain->egress_modelled);
+  EXPECT_EQ(plain->overall.egress_gib, 0);
+  ASSERT_TRUE(billed->egress_modelled);
+  EXPECT_GT(billed->preemptible.egress_gib, 0);
+  EXPECT_EQ(billed->on_demand.egress_gib, 0);  // never preempted: never moved
+  // Whole checkpoints of 2 GiB, at $0.01/GB, added to the cost; the replay is otherwise the same.
+  EXPECT_EQ(std::fmod(billed->overall.egress_gib, 2.0), 0.0);
+  EXPECT_NEAR(billed->overall.egress_usd, billed->overall.egress_gib * 0.01, 1e-9);
+  EXPECT_NEAR(billed->overall.cost_usd - plain->overall.cost_usd, billed->overall.egress_usd, 1e-6);
+  EXPECT_EQ(billed->events, plain->events);
+  EXPECT_EQ(billed->overall.jct_s, plain->overall.jct_s);
+  EXPECT_NE(ResultsJson({*billed}).find("\"egress_usd\""), std::string::npos);
+  EXPECT_EQ(ResultsJson({*plain}).find("egress"), std::string::npos);  // the JSON of before
+  // One pod, no zone: nothing crosses.
+  options.fleet.clear();
+  auto one = Simulate(trace, options);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->overall.egress_gib, 0);
 }
 
 TEST(SimulatorFleetTest, AFleetWithANameTwiceIsRefused) {

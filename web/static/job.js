@@ -165,6 +165,10 @@ function renderSummary() {
     ['preemptions', num(job.preemptions)], ['step', stepText()],
     ['last checkpoint', `step ${Math.max(num(job.last_checkpoint_step),
       num(points[points.length - 1]?.last_checkpoint_step))}`], ['cost so far', money(job.cost_usd)],
+    ['checkpoints in', job.checkpoint_store ?
+      `${job.checkpoint_store}${job.checkpoint_zone ? ` (zone ${job.checkpoint_zone})` : ''}` : '—'],
+    ['egress', num(job.egress_bytes) > 0 ? `${money(job.egress_usd)} for ` +
+      `${(num(job.egress_bytes) / 2 ** 30).toFixed(2)} GiB across zones` : '—'],
     ['submitted', `${time(job.submit_time)} (${age(job.submit_time)} ago)`],
     ['started', time(job.start_time) || '—'], ['ended', time(job.end_time) || '—'],
     ['pod', job.pod || '—'], ['hosts', (job.hosts || []).join(', ') || '—'],

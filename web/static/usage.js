@@ -47,8 +47,9 @@ async function loadQuotas() {
   if (!root) return;
   const cost = new Map();
   for (const j of jobs.jobs) {
-    const c = cost.get(j.user) || {od: 0, pre: 0, n: 0};
+    const c = cost.get(j.user) || {od: 0, pre: 0, n: 0, egress: 0};
     if (j.preemptible) c.pre += num(j.cost_usd); else c.od += num(j.cost_usd);
+    c.egress += num(j.egress_usd);
     c.n += 1;
     cost.set(j.user, c);
   }
@@ -56,26 +57,30 @@ async function loadQuotas() {
   const rows = quotas.quotas || [];
   let sumOd = 0;
   let sumPre = 0;
+  let sumEgress = 0;
   box.append(h('div', {class: 'table-wrap'}, h('table', {class: 'table', id: 'quotas'},
     h('thead', {}, h('tr', {}, h('th', {}, 'user'), h('th', {}, 'on-demand cores'),
       h('th', {}, 'preemptible cores'), h('th', {}, 'jobs'), h('th', {}, 'cost on-demand'),
-      h('th', {}, 'cost preemptible'), h('th', {}, 'total'))),
+      h('th', {}, 'cost preemptible'), h('th', {}, 'of it egress'), h('th', {}, 'total'))),
     h('tbody', {}, rows.map((q) => {
-      const c = cost.get(q.user) || {od: 0, pre: 0, n: 0};
+      const c = cost.get(q.user) || {od: 0, pre: 0, n: 0, egress: 0};
       sumOd += c.od;
       sumPre += c.pre;
+      sumEgress += c.egress;
       return h('tr', {}, h('td', {}, q.user),
         h('td', {}, meter(num(q.on_demand_cores_used), num(q.on_demand_cores))),
         h('td', {}, meter(num(q.preemptible_cores_used), num(q.preemptible_cores))),
         h('td', {class: 'num'}, c.n), h('td', {class: 'num'}, money(c.od)),
-        h('td', {class: 'num'}, money(c.pre)), h('td', {class: 'num'}, money(c.od + c.pre)));
+        h('td', {class: 'num'}, money(c.pre)), h('td', {class: 'num egress'}, money(c.egress)),
+        h('td', {class: 'num'}, money(c.od + c.pre)));
     })),
     h('tfoot', {}, h('tr', {}, h('th', {colspan: 4}, 'all users'),
       h('th', {class: 'num'}, money(sumOd)), h('th', {class: 'num'}, money(sumPre)),
-      h('th', {class: 'num'}, money(sumOd + sumPre)))))),
+      h('th', {class: 'num'}, money(sumEgress)), h('th', {class: 'num'}, money(sumOd + sumPre)))))),
   jobs.truncated ? note(`Costs cover the first ${jobs.jobs.length} of ${jobs.total} jobs.`) : '',
   h('p', {class: 'muted'}, 'Cost: the slice price of its class (v2-8: $4.50/h on-demand, ' +
-    '$1.35/h preemptible) times the time it held hosts.'));
+    '$1.35/h preemptible) times the time it held hosts, plus egress: checkpoints moved ' +
+    'between a job\'s store and another zone it ran in.'));
 }
 
 async function loadStats() {
