@@ -273,7 +273,7 @@ TEST(BusValidateTest, CheckpointRootAndLogUrlStayWhereThisAgentAllows) {
   EXPECT_FALSE(ValidateLaunch(with("", "file:///srv//logs/"), mine)) << "a hand-written URL";
   // With the agent's roots: the user's prefix directly below --checkpoint-root, logs below
   // --log-root.
-  const LaunchPolicy policy{"/srv/objects/checkpoints/users", "file:///srv/objects"};
+  const LaunchPolicy policy{{"/srv/objects/checkpoints/users"}, "file:///srv/objects"};
   EXPECT_FALSE(ValidateLaunch(
       with("/srv/objects/checkpoints/users/alice", "file:///srv/objects/logs"), mine, policy));
   for (const char* bad : {"/etc/x", "/srv/objects/checkpoints/users",
@@ -286,6 +286,14 @@ TEST(BusValidateTest, CheckpointRootAndLogUrlStayWhereThisAgentAllows) {
   for (const char* bad : {"file:///var/lib/x", "file:///srv/objectsX/logs", "s3://b/logs"}) {
     EXPECT_TRUE(ValidateLaunch(with("", bad), mine, policy)) << bad;
   }
+  // A store per zone: a prefix directly below any of the roots (a job resumed away from its
+  // zone's store), nothing else.
+  const LaunchPolicy zones{{"/srv/zone-a/users", "/srv/zone-b/users"}, ""};
+  EXPECT_FALSE(ValidateLaunch(with("/srv/zone-b/users/alice", ""), mine, zones));
+  EXPECT_FALSE(ValidateLaunch(with("/srv/zone-a/users/alice", ""), mine, zones));
+  const auto other = ValidateLaunch(with("/srv/zone-c/users/alice", ""), mine, zones);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->reason, "invalid");
   EXPECT_TRUE(PathIsWithin("/a/b", "/a"));
   EXPECT_TRUE(PathIsWithin("/a", "/a"));
   EXPECT_FALSE(PathIsWithin("/ab", "/a"));

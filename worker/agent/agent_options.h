@@ -42,7 +42,7 @@ struct AgentOptions {
   int64_t live_log_bytes_per_second = int64_t{1} << 20;
   // Where a Launch may have the root agent create checkpoint prefixes and write logs
   // (LaunchPolicy, bus_validate.h); empty: anywhere (in normal form).
-  std::string checkpoint_root;
+  std::vector<std::string> checkpoint_roots;  // --checkpoint-root, repeatable (a store per zone)
   std::string log_root;
   // A job's Exited waits for its log to be stored at most this long (the audit's M13: a
   // trickling object store held every later exit, and so its hosts); the upload goes on.

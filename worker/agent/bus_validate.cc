@@ -131,12 +131,17 @@ std::optional<Rejection> ValidateLaunch(const bus::Launch& l, const std::vector<
     if (!NormalAbsolute(ckpt) || ckpt.size() > 4096) {
       return Invalid("checkpoint_root must be an absolute path in normal form");
     }
-    if (!policy.checkpoint_root.empty() &&
-        (!PathIsWithin(ckpt, policy.checkpoint_root) ||
-         ckpt.size() <= policy.checkpoint_root.size() ||
-         ckpt.find('/', policy.checkpoint_root.size() + 1) != std::string::npos)) {
+    auto directly_below = [&](const std::string& root) {
+      return PathIsWithin(ckpt, root) && ckpt.size() > root.size() &&
+             ckpt.find('/', root.size() + 1) == std::string::npos;
+    };
+    if (!policy.checkpoint_roots.empty() &&
+        std::none_of(policy.checkpoint_roots.begin(), policy.checkpoint_roots.end(),
+                     directly_below)) {
+      std::string roots;
+      for (const std::string& r : policy.checkpoint_roots) roots += (roots.empty() ? "" : ", ") + r;
       return Invalid("checkpoint_root " + ckpt + " is not a directory directly below this "
-                     "agent's --checkpoint-root " + policy.checkpoint_root);
+                     "agent's --checkpoint-root " + roots);
     }
   }
   if (const std::string& url = l.log_url(); !url.empty()) {

@@ -45,7 +45,7 @@ const RunningJob* JobRunner::Find(const JobEpoch& je) const {
 // ---- bus messages ----
 
 std::optional<Rejection> JobRunner::OnLaunch(const bus::Launch& l) {
-  if (auto r = ValidateLaunch(l, o_.hosts, LaunchPolicy{o_.checkpoint_root, o_.log_root})) {
+  if (auto r = ValidateLaunch(l, o_.hosts, LaunchPolicy{o_.checkpoint_roots, o_.log_root})) {
     return r;
   }
   if (stopping_) {

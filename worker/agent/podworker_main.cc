@@ -211,10 +211,11 @@ int main(int argc, char** argv) {
                  "no limit). Beyond it the live log skips, marked; the stored log is whole")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
-  app.add_option("--checkpoint-root", o.checkpoint_root,
+  app.add_option("--checkpoint-root", o.checkpoint_roots,
                  "Directory whose subdirectories (one per user) a Launch may have this agent "
                  "create for file:// checkpoints, e.g. /srv/objects/checkpoints/users; others are "
-                 "refused. Default: any absolute path");
+                 "refused. Repeat it for each store the agent serves (a store per zone). "
+                 "Default: any absolute path");
   app.add_option("--log-root", o.log_root,
                  "URL prefix a Launch's log_url must start with, e.g. file:///srv/objects; "
                  "others are refused. Default: any");
@@ -284,8 +285,10 @@ int main(int argc, char** argv) {
         "(podsched agent enroll --agent-id ID --hosts H --out FILE) and give --bus-key-file "
         "FILE, or --insecure-bus where no untrusted user can reach the bus port");
   }
-  if (!o.checkpoint_root.empty() && !podsched::agent::PathIsWithin(o.checkpoint_root, "/")) {
-    return usage("--checkpoint-root " + o.checkpoint_root + ": an absolute path in normal form");
+  for (const std::string& root : o.checkpoint_roots) {
+    if (!podsched::agent::PathIsWithin(root, "/")) {
+      return usage("--checkpoint-root " + root + ": an absolute path in normal form");
+    }
   }
   auto parsed = podsched::ParseHostRanges(hosts);
   if (!parsed) return usage(parsed.error().message());
