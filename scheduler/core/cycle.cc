@@ -711,7 +711,11 @@ std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
                         protect_};
   std::optional<pod::FleetPlacement> chosen;
   if (!Failed(key)) {
-    chosen = in_.profile.score->ChooseAmong(views, Candidates(type), type);
+    // A job resuming from a checkpoint has its store's zone first: the policy breaks its ties
+    // (first fit: any pod that fits) towards a placement that reads without crossing zones.
+    const std::vector<int>& candidates = Candidates(type);
+    const std::vector<int>* home_first = HomeFirst(job, candidates);
+    chosen = in_.profile.score->ChooseAmong(views, home_first ? *home_first : candidates, type);
     if (!chosen) failed_.push_back(key);
   }
   const Reservation* res = in_.hosts.ReservationOf(job.id);
@@ -719,6 +723,21 @@ std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
     chosen = res->placement;
   }
   return chosen;
+}
+
+const std::vector<int>* Pass::HomeFirst(const JobRecord& job, const std::vector<int>& candidates) {
+  if (job.checkpoint_zone.empty() || job.last_checkpoint_step == 0) return nullptr;
+  const pod::Fleet& fleet = in_.hosts.fleet();
+  home_first_.clear();
+  for (int i : candidates) {
+    if (fleet.zone(i) == job.checkpoint_zone) home_first_.push_back(i);
+  }
+  const size_t home = home_first_.size();
+  if (home == 0 || home == candidates.size()) return nullptr;
+  for (int i : candidates) {
+    if (fleet.zone(i) != job.checkpoint_zone) home_first_.push_back(i);
+  }
+  return &home_first_;
 }
 
 void Pass::BindAndTake(JobRecord& job, const std::vector<pod::FleetPlacement>& slices) {

@@ -178,6 +178,10 @@ class Pass {
   std::optional<std::string> Filter(const QueueEntry& entry);
   // Where the job would start now, without delaying the backfill head.
   std::optional<pod::FleetPlacement> Score(const QueueEntry& entry);
+  // `candidates` with the pods of the zone of `job`'s checkpoint store first, when it has a
+  // checkpoint to read there and some candidates are elsewhere (JobRecord::checkpoint_zone): the
+  // policy's ties then go to a placement that reads it without crossing zones. Null otherwise.
+  const std::vector<int>* HomeFirst(const JobRecord& job, const std::vector<int>& candidates);
   // True when the job holds a reservation whose victims have not released it yet (its reason
   // says which); drops a reservation that a failed host spoilt.
   bool AwaitReservation(JobRecord& job);
@@ -309,6 +313,7 @@ class Pass {
   // The shapes that found no room in this pass: a few (shapes x scopes x two views), looked up
   // for every job the pass judges, so a scan of a vector rather than a tree.
   std::vector<FailedShape> failed_;
+  std::vector<int> home_first_;  // HomeFirst's answer (reused)
   bool Failed(const FailedShape& shape) const {
     return std::find(failed_.begin(), failed_.end(), shape) != failed_.end();
   }

@@ -106,5 +106,45 @@ TEST_F(EgressTest, AStoreInNoKnownZoneIsNeverBilled) {
   EXPECT_EQ(Job(job).egress_usd, 0);
 }
 
+// A job resuming from a checkpoint goes back to its store's zone when a pod there can take it,
+// even when the policy would rather use another zone's pod; a job without a checkpoint does not.
+class ZonePreferenceTest : public testing::SchedulerFixture {};
+
+TEST_F(ZonePreferenceTest, AResumingJobPrefersItsStoresZone) {
+  SchedulerConfig config = DefaultConfig();
+  config.profile = "fair-first-fit";
+  config.choose_checkpoint_store = [](const JobSpec&, std::string_view zone) {
+    return CheckpointStore{"store-" + std::string(zone), std::string(zone)};
+  };
+  // First fit takes pod x (first in the fleet) whenever it is free.
+  StartFleet({{"x", pod::Generation::kV2, 1, 1, "europe-west4-a"},
+              {"a", pod::Generation::kV2, 1, 1, "us-central1-b"}},
+             config);
+  JobSpec on_x = Spec("od", "v2-8", false);
+  on_x.pod = "x";
+  const JobId blocker = Submit(on_x, 0);
+  const JobId job = Submit(Spec("ada", "v2-8", true), 0);
+  const JobId fresh = Submit(Spec("bob", "v2-8", true), 0);
+  Tick(1);
+  ASSERT_EQ(sched_->fleet().pod(Job(job).placement->pod).name(), "a");
+  EXPECT_EQ(Job(fresh).state, JobState::kQueued);
+  ASSERT_TRUE(sched_->ReportProgress(Epoch(job), 10, 10, At(2), kGb).has_value());
+  Exited(blocker, ExitKind::kSucceeded, 3);
+  Tick(4);  // the queued job takes x
+  ASSERT_EQ(sched_->fleet().pod(Job(fresh).placement->pod).name(), "x");
+  // Both free again; the job is preempted and comes back: to a, its store's zone, not to x.
+  Exited(fresh, ExitKind::kSucceeded, 5);
+  ASSERT_TRUE(sched_->Preempt(job, "test", At(6)).has_value());
+  Exited(job, ExitKind::kPreempted, 7);
+  Tick(8);
+  ASSERT_EQ(Job(job).state, JobState::kPlaced);
+  EXPECT_EQ(sched_->fleet().pod(Job(job).placement->pod).name(), "a");
+  EXPECT_EQ(Job(job).egress_bytes, 0);
+  // A job with no checkpoint takes the policy's choice.
+  const JobId other = Submit(Spec("carl", "v2-8", true), 9);
+  Tick(10);
+  EXPECT_EQ(sched_->fleet().pod(Job(other).placement->pod).name(), "x");
+}
+
 }  // namespace
 }  // namespace podsched::core

@@ -256,17 +256,19 @@ TEST(SimulatorFleetTest, MultisliceRowsArePlacedWholeInOneZone) {
 }
 
 // Checkpoints of a size (replay --checkpoint-gib) stay in the zone a job first ran in; a job
-// resumed in the other zone, and each checkpoint it writes there, is billed egress, which changes
-// nothing else of the replay.
+// resumed in the other zone, and each checkpoint it writes there, is billed egress. The size
+// changes nothing else (a job resuming prefers its store's zone whatever the size).
 TEST(SimulatorFleetTest, CheckpointsCrossingZonesAreBilledAsEgress) {
   const Trace trace = Small(Mix::kGrant, 400, 9);
   SimOptions options;
   options.fleet = SmallFleet();  // zone-a and zone-b: one region, $0.01/GB between them
   options.reclaim_rate_per_hour = 0.5;
   auto plain = Simulate(trace, options);
+  options.checkpoint_gib = 1.0 / (1 << 30);  // one byte
+  auto tiny = Simulate(trace, options);
   options.checkpoint_gib = 2;
   auto billed = Simulate(trace, options);
-  ASSERT_TRUE(plain.has_value() && billed.has_value());
+  ASSERT_TRUE(plain.has_value() && tiny.has_value() && billed.has_value());
   EXPECT_FALSE(plain->egress_modelled);
   EXPECT_EQ(plain->overall.egress_gib, 0);
   ASSERT_TRUE(billed->egress_modelled);
@@ -275,9 +277,11 @@ TEST(SimulatorFleetTest, CheckpointsCrossingZonesAreBilledAsEgress) {
   // Whole checkpoints of 2 GiB, at $0.01/GB, added to the cost; the replay is otherwise the same.
   EXPECT_EQ(std::fmod(billed->overall.egress_gib, 2.0), 0.0);
   EXPECT_NEAR(billed->overall.egress_usd, billed->overall.egress_gib * 0.01, 1e-9);
-  EXPECT_NEAR(billed->overall.cost_usd - plain->overall.cost_usd, billed->overall.egress_usd, 1e-6);
-  EXPECT_EQ(billed->events, plain->events);
-  EXPECT_EQ(billed->overall.jct_s, plain->overall.jct_s);
+  EXPECT_NEAR(billed->overall.egress_gib, tiny->overall.egress_gib * (int64_t{2} << 30), 1e-6);
+  EXPECT_NEAR(billed->overall.cost_usd - tiny->overall.cost_usd,
+              billed->overall.egress_usd - tiny->overall.egress_usd, 1e-6);
+  EXPECT_EQ(billed->events, tiny->events);
+  EXPECT_EQ(billed->overall.jct_s, tiny->overall.jct_s);
   EXPECT_NE(ResultsJson({*billed}).find("\"egress_usd\""), std::string::npos);
   EXPECT_EQ(ResultsJson({*plain}).find("egress"), std::string::npos);  // the JSON of before
   // One pod, no zone: nothing crosses.
