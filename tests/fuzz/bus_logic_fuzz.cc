@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!sched) __builtin_trap();
   daemon::BusLogic::Options options;
   options.bus.heartbeat_timeout_ms = 3000;
-  options.checkpoint_stores = CheckpointStores("file:///data/objects/checkpoints", {});
+  options.checkpoint_stores = daemon::CheckpointStores("file:///data/objects/checkpoints", {});
   options.log_url = "file:///data/objects/logs";
   options.scheduler_id = "s1";
   int tokens = 0;
