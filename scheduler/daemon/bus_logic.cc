@@ -86,6 +86,9 @@ Status BusLogic::OnTimer(TimePoint now) {
   for (auto& [je, pending] : launches_) {
     if (pending.sent == TimePoint{}) pending.sent = now;
   }
+  std::erase_if(exit_watch_, [&](const auto& entry) {  // epochs that ended without a verdict here
+    return LiveEpoch(*scheduler_, entry.first) == nullptr;
+  });
   if (stalled) return Status::Ok();
   for (HostId h : registry_.ExpireSilent(now, timeout)) {
     if (Status s = UpdateHost(h, now); !s.ok()) return s;
@@ -448,12 +451,19 @@ Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now)
     }
   }
   if (verdict->released) {
+    if (live) {
+      for (int32_t h : m.hosts()) exit_watch_[je].released.insert(HostId(h));
+    }
     for (int32_t h : m.hosts()) {
       if (Status s = Apply(scheduler_->ReportHostReleased(je, HostId(h), now), "invalid"); !s.ok()) {
         return s;
       }
     }
+  } else if (live && verdict->kind == core::ExitKind::kFailed && HoldFailure(je, *job, m, now)) {
+    ++dropped_["failure_held"];  // not acknowledged: resent with the agent's next heartbeat
+    return Status::Ok();
   } else {
+    exit_watch_.erase(je);
     if (live && m.last_checkpoint_step() > job->last_checkpoint_step) {
       int64_t ckpt = m.last_checkpoint_step();
       Status s = Apply(scheduler_->ReportProgress(je, std::max(job->step, ckpt), ckpt, now),
@@ -466,8 +476,32 @@ Status BusLogic::OnExited(AgentInfo& agent, const bus::Exited& m, TimePoint now)
       if (!s.ok()) return s;
     }
   }
+  if (!live) exit_watch_.erase(je);
   acks_[agent.agent_id].push_back(je);
   return Status::Ok();
+}
+
+bool BusLogic::HoldFailure(JobEpoch je, const core::JobRecord& job, const bus::Exited& m,
+                           TimePoint now) {
+  ExitWatch& watch = exit_watch_[je];
+  std::vector<HostId> waiting;
+  for (HostId h : core::HostsOfJob(scheduler_->fleet(), job)) {
+    const bool reporting = std::find(m.hosts().begin(), m.hosts().end(), h.value()) != m.hosts().end();
+    if (!reporting && !watch.released.contains(h)) waiting.push_back(h);
+  }
+  if (waiting.empty()) return false;
+  if (watch.failure_held == TimePoint{}) {
+    // The job failed either way: its other hosts stop now (as the core's Kill would once the
+    // verdict stands), and a live agent then reports them RELEASED at once.
+    watch.failure_held = now;
+    bus::Envelope e;
+    ToProto(je, e.mutable_kill()->mutable_job());
+    e.mutable_kill()->set_reason("the launcher host reported a failure");
+    SendToHosts(waiting, e);
+  }
+  const auto limit = std::chrono::milliseconds(options_.bus.heartbeat_timeout_ms +
+                                               options_.bus.heartbeat_interval_ms);
+  return now - watch.failure_held < limit;
 }
 
 Status BusLogic::OnProgress(AgentInfo& agent, const bus::Progress& m, TimePoint now) {

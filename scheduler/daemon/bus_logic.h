@@ -167,6 +167,20 @@ class BusLogic {
   std::map<std::string, std::vector<JobEpoch>> acks_;
   // Per job: the epoch and the hosts reported with all ranks up, until it is RUNNING.
   std::map<JobId, std::pair<int64_t, std::set<HostId>>> ranks_up_;
+  // A failure verdict while hosts of another agent have not reported their processes gone may be
+  // that agent's death (mpirun loses a daemon; exec ranks lose a peer), not the job's fault: it
+  // waits, unacknowledged (the launcher's agent resends it every heartbeat), and those hosts get
+  // a Kill, until they report RELEASED (then it stands), go down (then HostDown requeued the job
+  // without charging a restart, and the verdict is stale), or a heartbeat timeout and interval
+  // passed (it stands).
+  // Per live epoch: the hosts that reported RELEASED, and when a failure was first held.
+  struct ExitWatch {
+    std::set<HostId> released;
+    TimePoint failure_held{};
+  };
+  std::map<JobEpoch, ExitWatch> exit_watch_;
+  // Whether the failure verdict `m` of live epoch `je` waits (see exit_watch_).
+  bool HoldFailure(JobEpoch je, const core::JobRecord& job, const bus::Exited& m, TimePoint now);
   std::map<std::string, int64_t> received_, sent_, dropped_;
 };
 

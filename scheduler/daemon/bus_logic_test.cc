@@ -451,6 +451,90 @@ TEST_F(BusLogicTest, OnlyTheLauncherHostGivesTheVerdictAndOnlySliceHostsRelease)
   EXPECT_EQ(Dropped("unknown_host"), 3);
 }
 
+// A failure while another agent's hosts have not reported their processes gone may be that
+// agent's death: the verdict waits, unacknowledged, for them. Released: it stands (a restart).
+// Gone silent: the host goes down, the job is requeued without a restart charged, and the
+// launcher's resent verdict is stale. Neither within a heartbeat timeout and interval: it stands.
+TEST_F(BusLogicTest, AFailureWaitsForTheOtherAgentsHostsBeforeItCostsARestart) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  Out();
+  const std::vector<int> hosts = SliceHosts(je.job);
+  const int launcher = hosts[0] / 4, other = hosts[2] / 4;
+  ASSERT_NE(launcher, other);
+  auto failed = [&] { Exited(launcher, je, bus::Exited::FAILED, {hosts[0], hosts[1]}, "exit 255"); };
+  auto acked = [&] {  // the launcher's exits acknowledged since the last call
+    int n = 0;
+    for (const BusOutgoing& m : bus_->TakeAcks()) {
+      bus::Envelope e;
+      EXPECT_TRUE(e.ParseFromString(m.bytes));
+      if (m.agent_id == "a" + std::to_string(launcher)) n += e.ack().exits_size();
+    }
+    return n;
+  };
+  failed();
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);  // held
+  EXPECT_EQ(Dropped("failure_held"), 1);
+  EXPECT_EQ(acked(), 0);
+  const auto out = Out();  // the other agent is told to stop the job's processes
+  ASSERT_EQ(Count(out, bus::Envelope::kKill), 1);
+  EXPECT_EQ(out[0].first, "a" + std::to_string(other));
+  failed();  // a resend: held, no second Kill
+  EXPECT_EQ(Count(Out(), bus::Envelope::kKill), 0);
+  // The other agent's processes end: the next resend stands, and costs a restart.
+  Exited(other, je, bus::Exited::RELEASED, {hosts[2], hosts[3]});
+  failed();
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
+  EXPECT_EQ(sched_->Find(je.job)->restarts, 1);
+  EXPECT_EQ(acked(), 1);
+
+  // Again, and the other agent dies: requeued for the host, no restart charged.
+  now_ += std::chrono::seconds(60);  // past the retry backoff
+  Tick();
+  je = JobEpoch{je.job, sched_->Find(je.job)->epoch};
+  ASSERT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);
+  const std::vector<int> again = SliceHosts(je.job);
+  const int launcher2 = again[0] / 4, dead = again[2] / 4;
+  ASSERT_NE(launcher2, dead);
+  Out();
+  Exited(launcher2, je, bus::Exited::FAILED, {again[0], again[1]}, "exit 255");
+  for (int t = 0; t < 3500; t += 100) {  // heartbeats from all but the dead agent, resends
+    now_ += std::chrono::milliseconds(90);
+    if (t % 500 == 0) {
+      for (int r = 0; r < 4; ++r) {
+        if (r != dead) Heartbeat(r);
+      }
+      if (sched_->Find(je.job)->epoch == je.epoch) {
+        Exited(launcher2, je, bus::Exited::FAILED, {again[0], again[1]}, "exit 255");
+      }
+    }
+    Tick();
+  }
+  const core::JobRecord* job = sched_->Find(je.job);
+  EXPECT_GT(job->epoch, je.epoch);
+  EXPECT_EQ(job->restarts, 1) << job->reason;  // the first failure only
+  EXPECT_FALSE(sched_->fleet().host(HostId(again[2])).healthy);
+  Exited(launcher2, je, bus::Exited::FAILED, {again[0], again[1]}, "exit 255");  // stale now
+  EXPECT_EQ(sched_->Find(je.job)->restarts, 1);
+}
+
+TEST_F(BusLogicTest, AHeldFailureStandsAfterAHeartbeatTimeout) {
+  RegisterAll();
+  JobEpoch je = PlaceV232();
+  const std::vector<int> hosts = SliceHosts(je.job);
+  const int launcher = hosts[0] / 4;
+  Exited(launcher, je, bus::Exited::FAILED, {hosts[0], hosts[1]}, "exit 1");
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);
+  now_ += std::chrono::milliseconds(3000 + 1000 - 1);  // the timeout and interval, but 1 ms
+  Exited(launcher, je, bus::Exited::FAILED, {hosts[0], hosts[1]}, "exit 1");
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kPlaced);
+  now_ += std::chrono::milliseconds(1);
+  Exited(launcher, je, bus::Exited::FAILED, {hosts[0], hosts[1]}, "exit 1");
+  EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
+  EXPECT_EQ(sched_->Find(je.job)->restarts, 1);
+  EXPECT_EQ(Dropped("failure_held"), 2);
+}
+
 // The job's checkpoint size comes as the scalar checkpoint_bytes; a size no job has is dropped.
 TEST_F(BusLogicTest, ACheckpointSizeIsTakenFromItsProgressScalar) {
   RegisterAll();

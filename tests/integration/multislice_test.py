@@ -15,8 +15,9 @@ have hosts 0-3, which only the Launch's fleet ids tell apart (bus.proto).
   3. an exec job of 2 slices: each rank is told its slice (MEGASCALE_SLICE_ID, POD_SLICE_ID),
      the slice count and its pod's own host id (POD_HOST);
   4. a fault: the agent of the second slice is killed (kill -9) while podtrain runs; the job
-     requeues whole (no slice left running) and, once the agent is back, resumes from its
-     checkpoint and ends bit-identical to the single-process run;
+     requeues whole (no slice left running), without a restart charged (the host failed, not
+     the job) and, once the agent is back, resumes from its checkpoint and ends bit-identical
+     to the single-process run;
   5. zones with checkpoint stores of their own: a preemptible podtrain starts on the device (zone
      us-central1-f) and checkpoints into that zone's store; an on-demand job for the device
      preempts it; it resumes in pods a/b (us-central1-a) from the same store, ends bit-identical,
@@ -222,8 +223,13 @@ def main():
         restored = re.findall(r"restore:.*?ckpt-\d+-(\d+)", log_text(ps, job))
         if not restored or int(restored[-1]) < 20:
             fail("job %d did not resume from its checkpoint: %s" % (job, restored))
-        ok("job %d resumed from step %s (epoch %s) and SUCCEEDED bit-identical to one process" %
-           (job, restored[-1], ps.job(job)["epoch"]))
+        # The agent's death is the host's failure, not the job's: no restart charged (its
+        # mpirun's failure waited for the dead agent's hosts to go down).
+        if int(ps.job(job).get("restarts", -1)) != 0:
+            fail("job %d was charged %s restarts for a dead agent: %s" %
+                 (job, ps.job(job).get("restarts"), [e.get("reason") for e in ps.events(job)]))
+        ok("job %d resumed from step %s (epoch %s) and SUCCEEDED bit-identical to one process, "
+           "no restart charged" % (job, restored[-1], ps.job(job)["epoch"]))
         zone_stores(ps, job, ref, stores)
     except SystemExit:
         print_logs(work)
