@@ -79,11 +79,11 @@ const FreeIndex& Pod::free_index() const {
   return *free_index_;
 }
 
-std::map<AllocationId, Placement>& Pod::MutableAllocations() {
+AllocationTable& Pod::MutableAllocations() {
   // Only the owner changes a pod, while no one reads it (pod.h): a count of 1 means no other pod
   // shares the map, and none can start to before this change is done.
   if (allocations_.use_count() > 1) {
-    allocations_ = std::make_shared<std::map<AllocationId, Placement>>(*allocations_);
+    allocations_ = std::make_shared<AllocationTable>(*allocations_);
   }
   return *allocations_;
 }
@@ -172,7 +172,7 @@ Status Pod::Allocate(AllocationId id, const Placement& p) {
                       ": it leaves the grid or a host in it is not available");
   }
   for (HostId h : HostsIn(p)) hosts_[static_cast<size_t>(h.value())].allocation = id;
-  MutableAllocations().emplace(id, p);
+  MutableAllocations().Insert(id, p);
   Changed();
   return Status::Ok();
 }
@@ -182,14 +182,13 @@ Status Pod::Release(AllocationId id) {
     return Status(StatusCode::kNotFound,
                   "allocation " + std::to_string(id.value()) + " holds no hosts in this pod");
   }
-  std::map<AllocationId, Placement>& allocations = MutableAllocations();
-  auto it = allocations.find(id);
-  for (HostId h : HostsIn(it->second)) {
+  AllocationTable& allocations = MutableAllocations();
+  for (HostId h : HostsIn(*allocations.Find(id))) {
     HostStatus& s = hosts_[static_cast<size_t>(h.value())];
     PODSCHED_CHECK(s.allocation == id);
     s.allocation.reset();
   }
-  allocations.erase(it);
+  allocations.Erase(id);
   Changed();
   return Status::Ok();
 }
@@ -224,9 +223,9 @@ Status Pod::SetDraining(HostId h, bool draining) {
 }
 
 std::optional<Placement> Pod::PlacementOf(AllocationId id) const {
-  auto it = allocations_->find(id);
-  if (it == allocations_->end()) return std::nullopt;
-  return it->second;
+  const Placement* p = allocations_->Find(id);
+  if (p == nullptr) return std::nullopt;
+  return *p;
 }
 
 int Pod::AvailableHosts() const {
