@@ -494,9 +494,12 @@ std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEn
   auto failed = failed_slices_.find(key);
   if (failed != failed_slices_.end() && job.spec.slices >= failed->second) return std::nullopt;
   // The zone of the profile's choice for one slice over the whole fleet comes first (best fit:
-  // a zone of devices before a pod's corner, as for a single slice), then the others in order.
+  // a zone of devices before a pod's corner, as for a single slice; its ties to the zone of the
+  // job's checkpoint store, HomeFirst), then the others in order.
+  const std::vector<int>& candidates = Candidates(type);
+  const std::vector<int>* home_first = HomeFirst(job, candidates);
   const std::optional<pod::FleetPlacement> first =
-      in_.profile.score->ChooseAmong(views, Candidates(type), type);
+      in_.profile.score->ChooseAmong(views, home_first ? *home_first : candidates, type);
   if (!first) {
     failed_.push_back(key);
     return std::nullopt;

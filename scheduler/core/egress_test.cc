@@ -146,5 +146,38 @@ TEST_F(ZonePreferenceTest, AResumingJobPrefersItsStoresZone) {
   EXPECT_EQ(sched_->fleet().pod(Job(other).placement->pod).name(), "x");
 }
 
+// The same for a multislice job: its slices go back to its store's zone.
+TEST_F(ZonePreferenceTest, AResumingMultisliceJobPrefersItsStoresZone) {
+  SchedulerConfig config = DefaultConfig();
+  config.profile = "fair-first-fit";
+  config.choose_checkpoint_store = [](const JobSpec&, std::string_view zone) {
+    return CheckpointStore{"store-" + std::string(zone), std::string(zone)};
+  };
+  StartFleet({{"x0", pod::Generation::kV2, 1, 1, "europe-west4-a"},
+              {"x1", pod::Generation::kV2, 1, 1, "europe-west4-a"},
+              {"a0", pod::Generation::kV2, 1, 1, "us-central1-b"},
+              {"a1", pod::Generation::kV2, 1, 1, "us-central1-b"}},
+             config);
+  JobSpec blocker = Spec("od", "v2-8", false);
+  blocker.zone = "europe-west4-a";
+  blocker.slices = 2;
+  const JobId b = Submit(blocker, 0);
+  JobSpec two = Spec("ada", "v2-8", true);
+  two.slices = 2;
+  const JobId job = Submit(two, 0);
+  Tick(1);
+  ASSERT_EQ(Job(job).checkpoint_zone, "us-central1-b");
+  ASSERT_TRUE(sched_->ReportProgress(Epoch(job), 10, 10, At(2), kGb).has_value());
+  Exited(b, ExitKind::kSucceeded, 3);
+  ASSERT_TRUE(sched_->Preempt(job, "test", At(4)).has_value());
+  Exited(job, ExitKind::kPreempted, 5);
+  Tick(6);
+  ASSERT_EQ(Job(job).state, JobState::kPlaced);
+  for (const pod::FleetPlacement& slice : SlicesOf(Job(job))) {
+    EXPECT_EQ(sched_->fleet().zone(slice.pod), "us-central1-b");
+  }
+  EXPECT_EQ(Job(job).egress_bytes, 0);
+}
+
 }  // namespace
 }  // namespace podsched::core
