@@ -25,6 +25,11 @@ UserRecord& Accounting::User(const UserName& name, TimePoint now) {
   return it->second;
 }
 
+void Accounting::ChargeEgress(const UserName& name, double usd, TimePoint now) {
+  User(name, now).egress_usd += usd;
+  changed_.insert(name);
+}
+
 Quota Accounting::QuotaOf(const UserName& name) const {
   auto it = users_.find(name);
   return it == users_.end() ? rules_.default_quota : it->second.quota;

@@ -50,6 +50,8 @@ class Accounting {
   void SetQuota(const UserName& name, Quota quota, TimePoint now);
   const std::map<UserName, UserRecord>& users() const { return users_; }
   std::vector<UserRecord> TakeChanged();
+  // Adds `usd` to the user's egress (UserRecord::egress_usd).
+  void ChargeEgress(const UserName& name, double usd, TimePoint now);
 
   // --- cores held ---
   // `job`'s current epoch holds `cores` of its class from `start` on.

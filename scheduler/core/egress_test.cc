@@ -76,6 +76,9 @@ TEST_F(EgressTest, AJobKeepsItsFirstStoreAndPaysForItsCheckpointCrossingZones) {
   Progress(job, 20, 20, 7);
   EXPECT_EQ(Job(job).egress_bytes, 4 * kGb);
   EXPECT_DOUBLE_EQ(Job(job).egress_usd, 0.32);
+  // The user's sum, which outlives the job in memory (stored with the user).
+  EXPECT_DOUBLE_EQ(sched_->EgressUsdOf(UserName("ada")), 0.32);
+  EXPECT_EQ(sched_->EgressUsdOf(UserName("od")), 0);
   Progress(job, 25, 20, 8);  // no new checkpoint: nothing crosses
   EXPECT_EQ(Job(job).egress_bytes, 4 * kGb);
   // A negative size is refused and changes nothing.

@@ -203,6 +203,9 @@ struct UserRecord {
   // as of `usage_as_of`. Running allocations are added on top when the queue is sorted.
   double decayed_core_hours = 0;
   TimePoint usage_as_of{};
+  // Dollars of egress billed to the user's jobs so far (JobRecord::egress_usd, summed here when
+  // billed, so that it outlives the jobs the scheduler forgets).
+  double egress_usd = 0;
   friend bool operator==(const UserRecord&, const UserRecord&) = default;
 };
 

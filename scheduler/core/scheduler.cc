@@ -186,7 +186,7 @@ Result<Actions> Scheduler::ReportProgress(JobEpoch je, int64_t step, int64_t las
   if (last_checkpoint_step > job.last_checkpoint_step) {
     job.last_checkpoint_time = now;
     // A checkpoint written from another zone than its store's crosses zones.
-    s.ChargeEgress(job, s.hosts.fleet().zone(job.placement->pod), job.checkpoint_bytes);
+    s.ChargeEgress(job, s.hosts.fleet().zone(job.placement->pod), job.checkpoint_bytes, now);
   }
   job.last_checkpoint_step = std::max(job.last_checkpoint_step, last_checkpoint_step);
   s.outbox.Changed(job.id);
@@ -318,6 +318,11 @@ std::vector<UserName> Scheduler::KnownUsers() const {
   out.reserve(impl_->accounting.users().size());
   for (const auto& [name, user] : impl_->accounting.users()) out.push_back(name);
   return out;
+}
+
+double Scheduler::EgressUsdOf(const UserName& user) const {
+  auto it = impl_->accounting.users().find(user);
+  return it == impl_->accounting.users().end() ? 0 : it->second.egress_usd;
 }
 
 std::vector<HostId> HostsOfJob(const pod::Fleet& fleet, const JobRecord& job) {

@@ -310,6 +310,8 @@ class Scheduler {
   QuotaUsage CoresHeld() const;
   // Every user who has submitted or has a quota record, by name.
   std::vector<UserName> KnownUsers() const;
+  // The user's egress so far (UserRecord::egress_usd); 0 for an unknown user.
+  double EgressUsdOf(const UserName& user) const;
 
   // The state behind the calls (scheduler_impl.h); named in public so that the steps of a pass
   // (cycle.h) can take it. Code outside scheduler/core never sees its definition.

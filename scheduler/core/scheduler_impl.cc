@@ -140,7 +140,7 @@ void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement
                     zone,
                     job.checkpoint_store};
   // A job that resumes away from its checkpoint store reads its checkpoint across zones.
-  if (job.last_checkpoint_step > 0) ChargeEgress(job, launch.zone, job.checkpoint_bytes);
+  if (job.last_checkpoint_step > 0) ChargeEgress(job, launch.zone, job.checkpoint_bytes, now);
   for (const pod::FleetPlacement& s : job.more_slices) {
     const pod::Pod& pod = hosts.fleet().pod(s.pod);
     launch.more_slices.push_back({pod.name(), s.rect});
@@ -152,10 +152,13 @@ void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement
   ArmHoldTimers(job, /*draw_reclaim=*/true);
 }
 
-void Scheduler::Impl::ChargeEgress(JobRecord& job, std::string_view zone, int64_t bytes) {
+void Scheduler::Impl::ChargeEgress(JobRecord& job, std::string_view zone, int64_t bytes,
+                                   TimePoint now) {
   if (bytes <= 0 || !pod::EgressPricing::Crosses(job.checkpoint_zone, zone)) return;
+  const double usd = config.egress.Usd(bytes, job.checkpoint_zone, zone);
   job.egress_bytes += bytes;
-  job.egress_usd += config.egress.Usd(bytes, job.checkpoint_zone, zone);
+  job.egress_usd += usd;
+  accounting.ChargeEgress(job.spec.user, usd, now);
   outbox.Changed(job.id);
 }
 

@@ -108,7 +108,7 @@ class Scheduler::Impl {
   void Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices, TimePoint now);
   // Bills `job` for `bytes` of its checkpoints moved between its store's zone and `zone` (where
   // it runs) when the two differ and both are known.
-  void ChargeEgress(JobRecord& job, std::string_view zone, int64_t bytes);
+  void ChargeEgress(JobRecord& job, std::string_view zone, int64_t bytes, TimePoint now);
   // The timers of an epoch that holds hosts, from its start_time: the preemptible lifetime and
   // max_runtime (a PREEMPTING one: its kill at the deadline); with `draw_reclaim`, also a
   // simulated provider reclaim (drawn at Bind only, not again after a restart).

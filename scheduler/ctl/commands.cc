@@ -622,12 +622,15 @@ int Quota(ApiClient& api, const std::string& output) {
     return kExitOk;
   }
   std::cout << std::left << std::setw(16) << "USER" << std::setw(24) << "ON-DEMAND CORES"
-            << "PREEMPTIBLE CORES\n";
+            << std::setw(24) << "PREEMPTIBLE CORES" << "EGRESS\n";
   for (const auto& q : list->quotas()) {
     std::cout << std::left << std::setw(16) << q.user() << std::setw(24)
               << (std::to_string(q.on_demand_cores_used()) + " / " +
                   std::to_string(q.on_demand_cores()))
-              << q.preemptible_cores_used() << " / " << q.preemptible_cores() << "\n";
+              << std::setw(24)
+              << (std::to_string(q.preemptible_cores_used()) + " / " +
+                  std::to_string(q.preemptible_cores()))
+              << Money(q.egress_usd()) << "\n";
   }
   return kExitOk;
 }

@@ -29,6 +29,7 @@ HttpResponse ListQuotas(const ApiView& view, ApiCalls&, const Principal& who, co
     q->set_preemptible_cores(quota.preemptible_cores);
     q->set_on_demand_cores_used(used.on_demand_cores);
     q->set_preemptible_cores_used(used.preemptible_cores);
+    q->set_egress_usd(view.scheduler.EgressUsdOf(UserName(name)));
   }
   return JsonResponse(out);
 }

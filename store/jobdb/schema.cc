@@ -174,7 +174,12 @@ ALTER TABLE jobs ADD COLUMN egress_bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN egress_usd REAL NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 10> kMigrations = {{
+// Version 11: each user's egress so far (UserRecord::egress_usd).
+constexpr std::string_view kV11 = R"sql(
+ALTER TABLE users ADD COLUMN egress_usd REAL NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 11> kMigrations = {{
     {1, "jobs, events, users", kV1},
     {2, "quotas table; epochs and allocations (hosts per job epoch)", kV2},
     {3, "job specs in their own table (written once)", kV3},
@@ -185,6 +190,7 @@ constexpr std::array<Migration, 10> kMigrations = {{
     {8, "jobs.more_slices (a multislice job's other slices)", kV8},
     {9, "events.more_slices (the hosts of a multislice job's other slices)", kV9},
     {10, "jobs.checkpoint_store, checkpoint_zone, checkpoint_bytes, egress_bytes, egress_usd", kV10},
+    {11, "users.egress_usd (each user's egress so far)", kV11},
 }};
 
 Status ApplyStep(Connection& db, const Migration& step) {

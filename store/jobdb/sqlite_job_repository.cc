@@ -62,13 +62,13 @@ constexpr std::string_view kEventsOf =
     "FROM events "
     "WHERE job_id = ? ORDER BY seq";
 constexpr std::string_view kPutUser =
-    "INSERT OR REPLACE INTO users (name, admin, decayed_core_hours, usage_as_of_us) "
-    "VALUES (?,?,?,?)";
+    "INSERT OR REPLACE INTO users (name, admin, decayed_core_hours, usage_as_of_us, egress_usd) "
+    "VALUES (?,?,?,?,?)";
 constexpr std::string_view kPutQuota =
     "INSERT OR REPLACE INTO quotas (user, on_demand_cores, preemptible_cores) VALUES (?,?,?)";
 constexpr std::string_view kLoadUsers =
     "SELECT u.name, u.admin, u.decayed_core_hours, u.usage_as_of_us, q.on_demand_cores, "
-    "q.preemptible_cores FROM users u JOIN quotas q ON q.user = u.name ORDER BY u.name";
+    "q.preemptible_cores, u.egress_usd FROM users u JOIN quotas q ON q.user = u.name ORDER BY u.name";
 
 Result<JobState> StateOf(int64_t value) {
   if (value < 0 || value > static_cast<int64_t>(JobState::kCancelled)) {
@@ -398,7 +398,8 @@ Status SqliteJobRepository::WriteUser(const UserRecord& user) {
       ->Bind(1, user.name.value())
       .Bind(2, int64_t{user.admin})
       .Bind(3, user.decayed_core_hours)
-      .Bind(4, Micros(user.usage_as_of));
+      .Bind(4, Micros(user.usage_as_of))
+      .Bind(5, user.egress_usd);
   if (Status s = (*put)->Run(); !s.ok()) return s.WithContext("storing user " + user.name.value());
   auto quota = db_->Prepare(kPutQuota);
   if (!quota) return quota.error();
@@ -504,6 +505,7 @@ Result<core::StoredState> SqliteJobRepository::LoadSnapshot(TimePoint ended_sinc
     user.decayed_core_hours = s.Real(2);
     user.usage_as_of = FromMicros(s.Int(3));
     user.quota = core::Quota{static_cast<int>(s.Int(4)), static_cast<int>(s.Int(5))};
+    user.egress_usd = s.Real(6);
     state.users.push_back(std::move(user));
     return Status::Ok();
   });

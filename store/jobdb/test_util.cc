@@ -84,6 +84,7 @@ core::UserRecord FullUser(const std::string& name) {
   user.quota = core::Quota{16, 128};
   user.admin = true;
   user.decayed_core_hours = 2.0 / 3.0;
+  user.egress_usd = 1.0 / 3.0;
   user.usage_as_of = TimePoint(Duration(1'700'000'123'456'789));
   return user;
 }

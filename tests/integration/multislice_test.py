@@ -128,6 +128,12 @@ def zone_stores(ps, previous, ref, stores):
     described = run_podctl(PODCTL, ps, "describe", str(job)).stdout
     if "egress" not in described or "(zone us-central1-f)" not in described:
         fail("podctl describe %d:\n%s" % (job, described))
+    # Per user: the sum of what its jobs were billed (only this job crossed zones).
+    mine = [q for q in ps.get("/api/v1/quotas")["quotas"] if q["user"] == "admin"]
+    if not mine or abs(float(mine[0].get("egress_usd", 0)) - usd) > 1e-12:
+        fail("the user's egress %s, not the job's $%s" % (mine, usd))
+    if "EGRESS" not in run_podctl(PODCTL, ps, "quota").stdout:
+        fail("podctl quota shows no egress")
     ok("job %d SUCCEEDED bit-identical from step %s; %d bytes crossed zones, $%.8f of its $%.4f"
        % (job, restored[-1], egress, usd, float(j["cost_usd"])))
 

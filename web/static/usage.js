@@ -47,9 +47,8 @@ async function loadQuotas() {
   if (!root) return;
   const cost = new Map();
   for (const j of jobs.jobs) {
-    const c = cost.get(j.user) || {od: 0, pre: 0, n: 0, egress: 0};
+    const c = cost.get(j.user) || {od: 0, pre: 0, n: 0};
     if (j.preemptible) c.pre += num(j.cost_usd); else c.od += num(j.cost_usd);
-    c.egress += num(j.egress_usd);
     c.n += 1;
     cost.set(j.user, c);
   }
@@ -63,15 +62,15 @@ async function loadQuotas() {
       h('th', {}, 'preemptible cores'), h('th', {}, 'jobs'), h('th', {}, 'cost on-demand'),
       h('th', {}, 'cost preemptible'), h('th', {}, 'of it egress'), h('th', {}, 'total'))),
     h('tbody', {}, rows.map((q) => {
-      const c = cost.get(q.user) || {od: 0, pre: 0, n: 0, egress: 0};
+      const c = cost.get(q.user) || {od: 0, pre: 0, n: 0};
       sumOd += c.od;
       sumPre += c.pre;
-      sumEgress += c.egress;
+      sumEgress += num(q.egress_usd);  // the user's whole history, kept by podsched
       return h('tr', {}, h('td', {}, q.user),
         h('td', {}, meter(num(q.on_demand_cores_used), num(q.on_demand_cores))),
         h('td', {}, meter(num(q.preemptible_cores_used), num(q.preemptible_cores))),
         h('td', {class: 'num'}, c.n), h('td', {class: 'num'}, money(c.od)),
-        h('td', {class: 'num'}, money(c.pre)), h('td', {class: 'num egress'}, money(c.egress)),
+        h('td', {class: 'num'}, money(c.pre)), h('td', {class: 'num egress'}, money(num(q.egress_usd))),
         h('td', {class: 'num'}, money(c.od + c.pre)));
     })),
     h('tfoot', {}, h('tr', {}, h('th', {colspan: 4}, 'all users'),
