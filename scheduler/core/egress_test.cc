@@ -111,18 +111,23 @@ TEST_F(EgressTest, AStoreInNoKnownZoneIsNeverBilled) {
 
 // A job resuming from a checkpoint goes back to its store's zone when a pod there can take it,
 // even when the policy would rather use another zone's pod; a job without a checkpoint does not.
-class ZonePreferenceTest : public testing::SchedulerFixture {};
+class ZonePreferenceTest : public testing::SchedulerFixture {
+ protected:
+  // First fit (it takes the first pod of the fleet that fits), a store per zone.
+  void StartFirstFit(const std::vector<pod::FleetPodSpec>& pods) {
+    SchedulerConfig config = DefaultConfig();
+    config.profile = "fair-first-fit";
+    config.choose_checkpoint_store = [](const JobSpec&, std::string_view zone) {
+      return CheckpointStore{"store-" + std::string(zone), std::string(zone)};
+    };
+    StartFleet(pods, config);
+  }
+};
 
 TEST_F(ZonePreferenceTest, AResumingJobPrefersItsStoresZone) {
-  SchedulerConfig config = DefaultConfig();
-  config.profile = "fair-first-fit";
-  config.choose_checkpoint_store = [](const JobSpec&, std::string_view zone) {
-    return CheckpointStore{"store-" + std::string(zone), std::string(zone)};
-  };
-  // First fit takes pod x (first in the fleet) whenever it is free.
-  StartFleet({{"x", pod::Generation::kV2, 1, 1, "europe-west4-a"},
-              {"a", pod::Generation::kV2, 1, 1, "us-central1-b"}},
-             config);
+  // First fit takes pod x whenever it is free.
+  StartFirstFit({{"x", pod::Generation::kV2, 1, 1, "europe-west4-a"},
+                 {"a", pod::Generation::kV2, 1, 1, "us-central1-b"}});
   JobSpec on_x = Spec("od", "v2-8", false);
   on_x.pod = "x";
   const JobId blocker = Submit(on_x, 0);
@@ -151,16 +156,10 @@ TEST_F(ZonePreferenceTest, AResumingJobPrefersItsStoresZone) {
 
 // The same for a multislice job: its slices go back to its store's zone.
 TEST_F(ZonePreferenceTest, AResumingMultisliceJobPrefersItsStoresZone) {
-  SchedulerConfig config = DefaultConfig();
-  config.profile = "fair-first-fit";
-  config.choose_checkpoint_store = [](const JobSpec&, std::string_view zone) {
-    return CheckpointStore{"store-" + std::string(zone), std::string(zone)};
-  };
-  StartFleet({{"x0", pod::Generation::kV2, 1, 1, "europe-west4-a"},
-              {"x1", pod::Generation::kV2, 1, 1, "europe-west4-a"},
-              {"a0", pod::Generation::kV2, 1, 1, "us-central1-b"},
-              {"a1", pod::Generation::kV2, 1, 1, "us-central1-b"}},
-             config);
+  StartFirstFit({{"x0", pod::Generation::kV2, 1, 1, "europe-west4-a"},
+                 {"x1", pod::Generation::kV2, 1, 1, "europe-west4-a"},
+                 {"a0", pod::Generation::kV2, 1, 1, "us-central1-b"},
+                 {"a1", pod::Generation::kV2, 1, 1, "us-central1-b"}});
   JobSpec blocker = Spec("od", "v2-8", false);
   blocker.zone = "europe-west4-a";
   blocker.slices = 2;
