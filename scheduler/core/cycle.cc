@@ -731,16 +731,11 @@ std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
 const std::vector<int>* Pass::HomeFirst(const JobRecord& job, const std::vector<int>& candidates) {
   if (job.checkpoint_zone.empty() || job.last_checkpoint_step == 0) return nullptr;
   const pod::Fleet& fleet = in_.hosts.fleet();
-  home_first_.clear();
-  for (int i : candidates) {
-    if (fleet.zone(i) == job.checkpoint_zone) home_first_.push_back(i);
-  }
-  const size_t home = home_first_.size();
-  if (home == 0 || home == candidates.size()) return nullptr;
-  for (int i : candidates) {
-    if (fleet.zone(i) != job.checkpoint_zone) home_first_.push_back(i);
-  }
-  return &home_first_;
+  home_first_.assign(candidates.begin(), candidates.end());
+  const auto others =
+      std::stable_partition(home_first_.begin(), home_first_.end(),
+                            [&](int i) { return fleet.zone(i) == job.checkpoint_zone; });
+  return others == home_first_.begin() || others == home_first_.end() ? nullptr : &home_first_;
 }
 
 void Pass::BindAndTake(JobRecord& job, const std::vector<pod::FleetPlacement>& slices) {

@@ -9,15 +9,13 @@ CheckpointStores::CheckpointStores(std::string default_url,
     : default_url_(std::move(default_url)), zone_urls_(std::move(zone_urls)) {}
 
 Status CheckpointStores::CheckUserUrl(std::string_view url, std::string_view user) const {
+  if (!UserPrefixHolding(url, user).empty()) return Status::Ok();
+  // The default store's refusal says what is wrong: malformed whichever store, or outside it.
   Status first = CheckUnderPrefix(url, UserCheckpointPrefix(default_url_, user));
-  if (first.ok() || !zoned()) return first;
-  // Malformed is malformed whichever store: only "outside" looks further.
-  if (first.code() != StatusCode::kPermissionDenied) return first;
+  if (!zoned() || first.code() != StatusCode::kPermissionDenied) return first;
   std::string prefixes = UserCheckpointPrefix(default_url_, user);
   for (const auto& [zone, store] : zone_urls_) {
-    const std::string prefix = UserCheckpointPrefix(store, user);
-    if (CheckUnderPrefix(url, prefix).ok()) return Status::Ok();
-    prefixes += ", " + prefix + " (zone " + zone + ")";
+    prefixes += ", " + UserCheckpointPrefix(store, user) + " (zone " + zone + ")";
   }
   return Status(StatusCode::kPermissionDenied,
                 "checkpoint URL '" + std::string(url) +
@@ -44,11 +42,8 @@ core::CheckpointStore CheckpointStores::Choose(const core::JobSpec& spec,
 
 std::string CheckpointStores::UserPrefixHolding(std::string_view url,
                                                 std::string_view user) const {
-  std::string prefix = UserCheckpointPrefix(default_url_, user);
-  if (CheckUnderPrefix(url, prefix).ok()) return prefix;
-  for (const auto& [zone, store] : zone_urls_) {
-    prefix = UserCheckpointPrefix(store, user);
-    if (CheckUnderPrefix(url, prefix).ok()) return prefix;
+  for (std::string& prefix : UserPrefixes(user)) {
+    if (CheckUnderPrefix(url, prefix).ok()) return std::move(prefix);
   }
   return "";
 }
