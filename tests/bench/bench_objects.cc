@@ -12,8 +12,10 @@
 //            shard of params + Adam's two moments and writes it (WriteShard: SHA-256, 1 MiB
 //            appends, one fsync), rank 0 commits the manifest and collects garbage; then,
 //            after eviction, rank 0 lists the manifests and every rank verifies its shard
-//            and reads all params plus its own moments (Trainer::ChooseCheckpoint's
-//            VerifyCheckpointShards and Trainer::Restore's ReadRankState).
+//            as it reads it into its buffers, then reads the other ranks' params
+//            (Trainer::ChooseCheckpoint's VerifyCheckpointShards and Trainer::Restore's
+//            ReadRankState). The ranks read (ranks + 2) / 3 times the checkpoint's bytes
+//            (ckpt_podtrain_restore_read_mbps), dd reads it once.
 //
 //   bench_objects --mb 1024 --dir /var/tmp/bench [--no-dd] [--s3 [--s3-endpoint URL]
 //                 [--s3-mb 256] [--no-awscli]]
@@ -234,10 +236,10 @@ void BenchPodtrain(const std::string& dir, std::string_view state, int ranks,
   std::vector<std::string> errors(static_cast<size_t>(ranks));
   // Each rank's buffers exist, paged in, before its restore (podtrain's Setup fills them with
   // the initial parameters and zeroed optimizer state first).
-  struct RankBuffers {
+  struct Buffers {
     std::vector<float> params, m1, m2;
   };
-  std::vector<RankBuffers> buffers(static_cast<size_t>(ranks));
+  std::vector<Buffers> buffers(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     const size_t own = ShardOf(n, ranks, r).size();
     buffers[r] = {std::vector<float>(n, 1.0f), std::vector<float>(own), std::vector<float>(own)};
@@ -251,14 +253,16 @@ void BenchPodtrain(const std::string& dir, std::string_view state, int ranks,
     for (int r = 0; r < ranks; ++r) {
       threads.emplace_back([&, r] {
         std::string& err = errors[static_cast<size_t>(r)];
+        const ShardRange range = ShardOf(n, ranks, r);
+        Buffers& b = buffers[static_cast<size_t>(r)];
+        const std::vector<std::span<float>> state{b.m1, b.m2};
+        const RankBuffers into{range, b.params, state};
         VerifiedShards verified;
-        if (Status s = VerifyCheckpointShards(**store, found, r, ranks, &verified); !s.ok()) {
+        if (Status s = VerifyCheckpointShards(**store, found, r, ranks, &verified, &into);
+            !s.ok()) {
           return void(err = s.ToString());
         }
-        const ShardRange range = ShardOf(n, ranks, r);
-        RankBuffers& b = buffers[static_cast<size_t>(r)];
-        const std::vector<std::span<float>> state{b.m1, b.m2};
-        if (Status s = ReadRankState(**store, found, range, &verified, b.params, state); !s.ok()) {
+        if (Status s = ReadRankState(**store, found, into, &verified); !s.ok()) {
           return void(err = s.ToString());
         }
         // Bytes, not floats: the random state holds NaN patterns, which never compare equal.
@@ -284,9 +288,14 @@ void BenchPodtrain(const std::string& dir, std::string_view state, int ranks,
       ranks, mb, n, save_s, restore_s, 100 * resident);
   Figure("ckpt_podtrain_save_file_mbps", mb / save_s, "MB/s");
   Figure("ckpt_podtrain_restore_file_mbps", mb / restore_s, "MB/s");
+  // What the ranks read: every rank its own shard and every other rank's parameters (each rank
+  // holds them all), (ranks + 2) / 3 times the checkpoint with Adam's three tensors.
+  const double read_mb = mb + (mb / 3) * (ranks - 1);
+  Figure("ckpt_podtrain_restore_read_mbps", read_mb / restore_s, "MB/s");
   if (dd) {
     Figure("ckpt_podtrain_save_over_dd_ratio", (mb / save_s) / dd->write_mbps, "x");
     Figure("ckpt_podtrain_restore_over_dd_ratio", (mb / restore_s) / dd->read_mbps, "x");
+    Figure("ckpt_podtrain_restore_read_over_dd_ratio", (read_mb / restore_s) / dd->read_mbps, "x");
   }
   fs::remove_all(root);
 }

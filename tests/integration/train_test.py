@@ -288,7 +288,28 @@ def test_stale(tmp):
     r = Run(2, ["--steps", "25", "--global-batch", "16"] + url + ["--epoch", "3"])
     if r.wait() != 0 or r.restored() != "ckpt-2-20":
         fail("epoch 3 restored %s, not ckpt-2-20\n%s" % (r.restored(), "\n".join(r.err[-5:])))
-    print("stale: zombie fenced (exit 4); late older-epoch checkpoint ignored")
+    # Every checkpoint's second shard corrupt (its last byte): rank 0 verifies its own shard
+    # straight into its buffers, rank 1 rejects its own, and so every candidate is rejected. The
+    # run must start at step 0 from the initial parameters, not from what rank 0 read: it ends
+    # exactly as a run that never had a checkpoint.
+    bad = os.path.join(tmp, "bad")
+    short = ["--steps", "20", "--global-batch", "16"]
+    finish(2, short + ["--checkpoint-every", "10", "--checkpoint-url", "file://" + bad])
+    corrupted = 0
+    for d in os.listdir(os.path.join(bad, "standalone")):
+        with open(os.path.join(bad, "standalone", d, "shard-1-of-2"), "r+b") as f:
+            f.seek(-1, os.SEEK_END)
+            b = f.read(1)
+            f.seek(-1, os.SEEK_END)
+            f.write(bytes([b[0] ^ 0x40]))
+            corrupted += 1
+    fresh = finish(2, short)
+    r = Run(2, short + ["--checkpoint-url", "file://" + bad, "--epoch", "1"])
+    if r.wait() != 0 or r.restored() != "none" or r.sha() != fresh:
+        fail("with every checkpoint corrupt the run restored %s and ended %s, not from step 0 as %s\n%s"
+             % (r.restored(), r.sha(), fresh, "\n".join(r.err[-5:])))
+    print("stale: zombie fenced (exit 4); late older-epoch checkpoint ignored; %d corrupt "
+          "checkpoints rejected and the run started from step 0" % corrupted)
 
 
 def test_usage(tmp):

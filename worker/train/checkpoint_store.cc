@@ -58,12 +58,60 @@ Status VerifyCheckpoint(store::ObjectStore& store, const Manifest& m) {
   return VerifyCheckpointShards(store, m, 0, 1);
 }
 
+namespace {
+
+// Whether shard `s` of `m` is exactly the rank's own range of buffers shaped for `m`.
+bool LandsIn(const Manifest& m, const ShardEntry& s, const RankBuffers& into) {
+  if (s.param_begin != into.own.begin || s.param_end != into.own.end) return false;
+  if (into.params.size() != m.num_params || into.state.size() + 1 != m.tensors.size()) return false;
+  return std::all_of(into.state.begin(), into.state.end(),
+                     [&](std::span<float> t) { return t.size() == into.own.size(); });
+}
+
+// The tensors of shard `s` (tensor-major, as EncodeShard lays them out) read into the rank's
+// buffers a piece at a time, each piece hashed right after it is read, while it is in cache.
+Status ReadShardInto(store::ObjectStore& store, const std::string& key, const ShardEntry& s,
+                     const RankBuffers& into) {
+  auto info = store.Head(key);
+  if (!info) return info.error();
+  if (info->size != s.size) {
+    return ToStatus(DataLoss(s.name + ": size " + std::to_string(info->size) + " != recorded " +
+                             std::to_string(s.size)));
+  }
+  auto bytes_of = [](std::span<float> t) {
+    return std::span<char>(reinterpret_cast<char*>(t.data()), t.size_bytes());
+  };
+  std::vector<std::span<char>> tensors{bytes_of(into.params.subspan(into.own.begin, into.own.size()))};
+  for (std::span<float> t : into.state) tensors.push_back(bytes_of(t));
+  Sha256Hasher hasher;
+  uint64_t offset = 0;
+  for (std::span<char> t : tensors) {
+    for (size_t done = 0; done < t.size(); done += kChunk) {
+      const std::span<char> piece = t.subspan(done, std::min(kChunk, t.size() - done));
+      if (Status r = store.ReadRange(key, offset, piece); !r.ok()) return r;
+      hasher.Update(std::string_view(piece.data(), piece.size()));
+      offset += piece.size();
+    }
+  }
+  if (hasher.HexDigest() != s.sha256) return ToStatus(DataLoss(s.name + ": sha256 does not match"));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int offset,
-                              int stride, VerifiedShards* keep) {
+                              int stride, VerifiedShards* keep, const RankBuffers* into) {
   const std::string prefix = CkptPrefix(m.job, m.id);
   VerifiedShards verified;
   for (size_t i = offset; i < m.shards.size(); i += stride) {
     const ShardEntry& s = m.shards[i];
+    if (keep != nullptr && into != nullptr && LandsIn(m, s, *into)) {
+      if (Status r = ReadShardInto(store, prefix + s.name, s, *into); !r.ok()) {
+        return r.WithContext(s.name);
+      }
+      verified.landed.insert(s.name);
+      continue;
+    }
     auto bytes = store.Get(prefix + s.name);
     if (!bytes) return bytes.error().WithContext(s.name);
     if (bytes->size() != s.size) {
@@ -72,7 +120,7 @@ Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int 
     }
     if (Sha256Hex(*bytes) != s.sha256)
       return ToStatus(DataLoss(s.name + ": sha256 does not match"));
-    if (keep != nullptr) verified.emplace(s.name, std::move(*bytes));
+    if (keep != nullptr) verified.held.emplace(s.name, std::move(*bytes));
   }
   if (keep != nullptr) *keep = std::move(verified);
   return Status::Ok();
@@ -123,8 +171,13 @@ Result<std::optional<Manifest>> FindLatestCheckpoint(store::ObjectStore& store,
   return std::optional<Manifest>();
 }
 
-Status ReadTensorInto(store::ObjectStore& store, const Manifest& m, int tensor, size_t begin,
-                      std::span<float> dest, const VerifiedShards* verified) {
+namespace {
+
+// ReadTensorInto; with `landed_in_place` (ReadRankState, whose buffers VerifyCheckpointShards
+// read the landed shards into) the landed shards are skipped, else they are read again.
+Status ReadTensorPieces(store::ObjectStore& store, const Manifest& m, int tensor, size_t begin,
+                        std::span<float> dest, const VerifiedShards* verified,
+                        bool landed_in_place) {
   if (tensor < 0 || static_cast<size_t>(tensor) >= m.tensors.size() || begin > m.num_params ||
       dest.size() > m.num_params - begin) {
     return ToStatus(InvalidArgument("tensor " + std::to_string(tensor) + " [" +
@@ -134,8 +187,9 @@ Status ReadTensorInto(store::ObjectStore& store, const Manifest& m, int tensor, 
   const std::string prefix = CkptPrefix(m.job, m.id);
   for (const RangeRead& r : PlanTensorRead(m, tensor, begin, begin + dest.size())) {
     if (verified != nullptr) {
-      auto held = verified->find(r.shard);
-      if (held != verified->end()) {
+      if (landed_in_place && verified->landed.contains(r.shard)) continue;
+      auto held = verified->held.find(r.shard);
+      if (held != verified->held.end()) {
         if (held->second.size() < r.offset + r.length) {
           return ToStatus(DataLoss(prefix + r.shard + ": shorter than its manifest says"));
         }
@@ -152,6 +206,13 @@ Status ReadTensorInto(store::ObjectStore& store, const Manifest& m, int tensor, 
   return Status::Ok();
 }
 
+}  // namespace
+
+Status ReadTensorInto(store::ObjectStore& store, const Manifest& m, int tensor, size_t begin,
+                      std::span<float> dest, const VerifiedShards* verified) {
+  return ReadTensorPieces(store, m, tensor, begin, dest, verified, false);
+}
+
 Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest& m, int tensor,
                                       size_t begin, size_t end, const VerifiedShards* verified) {
   std::vector<float> out(end - begin);
@@ -161,21 +222,21 @@ Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest&
   return out;
 }
 
-Status ReadRankState(store::ObjectStore& store, const Manifest& m, ShardRange own,
-                     const VerifiedShards* verified, std::span<float> params,
-                     std::span<const std::span<float>> state) {
-  if (params.size() != m.num_params || state.size() + 1 != m.tensors.size()) {
+Status ReadRankState(store::ObjectStore& store, const Manifest& m, const RankBuffers& into,
+                     const VerifiedShards* verified) {
+  if (into.params.size() != m.num_params || into.state.size() + 1 != m.tensors.size()) {
     return ToStatus(InvalidArgument(
         "checkpoint " + CkptDirName(m.id) + " has " + std::to_string(m.num_params) +
         " parameters and " + std::to_string(m.tensors.size()) + " tensors; this run holds " +
-        std::to_string(params.size()) + " and " + std::to_string(state.size() + 1)));
+        std::to_string(into.params.size()) + " and " + std::to_string(into.state.size() + 1)));
   }
-  if (Status s = ReadTensorInto(store, m, 0, 0, params, verified); !s.ok()) return s;
+  if (Status s = ReadTensorPieces(store, m, 0, 0, into.params, verified, true); !s.ok()) return s;
   for (size_t t = 1; t < m.tensors.size(); ++t) {
-    if (state[t - 1].size() != own.size()) {  // the range itself: ReadTensorInto checks it
+    if (into.state[t - 1].size() != into.own.size()) {  // the range itself: ReadTensorInto checks it
       return ToStatus(InvalidArgument("the optimizer state buffer does not match the rank's range"));
     }
-    Status s = ReadTensorInto(store, m, static_cast<int>(t), own.begin, state[t - 1], verified);
+    Status s = ReadTensorPieces(store, m, static_cast<int>(t), into.own.begin,
+                                into.state[t - 1], verified, true);
     if (!s.ok()) return s;
   }
   return Status::Ok();

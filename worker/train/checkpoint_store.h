@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,17 +33,41 @@ Result<ShardEntry> WriteShard(store::ObjectStore& store, const std::string& key,
 // that commits after this check still wins at restore, by (epoch, step) order.)
 Status CommitManifest(store::ObjectStore& store, const Manifest& m);
 
-// Shards read and verified, kept so that a restore does not read them again: shard name ->
-// its whole content, which matched the manifest's size and SHA-256.
-using VerifiedShards = std::map<std::string, std::string>;
+// Shards read and verified, kept so that a restore does not read them again.
+struct VerifiedShards {
+  // Shard name -> its whole content, which matched the manifest's size and SHA-256.
+  std::map<std::string, std::string> held;
+  // Shards verified while they were read straight into the rank's own buffers (RankBuffers):
+  // already where ReadRankState would put them.
+  std::set<std::string> landed;
+
+  bool empty() const { return held.empty() && landed.empty(); }
+  bool contains(const std::string& shard) const {
+    return held.contains(shard) || landed.contains(shard);
+  }
+};
+
+// A rank's buffers, as ReadRankState fills them: every parameter (tensor 0) in `params`, and
+// its own range `own` of each other tensor in `state[t - 1]`.
+struct RankBuffers {
+  ShardRange own;
+  std::span<float> params;
+  std::span<const std::span<float>> state;
+};
 
 // OK when every shard of `m` is present with its recorded size and SHA-256 (reads them all).
 // kNotFound / kDataLoss say the checkpoint is incomplete or corrupt; other codes are store errors.
 Status VerifyCheckpoint(store::ObjectStore& store, const Manifest& m);
 // The same for the shards whose index % stride == offset (ranks split the verification). With
 // `keep`, the verified shards' bytes go there (when every one verified).
+//
+// With `keep` and `into` as well, a shard that is exactly the rank's own range (a restore at
+// the checkpoint's world size) is read in pieces straight into `into`'s buffers and hashed piece
+// by piece, and listed in keep->landed: no memory of its own to fault in, no copy out of it.
+// On a failure `into`'s buffers may hold part of a shard; a caller that goes on without this
+// checkpoint must fill them again.
 Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int offset, int stride,
-                              VerifiedShards* keep = nullptr);
+                              VerifiedShards* keep = nullptr, const RankBuffers* into = nullptr);
 
 // The manifests of `job` that decode, match their own checksum and name their directory, newest
 // (epoch, step) first. Their shards are not verified yet. Rejected ones are described in
@@ -74,9 +99,9 @@ Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest&
 // pages): every parameter (tensor 0) into `params`, and its own range `own` of each other
 // tensor of the manifest (the optimizer's state) into `state[t - 1]`. The sizes must match
 // (m.num_params, own.size(), one span per tensor after the first).
-Status ReadRankState(store::ObjectStore& store, const Manifest& m, ShardRange own,
-                     const VerifiedShards* verified, std::span<float> params,
-                     std::span<const std::span<float>> state);
+// Shards in verified->landed are in place already and are not read.
+Status ReadRankState(store::ObjectStore& store, const Manifest& m, const RankBuffers& into,
+                     const VerifiedShards* verified);
 
 // Deletes the directories SelectGarbage picks (manifest first, so a half-deleted checkpoint is
 // never complete). Returns how many directories it removed.

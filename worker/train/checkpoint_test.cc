@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "common/hash.h"
@@ -271,6 +272,28 @@ TEST(CheckpointTest, RanksSplitShardVerification) {
   ASSERT_EQ(listed->size(), 1u);  // listing does not read shards; verification does
 }
 
+// A rank's buffers for a restore at world `world` (paged in, as podtrain's Setup makes them).
+struct Buffers {
+  ShardRange own;
+  std::vector<float> params, m1, m2;
+  std::vector<std::span<float>> state;
+  Buffers(int world, int rank, float fill = -1.0f)
+      : own(ShardOf(kParams, world, rank)),
+        params(kParams, fill),
+        m1(own.size(), fill),
+        m2(own.size(), fill),
+        state{m1, m2} {}
+  RankBuffers into() const { return RankBuffers{own, std::span(const_cast<Buffers*>(this)->params), state}; }
+  // The restored state is the saved one: every parameter and this rank's range of the others.
+  void ExpectRestored() const {
+    EXPECT_EQ(params, Tensor(0));
+    for (int t = 1; t < 3; ++t) {
+      const std::vector<float> want = Tensor(t);
+      EXPECT_EQ(t == 1 ? m1 : m2, std::vector<float>(want.begin() + own.begin, want.begin() + own.end));
+    }
+  }
+};
+
 // Restore reads each shard a rank verified once: the verified bytes serve its reads (here the
 // store loses the shard after verification, and the rank's state still comes back whole).
 TEST(CheckpointTest, ARankRestoresFromTheShardsItVerifiedWithoutReadingThemAgain) {
@@ -279,29 +302,24 @@ TEST(CheckpointTest, ARankRestoresFromTheShardsItVerifiedWithoutReadingThemAgain
     const Manifest m = Save(store, {0, 10}, 4);
     VerifiedShards verified;
     ASSERT_TRUE(VerifyCheckpointShards(store, m, r, 4, &verified).ok());
-    ASSERT_EQ(verified.size(), 1u);
+    ASSERT_EQ(verified.held.size(), 1u);
     EXPECT_TRUE(verified.contains(ShardName(r, 4)));
     store.objects.erase("job/ckpt-0-10/" + ShardName(r, 4));
-    const ShardRange own = ShardOf(kParams, 4, r);
-    std::vector<float> params(kParams), m1(own.size()), m2(own.size());
-    const std::vector<std::span<float>> state{m1, m2};
-    EXPECT_EQ(ReadRankState(store, m, own, nullptr, params, state).code(), StatusCode::kNotFound);
-    const Status read = ReadRankState(store, m, own, &verified, params, state);
+    Buffers b(4, r);
+    EXPECT_EQ(ReadRankState(store, m, b.into(), nullptr).code(), StatusCode::kNotFound);
+    const Status read = ReadRankState(store, m, b.into(), &verified);
     ASSERT_TRUE(read.ok()) << read.ToString();
-    EXPECT_EQ(params, Tensor(0));
-    for (int t = 1; t < 3; ++t) {
-      const std::vector<float> want = Tensor(t);
-      EXPECT_EQ(t == 1 ? m1 : m2,
-                std::vector<float>(want.begin() + own.begin, want.begin() + own.end));
-    }
+    b.ExpectRestored();
     // Buffers of another shape are refused, not overrun.
     std::vector<float> small(kParams - 1);
-    EXPECT_EQ(ReadRankState(store, m, own, &verified, small, state).code(),
+    EXPECT_EQ(ReadRankState(store, m, RankBuffers{b.own, small, b.state}, &verified).code(),
               StatusCode::kInvalidArgument);
-    EXPECT_EQ(ReadRankState(store, m, own, &verified, params, std::span(state).first(1)).code(),
-              StatusCode::kInvalidArgument);
-    EXPECT_EQ(ReadTensorInto(store, m, 3, 0, params).code(), StatusCode::kInvalidArgument);
-    EXPECT_EQ(ReadTensorInto(store, m, 0, 1, params).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        ReadRankState(store, m, RankBuffers{b.own, b.params, std::span(b.state).first(1)}, &verified)
+            .code(),
+        StatusCode::kInvalidArgument);
+    EXPECT_EQ(ReadTensorInto(store, m, 3, 0, b.params).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(ReadTensorInto(store, m, 0, 1, b.params).code(), StatusCode::kInvalidArgument);
   }
   // A failed verification keeps nothing; a kept shard shorter than the manifest says is data
   // loss, not a read past its end.
@@ -311,8 +329,62 @@ TEST(CheckpointTest, ARankRestoresFromTheShardsItVerifiedWithoutReadingThemAgain
   VerifiedShards verified;
   EXPECT_EQ(VerifyCheckpointShards(store, m, 0, 1, &verified).code(), StatusCode::kDataLoss);
   EXPECT_TRUE(verified.empty());
-  verified["shard-0-of-2"] = "short";
+  verified.held["shard-0-of-2"] = "short";
   EXPECT_EQ(ReadTensor(store, m, 0, 0, kParams, &verified).error().code(), StatusCode::kDataLoss);
+}
+
+// At the checkpoint's world size a rank's own shard is verified as it is read into the rank's
+// buffers (no copy of its own), and the restore then reads only the other shards' parameters.
+TEST(CheckpointTest, ARanksOwnShardIsVerifiedStraightIntoItsBuffers) {
+  for (int r = 0; r < 4; ++r) {
+    MemoryStore store;
+    const Manifest m = Save(store, {0, 10}, 4);
+    Buffers b(4, r);
+    VerifiedShards verified;
+    const RankBuffers into = b.into();
+    ASSERT_TRUE(VerifyCheckpointShards(store, m, r, 4, &verified, &into).ok());
+    EXPECT_TRUE(verified.held.empty());
+    EXPECT_EQ(verified.landed, std::set<std::string>{ShardName(r, 4)});
+    // Already in place: the store may lose it now.
+    store.objects.erase("job/ckpt-0-10/" + ShardName(r, 4));
+    const Status read = ReadRankState(store, m, into, &verified);
+    ASSERT_TRUE(read.ok()) << read.ToString();
+    b.ExpectRestored();
+    // Anything else that reads through the landed set reads the shard again (it is not held).
+    EXPECT_EQ(ReadTensor(store, m, 0, 0, kParams, &verified).error().code(),
+              StatusCode::kNotFound);
+  }
+}
+
+// What verifying into the buffers refuses: a flipped byte, a shard longer or shorter than
+// recorded. A restore at another world size (resharding) keeps the shards in memory instead.
+TEST(CheckpointTest, VerifyingIntoTheBuffersRefusesWhatTheManifestDoesNotSay) {
+  const std::string key = "job/ckpt-0-10/shard-1-of-2";
+  for (const auto& damage : std::vector<std::function<void(std::string&)>>{
+           [](std::string& b) { b[b.size() - 1] ^= 1; },  // in the last tensor's last piece
+           [](std::string& b) { b += "x"; },
+           [](std::string& b) { b.pop_back(); }}) {
+    MemoryStore store;
+    const Manifest m = Save(store, {0, 10}, 2);
+    damage(store.objects[key]);
+    Buffers b(2, 1);
+    VerifiedShards verified;
+    const RankBuffers into = b.into();
+    const Status s = VerifyCheckpointShards(store, m, 1, 2, &verified, &into);
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+    EXPECT_NE(s.message().find("shard-1-of-2"), std::string::npos) << s.ToString();
+    EXPECT_TRUE(verified.empty());
+  }
+  MemoryStore store;
+  const Manifest m = Save(store, {0, 10}, 4);
+  Buffers b(2, 0);  // world 2 restoring a checkpoint of world 4
+  VerifiedShards verified;
+  const RankBuffers into = b.into();
+  ASSERT_TRUE(VerifyCheckpointShards(store, m, 0, 2, &verified, &into).ok());
+  EXPECT_TRUE(verified.landed.empty());
+  EXPECT_EQ(verified.held.size(), 2u);  // shards 0 and 2
+  ASSERT_TRUE(ReadRankState(store, m, into, &verified).ok());
+  b.ExpectRestored();
 }
 
 }  // namespace

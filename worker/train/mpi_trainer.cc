@@ -65,6 +65,12 @@ class Trainer {
   }
   void LoadData();
   void Setup();
+  void InitState();
+  std::vector<std::span<float>> StateTensors() {
+    std::vector<std::span<float>> state{state0_};
+    if (o_.optimizer.kind == OptimizerKind::kAdam) state.push_back(state1_);
+    return state;
+  }
   std::optional<Manifest> ChooseCheckpoint();
   void Restore();
   void Step(GradAccumulator& acc, MpiReducer& reducer, LossStats& loss);
@@ -85,6 +91,7 @@ class Trainer {
   int rank_ = 0, world_ = 1;
   ShardRange shard_;
   VerifiedShards verified_;  // this rank's shards of the chosen checkpoint, until Restore reads them
+  bool buffers_touched_ = false;  // a candidate checkpoint was verified into params_ and state
   size_t padded_ = 0;
   std::vector<float> params_, state0_, state1_;
   int64_t step_ = 0;
@@ -131,12 +138,17 @@ void Trainer::LoadData() {
   eval_ = std::move(data->eval);
 }
 
-void Trainer::Setup() {
-  LoadData();
-  stream_ = std::make_unique<ExampleStream>(o_.seed, train_.size());
+// The initial parameters and zeroed optimizer state (what step 0 starts from).
+void Trainer::InitState() {
   params_ = InitParams(o_.model, o_.seed);
   state0_.assign(shard_.size(), 0.0f);
   state1_.assign(o_.optimizer.kind == OptimizerKind::kAdam ? shard_.size() : 0, 0.0f);
+}
+
+void Trainer::Setup() {
+  LoadData();
+  stream_ = std::make_unique<ExampleStream>(o_.seed, train_.size());
+  InitState();
   if (!o_.checkpoint_url.empty()) {
     auto s = store::OpenObjectStore(o_.checkpoint_url);
     if (!s) {
@@ -180,8 +192,13 @@ std::optional<Manifest> Trainer::ChooseCheckpoint() {
     bytes.resize(len);
     MPI_Bcast(bytes.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
     Manifest m = *DecodeManifest(bytes);  // rank 0 decoded it already
+    // This rank's own shard (at the same world size) is verified as it is read into the
+    // buffers Setup made; a candidate that fails leaves them partly written (InitState below).
     VerifiedShards mine;
-    const Status s = VerifyCheckpointShards(*store_, m, rank_, world_, &mine);
+    const std::vector<std::span<float>> state = StateTensors();
+    const RankBuffers into{shard_, params_, state};
+    buffers_touched_ = true;
+    const Status s = VerifyCheckpointShards(*store_, m, rank_, world_, &mine, &into);
     // 0: my shards verify; 1: incomplete or corrupt; 2: the store failed.
     int verdict = s.ok()                                                                     ? 0
                   : (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kDataLoss) ? 1
@@ -210,6 +227,7 @@ void Trainer::Restore() {
   if (!store_) return;
   const std::optional<Manifest> chosen = ChooseCheckpoint();
   if (!chosen) {
+    if (buffers_touched_) InitState();  // a rejected candidate may have been read into them
     Log("restore: no checkpoint of job " + o_.job + "; starting at step 0");
     return;
   }
@@ -227,10 +245,9 @@ void Trainer::Restore() {
   // Every rank reads all parameters, but only its own shard of the optimizer state, into the
   // buffers Setup made (the tensors are TensorNames(kind), checked above); the shards it
   // verified come from memory.
-  std::vector<std::span<float>> state{state0_};
-  if (o_.optimizer.kind == OptimizerKind::kAdam) state.push_back(state1_);
-  const Status read = ReadRankState(*store_, m, shard_, &verified_, params_, state);
-  verified_.clear();
+  const std::vector<std::span<float>> state = StateTensors();
+  const Status read = ReadRankState(*store_, m, RankBuffers{shard_, params_, state}, &verified_);
+  verified_ = {};
   int ok = read.ok(), all_ok = 0;
   if (!ok) {
     std::fprintf(stderr, "podtrain: rank %d: reading checkpoint: %s\n", rank_,
