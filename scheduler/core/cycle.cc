@@ -356,7 +356,7 @@ void Pass::Consider(const QueueEntry& entry) {
     return;
   }
   bool lasting = false;
-  if (Preempt(job, type, &lasting)) return;
+  if (Preempt(ref, type, &lasting)) return;
   // Blocked behind this pass's head, it stays blocked while nothing it was judged on changes.
   // Only when this pass has changed nothing yet: its own binds and reservations are draining
   // hosts in its views, which a victim search cannot free but the next pass's can. (The first
@@ -925,6 +925,7 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
       }
     }
   }
+  if (in_.reason_texts != nullptr) none.text = in_.reason_texts->NumberOf(none.why);
   out.none = &failed_preemption_.emplace(key, std::move(none)).first->second;
   return out;
 }
@@ -963,11 +964,26 @@ const Pass::VictimSets& Pass::VictimsFor(const JobSpec& spec) {
   return sets;
 }
 
-bool Pass::Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasting) {
+void Pass::TellNoVictims(QueuedRef& ref, const NoVictims& none) {
+  if (none.text != 0 && ref.told == none.text) {
+    if (in_.check_memos && ref.job->reason != none.why) {
+      PODSCHED_CHECK_MSG(false, ("job " + std::to_string(ref.job->id.value()) + " was told '" +
+                                 none.why + "' but has '" + ref.job->reason + "'")
+                                    .c_str());
+    }
+    ++told_known_;
+    return;
+  }
+  in_.binder.SetReason(*ref.job, none.why);  // forgets the number the job had, if it changes
+  ref.told = none.text;
+}
+
+bool Pass::Preempt(QueuedRef& ref, const pod::AcceleratorType& type, bool* lasting) {
+  JobRecord& job = *ref.job;
   const VictimSearch search = SearchVictims(job, type);
   if (!search.found) {
     if (search.wake != TimePoint::max()) in_.binder.WakeAt(search.wake);
-    in_.binder.SetReason(job, search.none->why);
+    TellNoVictims(ref, *search.none);
     if (lasting != nullptr) *lasting = search.none->lasting;
     return false;
   }

@@ -73,6 +73,26 @@ class PassJobs {
 // job's memo (QueuedRef::Memo::kBlocked) can name the head it was blocked behind. A head is what
 // a job behind it sees of it: the pod, the rectangle kept free (none: its start is unknown) and
 // when it is expected to start.
+// Reason texts a pass gives to many jobs at once (why no victims free a rectangle), each with a
+// number that names that text for the scheduler's life: numbers are never reused, so a job's
+// QueuedRef::told that names a number the table has forgotten matches no text again.
+class ReasonTexts {
+ public:
+  // The number of `text` (never 0).
+  uint32_t NumberOf(const std::string& text) {
+    // Bounded: texts name counts and pods, so over a long run they are many, but few at a time.
+    if (numbers_.size() >= kMaxTexts) numbers_.clear();
+    auto [it, fresh] = numbers_.try_emplace(text, next_);
+    if (fresh) ++next_;
+    return it->second;
+  }
+
+ private:
+  static constexpr size_t kMaxTexts = 4096;
+  std::unordered_map<std::string, uint32_t> numbers_;
+  uint32_t next_ = 1;
+};
+
 struct PassHeads {
   using Head = std::tuple<int, std::optional<pod::Placement>, TimePoint>;
   std::optional<Head> last;  // the latest pass's head
@@ -147,6 +167,9 @@ class Pass {
     // The heads passes have had, kept by the scheduler (QueuedRef::Memo::kBlocked names one).
     // Null: no job is skipped for being blocked.
     PassHeads* heads = nullptr;
+    // Numbers for the texts of failed victim searches, kept by the scheduler, so that a job
+    // told the same text again is not read (QueuedRef::told). Null: every job is compared.
+    ReasonTexts* reason_texts = nullptr;
     // SchedulerConfig::check_pass_memos.
     bool check_memos = false;
     // Defragmentation's budget (SchedulerConfig::defrag_budget_core_seconds_per_hour), in
@@ -169,6 +192,8 @@ class Pass {
   int64_t skipped() const { return skipped_; }
   // Of those, jobs behind strict order's head skipped without being read (StrictTail).
   int64_t skipped_unread() const { return skipped_unread_; }
+  // Jobs told the reason they had without reading it (QueuedRef::told).
+  int64_t told_known() const { return told_known_; }
   // Jobs this pass moved to defragment (SchedulerStats::defrag_moves) and what they lost.
   int64_t defrag_moves() const { return defrag_moves_; }
   double defrag_lost_core_seconds() const { return defrag_lost_core_seconds_; }
@@ -185,11 +210,11 @@ class Pass {
   // True when the job holds a reservation whose victims have not released it yet (its reason
   // says which); drops a reservation that a failed host spoilt.
   bool AwaitReservation(JobRecord& job);
-  // Starts the preemption of victims for the job; true when it did (the job then waits).
+  // Starts the preemption of victims for the queued job; true when it did (the job then waits).
   // Otherwise sets the job's reason to why it cannot start, and `lasting` (if given) to whether
   // that stays true while the hosts, leases, reservations and backfill head do not change (false
   // when victims only wait for their minimum runtime).
-  bool Preempt(JobRecord& job, const pod::AcceleratorType& type, bool* lasting = nullptr);
+  bool Preempt(QueuedRef& ref, const pod::AcceleratorType& type, bool* lasting = nullptr);
   // Permit: the job could not start; strict order or EASY head. Behind a blocked multislice job
   // nothing starts (EASY's one kept rectangle would not hold it).
   void Block(const pod::AcceleratorType& type, bool multislice = false);
@@ -228,7 +253,11 @@ class Pass {
   struct NoVictims {
     std::string why;
     bool lasting = true;  // Preempt's `lasting`
+    uint32_t text = 0;    // why's ReasonTexts number (0: Inputs::reason_texts is null)
   };
+  // Sets the queued job's reason to `none.why`; without reading the job's copy when the job was
+  // told that very text before (QueuedRef::told).
+  void TellNoVictims(QueuedRef& ref, const NoVictims& none);
   // What Preempt would do, without doing it: the victims' pod and choice, or why there are none
   // and when a victim passes its minimum runtime (max: none waits for it).
   struct VictimSearch {
@@ -325,6 +354,7 @@ class Pass {
   std::map<std::tuple<int, int, int, int, bool, int, bool>, NoVictims> failed_preemption_;
   int64_t skipped_ = 0;
   int64_t skipped_unread_ = 0;
+  int64_t told_known_ = 0;
   int64_t defrag_moves_ = 0;
   double defrag_lost_core_seconds_ = 0;
   uint64_t head_id_ = 0;                // PassHeads::id of this pass's head; 0: none yet

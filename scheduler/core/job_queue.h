@@ -62,6 +62,12 @@ struct QueuedRef {
   UserRecord* user;
   QuotaUsage* use;
   Memo memo{};
+  // The text the job's reason is, by its ReasonTexts number (cycle.h), when a pass told it one
+  // that has a number; 0: not known. A pass that would tell the job the same text again then
+  // need not read the job's own copy, a cache miss per job when the memos fail (after a job
+  // ends, say: issue 29, "pass p99 after a release"). Any other change of the job's reason
+  // forgets it (JobQueue::ForgetTold).
+  uint32_t told = 0;
 };
 
 // One QUEUED job in the order of this pass.
@@ -88,6 +94,11 @@ class JobQueue {
   void Add(JobId id, TimePoint submit, const QueuedRef& ref);
   // Takes `id` out of the queue; nothing when it is not in it.
   void Remove(JobId id);
+
+  // The job's reason changed other than by the text QueuedRef::told names: forget that.
+  void ForgetTold(JobId id) {
+    if (auto it = by_id_.find(id); it != by_id_.end()) it->second->ref.told = 0;
+  }
 
   size_t size() const { return by_id_.size(); }
   bool contains(JobId id) const { return by_id_.contains(id); }

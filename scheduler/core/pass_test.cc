@@ -181,9 +181,9 @@ TEST_F(PassTest, PreemptEvictsTheLeastLostWorkAndReservesItsHosts) {
   Running(12, "pre", "v2-32", true, At(2, 0, 2, 2), t0 - hours(2), t0 - minutes(5));
   Running(13, "pre", "v2-32", true, At(2, 2, 2, 2), t0 - hours(2), t0 - hours(1));
   Pass pass = MakePass("fifo-first-fit");
-  JobRecord& waiting = Queued(1, "ada", "v2-32", false);
+  Queued(1, "ada", "v2-32", false);
   EXPECT_EQ(pass.Score(Entry(1)), std::nullopt);
-  EXPECT_TRUE(pass.Preempt(waiting, types_.at(JobId(1))));
+  EXPECT_TRUE(pass.Preempt(*Entry(1).ref, types_.at(JobId(1))));
   ASSERT_EQ(binder_.preemptions.size(), 1u);
   EXPECT_EQ(binder_.preemptions[0],
             std::make_tuple(JobId(12), std::string("preempted for job 1 (on-demand)"), JobId(1)));
@@ -199,8 +199,8 @@ TEST_F(PassTest, PreemptWaitsForTheMinimumRuntimeAndNeverEvictsOnDemand) {
   Running(12, "od", "v2-32", false, At(2, 0, 2, 2), t0 - hours(2), t0 - hours(1));
   Running(13, "od", "v2-32", false, At(2, 2, 2, 2), t0 - hours(2), t0 - hours(1));
   Pass pass = MakePass("fifo-first-fit");
-  JobRecord& waiting = Queued(1, "ada", "v2-32", false);
-  EXPECT_FALSE(pass.Preempt(waiting, types_.at(JobId(1))));
+  Queued(1, "ada", "v2-32", false);
+  EXPECT_FALSE(pass.Preempt(*Entry(1).ref, types_.at(JobId(1))));
   EXPECT_TRUE(binder_.preemptions.empty());
   EXPECT_EQ(binder_.reasons[JobId(1)],
             "no free 2x2 block of hosts; 1 running jobs would have to go, after their minimum "
@@ -214,13 +214,13 @@ TEST_F(PassTest, PreemptWaitsForTheMinimumRuntimeAndNeverEvictsOnDemand) {
   Pass later = MakePass("fifo-first-fit", t0 + hours(1));
   JobRecord& pre = Queued(2, "pre2", "v2-32", true);
   pre.spec.priority = 100;
-  EXPECT_TRUE(later.Preempt(pre, types_.at(JobId(2))));
+  EXPECT_TRUE(later.Preempt(*Entry(2).ref, types_.at(JobId(2))));
   ASSERT_EQ(binder_.preemptions.size(), 1u);
   EXPECT_EQ(std::get<0>(binder_.preemptions[0]), JobId(10));
   EXPECT_EQ(std::get<1>(binder_.preemptions[0]), "preempted for job 2 (higher priority)");
   // Without a higher priority it may evict no one.
   Queued(3, "pre3", "v2-32", true);
-  EXPECT_FALSE(later.Preempt(jobs_.jobs[JobId(3)], types_.at(JobId(3))));
+  EXPECT_FALSE(later.Preempt(*Entry(3).ref, types_.at(JobId(3))));
   EXPECT_EQ(binder_.reasons[JobId(3)], "no free 2x2 block of hosts");
 }
 
@@ -261,11 +261,11 @@ TEST_F(PassTest, AProfileWithoutAPostFilterNeverPreempts) {
   Profile no_preemption = *MakeProfile("fifo-first-fit", FairShareRules{minutes(10), 10});
   no_preemption.post_filter = nullptr;
   Pass pass = MakePass(std::move(no_preemption));
-  JobRecord& waiting = Queued(1, "ada", "v2-32", false);
-  EXPECT_FALSE(pass.Preempt(waiting, types_.at(JobId(1))));
+  Queued(1, "ada", "v2-32", false);
+  EXPECT_FALSE(pass.Preempt(*Entry(1).ref, types_.at(JobId(1))));
   EXPECT_TRUE(binder_.preemptions.empty());
   EXPECT_EQ(binder_.reasons[JobId(1)], "no free 2x2 block of hosts");
-  EXPECT_TRUE(MakePass("fifo-first-fit").Preempt(waiting, types_.at(JobId(1))));
+  EXPECT_TRUE(MakePass("fifo-first-fit").Preempt(*Entry(1).ref, types_.at(JobId(1))));
 }
 
 // Permit alone: strict order names the reason of everyone behind and no head; EASY backfill
@@ -372,9 +372,9 @@ TEST_F(FleetPassTest, PreemptionComparesTheLostWorkOfVictimsAcrossPods) {
     }
   }
   Pass pass = MakePass("fifo-first-fit");
-  JobRecord& waiting = Queued(1, "ada", "v2-32", false);
+  Queued(1, "ada", "v2-32", false);
   EXPECT_EQ(pass.Score(Entry(1)), std::nullopt);
-  EXPECT_TRUE(pass.Preempt(waiting, types_.at(JobId(1))));
+  EXPECT_TRUE(pass.Preempt(*Entry(1).ref, types_.at(JobId(1))));
   ASSERT_EQ(binder_.preemptions.size(), 1u);
   EXPECT_EQ(std::get<0>(binder_.preemptions[0]), JobId(16));
   ASSERT_NE(hosts_.ReservationOf(JobId(1)), nullptr);

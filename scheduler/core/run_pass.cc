@@ -45,7 +45,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   ImplPassSide side(*this, now);
   Pass pass(
       Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side, &pass_views,
-                   &strict_texts, &pass_heads, config.check_pass_memos,
+                   &strict_texts, &pass_heads, &reason_texts, config.check_pass_memos,
                    defrag_budget ? &*defrag_budget : nullptr},
       now);
   // FIFO: the queue's own order, in which a job that starts (or is otherwise taken out of the
@@ -58,6 +58,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
                      changed);
   stats.skipped_by_memo += pass.skipped();
   stats.skipped_unread += pass.skipped_unread();
+  stats.told_known += pass.told_known();
   stats.defrag_moves += pass.defrag_moves();
   stats.defrag_lost_core_seconds += pass.defrag_lost_core_seconds();
 }

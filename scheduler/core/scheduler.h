@@ -196,6 +196,8 @@ struct SchedulerStats {
   // Of those, jobs behind strict order's head that a pass skipped without reading them at all
   // (StrictTail in cycle.h: their user's counts and the strict-order text had not changed).
   int64_t skipped_unread = 0;
+  // Jobs told the reason they had, known by its number, without reading theirs (QueuedRef::told).
+  int64_t told_known = 0;
   // Defragmentation: preemptible jobs moved for an on-demand job blocked only by fragmentation,
   // and the work they lost (core-seconds since their last checkpoint), within the budget.
   int64_t defrag_moves = 0;

@@ -96,6 +96,7 @@ void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
   if (job.reason == reason) return;
   job.reason = reason;
   outbox.Changed(job.id);
+  if (job.state == JobState::kQueued) queued.ForgetTold(job.id);  // QueuedRef::told
 }
 
 void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices,

@@ -77,6 +77,8 @@ class Scheduler::Impl {
   std::vector<std::string> strict_texts;
   // The backfill heads passes had, which the queued jobs' memos name (Pass::Inputs).
   PassHeads pass_heads;
+  // Numbers of the texts of failed victim searches (Pass::Inputs::reason_texts).
+  ReasonTexts reason_texts;
   StrictTail strict_tail;  // the jobs behind strict order's head, between passes (cycle.h)
   // What defragmentation may still make moved jobs lose (Pass::Inputs::defrag), in core-seconds;
   // unset when config.defrag_budget_core_seconds_per_hour is 0.

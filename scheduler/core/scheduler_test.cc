@@ -340,6 +340,48 @@ TEST_F(SchedulerTest, BlockedJobsAreSkippedUntilHostsLeasesOrTheHeadChange) {
   EXPECT_EQ(Job(carl[1]).state, S::kQueued);
 }
 
+// After a lease changes the memos fail and every blocked job is judged again, but a job told the
+// text it was told before is not read (QueuedRef::told: its copy of the reason is a cache miss
+// per job, issue 29). A reason changed in between (a quota, here) makes the job's text read and
+// written again when it comes back. check_pass_memos (DefaultConfig) checks every such job's
+// reason against the text.
+TEST_F(SchedulerTest, AJobToldTheSameReasonAgainIsNotReadAndAnyOtherReasonIsForgotten) {
+  SchedulerConfig config = DefaultConfig();
+  config.default_quota = Quota{1000, 1000};
+  Start(4, 4, config);
+  std::vector<JobId> ada;  // on-demand: never a victim
+  for (int i = 0; i < 16; ++i) ada.push_back(Submit(Spec("ada", "v2-8", false), 0));
+  Tick(0);
+  std::vector<JobId> carl;
+  for (int i = 0; i < 3; ++i) carl.push_back(Submit(Spec("carl", "v2-32", false), 1 + i * 0.1));
+  Tick(1.5);
+  const std::string no_block = "no free 2x2 block of hosts";
+  for (JobId c : carl) EXPECT_EQ(Job(c).reason, no_block);
+  const auto known = [&] { return sched_->stats().told_known; };
+  EXPECT_EQ(known(), 0) << "the first time, every job is told";
+
+  // One of ada's jobs ends (no 2x2 block frees): the leases changed, so every blocked job is
+  // judged again, and each is told the text it has.
+  Exited(ada[0], ExitKind::kSucceeded, 2);
+  Tick(2);
+  EXPECT_EQ(known(), 3);
+  for (JobId c : carl) EXPECT_EQ(Job(c).reason, no_block);
+
+  // carl's quota drops below a v2-32: Filter's reason replaces the text.
+  ASSERT_TRUE(sched_->SetQuota(UserName("carl"), Quota{16, 16}, At(3)).ok());
+  Tick(3);
+  for (JobId c : carl) EXPECT_TRUE(Job(c).reason.starts_with("quota: ")) << Job(c).reason;
+  // It comes back: the text must be written again, not assumed.
+  ASSERT_TRUE(sched_->SetQuota(UserName("carl"), Quota{1000, 1000}, At(4)).ok());
+  Tick(4);
+  for (JobId c : carl) EXPECT_EQ(Job(c).reason, no_block);
+  EXPECT_EQ(known(), 3) << "their reasons were read and written again";
+  Exited(ada[1], ExitKind::kSucceeded, 5);
+  Tick(5);
+  EXPECT_EQ(known(), 6);
+  for (JobId c : carl) EXPECT_EQ(Job(c).reason, no_block);
+}
+
 // FIFO behind a large head: a pass reads only the jobs behind the head whose reason may change
 // (new ones, and those of a user whose counts changed) and skips the others unread (StrictTail,
 // issue 29). Every unread skip is checked against a full evaluation (check_pass_memos), and a
