@@ -57,10 +57,16 @@ struct QueuedRef {
     TimePoint at{};               // that pass's now: a clock that went back evaluates again
   };
 
+  QueuedRef(JobRecord* j, const pod::AcceleratorType* t, UserRecord* u, QuotaUsage* q)
+      : job(j), type(t), user(u), use(q), priority(j->spec.priority) {}
+
   JobRecord* job;
   const pod::AcceleratorType* type;
   UserRecord* user;
   QuotaUsage* use;
+  // job->spec.priority (a spec does not change while its job waits): fair share's order reads it
+  // for every queued job every pass, and then needs nothing from the job's record.
+  int priority;
   Memo memo{};
   // The text the job's reason is, by its ReasonTexts number (cycle.h), when a pass told it one
   // that has a number; 0: not known. A pass that would tell the job the same text again then

@@ -20,6 +20,7 @@ namespace {
 
 using std::chrono::hours;
 using std::chrono::minutes;
+using std::chrono::seconds;
 const TimePoint t0 = TimePoint{} + hours(100);
 
 // The jobs as a map; a lease's live owner is the job whose current epoch holds it.
@@ -90,7 +91,8 @@ class PassTest : public ::testing::Test {
     UserRecord& u = it->second;
     u.name = job.spec.user;
     if (fresh) u.quota = Quota{1024, 1024};
-    refs_[job.id] = QueuedRef{&job, &types_.at(job.id), &u, &use_[job.spec.user]};
+    refs_.insert_or_assign(job.id,
+                           QueuedRef{&job, &types_.at(job.id), &u, &use_[job.spec.user]});
     return job;
   }
   // A job running since `start` on `placement`, its last checkpoint at `checkpoint`.
@@ -528,8 +530,11 @@ TEST(QueueSortTest, FairShareOrderOnRandomQueuesIsTheDocumentedOrder) {
         job.id = JobId(next_id++);
         job.spec.user = UserName("u" + std::to_string(rng() % 8));
         job.spec.priority = static_cast<int>(rng() % (max_priority + 1));
-        // Ties too, and a few after t0 (a clock set back): up to 25 minutes, a bonus of -2.
-        job.submit_time = t0 - minutes(static_cast<int64_t>(rng() % 146)) + minutes(25);
+        // Ties too, on and between the aging steps' edges (whole minutes in even rounds, seconds
+        // in odd ones), and a few after t0 (a clock set back): up to 25 minutes, a bonus of -2.
+        job.submit_time = round % 2 == 0
+                              ? t0 - minutes(static_cast<int64_t>(rng() % 146)) + minutes(25)
+                              : t0 - seconds(static_cast<int64_t>(rng() % (146 * 60))) + minutes(25);
         UserRecord& u = users[job.spec.user];
         u.name = job.spec.user;
         queued.Add(job.id, job.submit_time, QueuedRef{&job, nullptr, &u, nullptr});

@@ -9,6 +9,35 @@
 namespace podsched::core {
 namespace {
 
+// min(waited / step, max) with waited = now - submit, for submit times that mostly come in
+// ascending order: the bonus holds over a range of submit times, kept from the last division.
+class AgingBonus {
+ public:
+  AgingBonus(TimePoint now, Duration step, int max) : now_(now), step_(step), max_(max) {}
+  int Of(TimePoint submit) {
+    if (known_ && submit > lo_ && submit <= hi_) return bonus_;
+    const Duration waited = now_ - submit;
+    const int64_t steps = waited / step_;
+    bonus_ = static_cast<int>(std::min<int64_t>(steps, max_));
+    // The submit times with this same bonus, (lo_, hi_]; not below 0 waited, where the division
+    // truncates towards zero. Capped: every earlier submit time.
+    known_ = waited >= Duration::zero() && max_ >= 0;
+    if (known_) {
+      hi_ = now_ - std::min<int64_t>(steps, max_) * step_;
+      lo_ = steps < max_ ? now_ - (steps + 1) * step_ : TimePoint::min();
+    }
+    return bonus_;
+  }
+
+ private:
+  const TimePoint now_;
+  const Duration step_;
+  const int max_;
+  bool known_ = false;
+  TimePoint lo_{}, hi_{};
+  int bonus_ = 0;
+};
+
 void SortEntries(std::vector<QueueEntry>& queue) {
   std::sort(queue.begin(), queue.end(), [](const QueueEntry& a, const QueueEntry& b) {
     return std::tie(b.effective_priority, a.usage, a.submit, a.id) <
@@ -42,12 +71,13 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
   std::vector<uint32_t> slot(in.size());
   int lowest = std::numeric_limits<int>::max();
   int highest = std::numeric_limits<int>::min();
+  // The aging bonus, min(waited / aging_step_, max_aging_bonus_), by division only where it
+  // changes: the entries come in submit order, so it only falls along the queue, and a 64-bit
+  // division per queued job was a tenth of a pass over 10,000 of them.
+  AgingBonus aging(now, aging_step_, max_aging_bonus_);
   for (size_t i = 0; i < in.size(); ++i) {
     const QueuedRef& ref = *in[i].ref;
-    const JobRecord& job = *ref.job;
-    const int64_t waited = (now - job.submit_time) / aging_step_;
-    priority[i] =
-        job.spec.priority + static_cast<int>(std::min<int64_t>(waited, max_aging_bonus_));
+    priority[i] = ref.priority + aging.Of(in[i].submit);
     lowest = std::min(lowest, priority[i]);
     highest = std::max(highest, priority[i]);
     auto [known, fresh] = slot_of_user.try_emplace(ref.user, static_cast<uint32_t>(users.size()));
