@@ -558,7 +558,7 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
     // Behind strict order's first blocked job, every job Filter lets through is told it is
     // behind instead (Consider): an aside job too. (Strict order has no head.)
     if (behind_) return false;
-    if (m.hosts_version != in_.hosts.version()) return false;
+    if (m.hosts_version != in_.hosts.blocked_version()) return false;
     if (m.kind == Kind::kBlocked && (head_id_ == 0 || m.head != head_id_)) return false;
   }
   int promised = 0;
@@ -627,7 +627,7 @@ void Pass::Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind) {
   m.used = ref.use->Of(m.preemptible);
   m.limit = ref.user->quota.Of(m.preemptible);
   m.promised = ReservedCores(*ref.user, m.preemptible, job.id);
-  m.hosts_version = in_.hosts.version();
+  m.hosts_version = in_.hosts.blocked_version();
   m.head = head_id_;
   m.at = now_;
 }

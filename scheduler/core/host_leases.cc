@@ -10,7 +10,8 @@ namespace podsched::core {
 HostLeases::HostLeases(pod::Fleet fleet) : fleet_(std::move(fleet)) {}
 
 Result<AllocationId> HostLeases::Hold(JobEpoch owner,
-                                      const std::vector<pod::FleetPlacement>& slices) {
+                                      const std::vector<pod::FleetPlacement>& slices,
+                                      bool evictable) {
   if (lease_of_.contains(owner)) {
     return FailedPrecondition("job " + std::to_string(owner.job.value()) + " epoch " +
                               std::to_string(owner.epoch) + " already holds hosts");
@@ -35,6 +36,7 @@ Result<AllocationId> HostLeases::Hold(JobEpoch owner,
     lease_of_.emplace(owner, held[i]);
   }
   ++version_;
+  if (evictable) ++blocked_version_;
   return held.front();
 }
 
@@ -59,7 +61,10 @@ bool HostLeases::Gone(JobEpoch owner, std::optional<HostId> host) {
     it = lease_of_.erase(it);
     released = true;
   }
-  if (released) ++version_;
+  if (released) {
+    ++version_;
+    ++blocked_version_;
+  }
   return released;
 }
 
@@ -89,22 +94,26 @@ void HostLeases::Reserve(JobId job, Reservation reservation) {
   reservations_[job] = std::move(reservation);
   ++reservations_version_;
   ++version_;
+  ++blocked_version_;
 }
 
 bool HostLeases::Unreserve(JobId job) {
   if (reservations_.erase(job) == 0) return false;
   ++reservations_version_;
   ++version_;
+  ++blocked_version_;
   return true;
 }
 
 Status HostLeases::MarkUnhealthy(HostId host) {
   ++version_;
+  ++blocked_version_;  // a blocked job may wait aside now
   return fleet_.MarkUnhealthy(host);
 }
 
 Status HostLeases::MarkHealthy(HostId host) {
   ++version_;
+  ++blocked_version_;
   return fleet_.MarkHealthy(host);
 }
 

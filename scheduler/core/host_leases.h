@@ -69,10 +69,13 @@ class HostLeases {
   // a lease each, every host pending; returns the first lease's id. All or nothing: fails,
   // changing nothing, when a host is outside the fleet, unhealthy, draining or held (by another
   // job or by another of the slices), when `slices` is empty, or when `owner` already holds a
-  // lease.
-  Result<AllocationId> Hold(JobEpoch owner, const std::vector<pod::FleetPlacement>& slices);
-  Result<AllocationId> Hold(JobEpoch owner, const pod::FleetPlacement& placement) {
-    return Hold(owner, std::vector<pod::FleetPlacement>{placement});
+  // lease. `evictable`: whether another job may evict the owner (a preemptible job); false only
+  // takes hosts away from the others (blocked_version below).
+  Result<AllocationId> Hold(JobEpoch owner, const std::vector<pod::FleetPlacement>& slices,
+                            bool evictable = true);
+  Result<AllocationId> Hold(JobEpoch owner, const pod::FleetPlacement& placement,
+                            bool evictable = true) {
+    return Hold(owner, std::vector<pod::FleetPlacement>{placement}, evictable);
   }
   // `host` of `owner`'s leases (every host when nullopt) reported its processes gone. A lease
   // whose last host that was is released and its hosts are free; returns whether one was.
@@ -102,6 +105,11 @@ class HostLeases {
   // reservation. A pass's memo of a job that found no room and no victims stays true while it
   // does not change (QueuedRef::Memo::kBlocked).
   uint64_t version() const { return version_; }
+  // Changes with version(), except for a lease held by a job no other job may evict: that takes
+  // hosts away and offers no victim, so a job that found no room and no victims finds none still,
+  // with the same reason. Its memo (QueuedRef::Memo::kBlocked, kAside) stays true while this
+  // does not change: after an on-demand job starts, the blocked jobs are not judged again.
+  uint64_t blocked_version() const { return blocked_version_; }
 
  private:
   pod::Fleet fleet_;
@@ -110,6 +118,7 @@ class HostLeases {
   std::map<JobId, Reservation> reservations_;
   uint64_t reservations_version_ = 0;
   uint64_t version_ = 0;
+  uint64_t blocked_version_ = 0;
   int64_t next_allocation_id_ = 1;
 };
 

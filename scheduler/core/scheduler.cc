@@ -89,7 +89,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(pod::Fleet fleet, Scheduler
     const bool waiting = job.state == JobState::kQueued;
     if (HoldsHosts(job.state)) {
       if (!job.placement) return Internal(JobName(job.id) + " holds hosts but has no placement");
-      auto held = impl->hosts.Hold(JobEpoch{job.id, job.epoch}, SlicesOf(job));
+      auto held = impl->hosts.Hold(JobEpoch{job.id, job.epoch}, SlicesOf(job),
+                                   /*evictable=*/job.spec.preemptible);
       if (!held) return std::unexpected(held.error().WithContext(JobName(job.id)));
       impl->accounting.StartHolding(job.id, job.spec.user, job.spec.preemptible,
                                     JobCores(job.spec, *type), job.start_time);

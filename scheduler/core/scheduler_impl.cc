@@ -102,7 +102,7 @@ void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
 void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices,
                            TimePoint now) {
   const JobEpoch owner{job.id, job.epoch + 1};
-  auto held = hosts.Hold(owner, slices);
+  auto held = hosts.Hold(owner, slices, /*evictable=*/job.spec.preemptible);
   PODSCHED_CHECK_MSG(held.has_value(), held.error().message().c_str());
   const pod::FleetPlacement& p = slices.front();
   job.epoch = owner.epoch;

@@ -340,6 +340,46 @@ TEST_F(SchedulerTest, BlockedJobsAreSkippedUntilHostsLeasesOrTheHeadChange) {
   EXPECT_EQ(Job(carl[1]).state, S::kQueued);
 }
 
+// A job that no other job may evict (on-demand) starting takes hosts away and offers no victim:
+// the jobs blocked before it stay blocked with the same reason, and the next pass skips them
+// (HostLeases::blocked_version). A preemptible job starting is a victim for some: it makes them
+// judged again, as a release does. check_pass_memos (DefaultConfig) checks every skip.
+TEST_F(SchedulerTest, AnOnDemandStartKeepsTheBlockedJobsMemosAndAPreemptibleOneDoesNot) {
+  SchedulerConfig config = DefaultConfig();
+  config.default_quota = Quota{1000, 1000};
+  Start(4, 4, config);
+  std::vector<JobId> ada;  // on-demand: never a victim; two hosts stay free
+  for (int i = 0; i < 14; ++i) ada.push_back(Submit(Spec("ada", "v2-8", false), 0));
+  Tick(0);
+  std::vector<JobId> carl;
+  for (int i = 0; i < 3; ++i) carl.push_back(Submit(Spec("carl", "v2-32", false), 1 + i * 0.1));
+  Tick(1.5);
+  const auto skipped = [&] { return sched_->stats().skipped_by_memo; };
+  EXPECT_EQ(skipped(), 0);
+
+  // dave's on-demand v2-8 takes a free host (after carl's jobs in the queue's order).
+  const JobId dave = Submit(Spec("dave", "v2-8", false), 2);
+  Tick(2);
+  EXPECT_EQ(Job(dave).state, S::kPlaced);
+  EXPECT_EQ(skipped(), 2) << "carl's jobs behind the head";
+  // The next pass: the leases changed, but only by dave's start. carl's are skipped again.
+  const JobId erin = Submit(Spec("erin", "v2-32", false), 3);
+  Tick(3);
+  EXPECT_EQ(skipped(), 4);
+
+  // frank's preemptible v2-8 takes the last free host: a victim for carl's on-demand jobs, so
+  // the next pass judges them again.
+  const JobId frank = Submit(Spec("frank", "v2-8", true), 4);
+  Tick(4);
+  EXPECT_EQ(Job(frank).state, S::kPlaced);
+  const int64_t before = skipped();
+  Submit(Spec("gus", "v2-32", false), 5);
+  Tick(5);
+  EXPECT_EQ(skipped(), before) << "frank's job could be evicted for carl's";
+  EXPECT_EQ(Job(erin).state, S::kQueued);
+  for (JobId c : carl) EXPECT_EQ(Job(c).state, S::kQueued);
+}
+
 // After a lease changes the memos fail and every blocked job is judged again, but a job told the
 // text it was told before is not read (QueuedRef::told: its copy of the reason is a cache miss
 // per job, issue 29). A reason changed in between (a quota, here) makes the job's text read and
