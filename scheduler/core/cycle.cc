@@ -1030,12 +1030,7 @@ void Pass::Block(const pod::AcceleratorType& type, bool multislice) {
   head_view_ = view_;
   head_start_ = d.head->start;
   if (in_.heads != nullptr) {
-    const PassHeads::Head head{d.head_pod, d.head->placement, d.head->start};
-    if (in_.heads->last != head) {
-      in_.heads->last = head;
-      ++in_.heads->id;
-    }
-    head_id_ = in_.heads->id;
+    head_id_ = in_.heads->IdOf(PassHeads::Head{d.head_pod, d.head->placement, d.head->start});
   }
   if (d.head->placement) {
     Exclude((*head_view_)[static_cast<size_t>(d.head_pod)], *d.head->placement);

@@ -93,10 +93,27 @@ class ReasonTexts {
   uint32_t next_ = 1;
 };
 
-struct PassHeads {
+// The backfill heads passes have had (pod, kept rectangle, expected start), each with a number
+// that names it for the scheduler's life. A head seen again gets its old number, so the memos of
+// the jobs blocked behind it hold again: a pass that starts a job before the head sees another
+// head (the new job's hosts are draining in its view), and the next pass the first one again.
+// Numbers are never reused, so a memo naming a forgotten head matches none.
+class PassHeads {
+ public:
   using Head = std::tuple<int, std::optional<pod::Placement>, TimePoint>;
-  std::optional<Head> last;  // the latest pass's head
-  uint64_t id = 0;           // last's id; a new head gets the next
+  uint64_t IdOf(const Head& head) {
+    for (const auto& [known, id] : known_) {
+      if (known == head) return id;
+    }
+    if (known_.size() >= kMaxHeads) known_.clear();  // few at a time; old ones expire
+    known_.emplace_back(head, ++next_);
+    return next_;
+  }
+
+ private:
+  static constexpr size_t kMaxHeads = 16;
+  std::vector<std::pair<Head, uint64_t>> known_;
+  uint64_t next_ = 0;
 };
 
 // Strict order's tail, kept by the scheduler between passes: the jobs behind the last pass's first
@@ -357,7 +374,7 @@ class Pass {
   int64_t told_known_ = 0;
   int64_t defrag_moves_ = 0;
   double defrag_lost_core_seconds_ = 0;
-  uint64_t head_id_ = 0;                // PassHeads::id of this pass's head; 0: none yet
+  uint64_t head_id_ = 0;                // PassHeads::IdOf this pass's head; 0: none yet
   std::vector<RunningRef> running_;     // evictable work, built on first need
   bool running_built_ = false;
   std::map<std::pair<bool, int>, VictimSets> victim_sets_;  // VictimsFor

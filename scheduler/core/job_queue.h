@@ -53,7 +53,7 @@ struct QueuedRef {
     int used = 0, limit = 0, promised = 0;
     int behind_text = 0;          // which strict-order text (Pass::Inputs::strict_texts)
     uint64_t hosts_version = 0;   // kBlocked, kAside: HostLeases::blocked_version() then
-    uint64_t head = 0;            // kBlocked: the backfill head then (PassHeads::id)
+    uint64_t head = 0;            // kBlocked: the backfill head then (PassHeads::IdOf)
     TimePoint at{};               // that pass's now: a clock that went back evaluates again
   };
 

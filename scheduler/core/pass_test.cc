@@ -468,6 +468,25 @@ TEST_F(PassTest, AFilteredJobLosesItsReservationAndAsksForAnotherPass) {
   EXPECT_EQ(binder_.reasons[JobId(1)], "throttled");
 }
 
+// A head seen again keeps its number (the memos of the jobs blocked behind it hold again after a
+// pass that had another head); numbers are never reused, also after the table forgets.
+TEST(PassHeadsTest, AHeadSeenAgainKeepsItsNumberAndNumbersAreNeverReused) {
+  PassHeads heads;
+  const auto head = [](int col) {
+    return PassHeads::Head{0, pod::Placement{{0, col}, {1, 1}}, t0 + hours(2)};
+  };
+  const uint64_t a = heads.IdOf(head(0));
+  const uint64_t b = heads.IdOf(head(1));
+  EXPECT_NE(a, b);
+  EXPECT_EQ(heads.IdOf(head(0)), a);
+  EXPECT_EQ(heads.IdOf(head(1)), b);
+  EXPECT_NE(heads.IdOf(PassHeads::Head{0, std::nullopt, t0 + hours(2)}), a);
+  std::set<uint64_t> seen{a, b};
+  for (int col = 2; col < 40; ++col) seen.insert(heads.IdOf(head(col)));
+  const uint64_t again = heads.IdOf(head(0));  // forgotten by now: a new number
+  EXPECT_FALSE(seen.contains(again));
+}
+
 TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
   std::map<JobId, JobRecord> jobs;
   std::map<UserName, UserRecord> users;
