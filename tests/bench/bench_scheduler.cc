@@ -157,6 +157,7 @@ void BenchPass(int queued, int passes, PassAfter after) {
       Pct(us, 50), Pct(us, 99), measured, skipped_per_pass);
   std::printf("FIGURE sched_pass_median_%s %.1f us\n", k.c_str(), Pct(us, 50));
   std::printf("FIGURE sched_pass_p99_%s %.1f us\n", k.c_str(), Pct(us, 99));
+  std::printf("FIGURE sched_pass_skipped_by_memo_%s %.0f jobs\n", k.c_str(), skipped_per_pass);
 }
 
 // One placement decision (PlacementPolicy::ChooseAmong, what a pass's Score step runs) across a
