@@ -110,6 +110,7 @@ Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int 
         return r.WithContext(s.name);
       }
       verified.landed.insert(s.name);
+      verified.landed_in = into->Addresses();
       continue;
     }
     auto bytes = store.Get(prefix + s.name);
@@ -230,13 +231,16 @@ Status ReadRankState(store::ObjectStore& store, const Manifest& m, const RankBuf
         " parameters and " + std::to_string(m.tensors.size()) + " tensors; this run holds " +
         std::to_string(into.params.size()) + " and " + std::to_string(into.state.size() + 1)));
   }
-  if (Status s = ReadTensorPieces(store, m, 0, 0, into.params, verified, true); !s.ok()) return s;
+  const bool in_place = verified != nullptr && verified->landed_in == into.Addresses();
+  if (Status s = ReadTensorPieces(store, m, 0, 0, into.params, verified, in_place); !s.ok()) {
+    return s;
+  }
   for (size_t t = 1; t < m.tensors.size(); ++t) {
     if (into.state[t - 1].size() != into.own.size()) {  // the range itself: ReadTensorInto checks it
       return ToStatus(InvalidArgument("the optimizer state buffer does not match the rank's range"));
     }
     Status s = ReadTensorPieces(store, m, static_cast<int>(t), into.own.begin,
-                                into.state[t - 1], verified, true);
+                                into.state[t - 1], verified, in_place);
     if (!s.ok()) return s;
   }
   return Status::Ok();

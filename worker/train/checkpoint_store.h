@@ -38,8 +38,10 @@ struct VerifiedShards {
   // Shard name -> its whole content, which matched the manifest's size and SHA-256.
   std::map<std::string, std::string> held;
   // Shards verified while they were read straight into the rank's own buffers (RankBuffers):
-  // already where ReadRankState would put them.
+  // already where ReadRankState would put them, if it is given the same buffers (`landed_in`:
+  // their addresses, params first; other buffers read the landed shards again).
   std::set<std::string> landed;
+  std::vector<const float*> landed_in;
 
   bool empty() const { return held.empty() && landed.empty(); }
   bool contains(const std::string& shard) const {
@@ -53,6 +55,12 @@ struct RankBuffers {
   ShardRange own;
   std::span<float> params;
   std::span<const std::span<float>> state;
+  // The buffers' addresses, params first (VerifiedShards::landed_in).
+  std::vector<const float*> Addresses() const {
+    std::vector<const float*> out{params.data()};
+    for (std::span<float> t : state) out.push_back(t.data());
+    return out;
+  }
 };
 
 // OK when every shard of `m` is present with its recorded size and SHA-256 (reads them all).
@@ -99,7 +107,8 @@ Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest&
 // pages): every parameter (tensor 0) into `params`, and its own range `own` of each other
 // tensor of the manifest (the optimizer's state) into `state[t - 1]`. The sizes must match
 // (m.num_params, own.size(), one span per tensor after the first).
-// Shards in verified->landed are in place already and are not read.
+// Shards in verified->landed are in place already and are not read, when `into` is the buffers
+// they were verified into (VerifiedShards::landed_in); into other buffers they are read again.
 Status ReadRankState(store::ObjectStore& store, const Manifest& m, const RankBuffers& into,
                      const VerifiedShards* verified);
 

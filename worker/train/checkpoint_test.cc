@@ -345,6 +345,10 @@ TEST(CheckpointTest, ARanksOwnShardIsVerifiedStraightIntoItsBuffers) {
     ASSERT_TRUE(VerifyCheckpointShards(store, m, r, 4, &verified, &into).ok());
     EXPECT_TRUE(verified.held.empty());
     EXPECT_EQ(verified.landed, std::set<std::string>{ShardName(r, 4)});
+    // Other buffers than those it was verified into read it again.
+    Buffers other(4, r);
+    ASSERT_TRUE(ReadRankState(store, m, other.into(), &verified).ok());
+    other.ExpectRestored();
     // Already in place: the store may lose it now.
     store.objects.erase("job/ckpt-0-10/" + ShardName(r, 4));
     const Status read = ReadRankState(store, m, into, &verified);
