@@ -91,14 +91,12 @@ class PassTest : public ::testing::Test {
     UserRecord& u = it->second;
     u.name = job.spec.user;
     if (fresh) u.quota = Quota{1024, 1024};
-    refs_.insert_or_assign(job.id,
-                           QueuedRef{&job, &types_.at(job.id), &u, &use_[job.spec.user]});
+    refs_.insert_or_assign(job.id, QueuedRef{&job, &types_.at(job.id), &u, &use_[job.spec.user]});
     return job;
   }
   // A job running since `start` on `placement`, its last checkpoint at `checkpoint`.
-  JobRecord& Running(int64_t id, const std::string& user, const std::string& type,
-                     bool preemptible, pod::FleetPlacement placement, TimePoint start,
-                     TimePoint checkpoint) {
+  JobRecord& Running(int64_t id, const std::string& user, const std::string& type, bool preemptible,
+                     pod::FleetPlacement placement, TimePoint start, TimePoint checkpoint) {
     JobRecord& job = Queued(id, user, type, preemptible);
     refs_.erase(job.id);
     job.state = JobState::kRunning;
@@ -242,9 +240,9 @@ TEST_F(PassTest, EasyBackfillLetsAJobAheadOnlyWhenItEndsBeforeTheHeadStarts) {
   JobRecord& running = Running(10, "od", "v2-32", false, At(0, 0, 2, 2), t0 - hours(1), t0);
   running.spec.expected_runtime = hours(2);  // ends in an hour
   Pass pass = MakePass("fifo-backfill");
-  Queued(1, "ada", "v2-128", false);                     // the head: the whole pod, in an hour
+  Queued(1, "ada", "v2-128", false);  // the head: the whole pod, in an hour
   Queued(2, "bob", "v2-8", false).spec.expected_runtime = minutes(30);  // ends before
-  Queued(3, "carl", "v2-8", false);                      // no estimate: could delay the head
+  Queued(3, "carl", "v2-8", false);  // no estimate: could delay the head
   pass.Consider(Entry(1));
   pass.Consider(Entry(2));
   pass.Consider(Entry(3));
@@ -536,8 +534,8 @@ TEST(QueueSortTest, FairShareOrderOnRandomQueuesIsTheDocumentedOrder) {
     Accounting accounting(Accounting::Rules{Quota{}, hours(1), 1000});
     // Users 0-3 hold nothing (equal usage); 4-7 hold different amounts.
     for (int u = 4; u < 8; ++u) {
-      accounting.StartHolding(JobId(1000000 + u), UserName("u" + std::to_string(u)), true,
-                              8 * u, t0 - hours(u));
+      accounting.StartHolding(JobId(1000000 + u), UserName("u" + std::to_string(u)), true, 8 * u,
+                              t0 - hours(u));
     }
     int64_t next_id = 1;
     std::vector<JobId> live;
@@ -551,9 +549,9 @@ TEST(QueueSortTest, FairShareOrderOnRandomQueuesIsTheDocumentedOrder) {
         job.spec.priority = static_cast<int>(rng() % (max_priority + 1));
         // Ties too, on and between the aging steps' edges (whole minutes in even rounds, seconds
         // in odd ones), and a few after t0 (a clock set back): up to 25 minutes, a bonus of -2.
-        job.submit_time = round % 2 == 0
-                              ? t0 - minutes(static_cast<int64_t>(rng() % 146)) + minutes(25)
-                              : t0 - seconds(static_cast<int64_t>(rng() % (146 * 60))) + minutes(25);
+        job.submit_time =
+            round % 2 == 0 ? t0 - minutes(static_cast<int64_t>(rng() % 146)) + minutes(25)
+                           : t0 - seconds(static_cast<int64_t>(rng() % (146 * 60))) + minutes(25);
         UserRecord& u = users[job.spec.user];
         u.name = job.spec.user;
         queued.Add(job.id, job.submit_time, QueuedRef{&job, nullptr, &u, nullptr});

@@ -72,8 +72,8 @@ void BenchPass(int queued, int passes, PassAfter after) {
   core::InMemoryJobRepository repo(/*keep_events=*/false);
   core::SchedulerConfig config;
   config.default_quota = core::Quota{1 << 20, 1 << 20};
-  auto sched = core::Scheduler::Create(pod::Pod::Full("v3", pod::Generation::kV3), config,
-                                       &repo, At(0));
+  auto sched =
+      core::Scheduler::Create(pod::Pod::Full("v3", pod::Generation::kV3), config, &repo, At(0));
   if (!sched) std::abort();
   core::Scheduler& s = **sched;
   std::vector<JobId> owners;
@@ -145,9 +145,9 @@ void BenchPass(int queued, int passes, PassAfter after) {
     if (id) (void)s.Cancel(*id, now);
   }
   const double skipped_per_pass = static_cast<double>(skipped) / std::max(measured, 1);
-  const std::string k = (queued >= 1000 ? std::to_string(queued / 1000) + "k" : std::to_string(queued)) +
-                        "_queued" + (after_release ? "_after_release" : "") +
-                        (after_start ? "_after_start" : "");
+  const std::string k =
+      (queued >= 1000 ? std::to_string(queued / 1000) + "k" : std::to_string(queued)) + "_queued" +
+      (after_release ? "_after_release" : "") + (after_start ? "_after_start" : "");
   std::printf(
       "pass with %6d queued on v3-2048%s: median %9.1f us  p99 %9.1f us  (%d passes, %.0f jobs "
       "skipped by memo each)\n",
@@ -165,8 +165,10 @@ void BenchPass(int queued, int passes, PassAfter after) {
 // v3 types and v2-8s.
 void BenchFleetPlacement(int decisions) {
   std::vector<pod::FleetPodSpec> specs;
-  for (int i = 0; i < 8; ++i) specs.push_back({"v3-" + std::to_string(i), pod::Generation::kV3, 16, 16, ""});
-  for (int i = 0; i < 100; ++i) specs.push_back({"dev-" + std::to_string(i), pod::Generation::kV2, 1, 1, ""});
+  for (int i = 0; i < 8; ++i)
+    specs.push_back({"v3-" + std::to_string(i), pod::Generation::kV3, 16, 16, ""});
+  for (int i = 0; i < 100; ++i)
+    specs.push_back({"dev-" + std::to_string(i), pod::Generation::kV2, 1, 1, ""});
   pod::Fleet fleet = *pod::Fleet::Create(specs);
   std::mt19937_64 rng(7);
   // The v3 pods to 60% by random slices at random positions (not first-fit's packing: a
@@ -215,11 +217,11 @@ void BenchFleetPlacement(int decisions) {
         none += chosen ? 0 : 1;
       }
       const std::string name(policy_name);
-      std::printf("placement across 8 v3 pods + 100 devices (%.0f%% held), %-9s %-15s: median "
-                  "%7.1f us  p99 %7.1f us  (%d decisions, %d without a position)\n",
-                  100.0 * fleet.AllocatedHosts() / fleet.num_hosts(), policy_name,
-                  change_one ? "one pod changed" : "unchanged", Pct(us, 50), Pct(us, 99),
-                  decisions, none);
+      std::printf(
+          "placement across 8 v3 pods + 100 devices (%.0f%% held), %-9s %-15s: median "
+          "%7.1f us  p99 %7.1f us  (%d decisions, %d without a position)\n",
+          100.0 * fleet.AllocatedHosts() / fleet.num_hosts(), policy_name,
+          change_one ? "one pod changed" : "unchanged", Pct(us, 50), Pct(us, 99), decisions, none);
       std::string key = name == "best-fit" ? "best_fit" : "first_fit";
       if (change_one) key += "_one_pod_changed";
       std::printf("FIGURE fleet_placement_median_%s %.1f us\n", key.c_str(), Pct(us, 50));
@@ -243,10 +245,11 @@ void BenchSim(const sim::Trace& trace, const std::string& name, int pods,
     std::exit(1);
   }
   const int pod_count = fleet.empty() ? pods : static_cast<int>(fleet.size());
-  std::printf("podsim %-12s %7zu jobs, %d pod(s): %.2f s wall, %lld events (%.0f/s), "
-              "utilization %.3f, %lld unfinished\n",
-              name.c_str(), trace.jobs.size(), pod_count, wall, static_cast<long long>(r->events),
-              r->events / wall, r->utilization, static_cast<long long>(r->unfinished));
+  std::printf(
+      "podsim %-12s %7zu jobs, %d pod(s): %.2f s wall, %lld events (%.0f/s), "
+      "utilization %.3f, %lld unfinished\n",
+      name.c_str(), trace.jobs.size(), pod_count, wall, static_cast<long long>(r->events),
+      r->events / wall, r->utilization, static_cast<long long>(r->unfinished));
   std::printf("FIGURE podsim_wall_s_%s %.2f s\n", name.c_str(), wall);
   std::printf("FIGURE podsim_events_per_s_%s %.0f events/s\n", name.c_str(), r->events / wall);
 }
@@ -277,11 +280,11 @@ void BenchFifoBehindLargeHead(int64_t jobs) {
     }
     int64_t peak = 0;
     for (const sim::Sample& sample : r->timeseries) peak = std::max(peak, sample.queued);
-    std::printf("podsim gangs %-15s %7zu jobs: %.2f s wall, %lld events (%.0f/s), %lld passes, "
-                "queue up to %lld\n",
-                profiles[i], trace.jobs.size(), wall[i], static_cast<long long>(r->events),
-                r->events / wall[i], static_cast<long long>(r->passes),
-                static_cast<long long>(peak));
+    std::printf(
+        "podsim gangs %-15s %7zu jobs: %.2f s wall, %lld events (%.0f/s), %lld passes, "
+        "queue up to %lld\n",
+        profiles[i], trace.jobs.size(), wall[i], static_cast<long long>(r->events),
+        r->events / wall[i], static_cast<long long>(r->passes), static_cast<long long>(peak));
   }
   const std::string k = jobs >= 1000 ? std::to_string(jobs / 1000) + "k" : std::to_string(jobs);
   std::printf("FIGURE podsim_gangs_%s_fifo_wall_s %.2f s\n", k.c_str(), wall[0]);
@@ -321,10 +324,11 @@ void BenchDefrag(int64_t jobs, int seeds) {
       const double p = wait.empty() ? 0 : wait[std::min(wait.size() - 1, wait.size() * 99 / 100)];
       const sim::ClassMetrics& pre = r->preemptible;
       const double g = pre.held_core_h > 0 ? pre.useful_core_h / pre.held_core_h : 0;
-      std::printf("podsim frag seed %d, %zu jobs, defragmentation %-3s: on-demand wait mean %.0f s, "
-                  "p99 %.0f s; %lld moves losing %.1f core-h; preemptible goodput %.4f\n",
-                  seed, trace.jobs.size(), names[i], m, p, static_cast<long long>(r->defrag_moves),
-                  r->defrag_lost_core_h, g);
+      std::printf(
+          "podsim frag seed %d, %zu jobs, defragmentation %-3s: on-demand wait mean %.0f s, "
+          "p99 %.0f s; %lld moves losing %.1f core-h; preemptible goodput %.4f\n",
+          seed, trace.jobs.size(), names[i], m, p, static_cast<long long>(r->defrag_moves),
+          r->defrag_lost_core_h, g);
       mean[i] += m / seeds;
       p99[i] += p / seeds;
       goodput[i] += g / seeds;
@@ -362,7 +366,8 @@ int main(int argc, char** argv) {
   app.add_option("--queued", queued, "queue lengths for the pass benchmark (comma-separated)")
       ->delimiter(',')
       ->check(CLI::Range(1, 10000000));
-  app.add_option("--passes", passes, "measured passes per queue length")->check(CLI::Range(1, 1000000));
+  app.add_option("--passes", passes, "measured passes per queue length")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--sim-jobs", sim_jobs, "jobs of the synthetic podsim trace (0: skip)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--gangs-jobs", gangs_jobs,
@@ -392,8 +397,8 @@ int main(int argc, char** argv) {
   if (sim_jobs > 0) {
     sim::Trace trace;
     trace.jobs = sim::Generate({sim_jobs, 1, sim::Mix::kGrant, 0.9, 20});
-    const std::string name = sim_jobs >= 1000 ? std::to_string(sim_jobs / 1000) + "k"
-                                              : std::to_string(sim_jobs);
+    const std::string name =
+        sim_jobs >= 1000 ? std::to_string(sim_jobs / 1000) + "k" : std::to_string(sim_jobs);
     BenchSim(trace, name, 1);
     // This process's peak so far: the simulation's, or the pass benchmark's if that was larger
     // (an upper bound of the simulator's own; issue 29's goal is < 1 GB on the 100k trace).

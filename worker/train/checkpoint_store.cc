@@ -81,7 +81,8 @@ Status ReadShardInto(store::ObjectStore& store, const std::string& key, const Sh
   auto bytes_of = [](std::span<float> t) {
     return std::span<char>(reinterpret_cast<char*>(t.data()), t.size_bytes());
   };
-  std::vector<std::span<char>> tensors{bytes_of(into.params.subspan(into.own.begin, into.own.size()))};
+  std::vector<std::span<char>> tensors{
+      bytes_of(into.params.subspan(into.own.begin, into.own.size()))};
   for (std::span<float> t : into.state) tensors.push_back(bytes_of(t));
   Sha256Hasher hasher;
   uint64_t offset = 0;
@@ -99,8 +100,8 @@ Status ReadShardInto(store::ObjectStore& store, const std::string& key, const Sh
 
 }  // namespace
 
-Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int offset,
-                              int stride, VerifiedShards* keep, const RankBuffers* into) {
+Status VerifyCheckpointShards(store::ObjectStore& store, const Manifest& m, int offset, int stride,
+                              VerifiedShards* keep, const RankBuffers* into) {
   const std::string prefix = CkptPrefix(m.job, m.id);
   VerifiedShards verified;
   for (size_t i = offset; i < m.shards.size(); i += stride) {
@@ -236,11 +237,13 @@ Status ReadRankState(store::ObjectStore& store, const Manifest& m, const RankBuf
     return s;
   }
   for (size_t t = 1; t < m.tensors.size(); ++t) {
-    if (into.state[t - 1].size() != into.own.size()) {  // the range itself: ReadTensorInto checks it
-      return ToStatus(InvalidArgument("the optimizer state buffer does not match the rank's range"));
+    if (into.state[t - 1].size() !=
+        into.own.size()) {  // the range itself: ReadTensorInto checks it
+      return ToStatus(
+          InvalidArgument("the optimizer state buffer does not match the rank's range"));
     }
-    Status s = ReadTensorPieces(store, m, static_cast<int>(t), into.own.begin,
-                                into.state[t - 1], verified, in_place);
+    Status s = ReadTensorPieces(store, m, static_cast<int>(t), into.own.begin, into.state[t - 1],
+                                verified, in_place);
     if (!s.ok()) return s;
   }
   return Status::Ok();

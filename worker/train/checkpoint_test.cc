@@ -3,11 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/hash.h"
-
 #include "worker/train/checkpoint_store.h"
 #include "worker/train/memory_store_for_test.h"
 
@@ -124,9 +123,8 @@ TEST(CheckpointTest, AFieldOfAnyOtherTypeIsDataLossNamingIt) {
   MemoryStore store;
   const std::string bytes = EncodeManifest(Save(store, {2, 40}, 2));
   const nlohmann::json original = nlohmann::json::parse(bytes);
-  const std::vector<nlohmann::json> others = {40, "x", true, nullptr, 2.5,
-                                              nlohmann::json::array({1}),
-                                              nlohmann::json::object({{"a", 1}})};
+  const std::vector<nlohmann::json> others = {
+      40, "x", true, nullptr, 2.5, nlohmann::json::array({1}), nlohmann::json::object({{"a", 1}})};
   int cases = 0;
   // Every leaf and container, by JSON pointer ("/optimizer/lr", "/shards/1/size").
   const nlohmann::json leaves = original.flatten();
@@ -141,7 +139,8 @@ TEST(CheckpointTest, AFieldOfAnyOtherTypeIsDataLossNamingIt) {
       const nlohmann::json& was = original.at(at);
       if (was.type() == other.type()) continue;
       // A number for a number is well-typed, except a fraction where an integer belongs.
-      if (was.is_number() && other.is_number() && !(other.is_number_float() && !was.is_number_float())) {
+      if (was.is_number() && other.is_number() &&
+          !(other.is_number_float() && !was.is_number_float())) {
         continue;
       }
       const std::string field = pointer.substr(1);
@@ -283,13 +282,14 @@ struct Buffers {
         m1(own.size(), fill),
         m2(own.size(), fill),
         state{m1, m2} {}
-  RankBuffers into() const { return RankBuffers{own, std::span(const_cast<Buffers*>(this)->params), state}; }
+  RankBuffers into() { return RankBuffers{own, params, state}; }
   // The restored state is the saved one: every parameter and this rank's range of the others.
   void ExpectRestored() const {
     EXPECT_EQ(params, Tensor(0));
     for (int t = 1; t < 3; ++t) {
       const std::vector<float> want = Tensor(t);
-      EXPECT_EQ(t == 1 ? m1 : m2, std::vector<float>(want.begin() + own.begin, want.begin() + own.end));
+      EXPECT_EQ(t == 1 ? m1 : m2,
+                std::vector<float>(want.begin() + own.begin, want.begin() + own.end));
     }
   }
 };
@@ -314,10 +314,10 @@ TEST(CheckpointTest, ARankRestoresFromTheShardsItVerifiedWithoutReadingThemAgain
     std::vector<float> small(kParams - 1);
     EXPECT_EQ(ReadRankState(store, m, RankBuffers{b.own, small, b.state}, &verified).code(),
               StatusCode::kInvalidArgument);
-    EXPECT_EQ(
-        ReadRankState(store, m, RankBuffers{b.own, b.params, std::span(b.state).first(1)}, &verified)
-            .code(),
-        StatusCode::kInvalidArgument);
+    EXPECT_EQ(ReadRankState(store, m, RankBuffers{b.own, b.params, std::span(b.state).first(1)},
+                            &verified)
+                  .code(),
+              StatusCode::kInvalidArgument);
     EXPECT_EQ(ReadTensorInto(store, m, 3, 0, b.params).code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(ReadTensorInto(store, m, 0, 1, b.params).code(), StatusCode::kInvalidArgument);
   }
@@ -355,8 +355,7 @@ TEST(CheckpointTest, ARanksOwnShardIsVerifiedStraightIntoItsBuffers) {
     ASSERT_TRUE(read.ok()) << read.ToString();
     b.ExpectRestored();
     // Anything else that reads through the landed set reads the shard again (it is not held).
-    EXPECT_EQ(ReadTensor(store, m, 0, 0, kParams, &verified).error().code(),
-              StatusCode::kNotFound);
+    EXPECT_EQ(ReadTensor(store, m, 0, 0, kParams, &verified).error().code(), StatusCode::kNotFound);
   }
 }
 
@@ -366,8 +365,7 @@ TEST(CheckpointTest, VerifyingIntoTheBuffersRefusesWhatTheManifestDoesNotSay) {
   const std::string key = "job/ckpt-0-10/shard-1-of-2";
   for (const auto& damage : std::vector<std::function<void(std::string&)>>{
            [](std::string& b) { b[b.size() - 1] ^= 1; },  // in the last tensor's last piece
-           [](std::string& b) { b += "x"; },
-           [](std::string& b) { b.pop_back(); }}) {
+           [](std::string& b) { b += "x"; }, [](std::string& b) { b.pop_back(); }}) {
     MemoryStore store;
     const Manifest m = Save(store, {0, 10}, 2);
     damage(store.objects[key]);
