@@ -1017,14 +1017,7 @@ void Pass::Block(const pod::AcceleratorType& type, bool multislice) {
   }
   if (d.behind) {
     behind_ = std::move(d.behind);
-    behind_text_ = 0;
-    if (std::vector<std::string>* texts = in_.strict_texts) {
-      auto known = std::find(texts->begin(), texts->end(), *behind_);
-      // A Permit that made a new text every time would grow this without end: its jobs are
-      // then considered every pass.
-      if (known == texts->end() && texts->size() < 16) known = texts->insert(texts->end(), *behind_);
-      if (known != texts->end()) behind_text_ = static_cast<int>(known - texts->begin()) + 1;
-    }
+    behind_text_ = in_.reason_texts != nullptr ? in_.reason_texts->NumberOf(*behind_) : 0;
   }
   if (!d.head) return;
   head_view_ = view_;

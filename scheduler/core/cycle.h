@@ -69,13 +69,10 @@ class PassJobs {
   virtual std::optional<std::string> HeldBack(const JobRecord& job) const = 0;
 };
 
-// The backfill heads of the passes, kept by the scheduler: an id per distinct head, so that a
-// job's memo (QueuedRef::Memo::kBlocked) can name the head it was blocked behind. A head is what
-// a job behind it sees of it: the pod, the rectangle kept free (none: its start is unknown) and
-// when it is expected to start.
-// Reason texts a pass gives to many jobs at once (why no victims free a rectangle), each with a
-// number that names that text for the scheduler's life: numbers are never reused, so a job's
-// QueuedRef::told that names a number the table has forgotten matches no text again.
+// Reason texts a pass gives to many jobs at once (why no victims free a rectangle; strict order's
+// "behind"), each with a number that names that text for the scheduler's life: a job's memo
+// (QueuedRef::Memo::behind_text) and QueuedRef::told name texts by number. Numbers are never
+// reused, so a number the table has forgotten matches no text again.
 class ReasonTexts {
  public:
   // The number of `text` (never 0).
@@ -93,8 +90,10 @@ class ReasonTexts {
   uint32_t next_ = 1;
 };
 
-// The backfill heads passes have had (pod, kept rectangle, expected start), each with a number
-// that names it for the scheduler's life. A head seen again gets its old number, so the memos of
+// The backfill heads passes have had, each with a number that names it for the scheduler's life,
+// so that a job's memo (QueuedRef::Memo::kBlocked) can name the head it was blocked behind. A
+// head is what a job behind it sees of it: the pod, the rectangle kept free (none: its start is
+// unknown) and when it is expected to start. A head seen again gets its old number, so the memos of
 // the jobs blocked behind it hold again: a pass that starts a job before the head sees another
 // head (the new job's hosts are draining in its view), and the next pass the first one again.
 // Numbers are never reused, so a memo naming a forgotten head matches none.
@@ -146,7 +145,7 @@ struct StrictTail {
   };
   bool valid = false;  // whether the lists below describe the last pass's tail
   QueueKey head;
-  int text = 0;        // Pass::behind_text_ then
+  uint32_t text = 0;   // Pass::behind_text_ then
   TimePoint at{};      // the last pass's now
   std::map<std::pair<const UserRecord*, bool>, Group> groups;
   std::vector<QueueKey> irregular;
@@ -178,14 +177,13 @@ class Pass {
     // reused (a copy of every pod per pass was a malloc per pod and per allocation). Null: the
     // pass's own.
     std::vector<pod::Pod>* views = nullptr;
-    // The strict-order reasons ("behind") passes have given, kept by the scheduler: a job's memo
-    // (QueuedRef::Memo) names one by its place here. Null: no job is skipped for being behind.
-    std::vector<std::string>* strict_texts = nullptr;
     // The heads passes have had, kept by the scheduler (QueuedRef::Memo::kBlocked names one).
     // Null: no job is skipped for being blocked.
     PassHeads* heads = nullptr;
-    // Numbers for the texts of failed victim searches, kept by the scheduler, so that a job
-    // told the same text again is not read (QueuedRef::told). Null: every job is compared.
+    // Numbers for the texts of failed victim searches and strict order's "behind", kept by the
+    // scheduler: a job told the same text again is not read (QueuedRef::told), and a memo names
+    // the "behind" text (QueuedRef::Memo::behind_text). Null: every job is compared, and none
+    // is skipped for being behind.
     ReasonTexts* reason_texts = nullptr;
     // SchedulerConfig::check_pass_memos.
     bool check_memos = false;
@@ -355,7 +353,7 @@ class Pass {
   std::map<std::tuple<std::string, std::string, int>, int> scopes_;
   std::vector<std::tuple<std::string, std::string, int>> scope_names_ = {{"", "", 0}};
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
-  int behind_text_ = 0;                 // behind_'s place in Inputs::strict_texts + 1; 0: none
+  uint32_t behind_text_ = 0;            // behind_'s ReasonTexts number; 0: none
   // The shapes that found no room in this pass: a few (shapes x scopes x two views), looked up
   // for every job the pass judges, so a scan of a vector rather than a tree.
   std::vector<FailedShape> failed_;

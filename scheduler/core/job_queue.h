@@ -51,7 +51,7 @@ struct QueuedRef {
     // Filter's quota inputs then: the user's cores in use, quota, and cores reserved for the
     // user's other jobs, of the job's class (kFiltered).
     int used = 0, limit = 0, promised = 0;
-    int behind_text = 0;          // which strict-order text (Pass::Inputs::strict_texts)
+    uint32_t behind_text = 0;     // which strict-order text (its ReasonTexts number)
     uint64_t hosts_version = 0;   // kBlocked, kAside: HostLeases::blocked_version() then
     uint64_t head = 0;            // kBlocked: the backfill head then (PassHeads::IdOf)
     TimePoint at{};               // that pass's now: a clock that went back evaluates again

@@ -45,7 +45,7 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   ImplPassSide side(*this, now);
   Pass pass(
       Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side, &pass_views,
-                   &strict_texts, &pass_heads, &reason_texts, config.check_pass_memos,
+                   &pass_heads, &reason_texts, config.check_pass_memos,
                    defrag_budget ? &*defrag_budget : nullptr},
       now);
   // FIFO: the queue's own order, in which a job that starts (or is otherwise taken out of the

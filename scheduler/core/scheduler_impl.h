@@ -73,11 +73,9 @@ class Scheduler::Impl {
   std::vector<pod::Pod> pass_views;
   // Where a pass's QueueSort puts its order (its memory reused from pass to pass).
   std::vector<QueueEntry> pass_order;
-  // The strict-order reasons passes gave, which the queued jobs' memos name (Pass::Inputs).
-  std::vector<std::string> strict_texts;
   // The backfill heads passes had, which the queued jobs' memos name (Pass::Inputs).
   PassHeads pass_heads;
-  // Numbers of the texts of failed victim searches (Pass::Inputs::reason_texts).
+  // Numbers of the texts passes give many jobs (Pass::Inputs::reason_texts).
   ReasonTexts reason_texts;
   StrictTail strict_tail;  // the jobs behind strict order's head, between passes (cycle.h)
   // What defragmentation may still make moved jobs lose (Pass::Inputs::defrag), in core-seconds;
