@@ -496,10 +496,8 @@ std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEn
   // The zone of the profile's choice for one slice over the whole fleet comes first (best fit:
   // a zone of devices before a pod's corner, as for a single slice; its ties to the zone of the
   // job's checkpoint store, HomeFirst), then the others in order.
-  const std::vector<int>& candidates = Candidates(type);
-  const std::vector<int>* home_first = HomeFirst(job, candidates);
   const std::optional<pod::FleetPlacement> first =
-      in_.profile.score->ChooseAmong(views, home_first ? *home_first : candidates, type);
+      in_.profile.score->ChooseAmong(views, HomeFirst(job, Candidates(type)), type);
   if (!first) {
     failed_.push_back(key);
     return std::nullopt;
@@ -716,9 +714,7 @@ std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
   if (!Failed(key)) {
     // A job resuming from a checkpoint has its store's zone first: the policy breaks its ties
     // (first fit: any pod that fits) towards a placement that reads without crossing zones.
-    const std::vector<int>& candidates = Candidates(type);
-    const std::vector<int>* home_first = HomeFirst(job, candidates);
-    chosen = in_.profile.score->ChooseAmong(views, home_first ? *home_first : candidates, type);
+    chosen = in_.profile.score->ChooseAmong(views, HomeFirst(job, Candidates(type)), type);
     if (!chosen) failed_.push_back(key);
   }
   const Reservation* res = in_.hosts.ReservationOf(job.id);
@@ -728,14 +724,13 @@ std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
   return chosen;
 }
 
-const std::vector<int>* Pass::HomeFirst(const JobRecord& job, const std::vector<int>& candidates) {
-  if (job.checkpoint_zone.empty() || job.last_checkpoint_step == 0) return nullptr;
+const std::vector<int>& Pass::HomeFirst(const JobRecord& job, const std::vector<int>& candidates) {
+  if (job.checkpoint_zone.empty() || job.last_checkpoint_step == 0) return candidates;
   const pod::Fleet& fleet = in_.hosts.fleet();
   home_first_.assign(candidates.begin(), candidates.end());
-  const auto others =
-      std::stable_partition(home_first_.begin(), home_first_.end(),
-                            [&](int i) { return fleet.zone(i) == job.checkpoint_zone; });
-  return others == home_first_.begin() || others == home_first_.end() ? nullptr : &home_first_;
+  std::stable_partition(home_first_.begin(), home_first_.end(),
+                        [&](int i) { return fleet.zone(i) == job.checkpoint_zone; });
+  return home_first_;
 }
 
 void Pass::BindAndTake(JobRecord& job, const std::vector<pod::FleetPlacement>& slices) {

@@ -218,10 +218,10 @@ class Pass {
   std::optional<std::string> Filter(const QueueEntry& entry);
   // Where the job would start now, without delaying the backfill head.
   std::optional<pod::FleetPlacement> Score(const QueueEntry& entry);
-  // `candidates` with the pods of the zone of `job`'s checkpoint store first, when it has a
-  // checkpoint to read there and some candidates are elsewhere (JobRecord::checkpoint_zone): the
-  // policy's ties then go to a placement that reads it without crossing zones. Null otherwise.
-  const std::vector<int>* HomeFirst(const JobRecord& job, const std::vector<int>& candidates);
+  // `candidates` with the pods of the zone of `job`'s checkpoint store first (in their order),
+  // when it has a checkpoint to read there (JobRecord::checkpoint_zone): the policy's ties then
+  // go to a placement that reads it without crossing zones. Valid until the next call.
+  const std::vector<int>& HomeFirst(const JobRecord& job, const std::vector<int>& candidates);
   // True when the job holds a reservation whose victims have not released it yet (its reason
   // says which); drops a reservation that a failed host spoilt.
   bool AwaitReservation(JobRecord& job);

@@ -35,8 +35,7 @@ Result<AllocationId> HostLeases::Hold(JobEpoch owner,
                                    std::set<HostId>(hosts.begin(), hosts.end())});
     lease_of_.emplace(owner, held[i]);
   }
-  ++version_;
-  if (evictable) ++blocked_version_;
+  Changed(/*helps_blocked=*/evictable);
   return held.front();
 }
 
@@ -61,10 +60,7 @@ bool HostLeases::Gone(JobEpoch owner, std::optional<HostId> host) {
     it = lease_of_.erase(it);
     released = true;
   }
-  if (released) {
-    ++version_;
-    ++blocked_version_;
-  }
+  if (released) Changed();
   return released;
 }
 
@@ -93,27 +89,23 @@ const Lease* HostLeases::LeaseOn(HostId host) const {
 void HostLeases::Reserve(JobId job, Reservation reservation) {
   reservations_[job] = std::move(reservation);
   ++reservations_version_;
-  ++version_;
-  ++blocked_version_;
+  Changed();
 }
 
 bool HostLeases::Unreserve(JobId job) {
   if (reservations_.erase(job) == 0) return false;
   ++reservations_version_;
-  ++version_;
-  ++blocked_version_;
+  Changed();
   return true;
 }
 
 Status HostLeases::MarkUnhealthy(HostId host) {
-  ++version_;
-  ++blocked_version_;  // a blocked job may wait aside now
+  Changed();  // a blocked job may wait aside now
   return fleet_.MarkUnhealthy(host);
 }
 
 Status HostLeases::MarkHealthy(HostId host) {
-  ++version_;
-  ++blocked_version_;
+  Changed();
   return fleet_.MarkHealthy(host);
 }
 

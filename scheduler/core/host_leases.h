@@ -112,6 +112,13 @@ class HostLeases {
   uint64_t blocked_version() const { return blocked_version_; }
 
  private:
+  // Every change of what a pass can find; `helps_blocked` false only for a lease that takes
+  // hosts away and offers no victim (blocked_version).
+  void Changed(bool helps_blocked = true) {
+    ++version_;
+    if (helps_blocked) ++blocked_version_;
+  }
+
   pod::Fleet fleet_;
   std::map<AllocationId, Lease> leases_;
   std::multimap<JobEpoch, AllocationId> lease_of_;  // one per slice
