@@ -60,12 +60,26 @@ Status VerifyCheckpoint(store::ObjectStore& store, const Manifest& m) {
 
 namespace {
 
+// OK when `into` is shaped for `m`: every parameter, and the rank's range of each other tensor.
+Status CheckShape(const Manifest& m, const RankBuffers& into) {
+  if (into.params.size() != m.num_params || into.state.size() + 1 != m.tensors.size()) {
+    return ToStatus(InvalidArgument(
+        "checkpoint " + CkptDirName(m.id) + " has " + std::to_string(m.num_params) +
+        " parameters and " + std::to_string(m.tensors.size()) + " tensors; this run holds " +
+        std::to_string(into.params.size()) + " and " + std::to_string(into.state.size() + 1)));
+  }
+  for (std::span<float> t : into.state) {
+    if (t.size() != into.own.size()) {
+      return ToStatus(InvalidArgument("the optimizer state buffer does not match the rank's range"));
+    }
+  }
+  return Status::Ok();
+}
+
 // Whether shard `s` of `m` is exactly the rank's own range of buffers shaped for `m`.
 bool LandsIn(const Manifest& m, const ShardEntry& s, const RankBuffers& into) {
-  if (s.param_begin != into.own.begin || s.param_end != into.own.end) return false;
-  if (into.params.size() != m.num_params || into.state.size() + 1 != m.tensors.size()) return false;
-  return std::all_of(into.state.begin(), into.state.end(),
-                     [&](std::span<float> t) { return t.size() == into.own.size(); });
+  return s.param_begin == into.own.begin && s.param_end == into.own.end &&
+         CheckShape(m, into).ok();
 }
 
 // The tensors of shard `s` (tensor-major, as EncodeShard lays them out) read into the rank's
@@ -226,22 +240,12 @@ Result<std::vector<float>> ReadTensor(store::ObjectStore& store, const Manifest&
 
 Status ReadRankState(store::ObjectStore& store, const Manifest& m, const RankBuffers& into,
                      const VerifiedShards* verified) {
-  if (into.params.size() != m.num_params || into.state.size() + 1 != m.tensors.size()) {
-    return ToStatus(InvalidArgument(
-        "checkpoint " + CkptDirName(m.id) + " has " + std::to_string(m.num_params) +
-        " parameters and " + std::to_string(m.tensors.size()) + " tensors; this run holds " +
-        std::to_string(into.params.size()) + " and " + std::to_string(into.state.size() + 1)));
-  }
+  if (Status s = CheckShape(m, into); !s.ok()) return s;  // the range itself: ReadTensorPieces
   const bool in_place = verified != nullptr && verified->landed_in == into.Addresses();
   if (Status s = ReadTensorPieces(store, m, 0, 0, into.params, verified, in_place); !s.ok()) {
     return s;
   }
   for (size_t t = 1; t < m.tensors.size(); ++t) {
-    if (into.state[t - 1].size() !=
-        into.own.size()) {  // the range itself: ReadTensorInto checks it
-      return ToStatus(
-          InvalidArgument("the optimizer state buffer does not match the rank's range"));
-    }
     Status s = ReadTensorPieces(store, m, static_cast<int>(t), into.own.begin, into.state[t - 1],
                                 verified, in_place);
     if (!s.ok()) return s;

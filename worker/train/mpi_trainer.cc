@@ -91,7 +91,6 @@ class Trainer {
   int rank_ = 0, world_ = 1;
   ShardRange shard_;
   VerifiedShards verified_;  // this rank's shards of the chosen checkpoint, until Restore reads them
-  bool buffers_touched_ = false;  // a candidate checkpoint was verified into params_ and state
   size_t padded_ = 0;
   std::vector<float> params_, state0_, state1_;
   int64_t step_ = 0;
@@ -197,7 +196,6 @@ std::optional<Manifest> Trainer::ChooseCheckpoint() {
     VerifiedShards mine;
     const std::vector<std::span<float>> state = StateTensors();
     const RankBuffers into{shard_, params_, state};
-    buffers_touched_ = true;
     const Status s = VerifyCheckpointShards(*store_, m, rank_, world_, &mine, &into);
     // 0: my shards verify; 1: incomplete or corrupt; 2: the store failed.
     int verdict = s.ok()                                                                     ? 0
@@ -214,6 +212,7 @@ std::optional<Manifest> Trainer::ChooseCheckpoint() {
       return m;
     }
   }
+  if (count > 0) InitState();  // a rejected candidate may have been read into the buffers
   return std::nullopt;
 }
 
@@ -227,7 +226,6 @@ void Trainer::Restore() {
   if (!store_) return;
   const std::optional<Manifest> chosen = ChooseCheckpoint();
   if (!chosen) {
-    if (buffers_touched_) InitState();  // a rejected candidate may have been read into them
     Log("restore: no checkpoint of job " + o_.job + "; starting at step 0");
     return;
   }
