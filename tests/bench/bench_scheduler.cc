@@ -76,6 +76,15 @@ void BenchPass(int queued, int passes, PassAfter after) {
       core::Scheduler::Create(pod::Pod::Full("v3", pod::Generation::kV3), config, &repo, At(0));
   if (!sched) std::abort();
   core::Scheduler& s = **sched;
+  // Ends a running job (its hosts free), or stops the benchmark.
+  const auto end = [&](JobId owner, TimePoint now) {
+    const core::JobRecord* job = s.Find(owner);
+    if (job == nullptr || !core::HoldsHosts(job->state) ||
+        !s.ReportExited({owner, job->epoch}, std::nullopt, core::ExitKind::kSucceeded, "", now)) {
+      std::fprintf(stderr, "bench: job %lld cannot end\n", static_cast<long long>(owner.value()));
+      std::abort();
+    }
+  };
   std::vector<JobId> owners;
   for (int i = 0; i < 256; ++i) {
     auto id = s.Submit(Spec("owner", "v3-8", false, 10), At(0));
@@ -86,13 +95,9 @@ void BenchPass(int queued, int passes, PassAfter after) {
   int free_hosts = 0;
   if (after_start) {
     for (JobId owner : owners) {
-      const core::JobRecord* job = s.Find(owner);
-      const pod::HostCoord at = job->placement->rect.origin;
+      const pod::HostCoord at = s.Find(owner)->placement->rect.origin;
       if (at.row % 2 != 0 || at.col % 2 != 0) continue;
-      if (!s.ReportExited({owner, job->epoch}, std::nullopt, core::ExitKind::kSucceeded, "",
-                          At(0.5))) {
-        std::abort();
-      }
+      end(owner, At(0.5));
       ++free_hosts;
     }
   }
@@ -114,15 +119,7 @@ void BenchPass(int queued, int passes, PassAfter after) {
   int64_t skipped = 0;
   for (int i = 0; i < measured; ++i) {
     const TimePoint now = At(200 + i);
-    if (after_release) {
-      const JobId owner = owners[static_cast<size_t>(i)];
-      const core::JobRecord* job = s.Find(owner);
-      if (job == nullptr || !core::HoldsHosts(job->state) ||
-          !s.ReportExited({owner, job->epoch}, std::nullopt, core::ExitKind::kSucceeded, "", now)) {
-        std::fprintf(stderr, "bench: job %lld cannot end\n", static_cast<long long>(owner.value()));
-        std::abort();
-      }
-    }
+    if (after_release) end(owners[static_cast<size_t>(i)], now);
     if (after_start) {
       // Short (its end expected before the backfill head's start): the head keeps its rectangle.
       core::JobSpec urgent = Spec("urgent", "v3-8", false, 9);
@@ -145,16 +142,18 @@ void BenchPass(int queued, int passes, PassAfter after) {
     if (id) (void)s.Cancel(*id, now);
   }
   const double skipped_per_pass = static_cast<double>(skipped) / std::max(measured, 1);
+  // The figures' suffix and the line's words, per scenario.
+  const char* suffix = after_release ? "_after_release" : after_start ? "_after_start" : "";
+  const char* words = after_release ? ", a job ended before each"
+                      : after_start ? ", an on-demand job started before each"
+                                    : "";
   const std::string k =
       (queued >= 1000 ? std::to_string(queued / 1000) + "k" : std::to_string(queued)) + "_queued" +
-      (after_release ? "_after_release" : "") + (after_start ? "_after_start" : "");
+      suffix;
   std::printf(
       "pass with %6d queued on v3-2048%s: median %9.1f us  p99 %9.1f us  (%d passes, %.0f jobs "
       "skipped by memo each)\n",
-      queued,
-      after_release ? ", a job ended before each"
-                    : (after_start ? ", an on-demand job started before each" : ""),
-      Pct(us, 50), Pct(us, 99), measured, skipped_per_pass);
+      queued, words, Pct(us, 50), Pct(us, 99), measured, skipped_per_pass);
   std::printf("FIGURE sched_pass_median_%s %.1f us\n", k.c_str(), Pct(us, 50));
   std::printf("FIGURE sched_pass_p99_%s %.1f us\n", k.c_str(), Pct(us, 99));
   std::printf("FIGURE sched_pass_skipped_by_memo_%s %.0f jobs\n", k.c_str(), skipped_per_pass);

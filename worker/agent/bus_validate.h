@@ -33,11 +33,11 @@ std::optional<Rejection> ParseEnvelope(std::string_view bytes, bus::Envelope& ou
 // Where the root agent creates and writes (the audit's M7): checkpoint_root, when set, is an
 // absolute path in normal form (no `.`, `..`, `//`) directly below one of
 // `policy.checkpoint_roots` when any is set (the user's prefix, <root>/<user>: a site with a
-// checkpoint store per zone gives each store's users directory); a file:// log_url has an absolute path
-// without `..`, and starts with `policy.log_root` (whole path components) when that is set.
+// checkpoint store per zone gives each store's users directory); a file:// log_url has an absolute
+// path without `..`, and starts with `policy.log_root` (whole path components) when that is set.
 struct LaunchPolicy {
   std::vector<std::string> checkpoint_roots;  // podworker --checkpoint-root; none: any path
-  std::string log_root;         // podworker --log-root (a URL prefix); empty: any
+  std::string log_root;                       // podworker --log-root (a URL prefix); empty: any
 };
 std::optional<Rejection> ValidateLaunch(const bus::Launch& launch,
                                         const std::vector<int32_t>& my_hosts,

@@ -70,7 +70,8 @@ Status CheckShape(const Manifest& m, const RankBuffers& into) {
   }
   for (std::span<float> t : into.state) {
     if (t.size() != into.own.size()) {
-      return ToStatus(InvalidArgument("the optimizer state buffer does not match the rank's range"));
+      return ToStatus(
+          InvalidArgument("the optimizer state buffer does not match the rank's range"));
     }
   }
   return Status::Ok();
@@ -78,8 +79,7 @@ Status CheckShape(const Manifest& m, const RankBuffers& into) {
 
 // Whether shard `s` of `m` is exactly the rank's own range of buffers shaped for `m`.
 bool LandsIn(const Manifest& m, const ShardEntry& s, const RankBuffers& into) {
-  return s.param_begin == into.own.begin && s.param_end == into.own.end &&
-         CheckShape(m, into).ok();
+  return s.param_begin == into.own.begin && s.param_end == into.own.end && CheckShape(m, into).ok();
 }
 
 // The tensors of shard `s` (tensor-major, as EncodeShard lays them out) read into the rank's
