@@ -60,7 +60,7 @@ async function loadQuotas() {
   box.append(h('div', {class: 'table-wrap'}, h('table', {class: 'table', id: 'quotas'},
     h('thead', {}, h('tr', {}, h('th', {}, 'user'), h('th', {}, 'on-demand cores'),
       h('th', {}, 'preemptible cores'), h('th', {}, 'jobs'), h('th', {}, 'cost on-demand'),
-      h('th', {}, 'cost preemptible'), h('th', {}, 'of it egress'), h('th', {}, 'total'))),
+      h('th', {}, 'cost preemptible'), h('th', {}, 'egress, all time'), h('th', {}, 'total'))),
     h('tbody', {}, rows.map((q) => {
       const c = cost.get(q.user) || {od: 0, pre: 0, n: 0};
       sumOd += c.od;
@@ -79,7 +79,8 @@ async function loadQuotas() {
   jobs.truncated ? note(`Costs cover the first ${jobs.jobs.length} of ${jobs.total} jobs.`) : '',
   h('p', {class: 'muted'}, 'Cost: the slice price of its class (v2-8: $4.50/h on-demand, ' +
     '$1.35/h preemptible) times the time it held hosts, plus egress: checkpoints moved ' +
-    'between a job\'s store and another zone it ran in.'));
+    'between a job\'s store and another zone it ran in. The egress column is each user\'s ' +
+    'whole history, including jobs podsched has forgotten; the costs are the listed jobs\'.'));
 }
 
 async function loadStats() {
