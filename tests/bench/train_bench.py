@@ -6,7 +6,9 @@
 1. Step time with asynchronous checkpointing on and off: the same podtrain run (W=2) with
    --checkpoint-every K and without checkpoints; overhead % of the mean step time (median of
    several runs each).
-2. Exact int64 vs float all-reduce at W=1, 2, 4, 8 for 1M and 10M parameters.
+2. podtrain's gradient reduction (the ring reduce-scatter, exact and float) and the exact
+   all-reduce built on it, against float MPI_Allreduce, at W=1, 2, 4, 8 for 1M and 10M
+   parameters (bench_train_allreduce.cc).
 Prints FIGURE lines. Asserts nothing about time.
 """
 import os

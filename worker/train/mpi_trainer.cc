@@ -16,6 +16,7 @@
 #include "worker/train/dataset_io.h"
 #include "worker/train/exit_codes.h"
 #include "worker/train/progress_sink.h"
+#include "worker/train/ring_reduce_mpi.h"
 
 namespace podsched::train {
 
@@ -93,6 +94,8 @@ class Trainer {
   VerifiedShards verified_;  // this rank's shards of the chosen checkpoint, until Restore reads them
   size_t padded_ = 0;
   std::vector<float> params_, state0_, state1_;
+  std::vector<int64_t> fixed_scratch_;  // RingReduceScatter's receive buffers, kept across steps
+  std::vector<float> float_scratch_;
   int64_t step_ = 0;
   uint64_t cursor_ = 0;
   Dataset train_, eval_;
@@ -273,17 +276,17 @@ void Trainer::Step(GradAccumulator& acc, MpiReducer& reducer, LossStats& loss) {
   loss.correct += r->correct;
   const int block = static_cast<int>(padded_ / world_);
   std::vector<float> grad(block);
+  // The reduction leaves partial sums in the accumulator's other blocks; Clear() resets them.
   if (acc.mode() == ReduceMode::kExact) {
-    std::vector<int64_t> sum(block);
-    MPI_Reduce_scatter_block(acc.fixed().data(), sum.data(), block, MPI_INT64_T, MPI_SUM,
-                             MPI_COMM_WORLD);
+    const std::span<const int64_t> sum =
+        RingReduceScatter(acc.fixed(), fixed_scratch_, MPI_COMM_WORLD);
     for (int k = 0; k < block; ++k) {
       grad[k] = static_cast<float>(Dequantize(sum[k]) / o_.global_batch);
     }
   } else {
-    MPI_Reduce_scatter_block(acc.floats().data(), grad.data(), block, MPI_FLOAT, MPI_SUM,
-                             MPI_COMM_WORLD);
-    for (float& g : grad) g /= static_cast<float>(o_.global_batch);
+    const std::span<const float> sum =
+        RingReduceScatter(acc.floats(), float_scratch_, MPI_COMM_WORLD);
+    for (int k = 0; k < block; ++k) grad[k] = sum[k] / static_cast<float>(o_.global_batch);
   }
   ++step_;
   std::span<float> mine = std::span<float>(params_).subspan(shard_.begin, shard_.size());
