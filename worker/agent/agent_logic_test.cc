@@ -41,8 +41,8 @@ TEST(MpirunArgvTest, FollowsTheContract) {
       "/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "8", "--host",
       "h4:2,h5:2,h12:2,h13:2", "--mca", "plm_rsh_agent", "/opt/pod/podworker rsh", "--mca",
       "plm_rsh_no_tree_spawn", "1", "--mca", "orte_leave_session_attached", "1", "--mca", "btl",
-      "self,tcp", "--mca", "btl_tcp_if_include", "127.0.0.0/8", "--mca", "oob_tcp_if_include",
-      "127.0.0.0/8", "--tag-output", "-x", "POD_EPOCH", "-x", "POD_JOB_ID", "--mca",
+      "self,tcp", "--mca", "pml", "ob1", "--mca", "btl_tcp_if_include", "127.0.0.0/8", "--mca",
+      "oob_tcp_if_include", "127.0.0.0/8", "--tag-output", "-x", "POD_EPOCH", "-x", "POD_JOB_ID", "--mca",
       "odls_base_verbose", "0", "podprobe", "--run-seconds", "3"};
   EXPECT_EQ(*argv, want);
 }
@@ -55,12 +55,39 @@ TEST(MpirunArgvTest, ASliceOfTheLaunchersHostAloneRunsWithoutOrtedOrRsh) {
   ASSERT_TRUE(argv.has_value()) << argv.error().ToString();
   const std::vector<std::string> want{
       "/usr/bin/mpirun", "--oversubscribe", "-np", "2", "--host", "localhost:2", "--mca", "btl",
-      "self,tcp", "--mca", "btl_tcp_if_include", "127.0.0.0/8", "--mca", "oob_tcp_if_include",
-      "127.0.0.0/8", "--tag-output", "-x", "POD_EPOCH", "-x", "POD_JOB_ID", "podprobe",
-      "--run-seconds", "3"};
+      "self,tcp", "--mca", "pml", "ob1", "--mca", "btl_tcp_if_include", "127.0.0.0/8", "--mca",
+      "oob_tcp_if_include", "127.0.0.0/8", "--tag-output", "-x", "POD_EPOCH", "-x", "POD_JOB_ID",
+      "podprobe", "--run-seconds", "3"};
   EXPECT_EQ(*argv, want);
   plan.hosts = {7, 8};
   EXPECT_FALSE(BuildMpirunArgv(plan).has_value()) << "only a slice of one host is local";
+}
+
+TEST(MpirunArgvTest, AnOperatorsTransportReplacesTheDefault) {
+  MpirunPlan plan;
+  plan.mpirun = "/usr/bin/mpirun";
+  plan.podworker = "/opt/pod/podworker";
+  plan.hosts = {4, 5};
+  plan.command = {"podprobe"};
+  plan.extra_args = {"--mca", "pml", "ucx", "--mca", "btl_tcp_port_min_v4", "30000"};
+  auto argv = BuildMpirunArgv(plan);
+  ASSERT_TRUE(argv.has_value()) << argv.error().ToString();
+  const auto count = [&](const std::vector<std::string>& pair) {
+    int n = 0;
+    for (size_t i = 0; i + 1 < argv->size(); ++i) {
+      n += (*argv)[i] == pair[0] && (*argv)[i + 1] == pair[1];
+    }
+    return n;
+  };
+  EXPECT_EQ(count({"pml", "ob1"}), 0) << "mpirun refuses a parameter given twice";
+  EXPECT_EQ(count({"pml", "ucx"}), 1);
+  EXPECT_EQ(count({"btl", "self,tcp"}), 1) << "only what the operator names is replaced";
+  plan.extra_args = {"--mca", "btl", "self,vader,tcp"};
+  argv = BuildMpirunArgv(plan);
+  ASSERT_TRUE(argv.has_value());
+  EXPECT_EQ(count({"btl", "self,tcp"}), 0);
+  EXPECT_EQ(count({"btl", "self,vader,tcp"}), 1);
+  EXPECT_EQ(count({"pml", "ob1"}), 1);
 }
 
 TEST(MpirunArgvTest, RootFlagOnlyAsRootAndBadPlansRejected) {

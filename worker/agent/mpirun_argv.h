@@ -22,7 +22,9 @@ struct MpirunPlan {
   std::vector<std::string> env_names; // each passed with -x (values come from mpirun's env)
   std::string subnet;                 // CIDR for btl_tcp_if_include / oob_tcp_if_include
   bool run_as_root = false;           // adds --allow-run-as-root
-  std::vector<std::string> extra_args;  // --mpirun-arg, before the command
+  // --mpirun-arg, before the command; a `--mca btl X` or `--mca pml X` among them replaces the
+  // default (self,tcp and ob1).
+  std::vector<std::string> extra_args;
   // The slice is the launcher's host alone: mpirun starts the ranks itself (`--host localhost`),
   // with no orted and no rsh session (its environment holds the host's variables).
   bool local = false;
