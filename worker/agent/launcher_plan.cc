@@ -7,6 +7,7 @@
 #include "common/ids.h"
 #include "worker/agent/bus_validate.h"
 #include "worker/agent/exec_launch.h"
+#include "worker/agent/mpi_runtime_env.h"
 #include "worker/agent/mpirun_argv.h"
 #include "worker/agent/proc_text.h"
 #include "worker/agent/rsh_wire.h"
@@ -27,6 +28,10 @@ LauncherPlan PlanLauncher(const AgentOptions& o, const bus::Launch& l,
     names.push_back(name);
   }
   std::sort(names.begin(), names.end());
+  if (!in.env.contains(kHwlocComponentsVariable)) {
+    plan.overrides.push_back(std::string(kHwlocComponentsVariable) + "=" +
+                             kHwlocComponentsDefault);
+  }
   plan.overrides.push_back("POD_PROGRESS_ENDPOINT=" + in.progress_endpoint);
   names.push_back("POD_PROGRESS_ENDPOINT");
   plan.overrides.push_back(std::string(progress::kProgressKeyVariable) + "=" + in.progress_key);

@@ -158,6 +158,18 @@ TEST(LauncherPlanTest, AnExecLaunchSendsItsVariablesAlongTheRshChannel) {
   }
 }
 
+TEST(LauncherPlanTest, HwlocSkipsPciDiscoveryUnlessTheJobSaysOtherwise) {
+  for (auto launcher : {bus::Launch::MPI, bus::Launch::EXEC}) {
+    LauncherPlan plan = PlanLauncher(Options(), MakeLaunch(launcher), Inputs());
+    EXPECT_TRUE(Has(plan.overrides, "HWLOC_COMPONENTS=-pci,-linuxio"));
+    LauncherInputs in = Inputs();
+    in.env["HWLOC_COMPONENTS"] = "";
+    plan = PlanLauncher(Options(), MakeLaunch(launcher), in);
+    EXPECT_TRUE(Has(plan.overrides, "HWLOC_COMPONENTS="));
+    EXPECT_FALSE(Has(plan.overrides, "HWLOC_COMPONENTS=-pci,-linuxio")) << "the job's own wins";
+  }
+}
+
 TEST(LauncherPlanTest, RootJobsTellMpirunAndABadCommandIsAnError) {
   LauncherInputs in = Inputs();
   in.run_as_root = true;

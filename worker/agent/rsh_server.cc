@@ -14,6 +14,7 @@
 #include "common/hash.h"
 #include "worker/agent/bus_validate.h"
 #include "worker/agent/child.h"
+#include "worker/agent/mpi_runtime_env.h"
 #include "worker/agent/process_tree.h"
 #include "worker/progress/progress_wire.h"
 #include "worker/agent/rsh_admission.h"
@@ -221,6 +222,9 @@ void RshServer::Run(Session& s, const bus::RshRequest& req, int32_t first_host) 
   env.push_back("POD_HOST=" + std::to_string(req.host() - first_host));
   env.push_back("POD_PREEMPT_FILE=" + state_.PreemptFile(je, req.host()));
   env.push_back("OMPI_MCA_orte_tmpdir_base=" + tmp);
+  if (req.env().count(kHwlocComponentsVariable) == 0) {
+    env.push_back(std::string(kHwlocComponentsVariable) + "=" + kHwlocComponentsDefault);
+  }
   env.push_back(std::string(kTagVariable) + "=" + TagValue(je, req.host()));
   if (const std::string scratch = jobs_.ScratchOf(je, req.host()); !scratch.empty()) {
     env.push_back("TMPDIR=" + scratch);
