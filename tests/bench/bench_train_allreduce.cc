@@ -11,9 +11,11 @@
 //   allreduce_exact                the exact all-reduce built on it: the ring in int64, each
 //                                  rank's block dequantized to float, MPI_Allgather of the
 //                                  floats (every rank ends with the exact sum, rounded once)
-// and the ratios allreduce_exact_over_float (issue 29's goal: <= 1.5x) and
-// reduce_scatter_ring_over_mpi_int64. FIGURE names end in _{N}_w{W}. Inputs are refilled before
-// each repetition, outside the timing. The exact results are checked against MPI_Allreduce's.
+//   allreduce_ring_float           the same all-reduce in float (the ring, MPI_Allgather)
+// and, at W > 1, the ratios allreduce_exact_over_float (issue 29's goal: <= 1.5x),
+// allreduce_exact_over_ring_float and reduce_scatter_ring_over_mpi_int64. FIGURE names end in
+// _{N}_w{W}. Inputs are refilled before each repetition, outside the timing. The exact results
+// are checked against MPI_Allreduce's.
 #include <mpi.h>
 
 #include <algorithm>

@@ -42,8 +42,8 @@ TEST(MpirunArgvTest, FollowsTheContract) {
       "h4:2,h5:2,h12:2,h13:2", "--mca", "plm_rsh_agent", "/opt/pod/podworker rsh", "--mca",
       "plm_rsh_no_tree_spawn", "1", "--mca", "orte_leave_session_attached", "1", "--mca", "btl",
       "self,tcp", "--mca", "pml", "ob1", "--mca", "btl_tcp_if_include", "127.0.0.0/8", "--mca",
-      "oob_tcp_if_include", "127.0.0.0/8", "--tag-output", "-x", "POD_EPOCH", "-x", "POD_JOB_ID", "--mca",
-      "odls_base_verbose", "0", "podprobe", "--run-seconds", "3"};
+      "oob_tcp_if_include", "127.0.0.0/8", "--tag-output", "-x", "POD_EPOCH", "-x", "POD_JOB_ID",
+      "--mca", "odls_base_verbose", "0", "podprobe", "--run-seconds", "3"};
   EXPECT_EQ(*argv, want);
 }
 

@@ -28,7 +28,7 @@ LauncherPlan PlanLauncher(const AgentOptions& o, const bus::Launch& l,
     names.push_back(name);
   }
   std::sort(names.begin(), names.end());
-  if (!in.env.contains(kHwlocComponentsVariable)) {
+  if (!in.env.contains(kHwlocComponentsVariable)) {  // why: mpi_runtime_env.h
     plan.overrides.push_back(std::string(kHwlocComponentsVariable) + "=" +
                              kHwlocComponentsDefault);
   }

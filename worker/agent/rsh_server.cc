@@ -222,7 +222,7 @@ void RshServer::Run(Session& s, const bus::RshRequest& req, int32_t first_host) 
   env.push_back("POD_HOST=" + std::to_string(req.host() - first_host));
   env.push_back("POD_PREEMPT_FILE=" + state_.PreemptFile(je, req.host()));
   env.push_back("OMPI_MCA_orte_tmpdir_base=" + tmp);
-  if (req.env().count(kHwlocComponentsVariable) == 0) {
+  if (req.env().count(kHwlocComponentsVariable) == 0) {  // why: mpi_runtime_env.h
     env.push_back(std::string(kHwlocComponentsVariable) + "=" + kHwlocComponentsDefault);
   }
   env.push_back(std::string(kTagVariable) + "=" + TagValue(je, req.host()));
