@@ -45,6 +45,9 @@ if os.path.basename(env.get("POD_PREEMPT_FILE", "")) != "h%s.preempt" % env["POD
                                                               env["POD_HOST"]))
 if not env.get("OMPI_MCA_orte_tmpdir_base", "").endswith("/h%s/ompi" % env["POD_HOST"]):
     errors.append("OMPI_MCA_orte_tmpdir_base %s" % env.get("OMPI_MCA_orte_tmpdir_base"))
+# The agent's hwloc default (worker/agent/mpi_runtime_env.h): the job's env does not set it.
+if env.get("HWLOC_COMPONENTS") != "-pci,-linuxio":
+    errors.append("HWLOC_COMPONENTS %r, not the agent's -pci,-linuxio" % env.get("HWLOC_COMPONENTS"))
 secrets = sorted(n for n in env if n.startswith("POD_RSH_"))
 if secrets:
     errors.append("the rsh side channel's variables reached the rank: " + ", ".join(secrets))
