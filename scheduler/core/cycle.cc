@@ -308,14 +308,15 @@ void Pass::ConsiderBehindHead(const std::vector<QueueEntry>& queue, size_t head,
 
 void Pass::Consider(const QueueEntry& entry) {
   QueuedRef& ref = *entry.ref;
-  if (ref.memo.valid && MemoHolds(entry)) {  // its reason would be the one it has
+  if (ref.memo.valid && (MemoHolds(entry) || BlockedAsBefore(entry))) {
+    // Its reason would be the one it has.
     ++skipped_;
     if (in_.check_memos) CheckSkipped(entry);
     return;
   }
   ref.memo.valid = false;
   JobRecord& job = *ref.job;
-  const pod::AcceleratorType& type = *ref.type;
+  const pod::AcceleratorType& type = ref.type;
   scope_ = ScopeOf(job.spec);
   if (auto why = Filter(entry)) {
     // A reservation is only held for a job that could use it now.
@@ -357,19 +358,21 @@ void Pass::Consider(const QueueEntry& entry) {
   }
   bool lasting = false;
   if (Preempt(ref, type, &lasting)) return;
-  // Blocked behind this pass's head, it stays blocked while nothing it was judged on changes.
-  // Only when this pass has changed nothing yet: its own binds and reservations are draining
-  // hosts in its views, which a victim search cannot free but the next pass's can. (The first
-  // blocked job becomes the head, Block, and is never skipped: no head is known when it comes.)
-  if (lasting && head_id_ != 0 && in_.hosts.version() == start_version_) {
-    Remember(ref, QueuedRef::Memo::Kind::kBlocked);
+  // Blocked behind this pass's head, it stays blocked while nothing it was judged on changes,
+  // when its answer lasts and this pass has changed nothing yet: its own binds and reservations
+  // are draining hosts in its views, which a victim search cannot free but the next pass's can.
+  // Otherwise the memo only says what it was told (BlockedAsBefore). The first blocked job
+  // becomes the head, Block, and is never skipped: no head is known when it comes.
+  if (head_id_ != 0) {
+    Remember(ref, QueuedRef::Memo::Kind::kBlocked,
+             lasting && in_.hosts.version() == start_version_);
   }
   Block(type);
 }
 
 void Pass::ConsiderSlices(const QueueEntry& entry) {
   JobRecord& job = *entry.ref->job;
-  const pod::AcceleratorType& type = *entry.ref->type;
+  const pod::AcceleratorType& type = entry.ref->type;
   if (const Reservation* res = in_.hosts.ReservationOf(job.id)) {
     // Its victims are gone: the slices kept for it.
     std::vector<pod::FleetPlacement> kept = res->Slices();
@@ -405,9 +408,7 @@ bool Pass::PreemptForSlices(JobRecord& job, const pod::AcceleratorType& type) {
   const VictimSets& sets = VictimsFor(job.spec);
   // As for ChooseSlices: no plan for N slices in this pass, none for N or more (the victims only
   // become fewer). Per class and priority (what may be evicted) and side of the head.
-  const auto key = std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols,
-                                   scope_, job.spec.preemptible, job.spec.priority,
-                                   head_view_.has_value());
+  const VictimKey key = VictimKeyOf(type, job.spec.preemptible, job.spec.priority);
   if (auto it = failed_slice_preemption_.find(key);
       it != failed_slice_preemption_.end() && job.spec.slices >= it->second) {
     if (sets.earliest != TimePoint::max()) in_.binder.WakeAt(sets.earliest);
@@ -482,7 +483,7 @@ bool Pass::PreemptForSlices(JobRecord& job, const pod::AcceleratorType& type) {
 
 std::optional<std::vector<pod::FleetPlacement>> Pass::ChooseSlices(const QueueEntry& entry) {
   const JobRecord& job = *entry.ref->job;
-  const pod::AcceleratorType& type = *entry.ref->type;
+  const pod::AcceleratorType& type = entry.ref->type;
   SetProtect(job);
   const std::vector<pod::Pod>& views = protect_ ? *head_view_ : view_;
   const pod::SliceShape shape = type.shape();
@@ -557,7 +558,9 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
     // behind instead (Consider): an aside job too. (Strict order has no head.)
     if (behind_) return false;
     if (m.hosts_version != in_.hosts.blocked_version()) return false;
-    if (m.kind == Kind::kBlocked && (head_id_ == 0 || m.head != head_id_)) return false;
+    if (m.kind == Kind::kBlocked && (!m.exact || head_id_ == 0 || m.head != head_id_)) {
+      return false;
+    }
   }
   int promised = 0;
   if (!in_.hosts.reservations().empty()) {
@@ -571,6 +574,53 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
   // after Filter). Filtered: the same numbers make the same quota reason.
   if (m.kind != Kind::kFiltered) return m.cores <= limit && used + promised + m.cores <= limit;
   return used == m.used && limit == m.limit && promised == m.promised;
+}
+
+// After a job ends the leases have changed and no blocked job's memo holds, so each was judged
+// again in full: Filter, Score and the victim search, answered from this pass's caches after the
+// first job of each shape, class and priority, but reading the job's record (a cache miss per
+// job) on the way and giving it the text it had. This finds the same answers in the same caches
+// from what the memo kept, without the record; a job whose answers are not there yet (the first
+// of its kind in this pass) is judged in full.
+bool Pass::BlockedAsBefore(const QueueEntry& entry) {
+  QueuedRef& ref = *entry.ref;
+  QueuedRef::Memo& m = ref.memo;
+  using Kind = QueuedRef::Memo::Kind;
+  // Consider's order: Filter (as MemoHolds checks it), strict order's "behind", the scope, Score,
+  // AwaitReservation, FitsHealthyPod, Preempt, then Block, which does nothing once there is a head.
+  if (m.kind != Kind::kBlocked || !m.unscoped || behind_ || !head_view_ || now_ < m.at) {
+    return false;
+  }
+  if (in_.hosts.fleet().HasClassPods()) return false;  // its scope would not be 0 now
+  int promised = 0;
+  if (!in_.hosts.reservations().empty()) {
+    if (in_.hosts.ReservationOf(entry.id) != nullptr) return false;
+    promised = ReservedCores(*ref.user, m.preemptible, JobId());
+  }
+  const int limit = ref.user->quota.Of(m.preemptible);
+  if (m.cores > limit || ref.use->Of(m.preemptible) + promised + m.cores > limit) return false;
+  scope_ = 0;
+  const pod::AcceleratorType& type = ref.type;
+  const pod::SliceShape shape = type.shape();
+  if (!Failed({static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
+               Protects(m.estimate)})) {
+    return false;
+  }
+  if (auto fits = fits_healthy_.find(KeyOf(type)); fits == fits_healthy_.end() || !fits->second) {
+    return false;
+  }
+  const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
+  if (none == failed_preemption_.end() || none->second.text == 0 || ref.told != none->second.text) {
+    return false;
+  }
+  ++told_known_;
+  m.exact = none->second.lasting && in_.hosts.version() == start_version_;  // as Consider's
+  if (m.exact) {
+    m.hosts_version = in_.hosts.blocked_version();
+    m.head = head_id_;
+    m.at = now_;
+  }
+  return true;
 }
 
 void Pass::CheckSkipped(const QueueEntry& entry) {
@@ -591,7 +641,7 @@ void Pass::CheckSkipped(const QueueEntry& entry) {
   } else {
     if (why || behind_) fail("as blocked or aside, but is filtered or behind");
     if (Score(entry)) fail("as blocked, but would be placed");
-    const pod::AcceleratorType& type = *entry.ref->type;
+    const pod::AcceleratorType& type = entry.ref->type;
     if (kind == Kind::kAside) {
       if (FitsHealthyPod(type)) fail("as aside, but a block of healthy hosts can hold it");
       want = AsideReason(type);
@@ -599,14 +649,16 @@ void Pass::CheckSkipped(const QueueEntry& entry) {
       if (!FitsHealthyPod(type)) fail("as blocked, but waits aside");
       const VictimSearch search = SearchVictims(job, type);
       if (search.found) fail("as blocked, but would preempt");
-      if (!search.none->lasting) fail("as blocked, but its victims wait for a minimum runtime");
+      if (!search.none->lasting && entry.ref->memo.exact) {
+        fail("as blocked for good, but its victims wait for a minimum runtime");
+      }
       want = search.none->why;
     }
   }
   if (job.reason != want) fail("with '" + job.reason + "', should be '" + want + "'");
 }
 
-void Pass::Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind) {
+void Pass::Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind, bool exact) {
   using Kind = QueuedRef::Memo::Kind;
   const JobRecord& job = *ref.job;
   // Filter's other reasons change with other jobs (dependencies, an array's throttle) or with
@@ -621,13 +673,16 @@ void Pass::Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind) {
   m.kind = kind;
   m.behind_text = kind == Kind::kBehind ? behind_text_ : 0;
   m.preemptible = job.spec.preemptible;
-  m.cores = JobCores(job.spec, *ref.type);
+  m.cores = JobCores(job.spec, ref.type);
   m.used = ref.use->Of(m.preemptible);
   m.limit = ref.user->quota.Of(m.preemptible);
   m.promised = ReservedCores(*ref.user, m.preemptible, job.id);
   m.hosts_version = in_.hosts.blocked_version();
   m.head = head_id_;
   m.at = now_;
+  m.exact = exact;
+  m.unscoped = scope_ == 0;
+  m.estimate = job.spec.expected_runtime.value_or(job.spec.max_runtime);
 }
 
 std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
@@ -640,7 +695,7 @@ std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
     if (job.reason.starts_with("retry") || job.reason.starts_with("preempted")) return job.reason;
     return job.restarts == 0 ? "waiting for its start time" : "backoff after a failure";
   }
-  const int cores = JobCores(job.spec, *entry.ref->type);
+  const int cores = JobCores(job.spec, entry.ref->type);
   const bool preemptible = job.spec.preemptible;
   const int limit = entry.ref->user->quota.Of(preemptible);
   if (cores > limit) {
@@ -695,18 +750,25 @@ int Pass::ReservedCores(const UserRecord& user, bool preemptible, JobId except) 
 }
 
 void Pass::SetProtect(const JobRecord& job) {
-  protect_ = false;
-  if (head_view_) {
-    const Duration estimate = job.spec.expected_runtime.value_or(job.spec.max_runtime);
-    protect_ = estimate <= Duration::zero() || now_ + estimate > head_start_;
-  }
+  protect_ = Protects(job.spec.expected_runtime.value_or(job.spec.max_runtime));
+}
+
+bool Pass::Protects(Duration estimate) const {
+  return head_view_ && (estimate <= Duration::zero() || now_ + estimate > head_start_);
+}
+
+Pass::VictimKey Pass::VictimKeyOf(const pod::AcceleratorType& type, bool preemptible,
+                                  int priority) const {
+  const pod::SliceShape shape = type.shape();
+  return std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
+                         preemptible, priority, head_view_.has_value());
 }
 
 std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
   const JobRecord& job = *entry.ref->job;
   SetProtect(job);
   const std::vector<pod::Pod>& views = protect_ ? *head_view_ : view_;
-  const pod::AcceleratorType& type = *entry.ref->type;
+  const pod::AcceleratorType& type = entry.ref->type;
   const pod::SliceShape shape = type.shape();
   const FailedShape key{static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
                         protect_};

@@ -240,6 +240,11 @@ class Pass {
   void BindAndTake(JobRecord& job, const std::vector<pod::FleetPlacement>& slices);
   // Whether the job of `job` must keep off the backfill head's rectangle (protect_).
   void SetProtect(const JobRecord& job);
+  // Whether a job expected to run `estimate` (0: unknown) must keep off it.
+  bool Protects(Duration estimate) const;
+  // failed_preemption_'s key for a job of `type`, class and priority in the current scope.
+  using VictimKey = std::tuple<int, int, int, int, bool, int, bool>;
+  VictimKey VictimKeyOf(const pod::AcceleratorType& type, bool preemptible, int priority) const;
   // A multislice job (JobSpec::slices > 1): placed whole, or told why not and blocking.
   void ConsiderSlices(const QueueEntry& entry);
   // Preempt for a multislice job: victims that free every slice in one zone, reserved together
@@ -322,8 +327,14 @@ class Pass {
   // Whether the memo of `entry`'s job still holds: it would get the reason it has, so it is
   // skipped.
   bool MemoHolds(const QueueEntry& entry);
-  // Notes in `ref` what this pass decided for it (a reason only) and on what.
-  void Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind);
+  // Whether `entry`'s job, blocked in an earlier pass (a kBlocked memo that no longer holds: the
+  // leases or the head changed since), gets from this pass exactly what it was told then: this
+  // pass has already found no room and no victims for its shape, class and priority, with the
+  // same text. Refreshes the memo when the pass has changed nothing yet (Remember's rule).
+  bool BlockedAsBefore(const QueueEntry& entry);
+  // Notes in `ref` what this pass decided for it (a reason only) and on what; `exact`: whether
+  // that holds while what it was decided on does not change (QueuedRef::Memo::exact).
+  void Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind, bool exact = true);
   // Inputs::check_memos: `entry`'s job, skipped, would get the reason it has.
   void CheckSkipped(const QueueEntry& entry);
 
@@ -366,7 +377,7 @@ class Pass {
   std::map<FailedShape, int> failed_slices_;
   std::map<std::tuple<int, int, int, int, bool, int, bool>, int> failed_slice_preemption_;
   // By generation, rows, cols, scope, class, priority and whether behind the backfill head.
-  std::map<std::tuple<int, int, int, int, bool, int, bool>, NoVictims> failed_preemption_;
+  std::map<VictimKey, NoVictims> failed_preemption_;
   int64_t skipped_ = 0;
   int64_t skipped_unread_ = 0;
   int64_t told_known_ = 0;

@@ -46,6 +46,11 @@ struct QueuedRef {
     };
     bool valid = false;
     Kind kind = Kind::kFiltered;
+    // kBlocked: false when the answer may change although nothing it was decided on does (a
+    // victim waits for its minimum runtime), or the pass had changed something before it
+    // (Pass::Consider): then it holds in no later pass (Pass::MemoHolds), but still says what
+    // the job was told (Pass::BlockedAsBefore).
+    bool exact = true;
     bool preemptible = false;     // the job's class (which of the user's counts)
     int cores = 0;                // the job's
     // Filter's quota inputs then: the user's cores in use, quota, and cores reserved for the
@@ -55,13 +60,20 @@ struct QueuedRef {
     uint64_t hosts_version = 0;   // kBlocked, kAside: HostLeases::blocked_version() then
     uint64_t head = 0;            // kBlocked: the backfill head then (PassHeads::IdOf)
     TimePoint at{};               // that pass's now: a clock that went back evaluates again
+    // kBlocked: what a later pass needs to find the job's answers among its own without reading
+    // the job (Pass::BlockedAsBefore): no zone, pod or class of pods narrows where it may run
+    // (Pass::ScopeOf 0), and its expected runtime (Pass::SetProtect).
+    bool unscoped = false;
+    Duration estimate{};
   };
 
-  QueuedRef(JobRecord* j, const pod::AcceleratorType* t, UserRecord* u, QuotaUsage* q)
+  QueuedRef(JobRecord* j, const pod::AcceleratorType& t, UserRecord* u, QuotaUsage* q)
       : job(j), type(t), user(u), use(q), priority(j->spec.priority) {}
 
   JobRecord* job;
-  const pod::AcceleratorType* type;
+  // A copy: the job's own is scattered in memory, and a pass reads the type of jobs it does not
+  // otherwise read (Pass::BlockedAsBefore).
+  pod::AcceleratorType type;
   UserRecord* user;
   QuotaUsage* use;
   // job->spec.priority (a spec does not change while its job waits): fair share's order reads it

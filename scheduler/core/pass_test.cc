@@ -91,7 +91,7 @@ class PassTest : public ::testing::Test {
     UserRecord& u = it->second;
     u.name = job.spec.user;
     if (fresh) u.quota = Quota{1024, 1024};
-    refs_.insert_or_assign(job.id, QueuedRef{&job, &types_.at(job.id), &u, &use_[job.spec.user]});
+    refs_.insert_or_assign(job.id, QueuedRef{&job, types_.at(job.id), &u, &use_[job.spec.user]});
     return job;
   }
   // A job running since `start` on `placement`, its last checkpoint at `checkpoint`.
@@ -498,7 +498,7 @@ TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
     job.submit_time = submit;
     UserRecord& u = users[job.spec.user];
     u.name = job.spec.user;
-    queued.Add(job.id, submit, QueuedRef{&job, nullptr, &u, nullptr});
+    queued.Add(job.id, submit, QueuedRef{&job, *pod::AcceleratorType::Parse("v2-8"), &u, nullptr});
   };
   add(1, "heavy", t0 - minutes(30), 0);
   add(2, "light", t0 - minutes(20), 0);
@@ -554,7 +554,8 @@ TEST(QueueSortTest, FairShareOrderOnRandomQueuesIsTheDocumentedOrder) {
                            : t0 - seconds(static_cast<int64_t>(rng() % (146 * 60))) + minutes(25);
         UserRecord& u = users[job.spec.user];
         u.name = job.spec.user;
-        queued.Add(job.id, job.submit_time, QueuedRef{&job, nullptr, &u, nullptr});
+        queued.Add(job.id, job.submit_time,
+                   QueuedRef{&job, *pod::AcceleratorType::Parse("v2-8"), &u, nullptr});
         live.push_back(job.id);
       }
       for (int n = 0; n < 100; ++n) {

@@ -26,7 +26,7 @@ Scheduler::Impl::Impl(pod::Fleet p, SchedulerConfig c, Profile prof, JobReposito
 
 void Scheduler::Impl::Enqueue(JobRecord& job, TimePoint now) {
   queued.Add(job.id, job.submit_time,
-             QueuedRef{&job, jobs.TypeOf(job.id), &accounting.User(job.spec.user, now),
+             QueuedRef{&job, *jobs.TypeOf(job.id), &accounting.User(job.spec.user, now),
                        &accounting.InUse(job.spec.user)});
 }
 
