@@ -599,22 +599,26 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
   }
   const int limit = ref.user->quota.Of(m.preemptible);
   if (m.cores > limit || ref.use->Of(m.preemptible) + promised + m.cores > limit) return false;
-  scope_ = 0;
   const pod::AcceleratorType& type = ref.type;
   const pod::SliceShape shape = type.shape();
-  if (!Failed({static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
-               Protects(m.estimate)})) {
-    return false;
+  const BlockedKind kind{static_cast<int>(type.generation()), shape.rows, shape.cols,
+                         ref.priority, m.preemptible, Protects(m.estimate)};
+  auto known = blocked_answers_.find(kind);
+  if (known == blocked_answers_.end()) {
+    scope_ = 0;
+    if (!Failed({kind.generation, shape.rows, shape.cols, scope_, kind.protect})) return false;
+    if (auto fits = fits_healthy_.find(KeyOf(type));
+        fits == fits_healthy_.end() || !fits->second) {
+      return false;
+    }
+    const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
+    if (none == failed_preemption_.end() || none->second.text == 0) return false;
+    known = blocked_answers_.emplace(kind, BlockedAnswer{none->second.text, none->second.lasting})
+                .first;
   }
-  if (auto fits = fits_healthy_.find(KeyOf(type)); fits == fits_healthy_.end() || !fits->second) {
-    return false;
-  }
-  const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
-  if (none == failed_preemption_.end() || none->second.text == 0 || ref.told != none->second.text) {
-    return false;
-  }
+  if (ref.told != known->second.text) return false;
   ++told_known_;
-  m.exact = none->second.lasting && in_.hosts.version() == start_version_;  // as Consider's
+  m.exact = known->second.lasting && in_.hosts.version() == start_version_;  // as Consider's
   if (m.exact) {
     m.hosts_version = in_.hosts.blocked_version();
     m.head = head_id_;

@@ -378,6 +378,29 @@ class Pass {
   std::map<std::tuple<int, int, int, int, bool, int, bool>, int> failed_slice_preemption_;
   // By generation, rows, cols, scope, class, priority and whether behind the backfill head.
   std::map<VictimKey, NoVictims> failed_preemption_;
+  // BlockedAsBefore's answers by kind of job (unscoped, behind the head): what a job of that
+  // type, priority and class, on the view its expected runtime gives it, is told, once Score,
+  // FitsHealthyPod and the victim search have answered for the kind. Those answers are kept for
+  // the rest of the pass, and so is this one (a lookup instead of three, for every blocked job).
+  struct BlockedKind {
+    int generation, rows, cols, priority;
+    bool preemptible, protect;
+    bool operator==(const BlockedKind&) const = default;
+  };
+  struct BlockedKindHash {
+    size_t operator()(const BlockedKind& k) const {
+      return std::hash<uint64_t>()((static_cast<uint64_t>(k.generation) << 56) ^
+                                   (static_cast<uint64_t>(k.rows) << 40) ^
+                                   (static_cast<uint64_t>(k.cols) << 24) ^
+                                   (static_cast<uint64_t>(static_cast<uint32_t>(k.priority)) << 2) ^
+                                   (k.preemptible ? 2U : 0U) ^ (k.protect ? 1U : 0U));
+    }
+  };
+  struct BlockedAnswer {
+    uint32_t text;  // NoVictims::text
+    bool lasting;   // NoVictims::lasting
+  };
+  std::unordered_map<BlockedKind, BlockedAnswer, BlockedKindHash> blocked_answers_;
   int64_t skipped_ = 0;
   int64_t skipped_unread_ = 0;
   int64_t told_known_ = 0;
