@@ -6,11 +6,12 @@
 
 namespace podsched::pod {
 
-FreeIndex::FreeIndex(const Pod& pod)
-    : generation_(pod.generation()),
-      available_(pod.host_rows(), pod.host_cols(), [&pod](int r, int c) {
-        return pod.host(pod.HostAt({r, c})).available() ? 1 : 0;
-      }) {}
+FreeIndex::FreeIndex(const Pod& pod) : generation_(pod.generation()) {
+  // HostId order is row-major (Pod::HostAt).
+  std::vector<int> available(pod.hosts_.size());
+  for (size_t h = 0; h < available.size(); ++h) available[h] = pod.hosts_[h].available() ? 1 : 0;
+  available_ = PrefixSum2D::FromGrid(pod.host_rows(), pod.host_cols(), available);
+}
 
 const std::vector<TypeOrigins>& FreeIndex::types() const {
   if (!types_built_.load(std::memory_order_acquire)) {
@@ -29,7 +30,9 @@ void FreeIndex::BuildTypes() const {
   // them (both orientations then contain one of its orientations) has none either.
   std::vector<SliceShape> none;
   std::vector<int> legal;  // legal origins of one oriented shape, row-major
-  for (const AcceleratorType& t : ValidTypes(generation_, rows, cols)) {
+  const std::vector<AcceleratorType> valid = ValidTypes(generation_, rows, cols);
+  types_.reserve(valid.size());  // a TypeOrigins moved when the vector grows is 4 tables
+  for (const AcceleratorType& t : valid) {
     TypeOrigins& to = types_.emplace_back(TypeOrigins{
         .type = t, .total = 0, .hosts_per_position = 0, .oriented = {}, .num_oriented = 0});
     const SliceShape s = t.shape();

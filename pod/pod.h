@@ -158,6 +158,10 @@ class Pod {
   // The allocations, for a change: a map shared with copies is copied first.
   AllocationTable& MutableAllocations();
 
+  // Reads hosts_ in HostId (row-major) order to build its availability table: a call of host()
+  // per host was most of building it.
+  friend class FreeIndex;
+
   std::string name_;
   Generation generation_;
   int host_rows_;

@@ -14,16 +14,6 @@ namespace podsched::pod {
 class PrefixSum2D {
  public:
   PrefixSum2D() = default;
-  // `value(r, c)` gives the count of each cell.
-  template <typename F>
-  PrefixSum2D(int rows, int cols, F value)
-      : rows_(rows), cols_(cols), sum_(static_cast<size_t>(rows + 1) * (cols + 1), 0) {
-    for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < cols; ++c) {
-        At(r + 1, c + 1) = value(r, c) + At(r, c + 1) + At(r + 1, c) - At(r, c);
-      }
-    }
-  }
 
   // From the counts of a row-major rows x cols grid.
   static PrefixSum2D FromGrid(int rows, int cols, const std::vector<int>& counts) {
