@@ -224,7 +224,7 @@ void BenchPodtrain(const std::string& dir, std::string_view state, int ranks,
       if (!written[r]) Die("podtrain save: " + written[r].error().ToString());
       const ShardRange range = ShardOf(n, ranks, r);
       m.shards.push_back(ShardEntry{ShardName(r, ranks), range.begin, range.end, written[r]->size,
-                                    written[r]->sha256});
+                                    written[r]->checksum});
     }
     if (Status s = CommitManifest(**store, m); !s.ok()) Die("podtrain commit: " + s.ToString());
     if (auto gc = CollectGarbage(**store, m.job, 2); !gc) Die(gc.error().ToString());

@@ -160,6 +160,40 @@ def test_determinism(tmp):
     print("batchnorm sync W=1 == W=4->2: %s; float W=2 resumed == uninterrupted: %s" % (ref_bn, ref_fl))
 
 
+def _crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+        table.append(c)
+    return table
+
+
+_CRC32C_TABLE = _crc32c_table()
+
+
+def crc32c(data):
+    """CRC-32C (Castagnoli) of `data`, written here so that podtrain's shards are checked
+    independently of its own code (Python's zlib has only CRC-32)."""
+    c = 0xFFFFFFFF
+    for b in data:
+        c = _CRC32C_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+assert crc32c(b"123456789") == 0xE3069283
+
+
+def shard_matches(data, entry):
+    """Whether a shard's bytes match its manifest entry: CRC-32C (format v2) or SHA-256 (v1)."""
+    if len(data) != entry["size"]:
+        return False
+    if "crc32c" in entry:
+        return "%08x" % crc32c(data) == entry["crc32c"]
+    return hashlib.sha256(data).hexdigest() == entry["sha256"]
+
+
 def valid_checkpoints(job_dir):
     """(epoch, step) of every checkpoint whose manifest and shards verify, newest first."""
     out = []
@@ -182,8 +216,7 @@ def valid_checkpoints(job_dir):
             if not os.path.exists(p):
                 ok = False
                 break
-            data = open(p, "rb").read()
-            ok = ok and len(data) == s["size"] and hashlib.sha256(data).hexdigest() == s["sha256"]
+            ok = ok and shard_matches(open(p, "rb").read(), s)
         if ok:
             out.append((int(m.group(1)), int(m.group(2))))
     return sorted(out, reverse=True)

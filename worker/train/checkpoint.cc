@@ -1,15 +1,16 @@
 #include "worker/train/checkpoint.h"
 
-
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "common/big_buffer.h"
 #include "common/check.h"
 #include "common/json_reader.h"
+#include "store/formats/crc32c.h"
 
 namespace podsched::train {
 namespace {
@@ -19,7 +20,9 @@ using Json = nlohmann::json;
 static_assert(std::endian::native == std::endian::little,
               "shards store float32 little-endian; a big-endian host needs byte swapping");
 
-constexpr std::string_view kFormat = "podtrain-checkpoint-v1";
+// v2: shards checked by CRC-32C (ShardChecksum); v1 (SHA-256) is still read.
+constexpr std::string_view kFormat = "podtrain-checkpoint-v2";
+constexpr std::string_view kFormatV1 = "podtrain-checkpoint-v1";
 
 std::optional<int64_t> ParseNonNegative(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
@@ -29,14 +32,47 @@ std::optional<int64_t> ParseNonNegative(std::string_view s) {
   return v;
 }
 
+}  // namespace
+
+ShardDigest::ShardDigest(const ShardChecksum& want) : want_(want) {
+  if (!want.crc32c) sha_ = std::make_unique<Sha256Hasher>();
+}
+
+ShardDigest::~ShardDigest() = default;
+
+void ShardDigest::Update(std::string_view piece) {
+  if (sha_) {
+    sha_->Update(piece);
+  } else {
+    crc_ = formats::Crc32cExtend(crc_, piece);
+  }
+}
+
+bool ShardDigest::Matches() {
+  return sha_ ? sha_->HexDigest() == want_.sha256 : crc_ == *want_.crc32c;
+}
+
+ShardChecksum ShardDigest::Of(std::string_view bytes) {
+  return ShardChecksum{.crc32c = formats::Crc32c(bytes), .sha256 = {}};
+}
+
+namespace {
+
 Json ToJson(const Manifest& m) {
   Json shards = Json::array();
   for (const ShardEntry& s : m.shards) {
-    shards.push_back({{"name", s.name},
-                      {"param_begin", s.param_begin},
-                      {"param_end", s.param_end},
-                      {"size", s.size},
-                      {"sha256", s.sha256}});
+    Json entry = {{"name", s.name},
+                  {"param_begin", s.param_begin},
+                  {"param_end", s.param_end},
+                  {"size", s.size}};
+    if (s.checksum.crc32c) {
+      char hex[9];
+      std::snprintf(hex, sizeof hex, "%08x", *s.checksum.crc32c);
+      entry["crc32c"] = hex;
+    } else {
+      entry["sha256"] = s.checksum.sha256;
+    }
+    shards.push_back(std::move(entry));
   }
   return {
       {"format", kFormat},
@@ -70,9 +106,12 @@ Json ToJson(const Manifest& m) {
 // foreign one must come back as DataLoss naming the field, never as an exception.
 Result<Manifest> FromJson(const Json& j) {
   JsonReader r(j, "manifest", StatusCode::kDataLoss);
-  if (const std::string format = r.String("format"); r.ok() && format != kFormat) {
-    r.Fail("format", "is '" + format + "', not " + std::string(kFormat));
+  const std::string format = r.String("format");
+  if (r.ok() && format != kFormat && format != kFormatV1) {
+    r.Fail("format",
+           "is '" + format + "', not " + std::string(kFormat) + " or " + std::string(kFormatV1));
   }
+  const bool v1 = format == kFormatV1;
   Manifest m;
   m.job = r.String("job");
   m.id.epoch = r.Integer<int64_t>("epoch");
@@ -101,9 +140,22 @@ Result<Manifest> FromJson(const Json& j) {
   m.num_params = r.Integer<uint64_t>("num_params");
   m.tensors = r.Strings("tensors");
   for (JsonReader& s : r.Objects("shards")) {
-    m.shards.push_back(ShardEntry{s.String("name"), s.Integer<uint64_t>("param_begin"),
-                                  s.Integer<uint64_t>("param_end"), s.Integer<uint64_t>("size"),
-                                  s.String("sha256")});
+    ShardEntry& e = m.shards.emplace_back();
+    e.name = s.String("name");
+    e.param_begin = s.Integer<uint64_t>("param_begin");
+    e.param_end = s.Integer<uint64_t>("param_end");
+    e.size = s.Integer<uint64_t>("size");
+    if (v1) {
+      e.checksum.sha256 = s.String("sha256");
+      continue;
+    }
+    const std::string crc = s.String("crc32c");
+    uint32_t value = 0;
+    auto [end, ec] = std::from_chars(crc.data(), crc.data() + crc.size(), value, 16);
+    if (s.ok() && (crc.size() != 8 || ec != std::errc() || end != crc.data() + crc.size())) {
+      s.Fail("crc32c", "is '" + crc + "', not 8 hex digits");
+    }
+    e.checksum.crc32c = value;
   }
   if (!r.ok()) return std::unexpected(r.status());
   return m;

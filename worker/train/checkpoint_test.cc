@@ -76,7 +76,8 @@ TEST(CheckpointTest, ManifestRoundTripsAndRejectsTampering) {
   ASSERT_TRUE(back) << back.error().ToString();
   EXPECT_EQ(back->id, m.id);
   EXPECT_EQ(back->shards.size(), 4u);
-  EXPECT_EQ(back->shards[2].sha256, m.shards[2].sha256);
+  EXPECT_EQ(back->shards[2].checksum, m.shards[2].checksum);
+  ASSERT_TRUE(m.shards[2].checksum.crc32c.has_value()) << "written with CRC-32C (format v2)";
   EXPECT_EQ(back->optimizer, m.optimizer);
   std::string tampered = bytes;
   tampered.replace(tampered.find("\"step\": 40"), 10, "\"step\": 41");
@@ -96,6 +97,56 @@ std::string Resealed(const std::string& manifest,
   edit(j);
   j["manifest_sha256"] = Sha256Hex(j.dump());
   return j.dump();
+}
+
+// A checkpoint written before format v2 has SHA-256 shard checksums: it is still verified and
+// restored (a job resumes across the upgrade), and a corrupt shard of it is still rejected.
+TEST(CheckpointTest, AVersionOneCheckpointWithSha256ShardsStillRestores) {
+  MemoryStore store;
+  const Manifest m = Save(store, {2, 40}, 2, /*commit=*/false);
+  const std::string v1 = Resealed(EncodeManifest(m), [&store](nlohmann::json& j) {
+    j["format"] = "podtrain-checkpoint-v1";
+    for (nlohmann::json& shard : j["shards"]) {
+      shard.erase("crc32c");
+      shard["sha256"] =
+          Sha256Hex(store.objects.at("job/ckpt-2-40/" + shard["name"].get<std::string>()));
+    }
+  });
+  store.objects["job/ckpt-2-40/manifest"] = v1;
+  auto back = DecodeManifest(v1);
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_FALSE(back->shards[0].checksum.crc32c.has_value());
+  EXPECT_EQ(Latest(store), (CkptId{2, 40}));
+  auto v = ReadTensor(store, *back, 1, 0, kParams);
+  ASSERT_TRUE(v) << v.error().ToString();
+  EXPECT_EQ(*v, Tensor(1));
+
+  store.objects["job/ckpt-2-40/shard-0-of-2"][7] ^= 1;
+  std::vector<std::string> rejected;
+  auto latest = FindLatestCheckpoint(store, "job", &rejected);
+  ASSERT_TRUE(latest);
+  EXPECT_FALSE(latest->has_value());
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_NE(rejected[0].find("shard-0-of-2: sha256 does not match"), std::string::npos)
+      << rejected[0];
+}
+
+// A shard's CRC-32C is 8 hex digits; anything else is DataLoss naming the field, and so is a v2
+// shard without one.
+TEST(CheckpointTest, AShardChecksumThatIsNotEightHexDigitsIsDataLoss) {
+  MemoryStore store;
+  const std::string bytes = EncodeManifest(Save(store, {2, 40}, 2));
+  for (const std::string bad : {"", "1234567", "123456789", "1234567g", "-1234567", "0x123456"}) {
+    auto back = DecodeManifest(
+        Resealed(bytes, [&bad](nlohmann::json& j) { j["shards"][1]["crc32c"] = bad; }));
+    ASSERT_FALSE(back) << bad;
+    EXPECT_EQ(back.error().code(), StatusCode::kDataLoss);
+    EXPECT_NE(back.error().message().find("crc32c"), std::string::npos) << back.error().message();
+  }
+  auto missing =
+      DecodeManifest(Resealed(bytes, [](nlohmann::json& j) { j["shards"][0].erase("crc32c"); }));
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message().find("crc32c"), std::string::npos);
 }
 
 // Found by tests/fuzz (checkpoint_manifest): nlohmann's get<int>() on 1e300 is undefined
@@ -203,7 +254,8 @@ TEST(CheckpointTest, RestorePicksNewestCompleteCheckpoint) {
   std::vector<std::string> rejected;
   EXPECT_EQ(Latest(store, &rejected), (CkptId{0, 10}));
   ASSERT_EQ(rejected.size(), 1u);
-  EXPECT_NE(rejected[0].find("sha256"), std::string::npos) << rejected[0];
+  EXPECT_NE(rejected[0].find("shard-1-of-4: crc32c does not match"), std::string::npos)
+      << rejected[0];
 
   // A missing shard, and a corrupted manifest, are rejected too.
   Save(store, {0, 40}, 2);

@@ -40,7 +40,7 @@ class MpiReducer final : public Reducer {
 struct ShardReport {
   int32_t ok = 0;
   uint64_t size = 0;
-  char sha256[65] = {};
+  uint32_t crc32c = 0;  // ShardChecksum (a shard is always written with CRC-32C)
 };
 
 // A code every rank returns; thrown out of the step loop so all ranks unwind the same way.
@@ -330,7 +330,7 @@ bool Trainer::CommitInFlight() {
   if (shard) {
     mine.ok = 1;
     mine.size = shard->size;
-    std::snprintf(mine.sha256, sizeof mine.sha256, "%s", shard->sha256.c_str());
+    mine.crc32c = *shard->checksum.crc32c;
   } else {
     std::fprintf(stderr, "podtrain: rank %d: %s\n", rank_, shard.error().ToString().c_str());
   }
@@ -342,8 +342,9 @@ bool Trainer::CommitInFlight() {
     for (int r = 0; r < world_ && code == kExitOk; ++r) {
       if (!reports[r].ok) code = kExitStorage;
       const ShardRange range = ShardOf(layout_.size(), world_, r);
-      pending_.shards.push_back(ShardEntry{ShardName(r, world_), range.begin, range.end,
-                                           reports[r].size, reports[r].sha256});
+      pending_.shards.push_back(
+          ShardEntry{ShardName(r, world_), range.begin, range.end, reports[r].size,
+                     ShardChecksum{.crc32c = reports[r].crc32c, .sha256 = {}}});
     }
     if (code == kExitOk) {
       // Fault-injection tests widen the window in which the shards exist without a manifest.
