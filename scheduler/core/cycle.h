@@ -330,7 +330,7 @@ class Pass {
   // Whether `entry`'s job, blocked in an earlier pass (a kBlocked memo that no longer holds: the
   // leases or the head changed since), gets from this pass exactly what it was told then: this
   // pass has already found no room and no victims for its shape, class and priority, with the
-  // same text. Refreshes the memo when the pass has changed nothing yet (Remember's rule).
+  // same text. Refreshes the memo, exact under Consider's rule (QueuedRef::Memo::exact).
   bool BlockedAsBefore(const QueueEntry& entry);
   // Notes in `ref` what this pass decided for it (a reason only) and on what; `exact`: whether
   // that holds while what it was decided on does not change (QueuedRef::Memo::exact).

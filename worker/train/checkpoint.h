@@ -56,7 +56,8 @@ struct ShardChecksum {
   friend bool operator==(const ShardChecksum&, const ShardChecksum&) = default;
 };
 
-// Computes a shard's checksum of the same kind as `want` over pieces given in order.
+// Computes a shard's checksum of the same kind as `want` (kept by reference: it must outlive the
+// digest) over pieces given in order.
 class ShardDigest {
  public:
   explicit ShardDigest(const ShardChecksum& want);
