@@ -160,14 +160,30 @@ void Pass::NoteBehind(const QueueEntry& e, StrictTail& tail) {
 }
 
 std::array<int, 3> Pass::CountsOf(const StrictTail::Group& group) {
-  // As MemoHolds reads them.
-  const int promised = in_.hosts.reservations().empty()
-                           ? 0
-                           : ReservedCores(*group.user, group.preemptible, JobId());
-  return {group.use->Of(group.preemptible), group.user->quota.Of(group.preemptible), promised};
+  return Counts(*group.user, *group.use, group.preemptible);
+}
+
+std::array<int, 3> Pass::Counts(const UserRecord& user, const QuotaUsage& use, bool preemptible) {
+  return {use.Of(preemptible), user.quota.Of(preemptible),
+          ReservedCores(user, preemptible, JobId())};
+}
+
+std::optional<std::array<int, 3>> Pass::MemoCounts(const QueueEntry& entry) {
+  const QueuedRef& ref = *entry.ref;
+  // Only the pass that considers a job reserves for it; checked all the same.
+  if (!in_.hosts.reservations().empty() && in_.hosts.ReservationOf(entry.id) != nullptr) {
+    return std::nullopt;
+  }
+  return Counts(*ref.user, *ref.use, ref.memo.preemptible);  // this job holds no reservation
 }
 
 namespace {
+
+// Whether Filter lets a job of `cores` through a user's counts (used, limit, promised).
+bool LetsThrough(int cores, const std::array<int, 3>& counts) {
+  const auto [used, limit, promised] = counts;
+  return cores <= limit && used + promised + cores <= limit;
+}
 
 // Whether a user's headroom for a job (QueuedRef::Memo: cores <= limit, used + promised + cores <=
 // limit) got smaller: only then can a job told it is behind be filtered instead.
@@ -562,18 +578,12 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
       return false;
     }
   }
-  int promised = 0;
-  if (!in_.hosts.reservations().empty()) {
-    // Only the pass that considers a job reserves for it; checked all the same.
-    if (in_.hosts.ReservationOf(entry.id) != nullptr) return false;
-    promised = ReservedCores(*ref.user, m.preemptible, JobId());  // this job holds none
-  }
-  const int used = ref.use->Of(m.preemptible);
-  const int limit = ref.user->quota.Of(m.preemptible);
+  const std::optional<std::array<int, 3>> counts = MemoCounts(entry);
+  if (!counts) return false;
   // Behind, blocked, aside: Filter still lets it through (then its reason is the one it was given
   // after Filter). Filtered: the same numbers make the same quota reason.
-  if (m.kind != Kind::kFiltered) return m.cores <= limit && used + promised + m.cores <= limit;
-  return used == m.used && limit == m.limit && promised == m.promised;
+  if (m.kind != Kind::kFiltered) return LetsThrough(m.cores, *counts);
+  return *counts == std::array<int, 3>{m.used, m.limit, m.promised};
 }
 
 // After a job ends the leases have changed and no blocked job's memo holds, so each was judged
@@ -592,13 +602,9 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
     return false;
   }
   if (in_.hosts.fleet().HasClassPods()) return false;  // its scope would not be 0 now
-  int promised = 0;
-  if (!in_.hosts.reservations().empty()) {
-    if (in_.hosts.ReservationOf(entry.id) != nullptr) return false;
-    promised = ReservedCores(*ref.user, m.preemptible, JobId());
+  if (const auto counts = MemoCounts(entry); !counts || !LetsThrough(m.cores, *counts)) {
+    return false;
   }
-  const int limit = ref.user->quota.Of(m.preemptible);
-  if (m.cores > limit || ref.use->Of(m.preemptible) + promised + m.cores > limit) return false;
   const pod::AcceleratorType& type = ref.type;
   const pod::SliceShape shape = type.shape();
   const BlockedKind kind{static_cast<int>(type.generation()), shape.rows, shape.cols,

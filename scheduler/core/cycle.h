@@ -264,6 +264,12 @@ class Pass {
   static void NoteBehind(const QueueEntry& e, StrictTail& tail);
   // `group`'s user's counts now.
   std::array<int, 3> CountsOf(const StrictTail::Group& group);
+  // A user's counts of a class as Filter reads them: cores used, quota, cores reserved for the
+  // user's jobs (QueuedRef::Memo's used, limit, promised).
+  std::array<int, 3> Counts(const UserRecord& user, const QuotaUsage& use, bool preemptible);
+  // Those counts for the user and class of `entry`'s memo, or nullopt when the job holds a
+  // reservation (its memo then says nothing).
+  std::optional<std::array<int, 3>> MemoCounts(const QueueEntry& entry);
   // After the job at `after` changed leases or reservations: the groups whose counts changed are
   // read again in the next pass, and their members after `after` in this one (added to `visit`).
   void Recount(StrictTail& tail, const QueueKey& after, std::vector<QueueKey>* visit);
