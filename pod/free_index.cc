@@ -6,12 +6,9 @@
 
 namespace podsched::pod {
 
-FreeIndex::FreeIndex(const Pod& pod) : generation_(pod.generation()) {
-  // HostId order is row-major (Pod::HostAt).
-  std::vector<int> available(pod.hosts_.size());
-  for (size_t h = 0; h < available.size(); ++h) available[h] = pod.hosts_[h].available() ? 1 : 0;
-  available_ = PrefixSum2D::FromGrid(pod.host_rows(), pod.host_cols(), available);
-}
+FreeIndex::FreeIndex(const Pod& pod)
+    : generation_(pod.generation()),
+      available_(PrefixSum2D::FromGrid(pod.host_rows(), pod.host_cols(), pod.AvailabilityGrid())) {}
 
 const std::vector<TypeOrigins>& FreeIndex::types() const {
   if (!types_built_.load(std::memory_order_acquire)) {

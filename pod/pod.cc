@@ -126,6 +126,12 @@ const HostStatus& Pod::host(HostId h) const {
   return hosts_[static_cast<size_t>(h.value())];
 }
 
+std::vector<int> Pod::AvailabilityGrid() const {
+  std::vector<int> grid(hosts_.size());
+  for (size_t h = 0; h < hosts_.size(); ++h) grid[h] = hosts_[h].available() ? 1 : 0;
+  return grid;
+}
+
 Result<AcceleratorType> Pod::ParseType(std::string_view text) const {
   return AcceleratorType::Parse(text, generation_, host_rows_, host_cols_);
 }

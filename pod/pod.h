@@ -101,6 +101,9 @@ class Pod {
   HostCoord CoordOf(HostId h) const { return {h.value() / host_cols_, h.value() % host_cols_}; }
   bool Contains(HostId h) const { return h.value() >= 0 && h.value() < num_hosts(); }
   const HostStatus& host(HostId h) const;  // CHECKs Contains(h)
+  // Per host in HostId (row-major) order, 1 when available: the grid the free-host index and
+  // "what if" questions sum (a call of host() per host was most of building the index).
+  std::vector<int> AvailabilityGrid() const;
 
   // Parses a type against this pod's generation and grid (errors list this pod's valid types).
   Result<AcceleratorType> ParseType(std::string_view text) const;
@@ -157,10 +160,6 @@ class Pod {
   std::shared_ptr<const FreeIndex> SharedIndex() const;
   // The allocations, for a change: a map shared with copies is copied first.
   AllocationTable& MutableAllocations();
-
-  // Reads hosts_ in HostId (row-major) order to build its availability table: a call of host()
-  // per host was most of building it.
-  friend class FreeIndex;
 
   std::string name_;
   Generation generation_;

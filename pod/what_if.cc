@@ -9,10 +9,7 @@ namespace podsched::pod {
 
 std::vector<Placement> LegalPlacementsIfReleased(const Pod& pod, SliceShape shape,
                                                  const std::vector<AllocationId>& released) {
-  std::vector<int> available(static_cast<size_t>(pod.num_hosts()));
-  for (int h = 0; h < pod.num_hosts(); ++h) {
-    available[static_cast<size_t>(h)] = pod.host(HostId(h)).available() ? 1 : 0;
-  }
+  std::vector<int> available = pod.AvailabilityGrid();
   for (AllocationId id : released) {
     const std::optional<Placement> p = pod.PlacementOf(id);
     if (!p) continue;
