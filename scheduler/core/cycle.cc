@@ -591,7 +591,10 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
 // first job of each shape, class and priority, but reading the job's record (a cache miss per
 // job) on the way and giving it the text it had. This finds the same answers in the same caches
 // from what the memo kept, without the record; a job whose answers are not there yet (the first
-// of its kind in this pass) is judged in full.
+// of its kind in this pass) is judged in full. When the answer's text differs from the one the
+// job was told (a pass after a job's end often changes it for every job of a kind: "N running
+// jobs would have to go" counts them), the job is told the new text, and only then is its record
+// written.
 bool Pass::BlockedAsBefore(const QueueEntry& entry) {
   QueuedRef& ref = *entry.ref;
   QueuedRef::Memo& m = ref.memo;
@@ -619,12 +622,18 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
     }
     const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
     if (none == failed_preemption_.end() || none->second.text == 0) return false;
-    known = blocked_answers_.emplace(kind, BlockedAnswer{none->second.text, none->second.lasting})
-                .first;
+    known =
+        blocked_answers_
+            .emplace(kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second})
+            .first;
   }
-  if (ref.told != known->second.text) return false;
-  ++told_known_;
-  m.exact = known->second.lasting && in_.hosts.version() == start_version_;  // as Consider's
+  const BlockedAnswer& answer = known->second;
+  if (ref.told == answer.text) {
+    ++told_known_;
+  } else {
+    TellNoVictims(ref, *answer.none);  // the same answer in other words: the record is written
+  }
+  m.exact = answer.lasting && in_.hosts.version() == start_version_;  // as Consider's
   if (m.exact) {
     m.hosts_version = in_.hosts.blocked_version();
     m.head = head_id_;

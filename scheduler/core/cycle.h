@@ -334,9 +334,10 @@ class Pass {
   // skipped.
   bool MemoHolds(const QueueEntry& entry);
   // Whether `entry`'s job, blocked in an earlier pass (a kBlocked memo that no longer holds: the
-  // leases or the head changed since), gets from this pass exactly what it was told then: this
-  // pass has already found no room and no victims for its shape, class and priority, with the
-  // same text. Refreshes the memo, exact under Consider's rule (QueuedRef::Memo::exact).
+  // leases or the head changed since), is blocked again with no victims: this pass has already
+  // found no room and no victims for its shape, class and priority. Tells it that answer's text
+  // when it was told another (the victims' count changed, or their minimum runtime), and
+  // refreshes the memo, exact under Consider's rule (QueuedRef::Memo::exact).
   bool BlockedAsBefore(const QueueEntry& entry);
   // Notes in `ref` what this pass decided for it (a reason only) and on what; `exact`: whether
   // that holds while what it was decided on does not change (QueuedRef::Memo::exact).
@@ -403,8 +404,9 @@ class Pass {
     }
   };
   struct BlockedAnswer {
-    uint32_t text;  // NoVictims::text
-    bool lasting;   // NoVictims::lasting
+    uint32_t text;          // none->text and none->lasting, here: no indirection for the jobs
+    bool lasting;           // told that text already (most of them)
+    const NoVictims* none;  // in failed_preemption_ (its nodes stay put)
   };
   std::unordered_map<BlockedKind, BlockedAnswer, BlockedKindHash> blocked_answers_;
   int64_t skipped_ = 0;

@@ -35,5 +35,18 @@ TEST(OutboxTest, EventsAreNumberedInOrderAndEachBatchIsTakenOnce) {
   EXPECT_EQ(outbox.Take().events.at(0).seq, 43) << "numbering goes on across batches";
 }
 
+TEST(OutboxTest, AJobWhoseReasonAloneChangedIsTakenOnceAsRetold) {
+  Outbox outbox;
+  outbox.Retold(JobId(5));
+  outbox.Retold(JobId(2));
+  outbox.Retold(JobId(5));
+  outbox.Retold(JobId(3));
+  outbox.Changed(JobId(3));  // its record changed too: stored whole
+  Outbox::Batch batch = outbox.Take();
+  EXPECT_EQ(batch.retold_jobs, (std::vector<JobId>{JobId(2), JobId(5)}));
+  EXPECT_EQ(batch.changed_jobs, (std::set<JobId>{JobId(3)}));
+  EXPECT_TRUE(outbox.Take().retold_jobs.empty());
+}
+
 }  // namespace
 }  // namespace podsched::core

@@ -68,6 +68,14 @@ Result<StoredState> InMemoryJobRepository::Load() {
 Status InMemoryJobRepository::Commit(const StoreBatch& batch) {
   ++commits_;
   for (const JobRecord& job : batch.jobs) jobs_[job.id] = job;
+  for (const ReasonUpdate& update : batch.reasons) {
+    auto it = jobs_.find(update.job);
+    if (it == jobs_.end()) {
+      return ToStatus(Internal("a reason update for job " + std::to_string(update.job.value()) +
+                               ", which is not stored"));
+    }
+    it->second.reason = update.reason;
+  }
   for (const UserRecord& user : batch.users) users_[user.name] = user;
   for (const JobEvent& event : batch.events) {
     max_event_seq_ = std::max(max_event_seq_, event.seq);

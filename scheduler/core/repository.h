@@ -11,6 +11,11 @@
 //   rebuilds the scheduler's state from it exactly (with retention, only active and recently
 //   ended jobs: LoadEndedSince, LoadDependencyTargets).
 // - Job rows are upserts keyed by JobRecord::id; events are appended and never change.
+// - A reason update changes the reason of a job row the store already has (an earlier batch's,
+//   or an earlier commit's) and nothing else: a queued job's pending reason changes with other
+//   jobs (a victim's minimum runtime passing, a head starting), often for thousands of jobs at
+//   once, and rewriting each whole row for it was most of such a pass (docs/scheduler.md,
+//   "Pending reasons"). No job has both a row and a reason update in one batch.
 //
 // Thread safety: implementations need not be thread-safe; one owner calls them.
 #pragma once
@@ -27,12 +32,20 @@
 
 namespace podsched::core {
 
+// A stored job's new reason (JobRecord::reason), the only change to its row.
+struct ReasonUpdate {
+  JobId job;
+  std::string reason;
+  friend bool operator==(const ReasonUpdate&, const ReasonUpdate&) = default;
+};
+
 // Everything one scheduler call changed.
 struct StoreBatch {
   std::vector<JobRecord> jobs;   // latest row of each changed job (upsert)
   std::vector<JobEvent> events;  // appended, in seq order
   std::vector<UserRecord> users; // latest row of each changed user (upsert)
-  bool empty() const { return jobs.empty() && events.empty() && users.empty(); }
+  std::vector<ReasonUpdate> reasons;  // jobs whose reason alone changed, each once, by id
+  bool empty() const { return jobs.empty() && events.empty() && users.empty() && reasons.empty(); }
 };
 
 // What Load() returns.
@@ -90,10 +103,10 @@ class JobRepository {
 
   // One transition: a job row and its event in one transaction.
   Status PersistTransition(const JobRecord& job, const JobEvent& event) {
-    return Commit(StoreBatch{{job}, {event}, {}});
+    return Commit(StoreBatch{{job}, {event}, {}, {}});
   }
   // A user row alone (quota change by an admin, new user).
-  Status PutUser(const UserRecord& user) { return Commit(StoreBatch{{}, {}, {user}}); }
+  Status PutUser(const UserRecord& user) { return Commit(StoreBatch{{}, {}, {user}, {}}); }
 };
 
 // Keeps everything in memory. Optionally keeps no events (the simulator replays millions of

@@ -17,6 +17,24 @@ TEST(JobStateTest, NamesRoundTrip) {
   EXPECT_NE(bad.error().message().find("valid: QUEUED"), std::string::npos);
 }
 
+TEST(InMemoryJobRepositoryTest, AReasonUpdateChangesTheReasonOfAStoredJobAndNamesAMissingOne) {
+  InMemoryJobRepository repo;
+  JobRecord job;
+  job.id = JobId(7);
+  job.spec.user = UserName("ada");
+  job.reason = "submitted";
+  ASSERT_TRUE(repo.Commit(StoreBatch{{job}, {}, {}, {}}).ok());
+  ASSERT_TRUE(repo.Commit(StoreBatch{{}, {}, {}, {{job.id, "no free host"}}}).ok());
+  job.reason = "no free host";
+  auto state = repo.Load();
+  ASSERT_TRUE(state.has_value());
+  ASSERT_EQ(state->jobs.size(), 1u);
+  EXPECT_EQ(state->jobs[0], job);
+  Status missing = repo.Commit(StoreBatch{{}, {}, {}, {{JobId(8), "no free host"}}});
+  EXPECT_EQ(missing.code(), StatusCode::kInternal);
+  EXPECT_EQ(missing.message(), "a reason update for job 8, which is not stored");
+}
+
 TEST(InMemoryJobRepositoryTest, LoadReturnsLatestRowsAndNextIds) {
   InMemoryJobRepository repo;
   JobRecord job;

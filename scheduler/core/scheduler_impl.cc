@@ -95,7 +95,7 @@ const JobRecord* Scheduler::Impl::LiveOwner(const Lease& lease) const {
 void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
   if (job.reason == reason) return;
   job.reason = reason;
-  outbox.Changed(job.id);
+  outbox.Retold(job.id);
   if (job.state == JobState::kQueued) queued.ForgetTold(job.id);  // QueuedRef::told
 }
 
@@ -365,6 +365,10 @@ Result<Actions> Scheduler::Impl::Finish(TimePoint now) {
   StoreBatch batch;
   batch.jobs.reserve(out.changed_jobs.size());
   for (JobId id : out.changed_jobs) batch.jobs.push_back(jobs.at(id));
+  batch.reasons.reserve(out.retold_jobs.size());
+  for (JobId id : out.retold_jobs) {
+    if (const JobRecord* job = jobs.Find(id)) batch.reasons.push_back({id, job->reason});
+  }
   batch.users = accounting.TakeChanged();
   batch.events = std::move(out.events);
   if (!batch.empty()) {

@@ -364,5 +364,51 @@ TEST_F(SchedulerTest, AStoreWithAJobTwiceIsRefusedNamingIt) {
             "job " + std::to_string(id.value()) + " appears twice in the job store");
 }
 
+// Keeps every batch the scheduler commits.
+class RecordingRepository final : public JobRepository {
+ public:
+  explicit RecordingRepository(JobRepository& inner) : inner_(inner) {}
+  Result<StoredState> Load() override { return inner_.Load(); }
+  Status Commit(const StoreBatch& batch) override {
+    batches.push_back(batch);
+    return inner_.Commit(batch);
+  }
+  Result<std::vector<JobEvent>> EventsOf(JobId job) override { return inner_.EventsOf(job); }
+  std::vector<StoreBatch> batches;
+
+ private:
+  JobRepository& inner_;
+};
+
+TEST(SchedulerStoreTest, AQueuedJobsNewReasonIsStoredAsAReasonUpdateNotAWholeRow) {
+  InMemoryJobRepository store;
+  RecordingRepository recording(store);
+  auto pod = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
+  SchedulerConfig config;
+  config.check_pass_memos = true;
+  auto sched = Scheduler::Create(std::move(*pod), config, &recording, At(0));
+  ASSERT_TRUE(sched.has_value()) << sched.error().ToString();
+  Scheduler& s = **sched;
+  ASSERT_TRUE(s.Submit(Spec("ada", "v2-8", false), At(0)).has_value());
+  s.Tick(At(0));  // it takes the pod's one host
+  auto waiting = s.Submit(Spec("bob", "v2-8", false), At(1));
+  ASSERT_TRUE(waiting.has_value());
+  const std::string submitted = s.Find(*waiting)->reason;
+  recording.batches.clear();
+  s.Tick(At(2));
+  const std::string told = s.Find(*waiting)->reason;
+  ASSERT_NE(told, submitted);
+  ASSERT_EQ(recording.batches.size(), 1u);
+  const StoreBatch& pass = recording.batches[0];
+  EXPECT_EQ(pass.reasons, (std::vector<ReasonUpdate>{{*waiting, told}}));
+  for (const JobRecord& row : pass.jobs) EXPECT_NE(row.id, *waiting) << "a whole row as well";
+  auto stored = store.Load();
+  ASSERT_TRUE(stored.has_value());
+  const auto row = std::find_if(stored->jobs.begin(), stored->jobs.end(),
+                                [&](const JobRecord& j) { return j.id == *waiting; });
+  ASSERT_NE(row, stored->jobs.end());
+  EXPECT_EQ(*row, *s.Find(*waiting)) << "the store has the job as the scheduler has it";
+}
+
 }  // namespace
 }  // namespace podsched::core

@@ -14,7 +14,7 @@ Status BufferingRepository::Commit(const core::StoreBatch& batch) {
   Status s = inner_->Commit(batch);
   if (s.ok()) {
     events_.insert(events_.end(), batch.events.begin(), batch.events.end());
-    committed_jobs_.insert(committed_jobs_.end(), batch.jobs.begin(), batch.jobs.end());
+    KeepJobs(core::StoreBatch{batch.jobs, {}, {}, batch.reasons});
   }
   return s;
 }
@@ -34,13 +34,18 @@ Status BufferingRepository::Flush() {
   if (s.ok()) {
     for (auto& b : pending_) {
       events_.insert(events_.end(), b.events.begin(), b.events.end());
-      std::move(b.jobs.begin(), b.jobs.end(), std::back_inserter(committed_jobs_));
+      KeepJobs(core::StoreBatch{std::move(b.jobs), {}, {}, std::move(b.reasons)});
     }
   } else {
     failed_ = s;
   }
   pending_.clear();
   return s;
+}
+
+void BufferingRepository::KeepJobs(core::StoreBatch batch) {
+  if (batch.jobs.empty() && batch.reasons.empty()) return;
+  committed_jobs_.push_back(std::move(batch));
 }
 
 Result<std::vector<core::JobEvent>> BufferingRepository::EventsOf(JobId job) {

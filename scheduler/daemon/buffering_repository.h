@@ -10,7 +10,8 @@
 // Commit goes straight to the inner repository.
 //
 // It also remembers the events of every successful commit until TakeEvents (for the streams and
-// the metrics), and the job rows until TakeCommittedJobs (for the read snapshot, job_snapshot.h).
+// the metrics), and the job rows and reason updates until TakeCommittedJobs (for the read
+// snapshot, job_snapshot.h).
 //
 // This is not jobdb::GroupCommitter (store/jobdb/group_committer.h): that one serves committers
 // on many threads with a writer thread of its own; here one thread (the scheduler thread) both
@@ -50,9 +51,10 @@ class BufferingRepository final : public core::JobRepository {
   bool deferred() const { return deferred_; }
   // The events committed since the last call, in commit order.
   std::vector<core::JobEvent> TakeEvents() { return std::exchange(events_, {}); }
-  // The job rows committed since the last call, in commit order (a job may appear more than
-  // once; the last is the latest).
-  std::vector<core::JobRecord> TakeCommittedJobs() { return std::exchange(committed_jobs_, {}); }
+  // The job rows and reason updates committed since the last call, one batch per commit in
+  // commit order (events and users left out): a job may appear in more than one, and a reason
+  // update applies to the row before it.
+  std::vector<core::StoreBatch> TakeCommittedJobs() { return std::exchange(committed_jobs_, {}); }
 
  private:
   core::JobRepository* inner_;
@@ -60,7 +62,9 @@ class BufferingRepository final : public core::JobRepository {
   bool deferred_ = false;
   std::vector<core::StoreBatch> pending_;
   std::vector<core::JobEvent> events_;
-  std::vector<core::JobRecord> committed_jobs_;
+  std::vector<core::StoreBatch> committed_jobs_;
+  // Keeps the rows and reason updates of a committed batch (committed_jobs_).
+  void KeepJobs(core::StoreBatch batch);
   Status failed_;  // the first failed Flush; OK until then
 };
 

@@ -163,8 +163,11 @@ std::optional<pod::AcceleratorType> Engine::TypeCopy(JobId job) const {
 }
 
 void Engine::UpdateSnapshot() {
-  for (const core::JobRecord& job : repo_.TakeCommittedJobs()) {
-    snapshot_builder_->Upsert(job, TypeCopy(job.id));
+  for (const core::StoreBatch& batch : repo_.TakeCommittedJobs()) {
+    for (const core::JobRecord& job : batch.jobs) snapshot_builder_->Upsert(job, TypeCopy(job.id));
+    for (const core::ReasonUpdate& update : batch.reasons) {
+      snapshot_builder_->SetReason(update.job, update.reason);
+    }
   }
   // Retention forgets ended jobs without a commit: the snapshot drops them when the count moved.
   if (const int64_t forgotten = scheduler_->stats().forgotten; forgotten != forgotten_seen_) {

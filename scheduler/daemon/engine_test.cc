@@ -66,6 +66,47 @@ TEST(EngineGroupCommit, NothingIsStoredOrStreamedBeforeFlush) {
   EXPECT_EQ(frames.size(), 3u);
 }
 
+// A pass that changes only a queued job's reason commits a reason update (core::ReasonUpdate),
+// not the job's row: the store and the read snapshot both get it, after the row of the same
+// group commit that came before it.
+TEST(EngineGroupCommit, AReasonUpdateReachesTheStoreAndTheSnapshotAfterTheRowBeforeIt) {
+  Config config;
+  config.pods = {PodConfig{"pod0", pod::Generation::kV2, 1, 1, ""}};
+  config.bus.require_agents = false;
+  core::InMemoryJobRepository repo;
+  size_t reason_updates = 0;
+  TimePoint now{std::chrono::seconds(1'700'000'000)};
+  auto engine =
+      Engine::Create(config, {{"alice", Sha256Hex("t"), false, ""}}, &repo, now,
+                     /*group_commit=*/true, [&](std::span<const core::StoreBatch* const> batches) {
+                       for (const auto* b : batches) {
+                         reason_updates += b->reasons.size();
+                         if (Status s = repo.Commit(*b); !s.ok()) return s;
+                       }
+                       return Status::Ok();
+                     });
+  ASSERT_TRUE(engine.has_value());
+  const std::string body = R"({"name":"j","accelerator":"v2-8","command":"c"})";
+  ASSERT_EQ((*engine)->Handle({"POST", "/api/v1/jobs", "Bearer t", body, ""}, now).status, 201);
+  (*engine)->Tick(now);  // job 1 takes the pod's one host
+  ASSERT_EQ((*engine)->Handle({"POST", "/api/v1/jobs", "Bearer t", body, ""}, now).status, 201);
+  (*engine)->Tick(now);  // job 2 waits: its reason alone changes
+  ASSERT_TRUE((*engine)->Flush(now).ok());
+  EXPECT_EQ(reason_updates, 1u);
+  const std::string told = (*engine)->scheduler().Find(JobId(2))->reason;
+  EXPECT_NE(told.find("no free host"), std::string::npos) << told;
+  auto stored = repo.Load();
+  ASSERT_TRUE(stored.has_value());
+  ASSERT_EQ(stored->jobs.size(), 2u);
+  EXPECT_EQ(stored->jobs[1].reason, told);
+  HttpResponse got = (*engine)->Handle({"GET", "/api/v1/jobs/2", "Bearer t", "", ""}, now);
+  ASSERT_EQ(got.status, 200);
+  api::Job job;
+  ASSERT_TRUE(ParseJson(got.body, JsonLimits{}, &job).ok()) << got.body;
+  EXPECT_EQ(job.reason(), told);
+  EXPECT_EQ(job.state(), "QUEUED");
+}
+
 // A flush that fails inside a read of the history (EventsOf flushes first) must not be
 // followed by a Flush that reports success: the daemon would acknowledge lost submissions.
 TEST(EngineGroupCommit, AFailedFlushStaysFailed) {

@@ -119,6 +119,21 @@ void JobSnapshotBuilder::Upsert(const core::JobRecord& job,
   owned_.insert(owned_.begin() + static_cast<std::ptrdiff_t>(ci) + 1, true);
 }
 
+void JobSnapshotBuilder::SetReason(JobId id, const std::string& reason) {
+  if (chunks_.empty()) return;
+  const size_t ci = ChunkFor(id);
+  const Chunk& shared = *chunks_[ci];
+  auto found = LowerBound(shared.keys, id);
+  if (found == shared.keys.end() || found->id != id.value()) return;
+  const auto at = static_cast<size_t>(found - shared.keys.begin());
+  // Entries are immutable (a published snapshot may hold this one, its JSON rendered): a copy.
+  const JobSnapshot::Entry& old = *shared.entries[at];
+  core::JobRecord job = old.job;
+  job.reason = reason;
+  Own(ci).entries[at] = std::make_shared<const JobSnapshot::Entry>(std::move(job), old.type);
+  changed_ = true;
+}
+
 void JobSnapshotBuilder::Erase(JobId id) {
   if (chunks_.empty()) return;
   const size_t ci = ChunkFor(id);

@@ -120,6 +120,9 @@ class JobSnapshotBuilder {
 
   // Adds the job, or replaces the row of the same id.
   void Upsert(const core::JobRecord& job, std::optional<pod::AcceleratorType> type);
+  // Gives the job (if present) a new reason, the rest of its row as it was
+  // (core::ReasonUpdate).
+  void SetReason(JobId id, const std::string& reason);
   // Removes the job if present.
   void Erase(JobId id);
   // Removes every job for which `keep` is false (O(jobs)).

@@ -61,6 +61,24 @@ TEST(JobSnapshotTest, APublishedSnapshotKeepsItsJobsWhileTheBuilderChanges) {
   EXPECT_EQ(after->Find(JobId(1)), before->Find(JobId(1)));
 }
 
+TEST(JobSnapshotTest, AReasonUpdateReplacesTheReasonAndKeepsTheRestAndThePublishedEntry) {
+  JobSnapshotBuilder builder(TestFleet());
+  core::JobRecord job = Job(3, "alice", core::JobState::kQueued, true);
+  job.reason = "submitted";
+  job.step = 12;
+  builder.Upsert(job, std::nullopt);
+  auto before = builder.Publish();
+  builder.SetReason(JobId(3), "no free host");
+  builder.SetReason(JobId(99), "no free host");  // not there: nothing
+  auto after = builder.Publish();
+  ASSERT_NE(after, before);
+  EXPECT_EQ(before->Find(JobId(3))->job.reason, "submitted");
+  job.reason = "no free host";
+  EXPECT_EQ(after->Find(JobId(3))->job, job);
+  EXPECT_EQ(after->Find(JobId(99)), nullptr);
+  EXPECT_EQ(after->size(), 1u);
+}
+
 TEST(JobSnapshotTest, ListsPageByIdAndCountEveryMatch) {
   JobSnapshotBuilder builder(TestFleet());
   for (int64_t id = 1; id <= 600; ++id) {

@@ -25,7 +25,7 @@ std::unique_ptr<GroupCommitter> OpenCommitter(const std::string& path) {
 
 StoreBatch Submission(int64_t id) {
   JobRecord job = FullJob(id);
-  return StoreBatch{{job}, {SubmitEvent(job, id)}, {}};
+  return StoreBatch{{job}, {SubmitEvent(job, id)}, {}, {}};
 }
 
 // True when a fresh connection (not the committer's) sees job `id`'s row and event.

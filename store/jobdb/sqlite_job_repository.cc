@@ -31,6 +31,8 @@ TimePoint FromMicros(int64_t us) { return TimePoint(Duration(us)); }
 constexpr std::string_view kPutJob =
     "INSERT OR REPLACE INTO jobs (" PODSCHED_JOB_COLUMNS
     ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+// A queued job's new pending reason, alone (core::ReasonUpdate): no index covers the column.
+constexpr std::string_view kPutReason = "UPDATE jobs SET reason = ?2 WHERE id = ?1";
 // The spec is written once per job (schema v3): a row update never carries it.
 constexpr std::string_view kPutSpec = "INSERT OR IGNORE INTO job_specs (id, spec) VALUES (?,?)";
 #define PODSCHED_SELECT_JOBS \
@@ -295,6 +297,9 @@ Status SqliteJobRepository::Apply(const StoreBatch& batch) {
   for (const JobRecord& job : batch.jobs) {
     if (Status s = WriteJob(job); !s.ok()) return s;
   }
+  for (const core::ReasonUpdate& update : batch.reasons) {
+    if (Status s = WriteReason(update); !s.ok()) return s;
+  }
   for (const JobEvent& event : batch.events) {
     if (Status s = WriteEvent(event); !s.ok()) return s;
   }
@@ -353,6 +358,22 @@ Status SqliteJobRepository::WriteJob(const JobRecord& job) {
     (*epoch)->BindNull(8);
   }
   return (*epoch)->Run();
+}
+
+Status SqliteJobRepository::WriteReason(const core::ReasonUpdate& update) {
+  auto put = db_->Prepare(kPutReason);
+  if (!put) return put.error();
+  (*put)->Bind(1, update.job.value()).Bind(2, update.reason);
+  if (Status s = (*put)->Run(); !s.ok()) {
+    return s.WithContext("storing the reason of job " + std::to_string(update.job.value()));
+  }
+  // The row comes first (the job's submission, in this commit or an earlier one); an update of
+  // none is the core's bug, and the whole commit fails rather than lose the reason.
+  if (sqlite3_changes(db_->raw()) != 1) {
+    return ToStatus(Internal("storing the reason of job " + std::to_string(update.job.value()) +
+                             ": the job database has no row for it"));
+  }
+  return Status::Ok();
 }
 
 Status SqliteJobRepository::WriteEvent(const JobEvent& event) {

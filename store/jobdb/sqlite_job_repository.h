@@ -81,6 +81,7 @@ class SqliteJobRepository final : public core::JobRepository, public core::Accou
   Result<core::StoredState> LoadSnapshot(TimePoint ended_since);
   Status Apply(const core::StoreBatch& batch);
   Status WriteJob(const core::JobRecord& job);
+  Status WriteReason(const core::ReasonUpdate& update);
   Status WriteEvent(const core::JobEvent& event);
   Status WriteUser(const core::UserRecord& user);
   Status WriteAccount(const core::UserAccount& account);

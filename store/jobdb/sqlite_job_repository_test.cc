@@ -52,7 +52,7 @@ TEST(SqliteJobRepositoryTest, LoadEndedSinceLeavesOldEndedJobsOutAndJobsInRangeR
       job(4, JobState::kFailed, TimePoint{}),                           // old: left out
       job(9, JobState::kFailed, cutoff - std::chrono::hours(50)),       // the newest id, old
   };
-  ASSERT_TRUE(repo->Commit(StoreBatch{jobs, {}, {}}).ok());
+  ASSERT_TRUE(repo->Commit(StoreBatch{jobs, {}, {}, {}}).ok());
 
   auto state = repo->LoadEndedSince(cutoff);
   ASSERT_TRUE(state.has_value()) << state.error().ToString();
@@ -115,7 +115,8 @@ TEST(SqliteJobRepositoryTest, RoundTripsEveryField) {
                   ""};
   ASSERT_TRUE(repo->Commit(StoreBatch{{full, bare},
                                       {SubmitEvent(full, 1), placed},
-                                      {FullUser("ada"), core::UserRecord{}}})
+                                      {FullUser("ada"), core::UserRecord{}},
+                                      {}})
                   .ok());
 
   auto state = repo->Load();
@@ -186,7 +187,7 @@ TEST(SqliteJobRepositoryTest, FailedCommitStoresNothingOfTheBatch) {
   ASSERT_TRUE(repo->PersistTransition(a, SubmitEvent(a, 1)).ok());
   // Job 2's row and user come first in the batch; the duplicate event seq fails the commit.
   JobRecord b = FullJob(2);
-  Status failed = repo->Commit(StoreBatch{{b}, {SubmitEvent(b, 1)}, {FullUser("carl")}});
+  Status failed = repo->Commit(StoreBatch{{b}, {SubmitEvent(b, 1)}, {FullUser("carl")}, {}});
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.message().find("nothing of it was stored"), std::string::npos)
       << failed.ToString();
@@ -207,7 +208,7 @@ TEST(SqliteJobRepositoryTest, WithoutPodNamesAPlacementOutsidePodZeroIsRefusedNo
   ASSERT_NE(repo, nullptr);
   JobRecord job = FullJob(4);
   job.placement->pod = 1;
-  Status refused = repo->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}});
+  Status refused = repo->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}, {}});
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("job 4 is placed in pod 1 of a fleet"), std::string::npos)
       << refused.ToString();
@@ -227,7 +228,7 @@ TEST(SqliteJobRepositoryTest, APlacementsPodIsStoredByNameAndFollowsItsName) {
     // Its event names pod b's own hosts with the pod (v7), whatever the fleet's order.
     JobEvent placed{2, TimePoint(Duration(99)), job.id, 3, JobState::kQueued, JobState::kPlaced,
                     "placed", {HostId(0), HostId(1)}, "b"};
-    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {SubmitEvent(job, 1), placed}, {}}).ok());
+    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {SubmitEvent(job, 1), placed}, {}, {}}).ok());
     auto events = (*repo)->EventsOf(job.id);
     ASSERT_TRUE(events.has_value());
     ASSERT_EQ(events->size(), 2u);
@@ -272,7 +273,7 @@ TEST(SqliteJobRepositoryTest, AMultisliceJobsSlicesAndCountAreStoredByPodName) {
   {
     auto repo = SqliteJobRepository::Open(path, {.pods = {"a", "b", "c"}});
     ASSERT_TRUE(repo.has_value()) << repo.error().ToString();
-    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}}).ok());
+    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}, {}}).ok());
     auto state = (*repo)->Load();
     ASSERT_TRUE(state.has_value()) << state.error().ToString();
     ASSERT_EQ(state->jobs.size(), 1u);
@@ -286,7 +287,7 @@ TEST(SqliteJobRepositoryTest, AMultisliceJobsSlicesAndCountAreStoredByPodName) {
     JobEvent placed{2,       TimePoint(Duration(99)), job.id, 3, JobState::kQueued, JobState::kPlaced,
                     "placed", {HostId(2), HostId(6)},   "b",
                     {{"c", {HostId(2), HostId(6)}}, {"b", {HostId(0), HostId(4)}}}};
-    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {placed}, {}}).ok());
+    ASSERT_TRUE((*repo)->Commit(StoreBatch{{job}, {placed}, {}, {}}).ok());
     auto events = (*repo)->EventsOf(job.id);
     ASSERT_TRUE(events.has_value()) << events.error().ToString();
     ASSERT_EQ(events->size(), 2u);
@@ -366,6 +367,34 @@ int64_t BytesWritten() {
   return -1;
 }
 
+TEST(SqliteJobRepositoryTest, AReasonUpdateChangesTheReasonAloneAndOneOfNoRowFailsTheCommit) {
+  TempDir dir;
+  const std::string path = dir.File("jobs.db");
+  auto repo = OpenOrDie(path);
+  ASSERT_NE(repo, nullptr);
+  JobRecord a = FullJob(1);
+  JobRecord b = FullJob(2);
+  ASSERT_TRUE(
+      repo->Commit(StoreBatch{{a, b}, {SubmitEvent(a, 1), SubmitEvent(b, 2)}, {}, {}}).ok());
+  // In one batch with a row of another job, as the core sends them.
+  b.step = 9;
+  ASSERT_TRUE(repo->Commit(StoreBatch{{b}, {}, {}, {{a.id, "no free 2x2 block of hosts"}}}).ok());
+  a.reason = "no free 2x2 block of hosts";
+  // A job the store has no row for: the whole batch fails, the row before it too.
+  JobRecord c = FullJob(3);
+  Status failed = repo->Commit(StoreBatch{{c}, {}, {}, {{JobId(44), "no free host"}}});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("job 44: the job database has no row for it"), std::string::npos)
+      << failed.ToString();
+  EXPECT_NE(failed.message().find("nothing of it was stored"), std::string::npos);
+  auto reopened = OpenOrDie(path);
+  auto state = reopened->Load();
+  ASSERT_TRUE(state.has_value());
+  ASSERT_EQ(state->jobs.size(), 2u);
+  EXPECT_EQ(state->jobs[0], a);
+  EXPECT_EQ(state->jobs[1], b);
+}
+
 TEST(SqliteJobRepositoryTest, RowUpdatesDoNotRewriteTheSpec) {
   TempDir dir;
   const std::string path = dir.File("jobs.db");
@@ -373,7 +402,7 @@ TEST(SqliteJobRepositoryTest, RowUpdatesDoNotRewriteTheSpec) {
   ASSERT_NE(repo, nullptr);
   JobRecord job = FullJob(1);
   job.spec.env["BIG"] = std::string(512 << 10, 'x');  // a 512 KiB spec
-  ASSERT_TRUE(repo->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}}).ok());
+  ASSERT_TRUE(repo->Commit(StoreBatch{{job}, {SubmitEvent(job, 1)}, {}, {}}).ok());
   // 200 progress reports: each rewrites the job's row, never its spec. Measured: 3.3 MB written
   // with the spec in its own table, 9.2 MB when every update carried it (SQLite then rewrites
   // only the overflow pages that differ, but encodes and compares all 512 KiB each time).
@@ -381,7 +410,7 @@ TEST(SqliteJobRepositoryTest, RowUpdatesDoNotRewriteTheSpec) {
   ASSERT_GE(before, 0);
   for (int i = 0; i < 200; ++i) {
     job.step = i;
-    ASSERT_TRUE(repo->Commit(StoreBatch{{job}, {}, {}}).ok());
+    ASSERT_TRUE(repo->Commit(StoreBatch{{job}, {}, {}, {}}).ok());
   }
   const int64_t written = BytesWritten() - before;
   EXPECT_LT(written, int64_t{6} << 20) << written << " bytes written for 200 row updates";

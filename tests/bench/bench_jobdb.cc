@@ -7,7 +7,12 @@
 // transaction (one fsync) per submission. "group": they share a GroupCommitter, which commits
 // every pending submission in one transaction.
 //
-// usage: bench_jobdb [--submissions N] [--concurrency 1,8,64] [--dir DIR]
+// Then a pass that tells `--queued` waiting jobs a new reason (a victim's minimum runtime passed,
+// a head started): the commit of those reasons as whole job rows (before core::ReasonUpdate) and
+// as reason updates, alternately on the same database, median of `--reason-passes` each.
+//
+// usage: bench_jobdb [--submissions N] [--concurrency 1,8,64] [--queued N] [--reason-passes N]
+//                    [--dir DIR]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -35,7 +40,7 @@ core::StoreBatch Submission(int64_t id) {
   core::JobRecord job = testing::FullJob(id);
   job.state = core::JobState::kQueued;
   job.placement.reset();
-  return core::StoreBatch{{job}, {testing::SubmitEvent(job, id)}, {}};
+  return core::StoreBatch{{job}, {testing::SubmitEvent(job, id)}, {}, {}};
 }
 
 double Percentile(std::vector<double>& v, double q) {
@@ -104,6 +109,52 @@ RunResult Group(const std::string& path, int threads, int total) {
   return r;
 }
 
+struct ReasonResult {
+  double rows_ms = 0;
+  double updates_ms = 0;
+};
+
+// One database of `queued` queued jobs; each pass gives all of them a new reason, committed as
+// rows and as reason updates in turn (interleaved: the same file, the same page cache).
+ReasonResult ReasonPasses(const std::string& path, int queued, int passes) {
+  auto repo = OpenFresh(path);
+  std::vector<core::JobRecord> jobs;
+  core::StoreBatch submit;
+  for (int64_t id = 1; id <= queued; ++id) {
+    core::StoreBatch one = Submission(id);
+    jobs.push_back(one.jobs.front());
+    submit.jobs.push_back(std::move(one.jobs.front()));
+    submit.events.push_back(std::move(one.events.front()));
+  }
+  if (Status s = repo->Commit(submit); !s.ok()) {
+    std::fprintf(stderr, "bench_jobdb: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+  std::vector<double> rows_ms, updates_ms;
+  for (int p = 0; p < 2 * passes; ++p) {
+    const std::string reason = "no free 4x4 block of hosts; " + std::to_string(p) +
+                               " running jobs would have to go, after their minimum runtime";
+    core::StoreBatch batch;
+    const bool as_rows = p % 2 == 0;
+    for (core::JobRecord& job : jobs) {
+      job.reason = reason;
+      if (as_rows) {
+        batch.jobs.push_back(job);
+      } else {
+        batch.reasons.push_back({job.id, reason});
+      }
+    }
+    const auto begin = Clock::now();
+    if (Status s = repo->Commit(batch); !s.ok()) {
+      std::fprintf(stderr, "bench_jobdb: %s\n", s.ToString().c_str());
+      std::exit(1);
+    }
+    (as_rows ? rows_ms : updates_ms)
+        .push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+  }
+  return {Percentile(rows_ms, 0.5), Percentile(updates_ms, 0.5)};
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "bench_jobdb: durable submissions per second into SQLite, with and without group "
@@ -111,7 +162,13 @@ int Main(int argc, char** argv) {
   int submissions = 2000;
   std::vector<int> concurrency = {1, 8, 64};
   std::string dir;
+  int queued = 10000;
+  int reason_passes = 5;
   app.add_option("--submissions", submissions, "submissions per configuration")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--queued", queued, "queued jobs told a new reason in each reason pass")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--reason-passes", reason_passes, "reason passes of each kind (median)")
       ->check(CLI::PositiveNumber);
   app.add_option("--concurrency", concurrency, "concurrent submitters (comma-separated)")
       ->delimiter(',');
@@ -144,6 +201,23 @@ int Main(int argc, char** argv) {
                   with.per_second / without.per_second);
     figures.emplace_back(line);
   }
+  const ReasonResult reasons = ReasonPasses((base / "reasons.db").string(), queued, reason_passes);
+  std::printf(
+      "a pass telling %d queued jobs a new reason, committed: as rows %.1f ms, as reason "
+      "updates %.1f ms (median of %d each)\n",
+      queued, reasons.rows_ms, reasons.updates_ms, reason_passes);
+  const std::string k =
+      queued % 1000 == 0 ? std::to_string(queued / 1000) + "k" : std::to_string(queued);
+  char line[160];
+  std::snprintf(line, sizeof line, "FIGURE jobdb_reasons_%s_as_rows_ms %.2f ms", k.c_str(),
+                reasons.rows_ms);
+  figures.emplace_back(line);
+  std::snprintf(line, sizeof line, "FIGURE jobdb_reasons_%s_as_updates_ms %.2f ms", k.c_str(),
+                reasons.updates_ms);
+  figures.emplace_back(line);
+  std::snprintf(line, sizeof line, "FIGURE jobdb_reason_update_speedup %.2f ratio",
+                reasons.rows_ms / reasons.updates_ms);
+  figures.emplace_back(line);
   for (const std::string& f : figures) std::printf("%s\n", f.c_str());
   return 0;
 }

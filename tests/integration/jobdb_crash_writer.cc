@@ -39,7 +39,8 @@ int Run(const std::string& path, int threads) {
       for (;;) {
         const int64_t id = next.fetch_add(1);
         core::JobRecord job = testing::FullJob(id);
-        Status s = committer.Commit(core::StoreBatch{{job}, {testing::SubmitEvent(job, id)}, {}});
+        Status s =
+            committer.Commit(core::StoreBatch{{job}, {testing::SubmitEvent(job, id)}, {}, {}});
         if (!s.ok()) {
           std::fprintf(stderr, "jobdb_crash_writer: %s\n", s.ToString().c_str());
           std::_Exit(1);
