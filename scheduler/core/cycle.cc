@@ -72,12 +72,28 @@ Pass::TypeKey Pass::KeyOf(const pod::AcceleratorType& type) const {
 }
 
 int Pass::ScopeOf(const JobSpec& spec) {
+  if (spec.zone.empty() && spec.pod.empty()) return ClassScope(spec.preemptible);
+  return ScopeNumber(spec.zone, spec.pod, JobClass(spec.preemptible));
+}
+
+int Pass::JobClass(bool preemptible) const {
   // A fleet with pods for one class only: the job's class is part of where it may run.
-  const int job_class = in_.hosts.fleet().HasClassPods() ? (spec.preemptible ? 2 : 1) : 0;
-  if (spec.zone.empty() && spec.pod.empty() && job_class == 0) return 0;
-  auto [it, inserted] = scopes_.try_emplace({spec.zone, spec.pod, job_class},
-                                            static_cast<int>(scope_names_.size()));
-  if (inserted) scope_names_.emplace_back(spec.zone, spec.pod, job_class);
+  return in_.hosts.fleet().HasClassPods() ? (preemptible ? 2 : 1) : 0;
+}
+
+int Pass::ClassScope(bool preemptible) {
+  const int job_class = JobClass(preemptible);
+  if (job_class == 0) return 0;
+  int& known = class_scopes_[static_cast<size_t>(job_class)];
+  if (known == 0) known = ScopeNumber("", "", job_class);
+  return known;
+}
+
+int Pass::ScopeNumber(const std::string& zone, const std::string& pod, int job_class) {
+  if (zone.empty() && pod.empty() && job_class == 0) return 0;
+  auto [it, inserted] =
+      scopes_.try_emplace({zone, pod, job_class}, static_cast<int>(scope_names_.size()));
+  if (inserted) scope_names_.emplace_back(zone, pod, job_class);
   return it->second;
 }
 
@@ -601,10 +617,9 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
   using Kind = QueuedRef::Memo::Kind;
   // Consider's order: Filter (as MemoHolds checks it), strict order's "behind", the scope, Score,
   // AwaitReservation, FitsHealthyPod, Preempt, then Block, which does nothing once there is a head.
-  if (m.kind != Kind::kBlocked || !m.unscoped || behind_ || !head_view_ || now_ < m.at) {
+  if (m.kind != Kind::kBlocked || !m.anywhere || behind_ || !head_view_ || now_ < m.at) {
     return false;
   }
-  if (in_.hosts.fleet().HasClassPods()) return false;  // its scope would not be 0 now
   if (const auto counts = MemoCounts(entry); !counts || !LetsThrough(m.cores, *counts)) {
     return false;
   }
@@ -614,7 +629,7 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
                          ref.priority, m.preemptible, Protects(m.estimate)};
   auto known = blocked_answers_.find(kind);
   if (known == blocked_answers_.end()) {
-    scope_ = 0;
+    scope_ = ClassScope(m.preemptible);
     if (!Failed({kind.generation, shape.rows, shape.cols, scope_, kind.protect})) return false;
     if (auto fits = fits_healthy_.find(KeyOf(type));
         fits == fits_healthy_.end() || !fits->second) {
@@ -700,7 +715,7 @@ void Pass::Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind, bool exact) {
   m.head = head_id_;
   m.at = now_;
   m.exact = exact;
-  m.unscoped = scope_ == 0;
+  m.anywhere = job.spec.zone.empty() && job.spec.pod.empty();
   m.estimate = job.spec.expected_runtime.value_or(job.spec.max_runtime);
 }
 

@@ -318,9 +318,15 @@ class Pass {
   // scope (scope_: its zone or pod, if any), in fleet order.
   const std::vector<int>& Candidates(const pod::AcceleratorType& type);
   // The scope of `spec` (its zone and pod, and its class when some pod takes one class only) as a
-  // small number: 0 unscoped, then one per distinct (zone, pod, class) this pass met. Part of every memo key: jobs of one shape but other scopes see
-  // other pods.
+  // small number: 0 unscoped, then one per distinct (zone, pod, class) this pass met. Part of
+  // every memo key: jobs of one shape but other scopes see other pods.
   int ScopeOf(const JobSpec& spec);
+  // 0 on a fleet without class pods; 1 on-demand, 2 preemptible (JobClass), otherwise.
+  int JobClass(bool preemptible) const;
+  // The scope of a job of that class that names no zone or pod (ScopeOf), without its spec.
+  int ClassScope(bool preemptible);
+  // The number of the scope (zone, pod, class), given on first sight.
+  int ScopeNumber(const std::string& zone, const std::string& pod, int job_class);
   // "the pod" (a fleet of one), "pod a" or "pods a, b and 3 more": for reasons.
   std::string PodsText(const std::vector<int>& pods) const;
   // When each lease is expected to free its hosts (the Permit's input).
@@ -370,6 +376,7 @@ class Pass {
   // (zone, pod, class: 0 any, 1 on-demand, 2 preemptible) -> ScopeOf, and back.
   std::map<std::tuple<std::string, std::string, int>, int> scopes_;
   std::vector<std::tuple<std::string, std::string, int>> scope_names_ = {{"", "", 0}};
+  std::array<int, 3> class_scopes_{};   // ClassScope's, by JobClass; 0: not numbered yet
   std::optional<std::string> behind_;   // strict order: the reason of every job behind
   uint32_t behind_text_ = 0;            // behind_'s ReasonTexts number; 0: none
   // The shapes that found no room in this pass: a few (shapes x scopes x two views), looked up
@@ -385,7 +392,7 @@ class Pass {
   std::map<std::tuple<int, int, int, int, bool, int, bool>, int> failed_slice_preemption_;
   // By generation, rows, cols, scope, class, priority and whether behind the backfill head.
   std::map<VictimKey, NoVictims> failed_preemption_;
-  // BlockedAsBefore's answers by kind of job (unscoped, behind the head): what a job of that
+  // BlockedAsBefore's answers by kind of job (no zone or pod, behind the head): what a job of that
   // type, priority and class, on the view its expected runtime gives it, is told, once Score,
   // FitsHealthyPod and the victim search have answered for the kind. Those answers are kept for
   // the rest of the pass, and so is this one (a lookup instead of three, for every blocked job).

@@ -61,9 +61,10 @@ struct QueuedRef {
     uint64_t head = 0;            // kBlocked: the backfill head then (PassHeads::IdOf)
     TimePoint at{};               // that pass's now: a clock that went back evaluates again
     // kBlocked: what a later pass needs to find the job's answers among its own without reading
-    // the job (Pass::BlockedAsBefore): no zone, pod or class of pods narrows where it may run
-    // (Pass::ScopeOf 0), and its expected runtime (Pass::SetProtect).
-    bool unscoped = false;
+    // the job (Pass::BlockedAsBefore): no zone or pod narrows where it may run (its scope is at
+    // most its class's pods, known from `preemptible`: Pass::ClassScope), and its expected
+    // runtime (Pass::SetProtect).
+    bool anywhere = false;
     Duration estimate{};
   };
 

@@ -67,14 +67,20 @@ Result<StoredState> InMemoryJobRepository::Load() {
 
 Status InMemoryJobRepository::Commit(const StoreBatch& batch) {
   ++commits_;
-  for (const JobRecord& job : batch.jobs) jobs_[job.id] = job;
+  for (const JobRecord& job : batch.jobs) {
+    if (auto row = by_id_.find(job.id); row != by_id_.end()) {
+      *row->second = job;
+    } else {
+      by_id_.emplace(job.id, &jobs_.emplace(job.id, job).first->second);
+    }
+  }
   for (const ReasonUpdate& update : batch.reasons) {
-    auto it = jobs_.find(update.job);
-    if (it == jobs_.end()) {
+    auto row = by_id_.find(update.job);
+    if (row == by_id_.end()) {
       return ToStatus(Internal("a reason update for job " + std::to_string(update.job.value()) +
                                ", which is not stored"));
     }
-    it->second.reason = update.reason;
+    row->second->reason = update.reason;
   }
   for (const UserRecord& user : batch.users) users_[user.name] = user;
   for (const JobEvent& event : batch.events) {

@@ -344,6 +344,38 @@ TEST_F(SchedulerTest, BlockedJobsAreSkippedUntilHostsLeasesOrTheHeadChange) {
   EXPECT_EQ(Job(carl[1]).state, S::kQueued);
 }
 
+// The same on a fleet whose pods each take one class of job (the grant's devices): a job that
+// names no zone or pod is scoped by its class alone, which its memo knows, so after a release
+// the blocked jobs of a kind get the answer of the first of them without being judged again.
+// check_pass_memos (DefaultConfig) checks each of those skips against a full evaluation.
+TEST_F(SchedulerTest, OnClassPodsBlockedJobsAreAnsweredFromTheirKindAfterARelease) {
+  SchedulerConfig config = DefaultConfig();
+  config.default_quota = Quota{1000, 1000};
+  StartFleet({{"od", pod::Generation::kV2, 4, 4, "zone-b", pod::PodClass::kOnDemand},
+              {"pre", pod::Generation::kV2, 2, 2, "zone-b", pod::PodClass::kPreemptible}},
+             config);
+  std::vector<JobId> ada;  // on-demand: never a victim
+  for (int i = 0; i < 16; ++i) ada.push_back(Submit(Spec("ada", "v2-8", false), 0));
+  Tick(0);
+  const JobId head = Submit(Spec("bob", "v2-128", false), 1);
+  std::vector<JobId> carl;
+  for (int i = 0; i < 4; ++i) carl.push_back(Submit(Spec("carl", "v2-32", false), 1.1 + i * 0.1));
+  Tick(1.5);
+  const auto skipped = [&] { return sched_->stats().skipped_by_memo; };
+  ASSERT_EQ(skipped(), 0);
+  for (JobId c : carl) EXPECT_EQ(Job(c).reason, "no free 2x2 block of hosts in pod od");
+  // One host of the on-demand pod frees: no memo holds. The head (a v2-128) and carl's first
+  // are judged in full; carl's other three get the first's answer.
+  Exited(ada[5], ExitKind::kSucceeded, 5);
+  Tick(5);
+  EXPECT_EQ(skipped(), 3);
+  EXPECT_EQ(Job(head).state, S::kQueued);
+  for (JobId c : carl) {
+    EXPECT_EQ(Job(c).state, S::kQueued);
+    EXPECT_EQ(Job(c).reason, "no free 2x2 block of hosts in pod od");
+  }
+}
+
 // A job that no other job may evict (on-demand) starting takes hosts away and offers no victim:
 // the jobs blocked before it stay blocked with the same reason, and the next pass skips them
 // (HostLeases::blocked_version). A preemptible job starting is a victim for some: it makes them

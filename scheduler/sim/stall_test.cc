@@ -56,6 +56,41 @@ TEST_P(GangTraceTest, EveryJobEndsAndTheClusterIsNeverIdleWhileJobsWait) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, GangTraceTest, ::testing::Values(1, 2, 3, 4));
 
+// The grant's kind of fleet, smaller: a pod for any job and devices for one class each, where a
+// job's class narrows the pods it may use (the memos' class scope, Pass::ClassScope). Every skip
+// of every pass is checked against a full evaluation.
+class ClassFleetTraceTest : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(ClassFleetTraceTest, EveryJobEndsWithEverySkipChecked) {
+  Trace trace;
+  trace.jobs = Generate({800, GetParam(), Mix::kGangs, 1.2, 12});
+  std::vector<pod::FleetPodSpec> fleet = {{"v2-pod", pod::Generation::kV2, 8, 8, "", {}}};
+  for (int i = 0; i < 3; ++i) {
+    fleet.push_back(
+        {"od-" + std::to_string(i), pod::Generation::kV2, 1, 1, "", pod::PodClass::kOnDemand});
+  }
+  for (int i = 0; i < 12; ++i) {
+    fleet.push_back(
+        {"pre-" + std::to_string(i), pod::Generation::kV2, 1, 1, "", pod::PodClass::kPreemptible});
+  }
+  for (const char* policy :
+       {"fifo-first-fit", "fifo-backfill", "fair-first-fit", "fair-best-fit"}) {
+    SimOptions options;
+    options.profile = policy;
+    options.seed = GetParam();
+    options.fleet = fleet;
+    options.reclaim_rate_per_hour = 0.05;
+    options.check_pass_memos = true;
+    auto r = Simulate(trace, options);
+    ASSERT_TRUE(r.has_value()) << r.error().ToString();
+    EXPECT_EQ(r->unfinished, 0) << policy << ": "
+                                << (r->unfinished_jobs.empty() ? "" : r->unfinished_jobs[0].reason);
+    EXPECT_GT(r->overall.completed, 0) << policy;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, ClassFleetTraceTest, ::testing::Values(1, 2));
+
 TEST(StallTest, PreemptibleJobThatCanNeverSaveWithinItsLifetimeIsRefusedWithTheReason) {
   Trace trace;
   trace.jobs = {Row(0, "ada", true, 30 * 3600.0, 0),      // 30 h, no checkpoint
