@@ -774,7 +774,7 @@ int Pass::ReservedCores(const UserRecord& user, bool preemptible, JobId except) 
     }
   }
   int cores = known->second[preemptible ? 1 : 0];
-  if (reservations.contains(except)) {
+  if (except != JobId() && reservations.contains(except)) {  // none for a memo's counts
     const JobRecord* own = in_.jobs.Find(except);
     if (own != nullptr && own->spec.user == user.name && own->spec.preemptible == preemptible) {
       cores -= in_.jobs.Cores(except);
