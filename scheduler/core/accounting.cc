@@ -25,6 +25,10 @@ UserRecord& Accounting::User(const UserName& name, TimePoint now) {
   return it->second;
 }
 
+uint32_t Accounting::UserNumber(const UserName& name) {
+  return numbers_.try_emplace(name, static_cast<uint32_t>(numbers_.size())).first->second;
+}
+
 void Accounting::ChargeEgress(const UserName& name, double usd, TimePoint now) {
   User(name, now).egress_usd += usd;
   changed_.insert(name);

@@ -49,6 +49,10 @@ class Accounting {
   Quota QuotaOf(const UserName& name) const;  // the default quota for an unknown user
   void SetQuota(const UserName& name, Quota quota, TimePoint now);
   const std::map<UserName, UserRecord>& users() const { return users_; }
+  // A small number for the user, given on first sight and kept (0, 1, 2, ...): what a pass keys
+  // its per-user arrays by. Every number is below UserNumbers().
+  uint32_t UserNumber(const UserName& name);
+  uint32_t UserNumbers() const { return static_cast<uint32_t>(numbers_.size()); }
   std::vector<UserRecord> TakeChanged();
   // Adds `usd` to the user's egress (UserRecord::egress_usd).
   void ChargeEgress(const UserName& name, double usd, TimePoint now);
@@ -90,6 +94,7 @@ class Accounting {
 
   Rules rules_;
   std::map<UserName, UserRecord> users_;
+  std::map<UserName, uint32_t> numbers_;  // UserNumber's
   std::set<UserName> changed_;
   std::map<UserName, QuotaUsage> in_use_;
   QuotaUsage cores_held_;

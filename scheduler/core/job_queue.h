@@ -68,8 +68,9 @@ struct QueuedRef {
     Duration estimate{};
   };
 
-  QueuedRef(JobRecord* j, const pod::AcceleratorType& t, UserRecord* u, QuotaUsage* q)
-      : job(j), type(t), user(u), use(q), priority(j->spec.priority) {}
+  QueuedRef(JobRecord* j, const pod::AcceleratorType& t, UserRecord* u, QuotaUsage* q,
+            uint32_t number)
+      : job(j), type(t), user(u), use(q), priority(j->spec.priority), user_number(number) {}
 
   JobRecord* job;
   // A copy: the job's own is scattered in memory, and a pass reads the type of jobs it does not
@@ -80,6 +81,9 @@ struct QueuedRef {
   // job->spec.priority (a spec does not change while its job waits): fair share's order reads it
   // for every queued job every pass, and then needs nothing from the job's record.
   int priority;
+  // The user's Accounting::UserNumber: fair share's order keeps per-user values in an array by it
+  // (a hash table keyed by `user` was two 64-bit divisions per queued job, per pass).
+  uint32_t user_number;
   Memo memo{};
   // The text the job's reason is, by its ReasonTexts number (cycle.h), when a pass told it one
   // that has a number; 0: not known. A pass that would tell the job the same text again then

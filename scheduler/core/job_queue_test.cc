@@ -25,12 +25,12 @@ std::vector<int64_t> Ids(const std::vector<QueueEntry>& entries) {
 TEST(JobQueueTest, KeepsSubmitThenIdOrderWhateverTheOrderOfAdds) {
   JobRecord jobs[4];
   JobQueue q;
-  q.Add(JobId(3), At(10), QueuedRef{&jobs[3], kType, nullptr, nullptr});
-  q.Add(JobId(1), At(20), QueuedRef{&jobs[1], kType, nullptr, nullptr});
+  q.Add(JobId(3), At(10), QueuedRef{&jobs[3], kType, nullptr, nullptr, 0});
+  q.Add(JobId(1), At(20), QueuedRef{&jobs[1], kType, nullptr, nullptr, 0});
   EXPECT_EQ(Ids(q.InSubmitOrder()), (std::vector<int64_t>{3, 1}));
   // A requeued job keeps its old submit time: it goes before the others, and a tie goes by id.
-  q.Add(JobId(2), At(10), QueuedRef{&jobs[2], kType, nullptr, nullptr});
-  q.Add(JobId(0), At(5), QueuedRef{&jobs[0], kType, nullptr, nullptr});
+  q.Add(JobId(2), At(10), QueuedRef{&jobs[2], kType, nullptr, nullptr, 0});
+  q.Add(JobId(0), At(5), QueuedRef{&jobs[0], kType, nullptr, nullptr, 0});
   const std::vector<QueueEntry>& order = q.InSubmitOrder();
   EXPECT_EQ(Ids(order), (std::vector<int64_t>{0, 2, 3, 1}));
   EXPECT_EQ(order[1].ref->job, &jobs[2]);
@@ -45,12 +45,12 @@ TEST(JobQueueTest, KeepsSubmitThenIdOrderWhateverTheOrderOfAdds) {
 TEST(JobQueueTest, AddingAQueuedJobAgainReplacesItsReferencesInPlace) {
   JobRecord a, b;
   JobQueue q;
-  q.Add(JobId(1), At(1), QueuedRef{&a, kType, nullptr, nullptr});
+  q.Add(JobId(1), At(1), QueuedRef{&a, kType, nullptr, nullptr, 0});
   (void)q.InSubmitOrder();
-  q.Add(JobId(1), At(1), QueuedRef{&b, kType, nullptr, nullptr});
+  q.Add(JobId(1), At(1), QueuedRef{&b, kType, nullptr, nullptr, 0});
   ASSERT_EQ(q.InSubmitOrder().size(), 1u);
   EXPECT_EQ(q.InSubmitOrder()[0].ref->job, &b);
-  q.Add(JobId(1), At(0), QueuedRef{&a, kType, nullptr, nullptr});  // another submit time
+  q.Add(JobId(1), At(0), QueuedRef{&a, kType, nullptr, nullptr, 0});  // another submit time
   ASSERT_EQ(q.InSubmitOrder().size(), 1u);
   EXPECT_EQ(q.InSubmitOrder()[0].submit, At(0));
 }
@@ -60,14 +60,14 @@ TEST(JobQueueTest, AddingAQueuedJobAgainReplacesItsReferencesInPlace) {
 TEST(JobQueueTest, TakeChangedNamesEveryAddSinceTheLastCall) {
   JobRecord jobs[3];
   JobQueue q;
-  q.Add(JobId(1), At(10), QueuedRef{&jobs[1], kType, nullptr, nullptr});
-  q.Add(JobId(2), At(20), QueuedRef{&jobs[2], kType, nullptr, nullptr});
+  q.Add(JobId(1), At(10), QueuedRef{&jobs[1], kType, nullptr, nullptr, 0});
+  q.Add(JobId(2), At(20), QueuedRef{&jobs[2], kType, nullptr, nullptr, 0});
   q.InSubmitOrder();
   EXPECT_EQ(q.TakeChanged(), (std::vector<QueueKey>{{At(10), JobId(1)}, {At(20), JobId(2)}}));
   EXPECT_TRUE(q.TakeChanged().empty());
-  q.Add(JobId(1), At(10), QueuedRef{&jobs[1], kType, nullptr, nullptr});  // replaced in place
+  q.Add(JobId(1), At(10), QueuedRef{&jobs[1], kType, nullptr, nullptr, 0});  // replaced in place
   q.Remove(JobId(2));
-  q.Add(JobId(0), At(5), QueuedRef{&jobs[0], kType, nullptr, nullptr});
+  q.Add(JobId(0), At(5), QueuedRef{&jobs[0], kType, nullptr, nullptr, 0});
   EXPECT_EQ(q.TakeChanged(), (std::vector<QueueKey>{{At(10), JobId(1)}, {At(5), JobId(0)}}));
 }
 
@@ -75,12 +75,12 @@ TEST(JobQueueTest, AJobLeavingWhileAPassWalksTheOrderIsNulledInPlace) {
   JobRecord jobs[4];
   JobQueue q;
   for (int i = 1; i <= 3; ++i) {
-    q.Add(JobId(i), At(i), QueuedRef{&jobs[i], kType, nullptr, nullptr});
+    q.Add(JobId(i), At(i), QueuedRef{&jobs[i], kType, nullptr, nullptr, 0});
   }
   const std::vector<QueueEntry>& order = q.InSubmitOrder();
   const QueueEntry* walked = order.data();
   q.Remove(JobId(2));                                                  // started by the pass
-  q.Add(JobId(9), At(0), QueuedRef{&jobs[0], kType, nullptr, nullptr});  // waits for the next
+  q.Add(JobId(9), At(0), QueuedRef{&jobs[0], kType, nullptr, nullptr, 0});  // waits for the next
   EXPECT_EQ(order.data(), walked) << "the vector a pass walks must not move";
   ASSERT_EQ(order.size(), 3u);
   EXPECT_EQ(order[1].ref, nullptr);
@@ -101,7 +101,7 @@ TEST(JobQueueTest, MatchesASortedSetThroughRandomChanges) {
       const int64_t id = next_id++;
       clock += static_cast<int64_t>(rng() % 3);  // ties in submit time happen
       submit_of[id] = clock;
-      q.Add(JobId(id), At(clock), QueuedRef{&record, kType, nullptr, nullptr});
+      q.Add(JobId(id), At(clock), QueuedRef{&record, kType, nullptr, nullptr, 0});
       want.insert({clock, id});
     } else if (op < 7 && next_id > 0) {  // a job leaves the queue (started, cancelled)
       const int64_t id = static_cast<int64_t>(rng() % next_id);
@@ -112,7 +112,7 @@ TEST(JobQueueTest, MatchesASortedSetThroughRandomChanges) {
       const int64_t submit = submit_of[id] >= 0 ? submit_of[id] : 0;
       q.Remove(JobId(id));
       if (submit_of[id] >= 0) want.erase({submit_of[id], id});
-      q.Add(JobId(id), At(submit), QueuedRef{&record, kType, nullptr, nullptr});
+      q.Add(JobId(id), At(submit), QueuedRef{&record, kType, nullptr, nullptr, 0});
       submit_of[id] = submit;
       want.insert({submit, id});
     } else {  // a pass reads it

@@ -91,7 +91,11 @@ class PassTest : public ::testing::Test {
     UserRecord& u = it->second;
     u.name = job.spec.user;
     if (fresh) u.quota = Quota{1024, 1024};
-    refs_.insert_or_assign(job.id, QueuedRef{&job, types_.at(job.id), &u, &use_[job.spec.user]});
+    const uint32_t number =
+        user_numbers_.try_emplace(job.spec.user, static_cast<uint32_t>(user_numbers_.size()))
+            .first->second;
+    refs_.insert_or_assign(job.id,
+                           QueuedRef{&job, types_.at(job.id), &u, &use_[job.spec.user], number});
     return job;
   }
   // A job running since `start` on `placement`, its last checkpoint at `checkpoint`.
@@ -128,6 +132,7 @@ class PassTest : public ::testing::Test {
   std::map<JobId, pod::AcceleratorType> types_;
   std::map<UserName, UserRecord> users_;
   std::map<UserName, QuotaUsage> use_;
+  std::map<UserName, uint32_t> user_numbers_;  // as Accounting::UserNumber
   std::map<JobId, QueuedRef> refs_;
   std::deque<Profile> profiles_;
   Duration min_runtime_{0};
@@ -498,7 +503,9 @@ TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
     job.submit_time = submit;
     UserRecord& u = users[job.spec.user];
     u.name = job.spec.user;
-    queued.Add(job.id, submit, QueuedRef{&job, *pod::AcceleratorType::Parse("v2-8"), &u, nullptr});
+    queued.Add(job.id, submit,
+               QueuedRef{&job, *pod::AcceleratorType::Parse("v2-8"), &u, nullptr,
+                         accounting.UserNumber(job.spec.user)});
   };
   add(1, "heavy", t0 - minutes(30), 0);
   add(2, "light", t0 - minutes(20), 0);
@@ -555,7 +562,8 @@ TEST(QueueSortTest, FairShareOrderOnRandomQueuesIsTheDocumentedOrder) {
         UserRecord& u = users[job.spec.user];
         u.name = job.spec.user;
         queued.Add(job.id, job.submit_time,
-                   QueuedRef{&job, *pod::AcceleratorType::Parse("v2-8"), &u, nullptr});
+                   QueuedRef{&job, *pod::AcceleratorType::Parse("v2-8"), &u, nullptr,
+                             accounting.UserNumber(job.spec.user)});
         live.push_back(job.id);
       }
       for (int n = 0; n < 100; ++n) {

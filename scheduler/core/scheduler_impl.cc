@@ -27,7 +27,7 @@ Scheduler::Impl::Impl(pod::Fleet p, SchedulerConfig c, Profile prof, JobReposito
 void Scheduler::Impl::Enqueue(JobRecord& job, TimePoint now) {
   queued.Add(job.id, job.submit_time,
              QueuedRef{&job, *jobs.TypeOf(job.id), &accounting.User(job.spec.user, now),
-                       &accounting.InUse(job.spec.user)});
+                       &accounting.InUse(job.spec.user), accounting.UserNumber(job.spec.user)});
 }
 
 Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reason,

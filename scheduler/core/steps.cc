@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <limits>
 #include <tuple>
-#include <unordered_map>
 
 namespace podsched::core {
 namespace {
@@ -65,7 +64,8 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
     double usage;
     uint32_t rank;  // among the distinct usages of this pass, lowest first
   };
-  std::unordered_map<const UserRecord*, uint32_t> slot_of_user;  // in `users`
+  constexpr uint32_t kNoSlot = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> slot_of_user(accounting.UserNumbers(), kNoSlot);  // in `users`
   std::vector<UserKey> users;
   std::vector<int> priority(in.size());
   std::vector<uint32_t> slot(in.size());
@@ -80,9 +80,12 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
     priority[i] = ref.priority + aging.Of(in[i].submit);
     lowest = std::min(lowest, priority[i]);
     highest = std::max(highest, priority[i]);
-    auto [known, fresh] = slot_of_user.try_emplace(ref.user, static_cast<uint32_t>(users.size()));
-    if (fresh) users.push_back({accounting.UsageNow(ref.user->name, now), 0});
-    slot[i] = known->second;
+    uint32_t& user_slot = slot_of_user[ref.user_number];
+    if (user_slot == kNoSlot) {
+      user_slot = static_cast<uint32_t>(users.size());
+      users.push_back({accounting.UsageNow(ref.user->name, now), 0});
+    }
+    slot[i] = user_slot;
   }
   std::vector<uint32_t> by_usage(users.size());
   for (uint32_t u = 0; u < by_usage.size(); ++u) by_usage[u] = u;
