@@ -1,5 +1,7 @@
 #include "scheduler/core/repository.h"
 
+#include <algorithm>
+
 namespace podsched::core {
 
 Result<StoredState> JobRepository::LoadEndedSince(TimePoint ended_since) {
@@ -44,12 +46,19 @@ Result<EndedJobPage> JobRepository::EndedJobs(const EndedJobQuery& q) {
   return page;
 }
 
+namespace {
+void SortById(std::vector<JobRecord>& jobs) {
+  std::sort(jobs.begin(), jobs.end(),
+            [](const JobRecord& a, const JobRecord& b) { return a.id < b.id; });
+}
+}  // namespace
+
 Result<std::vector<JobRecord>> InMemoryJobRepository::JobsInRange(JobId first, int64_t count) {
   std::vector<JobRecord> out;
-  for (auto it = jobs_.lower_bound(first);
-       it != jobs_.end() && it->first.value() - first.value() < count; ++it) {
-    out.push_back(it->second);
+  for (const auto& [id, job] : jobs_) {
+    if (id >= first && id.value() - first.value() < count) out.push_back(job);
   }
+  SortById(out);
   return out;
 }
 
@@ -60,6 +69,7 @@ Result<StoredState> InMemoryJobRepository::Load() {
     state.jobs.push_back(job);
     state.next_job_id = std::max(state.next_job_id, id.value() + 1);
   }
+  SortById(state.jobs);
   for (const auto& [name, user] : users_) state.users.push_back(user);
   state.next_event_seq = max_event_seq_ + 1;
   return state;
@@ -67,20 +77,14 @@ Result<StoredState> InMemoryJobRepository::Load() {
 
 Status InMemoryJobRepository::Commit(const StoreBatch& batch) {
   ++commits_;
-  for (const JobRecord& job : batch.jobs) {
-    if (auto row = by_id_.find(job.id); row != by_id_.end()) {
-      *row->second = job;
-    } else {
-      by_id_.emplace(job.id, &jobs_.emplace(job.id, job).first->second);
-    }
-  }
+  for (const JobRecord& job : batch.jobs) jobs_.insert_or_assign(job.id, job);
   for (const ReasonUpdate& update : batch.reasons) {
-    auto row = by_id_.find(update.job);
-    if (row == by_id_.end()) {
+    auto row = jobs_.find(update.job);
+    if (row == jobs_.end()) {
       return ToStatus(Internal("a reason update for job " + std::to_string(update.job.value()) +
                                ", which is not stored"));
     }
-    row->second->reason = update.reason;
+    row->second.reason = update.reason;
   }
   for (const UserRecord& user : batch.users) users_[user.name] = user;
   for (const JobEvent& event : batch.events) {

@@ -126,13 +126,12 @@ class InMemoryJobRepository final : public JobRepository {
 
  private:
   bool keep_events_;
-  std::map<JobId, JobRecord> jobs_;  // by id, for Load and JobsInRange; nodes never move
-  // The same rows by id in a hash table: a commit finds each of its rows (a pass that retells
-  // thousands of jobs their reason) without a walk down the tree.
+  // By id in a hash table: a commit finds each of its rows (a pass that retells thousands of
+  // jobs their reason) without a walk down a tree. Load and JobsInRange sort what they return.
   struct IdHash {
     size_t operator()(JobId id) const noexcept { return std::hash<int64_t>{}(id.value()); }
   };
-  std::unordered_map<JobId, JobRecord*, IdHash> by_id_;
+  std::unordered_map<JobId, JobRecord, IdHash> jobs_;
   std::map<UserName, UserRecord> users_;
   std::map<JobId, std::vector<JobEvent>> events_;
   int64_t max_event_seq_ = 0;

@@ -35,6 +35,33 @@ TEST(InMemoryJobRepositoryTest, AReasonUpdateChangesTheReasonOfAStoredJobAndName
   EXPECT_EQ(missing.message(), "a reason update for job 8, which is not stored");
 }
 
+// A copy is a store of its own (jobdb_recovery_test replays one copy against SQLite): a commit
+// to either leaves the other as it was. Load returns the rows by id whatever the commit order.
+TEST(InMemoryJobRepositoryTest, ACopyIsIndependentAndLoadIsById) {
+  InMemoryJobRepository original;
+  JobRecord job;
+  job.id = JobId(9);
+  job.reason = "submitted";
+  JobRecord first;
+  first.id = JobId(2);
+  ASSERT_TRUE(original.Commit(StoreBatch{{job, first}, {}, {}, {}}).ok());
+  InMemoryJobRepository copy = original;
+  ASSERT_TRUE(copy.Commit(StoreBatch{{}, {}, {}, {{job.id, "no free host"}}}).ok());
+  job.step = 5;
+  ASSERT_TRUE(original.Commit(StoreBatch{{job}, {}, {}, {}}).ok());
+  auto mine = original.Load();
+  auto theirs = copy.Load();
+  ASSERT_TRUE(mine.has_value() && theirs.has_value());
+  ASSERT_EQ(mine->jobs.size(), 2u);
+  EXPECT_EQ(mine->jobs[0].id, JobId(2));
+  EXPECT_EQ(mine->jobs[1].reason, "submitted");
+  EXPECT_EQ(mine->jobs[1].step, 5);
+  ASSERT_EQ(theirs->jobs.size(), 2u);
+  EXPECT_EQ(theirs->jobs[1].reason, "no free host");
+  EXPECT_EQ(theirs->jobs[1].step, 0);
+  EXPECT_EQ(mine->next_job_id, 10);
+}
+
 TEST(InMemoryJobRepositoryTest, LoadReturnsLatestRowsAndNextIds) {
   InMemoryJobRepository repo;
   JobRecord job;
