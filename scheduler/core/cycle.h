@@ -411,9 +411,11 @@ class Pass {
     }
   };
   struct BlockedAnswer {
-    uint32_t text;          // none->text and none->lasting, here: no indirection for the jobs
-    bool lasting;           // told that text already (most of them)
-    const NoVictims* none;  // in failed_preemption_ (its nodes stay put)
+    // none->text and none->lasting, copied: most jobs were told that text already, and checking
+    // them then reads nothing further.
+    uint32_t text;
+    bool lasting;
+    const NoVictims* none;  // in failed_preemption_ (map nodes stay put): to tell a job anew
   };
   std::unordered_map<BlockedKind, BlockedAnswer, BlockedKindHash> blocked_answers_;
   int64_t skipped_ = 0;

@@ -5,6 +5,8 @@
 #include <limits>
 #include <tuple>
 
+#include "common/check.h"
+
 namespace podsched::core {
 namespace {
 
@@ -80,6 +82,8 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
     priority[i] = ref.priority + aging.Of(in[i].submit);
     lowest = std::min(lowest, priority[i]);
     highest = std::max(highest, priority[i]);
+    // Numbers come from this accounting (Scheduler::Impl::Enqueue), all below UserNumbers().
+    PODSCHED_CHECK(ref.user_number < slot_of_user.size());
     uint32_t& user_slot = slot_of_user[ref.user_number];
     if (user_slot == kNoSlot) {
       user_slot = static_cast<uint32_t>(users.size());

@@ -1,7 +1,6 @@
 #include "scheduler/daemon/buffering_repository.h"
 
 #include <algorithm>
-#include <iterator>
 
 namespace podsched::daemon {
 
