@@ -87,10 +87,7 @@ class JobTable {
     JobRecord* job;
     pod::AcceleratorType type;
   };
-  struct IdHash {
-    size_t operator()(JobId id) const noexcept { return std::hash<int64_t>{}(id.value()); }
-  };
-  std::unordered_map<JobId, Slot, IdHash> index_;  // element references survive a rehash
+  std::unordered_map<JobId, Slot> index_;  // element references survive a rehash
   std::set<JobId> active_;
   std::map<UserName, ActiveUse> active_per_user_;
   std::array<int64_t, kJobStateCount> in_state_{};

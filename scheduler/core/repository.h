@@ -128,10 +128,7 @@ class InMemoryJobRepository final : public JobRepository {
   bool keep_events_;
   // By id in a hash table: a commit finds each of its rows (a pass that retells thousands of
   // jobs their reason) without a walk down a tree. Load and JobsInRange sort what they return.
-  struct IdHash {
-    size_t operator()(JobId id) const noexcept { return std::hash<int64_t>{}(id.value()); }
-  };
-  std::unordered_map<JobId, JobRecord, IdHash> jobs_;
+  std::unordered_map<JobId, JobRecord> jobs_;  // std::hash<JobId>: common/ids.h
   std::map<UserName, UserRecord> users_;
   std::map<JobId, std::vector<JobEvent>> events_;
   int64_t max_event_seq_ = 0;
