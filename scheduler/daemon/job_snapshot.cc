@@ -119,28 +119,31 @@ void JobSnapshotBuilder::Upsert(const core::JobRecord& job,
   owned_.insert(owned_.begin() + static_cast<std::ptrdiff_t>(ci) + 1, true);
 }
 
-void JobSnapshotBuilder::SetReason(JobId id, const std::string& reason) {
-  if (chunks_.empty()) return;
+std::optional<std::pair<size_t, size_t>> JobSnapshotBuilder::Locate(JobId id) const {
+  if (chunks_.empty()) return std::nullopt;
   const size_t ci = ChunkFor(id);
-  const Chunk& shared = *chunks_[ci];
-  auto found = LowerBound(shared.keys, id);
-  if (found == shared.keys.end() || found->id != id.value()) return;
-  const auto at = static_cast<size_t>(found - shared.keys.begin());
-  // Entries are immutable (a published snapshot may hold this one, its JSON rendered): a copy.
-  const JobSnapshot::Entry& old = *shared.entries[at];
+  const Chunk& chunk = *chunks_[ci];
+  auto found = LowerBound(chunk.keys, id);
+  if (found == chunk.keys.end() || found->id != id.value()) return std::nullopt;
+  return std::make_pair(ci, static_cast<size_t>(found - chunk.keys.begin()));
+}
+
+void JobSnapshotBuilder::SetReason(JobId id, const std::string& reason) {
+  const auto at = Locate(id);
+  if (!at) return;
+  // Entries are immutable (a published snapshot may hold this one, its JSON rendered): the row
+  // again, with the new reason.
+  const JobSnapshot::Entry& old = *chunks_[at->first]->entries[at->second];
   core::JobRecord job = old.job;
   job.reason = reason;
-  Own(ci).entries[at] = std::make_shared<const JobSnapshot::Entry>(std::move(job), old.type);
-  changed_ = true;
+  Upsert(job, old.type);
 }
 
 void JobSnapshotBuilder::Erase(JobId id) {
-  if (chunks_.empty()) return;
-  const size_t ci = ChunkFor(id);
-  const Chunk& shared = *chunks_[ci];
-  auto found = LowerBound(shared.keys, id);
-  if (found == shared.keys.end() || found->id != id.value()) return;
-  const auto at = found - shared.keys.begin();
+  const auto found = Locate(id);
+  if (!found) return;
+  const auto [ci, i] = *found;
+  const auto at = static_cast<std::ptrdiff_t>(i);
   Chunk& chunk = Own(ci);
   chunk.keys.erase(chunk.keys.begin() + at);
   chunk.entries.erase(chunk.entries.begin() + at);

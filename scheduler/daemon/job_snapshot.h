@@ -26,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/ids.h"
@@ -136,6 +137,8 @@ class JobSnapshotBuilder {
   using Chunk = JobSnapshot::Chunk;
   // The index of the chunk where `id` is or belongs (chunks_ not empty).
   size_t ChunkFor(JobId id) const;
+  // Where `id` is: its chunk's index and its place in the chunk; nullopt when it is not here.
+  std::optional<std::pair<size_t, size_t>> Locate(JobId id) const;
   // Chunk `i`, copied first when a published snapshot shares it.
   Chunk& Own(size_t i);
   void RemoveChunkIfEmpty(size_t i);
