@@ -49,7 +49,7 @@ void ArraysAndDependencies::Index(const JobRecord& job) {
     if (list.empty() || list.back() != job.id) list.push_back(job.id);
   }
   waiting_.emplace(job.id,
-                   job.reason == "submitted" ? "waiting for dependencies" : job.reason);
+                   job.reason == "submitted" ? "waiting for dependencies" : job.reason.str());
   stale_.insert(job.id);
 }
 

@@ -120,8 +120,9 @@ size_t Pass::ConsiderInOrder(const std::vector<QueueEntry>& queue, size_t from, 
                              bool until_head, After after) {
   // The pass touches every queued job's record, scattered in memory and visited in queue order,
   // so most of its time went to cache misses. The memory a few entries ahead is fetched while
-  // this one is considered, in three steps (each reads what the one before fetched): the queue's
-  // reference to the job, then the job's record, then its reason's text.
+  // this one is considered, in two steps (the second reads what the first fetched): the queue's
+  // reference to the job, then the job's record. (Its reason's text is shared by the jobs told
+  // it, SharedText, so it is in the cache.)
   // A job whose memo is valid is most likely skipped without reading its record.
   for (size_t i = from; i < to; ++i) {
     if (i + 24 < queue.size()) __builtin_prefetch(queue[i + 24].ref);
@@ -133,10 +134,6 @@ size_t Pass::ConsiderInOrder(const std::vector<QueueEntry>& queue, size_t from, 
       __builtin_prefetch(&job->spec.array);
       __builtin_prefetch(&job->reason);
       __builtin_prefetch(&job->not_before);
-    }
-    if (const QueuedRef* ahead = i + 8 < queue.size() ? queue[i + 8].ref : nullptr;
-        ahead != nullptr && !ahead->memo.valid) {
-      __builtin_prefetch(ahead->job->reason.data());
     }
     if (queue[i].ref == nullptr) continue;  // left the queue during this pass
     Consider(queue[i]);
@@ -952,8 +949,9 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
   }
   // Candidates per pod: a rectangle is freed within one pod.
   const std::vector<int>& pods = Candidates(type);
-  NoVictims none{BlockText(shape), true};
-  if (in_.hosts.fleet().size() > 1) none.why += " in " + PodsText(pods);
+  std::string why = BlockText(shape);
+  bool lasting = true;
+  if (in_.hosts.fleet().size() > 1) why += " in " + PodsText(pods);
   if (in_.profile.post_filter != nullptr) {
     const VictimSets& sets = VictimsFor(job.spec);
     std::vector<pod::Pod>& victim_views = head_view_ ? *head_view_ : view_;
@@ -978,9 +976,9 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
     // No victims now. When none would do later either (`later` holds every victim that may
     // become eligible, and only new leases add to it), that lasts.
     if (auto relaxed = choose(sets.later)) {
-      none.why += "; " + std::to_string(relaxed->second.victims.size()) +
-                  " running jobs would have to go, after their minimum runtime";
-      none.lasting = false;
+      why += "; " + std::to_string(relaxed->second.victims.size()) +
+             " running jobs would have to go, after their minimum runtime";
+      lasting = false;
       out.wake = sets.earliest;
       // Defragmentation: an on-demand job blocked by fragmentation alone may move them now,
       // while the budget pays for what they lose.
@@ -1005,7 +1003,7 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
             out.defrag = true;
             return out;
           }
-          none.why += " (moving them to defragment waits for its budget)";
+          why += " (moving them to defragment waits for its budget)";
           const double wait_s = in_.defrag->SecondsUntil(lost, now_);
           if (wait_s < 365.0 * 24 * 3600) {
             out.wake = std::min(out.wake, now_ + std::chrono::duration_cast<Duration>(
@@ -1016,7 +1014,8 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
       }
     }
   }
-  if (in_.reason_texts != nullptr) none.text = in_.reason_texts->NumberOf(none.why);
+  ReasonTexts::Numbered told = Interned(std::move(why));
+  NoVictims none{std::move(told.text), lasting, told.number};
   out.none = &failed_preemption_.emplace(key, std::move(none)).first->second;
   return out;
 }
@@ -1055,6 +1054,11 @@ const Pass::VictimSets& Pass::VictimsFor(const JobSpec& spec) {
   return sets;
 }
 
+ReasonTexts::Numbered Pass::Interned(std::string text) {
+  if (in_.reason_texts == nullptr) return {0, SharedText(std::move(text))};
+  return in_.reason_texts->Intern(std::move(text));
+}
+
 void Pass::TellNoVictims(QueuedRef& ref, const NoVictims& none) {
   if (none.text != 0 && ref.told == none.text) {
     if (in_.check_memos && ref.job->reason != none.why) {
@@ -1065,8 +1069,7 @@ void Pass::TellNoVictims(QueuedRef& ref, const NoVictims& none) {
     ++told_known_;
     return;
   }
-  in_.binder.SetReason(*ref.job, none.why);  // forgets the number the job had, if it changes
-  ref.told = none.text;
+  in_.binder.Tell(ref, none.why, none.text);
 }
 
 bool Pass::Preempt(QueuedRef& ref, const pod::AcceleratorType& type, bool* lasting) {
@@ -1107,8 +1110,9 @@ void Pass::Block(const pod::AcceleratorType& type, bool multislice) {
                                       [&] { return ExpectedReleases(); });
   }
   if (d.behind) {
-    behind_ = std::move(d.behind);
-    behind_text_ = in_.reason_texts != nullptr ? in_.reason_texts->NumberOf(*behind_) : 0;
+    ReasonTexts::Numbered told = Interned(std::move(*d.behind));
+    behind_ = std::move(told.text);
+    behind_text_ = told.number;
   }
   if (!d.head) return;
   head_view_ = view_;

@@ -72,21 +72,25 @@ class PassJobs {
 // Reason texts a pass gives to many jobs at once (why no victims free a rectangle; strict order's
 // "behind"), each with a number that names that text for the scheduler's life: a job's memo
 // (QueuedRef::Memo::behind_text) and QueuedRef::told name texts by number. Numbers are never
-// reused, so a number the table has forgotten matches no text again.
+// reused, so a number the table has forgotten matches no text again. Each text is kept once
+// (SharedText), so every job told it, in any pass and for any kind of job, shares it.
 class ReasonTexts {
  public:
-  // The number of `text` (never 0).
-  uint32_t NumberOf(const std::string& text) {
+  struct Numbered {
+    uint32_t number = 0;  // never 0 in the table
+    SharedText text;
+  };
+  const Numbered& Intern(std::string text) {
     // Bounded: texts name counts and pods, so over a long run they are many, but few at a time.
-    if (numbers_.size() >= kMaxTexts) numbers_.clear();
-    auto [it, fresh] = numbers_.try_emplace(text, next_);
-    if (fresh) ++next_;
+    if (texts_.size() >= kMaxTexts) texts_.clear();
+    auto [it, fresh] = texts_.try_emplace(text);
+    if (fresh) it->second = Numbered{next_++, SharedText(std::move(text))};
     return it->second;
   }
 
  private:
   static constexpr size_t kMaxTexts = 4096;
-  std::unordered_map<std::string, uint32_t> numbers_;
+  std::unordered_map<std::string, Numbered> texts_;
   uint32_t next_ = 1;
 };
 
@@ -159,7 +163,15 @@ class Binder {
   virtual void Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices) = 0;
   // Sends the victim a Preempt, for `for_job` (which holds a reservation of the freed hosts).
   virtual void StartPreemption(JobId victim, std::string reason, JobId for_job) = 0;
-  virtual void SetReason(JobRecord& job, const std::string& reason) = 0;
+  // Sets the job's reason; a queued job's QueuedRef::told is forgotten.
+  virtual void SetReason(JobRecord& job, SharedText reason) = 0;
+  void SetReason(JobRecord& job, std::string reason) {
+    SetReason(job, SharedText(std::move(reason)));
+  }
+  // Sets the queued job's reason to a text with a number (ReasonTexts), which `ref.told` then
+  // names: as SetReason, without finding the job's QueuedRef again (a pass after a job's end
+  // tells thousands of jobs a new text).
+  virtual void Tell(QueuedRef& ref, SharedText reason, uint32_t number) = 0;
   virtual void WakeAt(TimePoint at) = 0;  // run a pass then (a minimum runtime ends)
   virtual void PassAgain() = 0;           // something changed that another pass may use
 };
@@ -277,10 +289,13 @@ class Pass {
   void CheckUnread(const std::vector<QueueEntry>& queue, size_t from, size_t to);
   // Why no victims free a rectangle for a job (one per memo key of failed_preemption_).
   struct NoVictims {
-    std::string why;
+    SharedText why;       // one text for every job of the kind told it
     bool lasting = true;  // Preempt's `lasting`
     uint32_t text = 0;    // why's ReasonTexts number (0: Inputs::reason_texts is null)
   };
+  // `text` as kept by Inputs::reason_texts (shared by every job told it) with its number; without
+  // them, a text of its own and 0.
+  ReasonTexts::Numbered Interned(std::string text);
   // Sets the queued job's reason to `none.why`; without reading the job's copy when the job was
   // told that very text before (QueuedRef::told).
   void TellNoVictims(QueuedRef& ref, const NoVictims& none);
@@ -377,7 +392,7 @@ class Pass {
   std::map<std::tuple<std::string, std::string, int>, int> scopes_;
   std::vector<std::tuple<std::string, std::string, int>> scope_names_ = {{"", "", 0}};
   std::array<int, 3> class_scopes_{};   // ClassScope's, by JobClass; 0: not numbered yet
-  std::optional<std::string> behind_;   // strict order: the reason of every job behind
+  std::optional<SharedText> behind_;    // strict order: the reason of every job behind
   uint32_t behind_text_ = 0;            // behind_'s ReasonTexts number; 0: none
   // The shapes that found no room in this pass: a few (shapes x scopes x two views), looked up
   // for every job the pass judges, so a scan of a vector rather than a tree.

@@ -101,7 +101,8 @@ TEST_F(CycleTest, ReservationIsDroppedWhenTheQuotaNoLongerAdmitsTheJob) {
   // kept for a job that cannot use them.
   ASSERT_TRUE(sched_->SetQuota(UserName("ada"), Quota{0, 800}, testing::At(11)).ok());
   Tick(11);
-  EXPECT_NE(Job(od).reason.find("smaller than the job's 8"), std::string::npos) << Job(od).reason;
+  EXPECT_NE(Job(od).reason.str().find("smaller than the job's 8"), std::string::npos)
+      << Job(od).reason;
   Exited(preempts[0].job.job, ExitKind::kPreempted, 12);
   auto launches = Only<LaunchPlan>(Tick(12));
   ASSERT_EQ(launches.size(), 1u);

@@ -59,9 +59,9 @@ TEST_F(DefragTest, WithoutABudgetTheJobWaitsForTheMinimumRuntime) {
   Fill(/*budget=*/0, {0, 2, 5, 7});
   const JobId od = Submit(Spec("od", "v2-32", false), 3);
   EXPECT_TRUE(Only<PreemptAction>(Tick(4)).empty());
-  EXPECT_NE(Job(od).reason.find("after their minimum runtime"), std::string::npos)
+  EXPECT_NE(Job(od).reason.str().find("after their minimum runtime"), std::string::npos)
       << Job(od).reason;
-  EXPECT_EQ(Job(od).reason.find("defragment"), std::string::npos) << Job(od).reason;
+  EXPECT_EQ(Job(od).reason.str().find("defragment"), std::string::npos) << Job(od).reason;
   EXPECT_EQ(sched_->stats().defrag_moves, 0);
   EXPECT_EQ(Only<PreemptAction>(Tick(601)).size(), 2u) << "after the minimum runtime";
 }
@@ -72,7 +72,7 @@ TEST_F(DefragTest, AMoveTheBudgetCannotPayWaits) {
   Fill(/*budget=*/40, {0, 2, 5, 7});
   const JobId od = Submit(Spec("od", "v2-32", false), 3);
   EXPECT_TRUE(Only<PreemptAction>(Tick(4)).empty());
-  EXPECT_NE(Job(od).reason.find("moving them to defragment waits for its budget"),
+  EXPECT_NE(Job(od).reason.str().find("moving them to defragment waits for its budget"),
             std::string::npos)
       << Job(od).reason;
   EXPECT_EQ(sched_->stats().defrag_moves, 0);
@@ -87,7 +87,7 @@ TEST_F(DefragTest, NotFragmentationAloneMovesNothing) {
   Fill(/*budget=*/1e6, {0, 2, 5});
   const JobId od = Submit(Spec("od", "v2-32", false), 3);
   EXPECT_TRUE(Only<PreemptAction>(Tick(4)).empty());
-  EXPECT_EQ(Job(od).reason.find("defragment"), std::string::npos) << Job(od).reason;
+  EXPECT_EQ(Job(od).reason.str().find("defragment"), std::string::npos) << Job(od).reason;
   EXPECT_EQ(sched_->stats().defrag_moves, 0);
 }
 

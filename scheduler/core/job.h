@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/ids.h"
+#include "common/shared_text.h"
 #include "common/status.h"
 #include "pod/fleet.h"
 
@@ -123,8 +124,9 @@ struct JobRecord {
   int64_t epoch = 0;     // epoch of the current (or last) placement; 0 = never placed
   int restarts = 0;      // failures counted against spec.max_restarts
   int preemptions = 0;   // times the job was preempted (not counted against max_restarts)
-  // Why the job waits (QUEUED), why it is being preempted (PREEMPTING), or why it ended.
-  std::string reason;
+  // Why the job waits (QUEUED), why it is being preempted (PREEMPTING), or why it ended. Shared:
+  // a pass tells thousands of queued jobs one text (common/shared_text.h).
+  SharedText reason;
   std::optional<pod::FleetPlacement> placement;  // set while HoldsHosts(state); the first slice
   int64_t step = 0;                  // last reported training step
   int64_t last_checkpoint_step = 0;  // last committed checkpoint's step

@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "common/shared_text.h"
 #include "scheduler/core/job.h"
+#include "scheduler/core/repository.h"
 #include "scheduler/core/scheduler.h"
 
 namespace podsched::core {
@@ -31,7 +33,9 @@ class Outbox {
   struct Batch {
     Actions actions;
     std::set<JobId> changed_jobs;
-    std::vector<JobId> retold_jobs;  // reason changed; sorted, each once, none in changed_jobs
+    // Jobs whose reason alone changed, with their last reason: by id, each once, none in
+    // changed_jobs (a StoreBatch's `reasons`).
+    std::vector<ReasonUpdate> retold;
     std::vector<JobEvent> events;
   };
 
@@ -44,22 +48,29 @@ class Outbox {
     events_.push_back(std::move(event));
   }
   void Changed(JobId job) { changed_jobs_.insert(job); }
-  // The job's reason changed (and maybe nothing else): stored as a reason update unless its
-  // record changed otherwise too.
-  void Retold(JobId job) { retold_jobs_.push_back(job); }
+  // The job's reason is now `reason` (and maybe nothing else changed): stored as a reason update
+  // unless its record changed otherwise too. Kept with the text, so that the commit need not
+  // look the job up again.
+  void Retold(JobId job, SharedText reason) { retold_.push_back({job, std::move(reason)}); }
   template <class A>
   void Send(A action) {
     actions_.emplace_back(std::in_place_type<A>, std::move(action));
   }
   Batch Take() {
-    std::sort(retold_jobs_.begin(), retold_jobs_.end());
-    retold_jobs_.erase(std::unique(retold_jobs_.begin(), retold_jobs_.end()), retold_jobs_.end());
-    std::erase_if(retold_jobs_, [this](JobId id) { return changed_jobs_.contains(id); });
-    Batch out{std::move(actions_), std::move(changed_jobs_), std::move(retold_jobs_),
+    // A job told twice keeps the last text: stable by id, then the last of each run.
+    std::stable_sort(retold_.begin(), retold_.end(),
+                     [](const ReasonUpdate& a, const ReasonUpdate& b) { return a.job < b.job; });
+    size_t kept = 0;
+    for (size_t i = 0; i < retold_.size(); ++i) {
+      const bool last = i + 1 == retold_.size() || retold_[i + 1].job != retold_[i].job;
+      if (last && !changed_jobs_.contains(retold_[i].job)) retold_[kept++] = std::move(retold_[i]);
+    }
+    retold_.resize(kept);
+    Batch out{std::move(actions_), std::move(changed_jobs_), std::move(retold_),
               std::move(events_)};
     actions_.clear();
     changed_jobs_.clear();
-    retold_jobs_.clear();
+    retold_.clear();
     events_.clear();
     return out;
   }
@@ -68,7 +79,7 @@ class Outbox {
   int64_t next_event_seq_ = 1;
   Actions actions_;
   std::set<JobId> changed_jobs_;
-  std::vector<JobId> retold_jobs_;
+  std::vector<ReasonUpdate> retold_;
   std::vector<JobEvent> events_;
 };
 

@@ -37,15 +37,17 @@ TEST(OutboxTest, EventsAreNumberedInOrderAndEachBatchIsTakenOnce) {
 
 TEST(OutboxTest, AJobWhoseReasonAloneChangedIsTakenOnceAsRetold) {
   Outbox outbox;
-  outbox.Retold(JobId(5));
-  outbox.Retold(JobId(2));
-  outbox.Retold(JobId(5));
-  outbox.Retold(JobId(3));
+  outbox.Retold(JobId(5), SharedText("no free host"));
+  outbox.Retold(JobId(2), SharedText("no free 2x2 block of hosts"));
+  outbox.Retold(JobId(5), SharedText("throttled"));  // the last text told is the one kept
+  outbox.Retold(JobId(3), SharedText("no free host"));
   outbox.Changed(JobId(3));  // its record changed too: stored whole
   Outbox::Batch batch = outbox.Take();
-  EXPECT_EQ(batch.retold_jobs, (std::vector<JobId>{JobId(2), JobId(5)}));
+  EXPECT_EQ(batch.retold,
+            (std::vector<ReasonUpdate>{{JobId(2), SharedText("no free 2x2 block of hosts")},
+                                       {JobId(5), SharedText("throttled")}}));
   EXPECT_EQ(batch.changed_jobs, (std::set<JobId>{JobId(3)}));
-  EXPECT_TRUE(outbox.Take().retold_jobs.empty());
+  EXPECT_TRUE(outbox.Take().retold.empty());
 }
 
 }  // namespace

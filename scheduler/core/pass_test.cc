@@ -54,7 +54,11 @@ class RecordingBinder final : public Binder {
   void StartPreemption(JobId victim, std::string reason, JobId for_job) override {
     preemptions.push_back({victim, std::move(reason), for_job});
   }
-  void SetReason(JobRecord& job, const std::string& reason) override { reasons[job.id] = reason; }
+  void SetReason(JobRecord& job, SharedText reason) override { reasons[job.id] = reason; }
+  void Tell(QueuedRef& ref, SharedText reason, uint32_t number) override {
+    reasons[ref.job->id] = reason;
+    ref.told = number;
+  }
   void WakeAt(TimePoint at) override { wakes.push_back(at); }
   void PassAgain() override { ++passes_again; }
 

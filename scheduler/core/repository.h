@@ -36,7 +36,7 @@ namespace podsched::core {
 // A stored job's new reason (JobRecord::reason), the only change to its row.
 struct ReasonUpdate {
   JobId job;
-  std::string reason;
+  SharedText reason;  // shared with the job's record (many jobs are told one text at once)
   friend bool operator==(const ReasonUpdate&, const ReasonUpdate&) = default;
 };
 

@@ -24,13 +24,13 @@ TEST(InMemoryJobRepositoryTest, AReasonUpdateChangesTheReasonOfAStoredJobAndName
   job.spec.user = UserName("ada");
   job.reason = "submitted";
   ASSERT_TRUE(repo.Commit(StoreBatch{{job}, {}, {}, {}}).ok());
-  ASSERT_TRUE(repo.Commit(StoreBatch{{}, {}, {}, {{job.id, "no free host"}}}).ok());
+  ASSERT_TRUE(repo.Commit(StoreBatch{{}, {}, {}, {{job.id, SharedText("no free host")}}}).ok());
   job.reason = "no free host";
   auto state = repo.Load();
   ASSERT_TRUE(state.has_value());
   ASSERT_EQ(state->jobs.size(), 1u);
   EXPECT_EQ(state->jobs[0], job);
-  Status missing = repo.Commit(StoreBatch{{}, {}, {}, {{JobId(8), "no free host"}}});
+  Status missing = repo.Commit(StoreBatch{{}, {}, {}, {{JobId(8), SharedText("no free host")}}});
   EXPECT_EQ(missing.code(), StatusCode::kInternal);
   EXPECT_EQ(missing.message(), "a reason update for job 8, which is not stored");
 }
@@ -46,7 +46,7 @@ TEST(InMemoryJobRepositoryTest, ACopyIsIndependentAndLoadIsById) {
   first.id = JobId(2);
   ASSERT_TRUE(original.Commit(StoreBatch{{job, first}, {}, {}, {}}).ok());
   InMemoryJobRepository copy = original;
-  ASSERT_TRUE(copy.Commit(StoreBatch{{}, {}, {}, {{job.id, "no free host"}}}).ok());
+  ASSERT_TRUE(copy.Commit(StoreBatch{{}, {}, {}, {{job.id, SharedText("no free host")}}}).ok());
   job.step = 5;
   ASSERT_TRUE(original.Commit(StoreBatch{{job}, {}, {}, {}}).ok());
   auto mine = original.Load();

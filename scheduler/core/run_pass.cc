@@ -27,7 +27,13 @@ class ImplPassSide final : public PassJobs, public Binder {
   void StartPreemption(JobId victim, std::string reason, JobId for_job) override {
     s_.StartPreemption(s_.jobs.at(victim), std::move(reason), for_job, now_);
   }
-  void SetReason(JobRecord& job, const std::string& reason) override { s_.SetReason(job, reason); }
+  void SetReason(JobRecord& job, SharedText reason) override {
+    s_.SetReason(job, std::move(reason));
+  }
+  void Tell(QueuedRef& ref, SharedText reason, uint32_t number) override {
+    s_.Retell(*ref.job, std::move(reason));
+    ref.told = number;
+  }
   void WakeAt(TimePoint at) override { s_.timers.AddWakeup(at); }
   void PassAgain() override { s_.dirty = true; }
 

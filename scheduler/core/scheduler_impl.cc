@@ -92,11 +92,17 @@ const JobRecord* Scheduler::Impl::LiveOwner(const Lease& lease) const {
   return job.epoch == lease.owner.epoch && HoldsHosts(job.state) ? &job : nullptr;
 }
 
-void Scheduler::Impl::SetReason(JobRecord& job, const std::string& reason) {
-  if (job.reason == reason) return;
+void Scheduler::Impl::SetReason(JobRecord& job, SharedText reason) {
+  if (Retell(job, std::move(reason)) && job.state == JobState::kQueued) {
+    queued.ForgetTold(job.id);  // QueuedRef::told
+  }
+}
+
+bool Scheduler::Impl::Retell(JobRecord& job, SharedText reason) {
+  if (job.reason == reason) return false;
   job.reason = reason;
-  outbox.Retold(job.id);
-  if (job.state == JobState::kQueued) queued.ForgetTold(job.id);  // QueuedRef::told
+  outbox.Retold(job.id, std::move(reason));
+  return true;
 }
 
 void Scheduler::Impl::Bind(JobRecord& job, const std::vector<pod::FleetPlacement>& slices,
@@ -365,10 +371,7 @@ Result<Actions> Scheduler::Impl::Finish(TimePoint now) {
   StoreBatch batch;
   batch.jobs.reserve(out.changed_jobs.size());
   for (JobId id : out.changed_jobs) batch.jobs.push_back(jobs.at(id));
-  batch.reasons.reserve(out.retold_jobs.size());
-  for (JobId id : out.retold_jobs) {
-    if (const JobRecord* job = jobs.Find(id)) batch.reasons.push_back({id, job->reason});
-  }
+  batch.reasons = std::move(out.retold);
   batch.users = accounting.TakeChanged();
   batch.events = std::move(out.events);
   if (!batch.empty()) {

@@ -100,7 +100,14 @@ class Scheduler::Impl {
   // Checks legality, records the event, updates quota use and fair-share usage when the job
   // starts or stops holding hosts. Returns the legality error without changing anything.
   Status Transition(JobRecord& job, JobState to, std::string reason, TimePoint now);
-  void SetReason(JobRecord& job, const std::string& reason);  // persists only when it changed
+  // Sets the job's reason, stored only when it changed; a queued job's QueuedRef::told is
+  // forgotten then.
+  void SetReason(JobRecord& job, SharedText reason);
+  void SetReason(JobRecord& job, std::string reason) {
+    SetReason(job, SharedText(std::move(reason)));
+  }
+  // SetReason without QueuedRef::told (a caller that sets it); whether the reason changed.
+  bool Retell(JobRecord& job, SharedText reason);
   // Places `job` at `p`: allocates, new epoch, PLACED, Launch action, timers.
   // Holds `slices` (one, or a multislice job's) for the job's next epoch and launches it. The
   // Launch describes the first slice (the agents' launch of a multislice job: issue 28 stage 2,

@@ -106,14 +106,15 @@ TEST_F(SchedulerTest, RepeatedExitsSeventyFiveWithoutAPreemptBackOff) {
   }
   Exited(id, ExitKind::kPreempted, t += 1);  // the fourth within the hour
   EXPECT_EQ(Job(id).state, S::kQueued);
-  EXPECT_NE(Job(id).reason.find("4 exits 75 without a preemption within an hour, waits 30 s"),
+  EXPECT_NE(Job(id).reason.str().find("4 exits 75 without a preemption within an hour, waits 30 s"),
             std::string::npos)
       << Job(id).reason;
   EXPECT_TRUE(Only<LaunchPlan>(Tick(t + 10)).empty());
-  EXPECT_EQ(Job(id).reason.substr(0, 9), "preempted");  // the pending reason says why it waits
+  EXPECT_EQ(Job(id).reason.str().substr(0, 9),
+            "preempted");  // the pending reason says why it waits
   ASSERT_EQ(Only<LaunchPlan>(Tick(t += 31)).size(), 1u);
   Exited(id, ExitKind::kPreempted, t += 1);  // the fifth: twice as long
-  EXPECT_NE(Job(id).reason.find("waits 60 s"), std::string::npos) << Job(id).reason;
+  EXPECT_NE(Job(id).reason.str().find("waits 60 s"), std::string::npos) << Job(id).reason;
   EXPECT_EQ(Job(id).restarts, 0);
   EXPECT_EQ(Job(id).preemptions, 5);
   // An hour later the count starts again.
@@ -151,7 +152,8 @@ TEST_F(SchedulerTest, ALostLaunchIsRequeuedWithoutARestartButNotForeverForFree) 
                                    At(t)).has_value());
   EXPECT_EQ(Job(id).state, S::kQueued);
   EXPECT_GT(Job(id).not_before, At(t)) << Job(id).reason;
-  EXPECT_NE(Job(id).reason.find("launches lost or exits 75 within an hour"), std::string::npos)
+  EXPECT_NE(Job(id).reason.str().find("launches lost or exits 75 within an hour"),
+            std::string::npos)
       << Job(id).reason;
   // A job that had started is not "never started": with max_restarts 0 it fails.
   Tick(t += 3600);
@@ -400,7 +402,7 @@ TEST(SchedulerStoreTest, AQueuedJobsNewReasonIsStoredAsAReasonUpdateNotAWholeRow
   ASSERT_NE(told, submitted);
   ASSERT_EQ(recording.batches.size(), 1u);
   const StoreBatch& pass = recording.batches[0];
-  EXPECT_EQ(pass.reasons, (std::vector<ReasonUpdate>{{*waiting, told}}));
+  EXPECT_EQ(pass.reasons, (std::vector<ReasonUpdate>{{*waiting, SharedText(told)}}));
   for (const JobRecord& row : pass.jobs) EXPECT_NE(row.id, *waiting) << "a whole row as well";
   auto stored = store.Load();
   ASSERT_TRUE(stored.has_value());
@@ -408,6 +410,39 @@ TEST(SchedulerStoreTest, AQueuedJobsNewReasonIsStoredAsAReasonUpdateNotAWholeRow
                                 [&](const JobRecord& j) { return j.id == *waiting; });
   ASSERT_NE(row, stored->jobs.end());
   EXPECT_EQ(*row, *s.Find(*waiting)) << "the store has the job as the scheduler has it";
+}
+
+// A pass tells every waiting job of a kind one text: the jobs' records and the store's reason
+// updates share it (SharedText), so telling thousands of jobs copies no characters.
+TEST(SchedulerStoreTest, JobsOfAKindToldOneReasonShareItsTextWithTheirStoreUpdates) {
+  InMemoryJobRepository store;
+  RecordingRepository recording(store);
+  auto pod = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
+  SchedulerConfig config;
+  config.check_pass_memos = true;
+  auto sched = Scheduler::Create(std::move(*pod), config, &recording, At(0));
+  ASSERT_TRUE(sched.has_value()) << sched.error().ToString();
+  Scheduler& s = **sched;
+  ASSERT_TRUE(s.Submit(Spec("ada", "v2-8", false), At(0)).has_value());
+  s.Tick(At(0));  // it takes the pod's one host
+  std::vector<JobId> waiting;
+  for (const char* user : {"bob", "cy", "dee"}) {
+    auto id = s.Submit(Spec(user, "v2-8", false), At(1));
+    ASSERT_TRUE(id.has_value());
+    waiting.push_back(*id);
+  }
+  recording.batches.clear();
+  s.Tick(At(2));
+  ASSERT_EQ(recording.batches.size(), 1u);
+  const std::vector<ReasonUpdate>& updates = recording.batches[0].reasons;
+  ASSERT_EQ(updates.size(), waiting.size());
+  for (size_t i = 0; i < updates.size(); ++i) {
+    EXPECT_EQ(updates[i].job, waiting[i]) << "by id";
+    const SharedText& record = s.Find(waiting[i])->reason;
+    EXPECT_NE(record, "submitted");
+    EXPECT_TRUE(updates[i].reason.Shares(record)) << record;
+    EXPECT_TRUE(updates[i].reason.Shares(updates[0].reason)) << updates[i].reason;
+  }
 }
 
 }  // namespace

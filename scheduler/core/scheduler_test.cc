@@ -63,7 +63,7 @@ TEST_F(SchedulerTest, DevicesReservedToAClassTakeOnlyItsJobs) {
   EXPECT_TRUE(Only<PreemptAction>(Tick(3)).empty());
   EXPECT_EQ(Job(p2).state, JobState::kQueued);
   EXPECT_EQ(Job(o2).state, JobState::kQueued);
-  EXPECT_NE(Job(o2).reason.find("pod od"), std::string::npos) << Job(o2).reason;
+  EXPECT_NE(Job(o2).reason.str().find("pod od"), std::string::npos) << Job(o2).reason;
   // The on-demand device frees: the on-demand job takes it, the preemptible one keeps waiting.
   Exited(o1, ExitKind::kSucceeded, 4);
   Tick(5);

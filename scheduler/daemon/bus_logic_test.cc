@@ -280,7 +280,7 @@ TEST_F(BusLogicTest, PreemptAndKillFanOutToEveryAgentOfTheSlice) {
   Exited(hosts[0] / 4, je, bus::Exited::KILLED_AFTER_GRACE, {hosts[0], hosts[1]},
          "SIGKILL after 30 s grace");
   EXPECT_EQ(sched_->Find(je.job)->state, core::JobState::kQueued);
-  EXPECT_NE(sched_->Find(je.job)->reason.find("grace"), std::string::npos)
+  EXPECT_NE(sched_->Find(je.job)->reason.str().find("grace"), std::string::npos)
       << sched_->Find(je.job)->reason;
 }
 
@@ -626,9 +626,9 @@ TEST_F(BusLogicTest, RestartRequeuesWhatIsNotRunningAndKillsWhatItDoesNotKnow) {
   Register(row, {{ghost, {ghost_host}}});
   const auto* job = sched_->Find(je.job);
   EXPECT_EQ(job->state, core::JobState::kQueued);
-  EXPECT_NE(job->reason.find("not running"), std::string::npos) << job->reason;
+  EXPECT_NE(job->reason.str().find("not running"), std::string::npos) << job->reason;
   // It was still PLACED: its Launch may never have left (audit L11), so no restart is charged.
-  EXPECT_NE(job->reason.find("launch never started"), std::string::npos) << job->reason;
+  EXPECT_NE(job->reason.str().find("launch never started"), std::string::npos) << job->reason;
   EXPECT_EQ(job->restarts, 0);
   EXPECT_LE(job->not_before, now_);
   auto out = Out();

@@ -128,14 +128,14 @@ std::optional<std::pair<size_t, size_t>> JobSnapshotBuilder::Locate(JobId id) co
   return std::make_pair(ci, static_cast<size_t>(found - chunk.keys.begin()));
 }
 
-void JobSnapshotBuilder::SetReason(JobId id, const std::string& reason) {
+void JobSnapshotBuilder::SetReason(JobId id, SharedText reason) {
   const auto at = Locate(id);
   if (!at) return;
   // Entries are immutable (a published snapshot may hold this one, its JSON rendered): the row
   // again, with the new reason.
   const JobSnapshot::Entry& old = *chunks_[at->first]->entries[at->second];
   core::JobRecord job = old.job;
-  job.reason = reason;
+  job.reason = std::move(reason);
   Upsert(job, old.type);
 }
 

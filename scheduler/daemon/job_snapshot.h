@@ -123,7 +123,7 @@ class JobSnapshotBuilder {
   void Upsert(const core::JobRecord& job, std::optional<pod::AcceleratorType> type);
   // Gives the job (if present) a new reason, the rest of its row as it was
   // (core::ReasonUpdate).
-  void SetReason(JobId id, const std::string& reason);
+  void SetReason(JobId id, SharedText reason);
   // Removes the job if present.
   void Erase(JobId id);
   // Removes every job for which `keep` is false (O(jobs)).

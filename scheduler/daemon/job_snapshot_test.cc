@@ -68,8 +68,8 @@ TEST(JobSnapshotTest, AReasonUpdateReplacesTheReasonAndKeepsTheRestAndThePublish
   job.step = 12;
   builder.Upsert(job, std::nullopt);
   auto before = builder.Publish();
-  builder.SetReason(JobId(3), "no free host");
-  builder.SetReason(JobId(99), "no free host");  // not there: nothing
+  builder.SetReason(JobId(3), SharedText("no free host"));
+  builder.SetReason(JobId(99), SharedText("no free host"));  // not there: nothing
   auto after = builder.Publish();
   ASSERT_NE(after, before);
   EXPECT_EQ(before->Find(JobId(3))->job.reason, "submitted");

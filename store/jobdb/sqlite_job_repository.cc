@@ -92,7 +92,7 @@ void BindJob(Statement& s, const JobRecord& job, const std::optional<std::string
       .Bind(7, job.epoch)
       .Bind(8, int64_t{job.restarts})
       .Bind(9, int64_t{job.preemptions})
-      .Bind(10, job.reason);
+      .Bind(10, job.reason.str());
   if (job.placement) {
     const pod::Placement& rect = job.placement->rect;
     s.Bind(11, int64_t{rect.origin.row})
@@ -363,7 +363,7 @@ Status SqliteJobRepository::WriteJob(const JobRecord& job) {
 Status SqliteJobRepository::WriteReason(const core::ReasonUpdate& update) {
   auto put = db_->Prepare(kPutReason);
   if (!put) return put.error();
-  (*put)->Bind(1, update.job.value()).Bind(2, update.reason);
+  (*put)->Bind(1, update.job.value()).Bind(2, update.reason.str());
   if (Status s = (*put)->Run(); !s.ok()) {
     return s.WithContext("storing the reason of job " + std::to_string(update.job.value()));
   }

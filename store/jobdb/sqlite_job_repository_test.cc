@@ -378,11 +378,13 @@ TEST(SqliteJobRepositoryTest, AReasonUpdateChangesTheReasonAloneAndOneOfNoRowFai
       repo->Commit(StoreBatch{{a, b}, {SubmitEvent(a, 1), SubmitEvent(b, 2)}, {}, {}}).ok());
   // In one batch with a row of another job, as the core sends them.
   b.step = 9;
-  ASSERT_TRUE(repo->Commit(StoreBatch{{b}, {}, {}, {{a.id, "no free 2x2 block of hosts"}}}).ok());
+  ASSERT_TRUE(
+      repo->Commit(StoreBatch{{b}, {}, {}, {{a.id, SharedText("no free 2x2 block of hosts")}}})
+          .ok());
   a.reason = "no free 2x2 block of hosts";
   // A job the store has no row for: the whole batch fails, the row before it too.
   JobRecord c = FullJob(3);
-  Status failed = repo->Commit(StoreBatch{{c}, {}, {}, {{JobId(44), "no free host"}}});
+  Status failed = repo->Commit(StoreBatch{{c}, {}, {}, {{JobId(44), SharedText("no free host")}}});
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.message().find("job 44: the job database has no row for it"), std::string::npos)
       << failed.ToString();

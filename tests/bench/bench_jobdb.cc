@@ -132,8 +132,8 @@ ReasonResult ReasonPasses(const std::string& path, int queued, int passes) {
   }
   std::vector<double> rows_ms, updates_ms;
   for (int p = 0; p < 2 * passes; ++p) {
-    const std::string reason = "no free 4x4 block of hosts; " + std::to_string(p) +
-                               " running jobs would have to go, after their minimum runtime";
+    const SharedText reason("no free 4x4 block of hosts; " + std::to_string(p) +
+                            " running jobs would have to go, after their minimum runtime");
     core::StoreBatch batch;
     const bool as_rows = p % 2 == 0;
     for (core::JobRecord& job : jobs) {
