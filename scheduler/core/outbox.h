@@ -63,7 +63,9 @@ class Outbox {
     size_t kept = 0;
     for (size_t i = 0; i < retold_.size(); ++i) {
       const bool last = i + 1 == retold_.size() || retold_[i + 1].job != retold_[i].job;
-      if (last && !changed_jobs_.contains(retold_[i].job)) retold_[kept++] = std::move(retold_[i]);
+      if (!last || changed_jobs_.contains(retold_[i].job)) continue;
+      if (kept != i) retold_[kept] = std::move(retold_[i]);
+      ++kept;
     }
     retold_.resize(kept);
     Batch out{std::move(actions_), std::move(changed_jobs_), std::move(retold_),

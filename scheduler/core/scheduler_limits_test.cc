@@ -382,17 +382,26 @@ class RecordingRepository final : public JobRepository {
   JobRepository& inner_;
 };
 
-TEST(SchedulerStoreTest, AQueuedJobsNewReasonIsStoredAsAReasonUpdateNotAWholeRow) {
+// A one-host pod whose host ada's job holds, its store's batches recorded.
+class SchedulerStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pod = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
+    SchedulerConfig config;
+    config.check_pass_memos = true;
+    auto sched = Scheduler::Create(std::move(*pod), config, &recording, At(0));
+    ASSERT_TRUE(sched.has_value()) << sched.error().ToString();
+    sched_ = std::move(*sched);
+    ASSERT_TRUE(sched_->Submit(Spec("ada", "v2-8", false), At(0)).has_value());
+    sched_->Tick(At(0));  // it takes the pod's one host
+  }
   InMemoryJobRepository store;
-  RecordingRepository recording(store);
-  auto pod = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
-  SchedulerConfig config;
-  config.check_pass_memos = true;
-  auto sched = Scheduler::Create(std::move(*pod), config, &recording, At(0));
-  ASSERT_TRUE(sched.has_value()) << sched.error().ToString();
-  Scheduler& s = **sched;
-  ASSERT_TRUE(s.Submit(Spec("ada", "v2-8", false), At(0)).has_value());
-  s.Tick(At(0));  // it takes the pod's one host
+  RecordingRepository recording{store};
+  std::unique_ptr<Scheduler> sched_;
+};
+
+TEST_F(SchedulerStoreTest, AQueuedJobsNewReasonIsStoredAsAReasonUpdateNotAWholeRow) {
+  Scheduler& s = *sched_;
   auto waiting = s.Submit(Spec("bob", "v2-8", false), At(1));
   ASSERT_TRUE(waiting.has_value());
   const std::string submitted = s.Find(*waiting)->reason;
@@ -414,17 +423,8 @@ TEST(SchedulerStoreTest, AQueuedJobsNewReasonIsStoredAsAReasonUpdateNotAWholeRow
 
 // A pass tells every waiting job of a kind one text: the jobs' records and the store's reason
 // updates share it (SharedText), so telling thousands of jobs copies no characters.
-TEST(SchedulerStoreTest, JobsOfAKindToldOneReasonShareItsTextWithTheirStoreUpdates) {
-  InMemoryJobRepository store;
-  RecordingRepository recording(store);
-  auto pod = pod::Pod::Create("test", pod::Generation::kV2, 1, 1);
-  SchedulerConfig config;
-  config.check_pass_memos = true;
-  auto sched = Scheduler::Create(std::move(*pod), config, &recording, At(0));
-  ASSERT_TRUE(sched.has_value()) << sched.error().ToString();
-  Scheduler& s = **sched;
-  ASSERT_TRUE(s.Submit(Spec("ada", "v2-8", false), At(0)).has_value());
-  s.Tick(At(0));  // it takes the pod's one host
+TEST_F(SchedulerStoreTest, JobsOfAKindToldOneReasonShareItsTextWithTheirStoreUpdates) {
+  Scheduler& s = *sched_;
   std::vector<JobId> waiting;
   for (const char* user : {"bob", "cy", "dee"}) {
     auto id = s.Submit(Spec(user, "v2-8", false), At(1));
