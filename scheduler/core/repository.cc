@@ -1,6 +1,7 @@
 #include "scheduler/core/repository.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace podsched::core {
 
@@ -55,6 +56,15 @@ void SortById(std::vector<JobRecord>& jobs) {
 
 Result<std::vector<JobRecord>> InMemoryJobRepository::JobsInRange(JobId first, int64_t count) {
   std::vector<JobRecord> out;
+  if (count <= static_cast<int64_t>(jobs_.size())) {
+    // A few ids (one job, an array's tasks): each looked up, in id order.
+    for (int64_t i = 0; i < count && first.value() <= INT64_MAX - i; ++i) {
+      if (auto row = jobs_.find(JobId(first.value() + i)); row != jobs_.end()) {
+        out.push_back(row->second);
+      }
+    }
+    return out;
+  }
   for (const auto& [id, job] : jobs_) {
     if (id >= first && id.value() - first.value() < count) out.push_back(job);
   }

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <vector>
+
 namespace podsched::core {
 namespace {
 
@@ -101,4 +104,30 @@ TEST(InMemoryJobRepositoryTest, LoadReturnsLatestRowsAndNextIds) {
 }
 
 }  // namespace
+// A range of ids reads the stored jobs among them, in id order, whether the range is smaller than
+// the store (each id looked up) or larger (the store walked).
+TEST(InMemoryJobRepositoryTest, JobsInRangeReadsTheStoredJobsAmongTheIdsInOrder) {
+  InMemoryJobRepository repo;
+  StoreBatch batch;
+  for (int64_t id : {9, 2, 5, 3, 12}) {
+    JobRecord job;
+    job.id = JobId(id);
+    batch.jobs.push_back(job);
+  }
+  ASSERT_TRUE(repo.Commit(batch).ok());
+  const auto ids = [&](JobId first, int64_t count) {
+    auto range = repo.JobsInRange(first, count);
+    std::vector<int64_t> out;
+    for (const JobRecord& job : *range) out.push_back(job.id.value());
+    return out;
+  };
+  EXPECT_EQ(ids(JobId(2), 4), (std::vector<int64_t>{2, 3, 5})) << "ids 2..5, fewer than stored";
+  EXPECT_EQ(ids(JobId(5), 1), (std::vector<int64_t>{5}));
+  EXPECT_TRUE(ids(JobId(6), 3).empty()) << "ids 6..8: none stored";
+  EXPECT_EQ(ids(JobId(3), 100), (std::vector<int64_t>{3, 5, 9, 12})) << "more ids than stored";
+  EXPECT_EQ(ids(JobId(12), INT64_MAX), (std::vector<int64_t>{12}));
+  EXPECT_EQ(ids(JobId(INT64_MAX - 1), 3), (std::vector<int64_t>{}))
+      << "no overflow past the last id";
+}
+
 }  // namespace podsched::core
