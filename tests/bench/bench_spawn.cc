@@ -1,13 +1,15 @@
-// bench_spawn: what it costs to start the helpers a job runs (issue 29, stage 1). Starts each
+// bench_spawn: what it costs to start the helpers a job runs, and podctl, which a user starts
+// for every command (issue 29, stage 1). Starts each
 // command --runs times, one after another (posix_spawn + waitpid), and prints the wall time and
 // the CPU time (user + system, from the children's rusage) per start, beside /bin/true's, the
 // floor of process creation on this machine. The commands fail at once on purpose (a usage
 // error), so what is measured is the program's start: the dynamic loader, the libraries'
-// initialisers, main.
+// initialisers, main. (podctl is started as `podctl --help`: its parser and the help text.)
 //
 //   bench_spawn --podworker build/worker/agent/podworker
 //               --helper build/worker/agent/podworker-helper
-//               --rank build/worker/agent/podworker-rank [--runs 300]
+//               --rank build/worker/agent/podworker-rank
+//               [--podctl build/scheduler/ctl/podctl] [--runs 300]
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -76,12 +78,13 @@ void Figure(const std::string& name, double value, const char* unit) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string podworker, helper, rank_binary;
+  std::string podworker, helper, rank_binary, podctl;
   int runs = 300;
   CLI::App app{"bench_spawn: the start cost of podworker's helpers against /bin/true"};
   app.add_option("--podworker", podworker, "the agent's binary")->required();
   app.add_option("--helper", helper, "podworker-helper")->required();
   app.add_option("--rank", rank_binary, "podworker-rank")->required();
+  app.add_option("--podctl", podctl, "the CLI (optional)");
   app.add_option("--runs", runs, "starts of each command")->check(CLI::Range(10, 100000));
   CLI11_PARSE(app, argc, argv);
 
@@ -103,5 +106,11 @@ int main(int argc, char** argv) {
   Figure("spawn_rank_vs_true_cpu", lean.cpu_ms / floor.cpu_ms, "x");
   Figure("spawn_podworker_vs_helper_cpu", agent.cpu_ms / small.cpu_ms, "x");
   Figure("spawn_helper_vs_rank_cpu", small.cpu_ms / lean.cpu_ms, "x");
+  if (!podctl.empty()) {
+    const Cost cli = Measure({podctl, "--help"}, runs);
+    Figure("spawn_podctl_wall_ms", cli.wall_ms, "ms");
+    Figure("spawn_podctl_cpu_ms", cli.cpu_ms, "ms");
+    Figure("spawn_podctl_vs_true_cpu", cli.cpu_ms / floor.cpu_ms, "x");
+  }
   return 0;
 }
