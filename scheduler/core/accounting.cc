@@ -1,5 +1,6 @@
 #include "scheduler/core/accounting.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -10,7 +11,9 @@ namespace podsched::core {
 void Accounting::Load(std::vector<UserRecord> users) {
   for (UserRecord& user : users) {
     const UserName name = user.name;
-    users_[name] = std::move(user);
+    UserRecord& record = users_[name];
+    record = std::move(user);
+    Recorded(name, record);
   }
 }
 
@@ -21,12 +24,23 @@ UserRecord& Accounting::User(const UserName& name, TimePoint now) {
     it->second.quota = rules_.default_quota;
     it->second.usage_as_of = now;
     changed_.insert(name);
+    Recorded(name, it->second);
   }
   return it->second;
 }
 
+void Accounting::Recorded(const UserName& name, const UserRecord& record) {
+  if (auto n = numbers_.find(name); n != numbers_.end()) numbered_[n->second].record = &record;
+}
+
 uint32_t Accounting::UserNumber(const UserName& name) {
-  return numbers_.try_emplace(name, static_cast<uint32_t>(numbers_.size())).first->second;
+  auto [it, inserted] = numbers_.try_emplace(name, static_cast<uint32_t>(numbers_.size()));
+  if (inserted) {
+    const auto record = users_.find(name);
+    numbered_.push_back(
+        NumberedUser{record == users_.end() ? nullptr : &record->second, &holding_of_user_[name]});
+  }
+  return it->second;
 }
 
 void Accounting::ChargeEgress(const UserName& name, double usd, TimePoint now) {
@@ -56,7 +70,10 @@ void Accounting::StartHolding(JobId job, const UserName& user, bool preemptible,
                               TimePoint start) {
   auto [it, inserted] = holding_.try_emplace(job, Holding{user, preemptible, cores, start});
   PODSCHED_CHECK_MSG(inserted, "a job holds cores twice");
-  holding_of_user_[user].insert(job);
+  std::vector<HeldCores>& mine = holding_of_user_[user];
+  const auto at = std::lower_bound(mine.begin(), mine.end(), job,
+                                   [](const HeldCores& h, JobId j) { return h.job < j; });
+  mine.insert(at, HeldCores{job, cores, start});
   in_use_[user].Of(preemptible) += cores;
   cores_held_.Of(preemptible) += cores;
 }
@@ -66,9 +83,11 @@ double Accounting::StopHolding(JobId job, TimePoint now) {
   if (it == holding_.end()) return 0;
   const Holding held = std::move(it->second);
   holding_.erase(it);
-  auto mine = holding_of_user_.find(held.user);
-  mine->second.erase(job);
-  if (mine->second.empty()) holding_of_user_.erase(mine);
+  std::vector<HeldCores>& mine = holding_of_user_.at(held.user);
+  const auto at = std::lower_bound(mine.begin(), mine.end(), job,
+                                   [](const HeldCores& h, JobId j) { return h.job < j; });
+  PODSCHED_CHECK(at != mine.end() && at->job == job);
+  mine.erase(at);
   in_use_[held.user].Of(held.preemptible) -= held.cores;
   cores_held_.Of(held.preemptible) -= held.cores;
   const double core_hours = held.cores * (ToSeconds(now - held.start) / 3600.0);
@@ -90,13 +109,23 @@ double Accounting::DecayedUsage(const UserRecord& user, TimePoint now) const {
 }
 
 double Accounting::UsageNow(const UserName& name, TimePoint now) const {
-  auto user = users_.find(name);
-  double usage = user == users_.end() ? 0 : DecayedUsage(user->second, now);
-  if (auto mine = holding_of_user_.find(name); mine != holding_of_user_.end()) {
-    for (JobId job : mine->second) {
-      const Holding& held = holding_.at(job);
-      usage += held.cores * (ToSeconds(now - held.start) / 3600.0);
-    }
+  const auto user = users_.find(name);
+  const auto mine = holding_of_user_.find(name);
+  return UsageOf(user == users_.end() ? nullptr : &user->second,
+                 mine == holding_of_user_.end() ? nullptr : &mine->second, now);
+}
+
+double Accounting::UsageNow(uint32_t number, TimePoint now) const {
+  PODSCHED_CHECK(number < numbered_.size());
+  const NumberedUser& user = numbered_[number];
+  return UsageOf(user.record, user.held, now);
+}
+
+double Accounting::UsageOf(const UserRecord* record, const std::vector<HeldCores>* held,
+                           TimePoint now) const {
+  double usage = record == nullptr ? 0 : DecayedUsage(*record, now);
+  if (held != nullptr) {
+    for (const HeldCores& h : *held) usage += h.cores * (ToSeconds(now - h.start) / 3600.0);
   }
   return usage;
 }

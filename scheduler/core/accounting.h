@@ -71,6 +71,10 @@ class Accounting {
 
   // --- fair share ---
   double UsageNow(const UserName& user, TimePoint now) const;
+  // The same for the user numbered `number` (UserNumber), without a lookup by name: the queue
+  // order asks it once per user with queued jobs in every pass (two string-keyed lookups and one
+  // more per running epoch were a twentieth of a Philly replay).
+  double UsageNow(uint32_t number, TimePoint now) const;
 
   // --- creation budget ---
   // Seconds until `jobs` more may be created (0: now; infinite past the hourly limit), and how
@@ -87,10 +91,28 @@ class Accounting {
     int cores = 0;
     TimePoint start{};
   };
+  // An epoch holding cores, in its user's list (kept sorted by job: UsageNow sums in that order,
+  // so that its result does not depend on the order the epochs started in).
+  struct HeldCores {
+    JobId job;
+    int cores = 0;
+    TimePoint start{};
+  };
+  // What UsageNow reads of a numbered user. The pointers are into users_ and holding_of_user_,
+  // whose entries are never erased (a std::map's nodes stay where they are); `record` is null
+  // until the user has a record.
+  struct NumberedUser {
+    const UserRecord* record = nullptr;
+    const std::vector<HeldCores>* held = nullptr;
+  };
   // A user's budget before any creation (absent users have this one).
   TokenBucket<TimePoint> FullBudget() const;
   // The user's closed usage decayed to `now`.
   double DecayedUsage(const UserRecord& user, TimePoint now) const;
+  // UsageNow's one rule, from what the user has (either may be null: nothing of it).
+  double UsageOf(const UserRecord* record, const std::vector<HeldCores>* held, TimePoint now) const;
+  // The user's record was made: its numbered entry points at it.
+  void Recorded(const UserName& name, const UserRecord& record);
 
   Rules rules_;
   std::map<UserName, UserRecord> users_;
@@ -99,7 +121,8 @@ class Accounting {
   std::map<UserName, QuotaUsage> in_use_;
   QuotaUsage cores_held_;
   std::map<JobId, Holding> holding_;
-  std::map<UserName, std::set<JobId>> holding_of_user_;
+  std::map<UserName, std::vector<HeldCores>> holding_of_user_;  // entries never erased
+  std::vector<NumberedUser> numbered_;                          // by UserNumber
   std::map<UserName, TokenBucket<TimePoint>> creation_budget_;
 };
 

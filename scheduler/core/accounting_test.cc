@@ -54,6 +54,37 @@ TEST(AccountingTest, FairShareUsageIsClosedUsageDecayedPlusWhatRunsNow) {
   EXPECT_EQ(a.UsageNow(kBob, t0 + hours(3)), 0.0);  // unknown user
 }
 
+TEST(AccountingTest, UsageByNumberIsUsageByName) {
+  Accounting a = Make();
+  // Numbered before the user has a record or holds anything (a job is queued first).
+  const uint32_t ada = a.UserNumber(kAda);
+  EXPECT_EQ(a.UsageNow(ada, t0), 0.0);
+  a.User(kAda, t0);
+  // Epochs started out of job order: both ways sum them in job order, to the same bits.
+  a.StartHolding(JobId(7), kAda, true, 3, t0);
+  a.StartHolding(JobId(2), kAda, false, 5, t0 + minutes(7));
+  a.StartHolding(JobId(4), kAda, true, 11, t0 + minutes(13));
+  EXPECT_EQ(a.UsageNow(ada, t0 + hours(1)), a.UsageNow(kAda, t0 + hours(1)));
+  EXPECT_NEAR(a.UsageNow(ada, t0 + hours(1)), 3.0 + 5.0 * 53 / 60 + 11.0 * 47 / 60, 1e-9);
+  a.StopHolding(JobId(2), t0 + hours(1));
+  EXPECT_EQ(a.UsageNow(ada, t0 + hours(2)), a.UsageNow(kAda, t0 + hours(2)));
+  a.StopHolding(JobId(7), t0 + hours(2));
+  a.StopHolding(JobId(4), t0 + hours(2));
+  EXPECT_EQ(a.UsageNow(ada, t0 + hours(3)), a.UsageNow(kAda, t0 + hours(3)));
+  EXPECT_GT(a.UsageNow(ada, t0 + hours(3)), 0.0) << "closed usage, decayed";
+
+  // A user numbered, then loaded from the store: the number reads the stored record.
+  const uint32_t bob = a.UserNumber(kBob);
+  UserRecord stored;
+  stored.name = kBob;
+  stored.decayed_core_hours = 6;
+  stored.usage_as_of = t0;
+  a.Load({stored});
+  EXPECT_DOUBLE_EQ(a.UsageNow(bob, t0 + hours(1)), 3.0);
+  EXPECT_EQ(a.UsageNow(bob, t0 + hours(1)), a.UsageNow(kBob, t0 + hours(1)));
+  EXPECT_EQ(a.UserNumber(kBob), bob) << "a number is kept";
+}
+
 TEST(AccountingTest, ChangedUsersAreReportedOnceInNameOrder) {
   Accounting a = Make();
   UserRecord stored;

@@ -181,13 +181,20 @@ std::array<int, 3> Pass::Counts(const UserRecord& user, const QuotaUsage& use, b
           ReservedCores(user, preemptible, JobId())};
 }
 
-std::optional<std::array<int, 3>> Pass::MemoCounts(const QueueEntry& entry) {
+const std::array<int, 3>* Pass::MemoCounts(const QueueEntry& entry) {
   const QueuedRef& ref = *entry.ref;
   // Only the pass that considers a job reserves for it; checked all the same.
   if (!in_.hosts.reservations().empty() && in_.hosts.ReservationOf(entry.id) != nullptr) {
-    return std::nullopt;
+    return nullptr;
   }
-  return Counts(*ref.user, *ref.use, ref.memo.preemptible);  // this job holds no reservation
+  // This job holds no reservation.
+  LastCounts& last = last_counts_;
+  if (last.user != ref.user || last.preemptible != ref.memo.preemptible ||
+      last.version != in_.hosts.version()) {
+    last = {ref.user, ref.memo.preemptible, in_.hosts.version(),
+            Counts(*ref.user, *ref.use, ref.memo.preemptible)};
+  }
+  return &last.counts;
 }
 
 namespace {
@@ -591,8 +598,8 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
       return false;
     }
   }
-  const std::optional<std::array<int, 3>> counts = MemoCounts(entry);
-  if (!counts) return false;
+  const std::array<int, 3>* counts = MemoCounts(entry);
+  if (counts == nullptr) return false;
   // Behind, blocked, aside: Filter still lets it through (then its reason is the one it was given
   // after Filter). Filtered: the same numbers make the same quota reason.
   if (m.kind != Kind::kFiltered) return LetsThrough(m.cores, *counts);
@@ -617,35 +624,42 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
   if (m.kind != Kind::kBlocked || !m.anywhere || behind_ || !head_view_ || now_ < m.at) {
     return false;
   }
-  if (const auto counts = MemoCounts(entry); !counts || !LetsThrough(m.cores, *counts)) {
+  if (const auto* counts = MemoCounts(entry); counts == nullptr || !LetsThrough(m.cores, *counts)) {
     return false;
   }
   const pod::AcceleratorType& type = ref.type;
   const pod::SliceShape shape = type.shape();
   const BlockedKind kind{static_cast<int>(type.generation()), shape.rows, shape.cols,
                          ref.priority, m.preemptible, Protects(m.estimate)};
-  auto known = blocked_answers_.find(kind);
-  if (known == blocked_answers_.end()) {
-    scope_ = ClassScope(m.preemptible);
-    if (!Failed({kind.generation, shape.rows, shape.cols, scope_, kind.protect})) return false;
-    if (auto fits = fits_healthy_.find(KeyOf(type));
-        fits == fits_healthy_.end() || !fits->second) {
-      return false;
+  // Jobs of a kind mostly come one after another: the last kind's answer is asked first (the
+  // table's lookup, a division by its prime size among it, was a twentieth of a Philly replay).
+  const BlockedAnswer* answer =
+      last_blocked_ != nullptr && last_blocked_->first == kind ? &last_blocked_->second : nullptr;
+  if (answer == nullptr) {
+    auto known = blocked_answers_.find(kind);
+    if (known == blocked_answers_.end()) {
+      scope_ = ClassScope(m.preemptible);
+      if (!Failed({kind.generation, shape.rows, shape.cols, scope_, kind.protect})) return false;
+      if (auto fits = fits_healthy_.find(KeyOf(type));
+          fits == fits_healthy_.end() || !fits->second) {
+        return false;
+      }
+      const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
+      if (none == failed_preemption_.end() || none->second.text == 0) return false;
+      known =
+          blocked_answers_
+              .emplace(kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second})
+              .first;
     }
-    const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
-    if (none == failed_preemption_.end() || none->second.text == 0) return false;
-    known =
-        blocked_answers_
-            .emplace(kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second})
-            .first;
+    last_blocked_ = &*known;
+    answer = &known->second;
   }
-  const BlockedAnswer& answer = known->second;
-  if (ref.told == answer.text) {
+  if (ref.told == answer->text) {
     ++told_known_;
   } else {
-    TellNoVictims(ref, *answer.none);  // the same answer in other words: the record is written
+    TellNoVictims(ref, *answer->none);  // the same answer in other words: the record is written
   }
-  m.exact = answer.lasting && in_.hosts.version() == start_version_;  // as Consider's
+  m.exact = answer->lasting && in_.hosts.version() == start_version_;  // as Consider's
   if (m.exact) {
     m.hosts_version = in_.hosts.blocked_version();
     m.head = head_id_;
@@ -1032,9 +1046,11 @@ const Pass::VictimSets& Pass::VictimsFor(const JobSpec& spec) {
   if (!running_built_) {
     // Running work that could be evicted, once per pass (not per blocked job).
     running_built_ = true;
-    for (const auto& [alloc, lease] : in_.hosts.leases()) {
-      if (const JobRecord* v = in_.jobs.LiveOwner(lease)) {
-        running_.push_back({alloc, lease.placement.pod, v, in_.jobs.Cores(v->id)});
+    const std::vector<LeaseRef>& leases = Leases();
+    running_.reserve(leases.size());
+    for (const LeaseRef& l : leases) {
+      if (l.owner != nullptr) {
+        running_.push_back({l.alloc, l.pod, l.owner, in_.jobs.Cores(l.owner->id)});
       }
     }
   }
@@ -1125,11 +1141,25 @@ void Pass::Block(const pod::AcceleratorType& type, bool multislice) {
   }
 }
 
-std::vector<ExpectedRelease> Pass::ExpectedReleases() const {
+const std::vector<Pass::LeaseRef>& Pass::Leases() {
+  if (leases_version_ != in_.hosts.version()) {
+    leases_version_ = in_.hosts.version();
+    leases_.clear();
+    leases_.reserve(in_.hosts.leases().size());
+    for (const auto& [alloc, lease] : in_.hosts.leases()) {
+      leases_.push_back({alloc, lease.placement.pod, in_.jobs.LiveOwner(lease)});
+    }
+  }
+  return leases_;
+}
+
+std::vector<ExpectedRelease> Pass::ExpectedReleases() {
+  const std::vector<LeaseRef>& leases = Leases();
   std::vector<ExpectedRelease> releases;
-  for (const auto& [alloc, lease] : in_.hosts.leases()) {
+  releases.reserve(leases.size());
+  for (const LeaseRef& l : leases) {
     TimePoint at = now_;  // lingering leases (job moved on) go soon
-    if (const JobRecord* v = in_.jobs.LiveOwner(lease)) {
+    if (const JobRecord* v = l.owner) {
       const Duration estimate = v->spec.expected_runtime.value_or(v->spec.max_runtime);
       if (v->state == JobState::kPreempting) {
         at = v->preempt_deadline;
@@ -1139,7 +1169,7 @@ std::vector<ExpectedRelease> Pass::ExpectedReleases() const {
         at = TimePoint::max();
       }
     }
-    releases.push_back({alloc, at, lease.placement.pod});
+    releases.push_back({l.alloc, at, l.pod});
   }
   return releases;
 }

@@ -279,9 +279,19 @@ class Pass {
   // A user's counts of a class as Filter reads them: cores used, quota, cores reserved for the
   // user's jobs (QueuedRef::Memo's used, limit, promised).
   std::array<int, 3> Counts(const UserRecord& user, const QuotaUsage& use, bool preemptible);
-  // Those counts for the user and class of `entry`'s memo, or nullopt when the job holds a
-  // reservation (its memo then says nothing).
-  std::optional<std::array<int, 3>> MemoCounts(const QueueEntry& entry);
+  // Those counts for the user and class of `entry`'s memo, or null when the job holds a
+  // reservation (its memo then says nothing). Valid until the next call. (A pointer, not an
+  // optional array by value: returning that went through the stack in a way that stalled the
+  // loads after it, a twentieth of a Philly replay.)
+  const std::array<int, 3>* MemoCounts(const QueueEntry& entry);
+  // MemoCounts' last answer: a user's jobs come one after another in fair-share order, and the
+  // counts change only with the hosts' version (a bind holds cores; a reservation promises them).
+  struct LastCounts {
+    const UserRecord* user = nullptr;
+    bool preemptible = false;
+    uint64_t version = 0;
+    std::array<int, 3> counts{};
+  };
   // After the job at `after` changed leases or reservations: the groups whose counts changed are
   // read again in the next pass, and their members after `after` in this one (added to `visit`).
   void Recount(StrictTail& tail, const QueueKey& after, std::vector<QueueKey>* visit);
@@ -345,7 +355,7 @@ class Pass {
   // "the pod" (a fleet of one), "pod a" or "pods a, b and 3 more": for reasons.
   std::string PodsText(const std::vector<int>& pods) const;
   // When each lease is expected to free its hosts (the Permit's input).
-  std::vector<ExpectedRelease> ExpectedReleases() const;
+  std::vector<ExpectedRelease> ExpectedReleases();
   // The cores reserved for `user`'s jobs of one class other than `except`.
   int ReservedCores(const UserRecord& user, bool preemptible, JobId except);
   // Empties reserved_ and reserved_by_record_ and sums reserved_ again when the reservations
@@ -377,6 +387,17 @@ class Pass {
     const JobRecord* job;
     int cores;
   };
+  // A lease and its live owner (null: the lease lingers, its job moved on).
+  struct LeaseRef {
+    AllocationId alloc;
+    int pod;
+    const JobRecord* owner;
+  };
+  // Every lease, in allocation order, as of the hosts' version now: ExpectedReleases and
+  // VictimsFor's running list both read it, so the pass looks each lease's job up once per
+  // version (once per pass, mostly) instead of once for each (a job-table lookup per lease was
+  // a twentieth of a Philly replay).
+  const std::vector<LeaseRef>& Leases();
   using TypeKey = std::tuple<int, int, int, int>;  // generation, rows, cols, scope
   TypeKey KeyOf(const pod::AcceleratorType& type) const;
 
@@ -433,6 +454,9 @@ class Pass {
     const NoVictims* none;  // in failed_preemption_ (map nodes stay put): to tell a job anew
   };
   std::unordered_map<BlockedKind, BlockedAnswer, BlockedKindHash> blocked_answers_;
+  // The entry BlockedAsBefore used last (nothing is erased in a pass, and an unordered_map's
+  // elements stay where they are when it grows).
+  const std::pair<const BlockedKind, BlockedAnswer>* last_blocked_ = nullptr;
   int64_t skipped_ = 0;
   int64_t skipped_unread_ = 0;
   int64_t told_known_ = 0;
@@ -441,6 +465,9 @@ class Pass {
   uint64_t head_id_ = 0;                // PassHeads::IdOf this pass's head; 0: none yet
   std::vector<RunningRef> running_;     // evictable work, built on first need
   bool running_built_ = false;
+  LastCounts last_counts_;                                  // MemoCounts
+  std::vector<LeaseRef> leases_;                            // Leases()
+  std::optional<uint64_t> leases_version_;                  // the hosts' version leases_ describe
   std::map<std::pair<bool, int>, VictimSets> victim_sets_;  // VictimsFor
   uint64_t victim_sets_version_ = 0;
   const uint64_t start_version_;        // HostLeases::version() when the pass began

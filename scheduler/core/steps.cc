@@ -87,7 +87,7 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
     uint32_t& user_slot = slot_of_user[ref.user_number];
     if (user_slot == kNoSlot) {
       user_slot = static_cast<uint32_t>(users.size());
-      users.push_back({accounting.UsageNow(ref.user->name, now), 0});
+      users.push_back({accounting.UsageNow(ref.user_number, now), 0});
     }
     slot[i] = user_slot;
   }
@@ -144,14 +144,19 @@ Permit::Decision EasyBackfill::OnBlocked(
     const std::vector<pod::Pod>& views, const std::vector<int>& candidates,
     const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
     const std::function<std::vector<ExpectedRelease>()>& releases) const {
-  const std::vector<ExpectedRelease> all = releases();
+  // In the order ComputeShadow applies them, once for every pod: a pod's releases, taken from
+  // the sorted list, are then in its order already (both sorts are stable).
+  std::vector<ExpectedRelease> all = releases();
+  std::stable_sort(all.begin(), all.end(),
+                   [](const ExpectedRelease& a, const ExpectedRelease& b) { return a.at < b.at; });
   Decision d;
+  std::vector<ExpectedRelease> here;
   for (int i : candidates) {
-    std::vector<ExpectedRelease> here;
+    here.clear();
     for (const ExpectedRelease& r : all) {
       if (r.pod == i) here.push_back(r);
     }
-    Shadow s = ComputeShadow(views[static_cast<size_t>(i)], type, score, std::move(here));
+    Shadow s = ComputeShadow(views[static_cast<size_t>(i)], type, score, here);
     // The earliest start; an unknown start (max) only when no pod has a known one, and then
     // still a placement to keep free.
     const bool better = !d.head || s.start < d.head->start ||

@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/check.h"
 #include "pod/what_if.h"
 
 namespace podsched::core {
@@ -71,9 +72,11 @@ std::optional<VictimChoice> ChooseMoves(const pod::Pod& pod, const pod::Accelera
 }
 
 Shadow ComputeShadow(const pod::Pod& pod, const pod::AcceleratorType& type,
-                     const pod::PlacementPolicy& policy, std::vector<ExpectedRelease> releases) {
-  std::stable_sort(releases.begin(), releases.end(),
-                   [](const ExpectedRelease& a, const ExpectedRelease& b) { return a.at < b.at; });
+                     const pod::PlacementPolicy& policy,
+                     std::span<const ExpectedRelease> releases) {
+  PODSCHED_CHECK(std::is_sorted(
+      releases.begin(), releases.end(),
+      [](const ExpectedRelease& a, const ExpectedRelease& b) { return a.at < b.at; }));
   pod::Pod trial = pod;
   for (size_t i = 0; i < releases.size();) {
     // Release every allocation that ends at the same time before asking.

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "common/clock.h"
@@ -58,8 +59,9 @@ struct Shadow {
 // EASY backfill: the earliest time at which a slice of `type` fits in `pod` if allocations are
 // released at their expected times, and where `policy` would then put it. A placement is given
 // even when the time is unknown (all releases with unknown time applied), so later jobs can be
-// kept off the head's rectangle.
+// kept off the head's rectangle. `releases` come in order of `at` (those at one time in the
+// order they are applied: EasyBackfill sorts them once, stably, for all pods).
 Shadow ComputeShadow(const pod::Pod& pod, const pod::AcceleratorType& type,
-                     const pod::PlacementPolicy& policy, std::vector<ExpectedRelease> releases);
+                     const pod::PlacementPolicy& policy, std::span<const ExpectedRelease> releases);
 
 }  // namespace podsched::core
