@@ -462,7 +462,7 @@ bool Pass::PreemptForSlices(JobRecord& job, const pod::AcceleratorType& type) {
   std::optional<Plan> best;
   for (const std::vector<int>& pods : CandidatesByZone(type)) {
     std::vector<pod::Pod> trial = views;  // a copy: multislice decisions are few
-    std::map<int, std::map<AllocationId, VictimCandidate>> candidates;
+    std::map<int, VictimCandidates> candidates;
     for (int i : pods) {
       if (auto it = sets.eligible.find(i); it != sets.eligible.end()) candidates[i] = it->second;
     }
@@ -970,9 +970,9 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
     const VictimSets& sets = VictimsFor(job.spec);
     std::vector<pod::Pod>& victim_views = head_view_ ? *head_view_ : view_;
     // The least lost work over the pods, then the fewest cores evicted, then the first pod.
-    const auto choose = [&](const std::map<int, std::map<AllocationId, VictimCandidate>>& by_pod)
+    const auto choose = [&](const std::map<int, VictimCandidates>& by_pod)
         -> std::optional<std::pair<int, VictimChoice>> {
-      static const std::map<AllocationId, VictimCandidate> kNone;
+      static const VictimCandidates kNone;
       std::optional<std::pair<int, VictimChoice>> best;
       for (int i : pods) {
         const auto here = by_pod.find(i);
@@ -1060,12 +1060,15 @@ const Pass::VictimSets& Pass::VictimsFor(const JobSpec& spec) {
     if (v.state == JobState::kPreempting || !MayPreempt(spec, v.spec)) continue;
     VictimCandidate c{v.id, r.cores * ToSeconds(now_ - v.last_checkpoint_time), r.cores};
     const TimePoint free_at = v.start_time + in_.min_runtime_before_preemption;
+    // running_ comes in allocation order: each candidate goes at the end.
     if (free_at <= now_) {
-      sets.eligible[r.pod].emplace(r.alloc, c);
+      VictimCandidates& eligible = sets.eligible[r.pod];
+      eligible.emplace_hint(eligible.end(), r.alloc, c);
     } else {
       sets.earliest = std::min(sets.earliest, free_at);
     }
-    sets.later[r.pod].emplace(r.alloc, c);
+    VictimCandidates& later = sets.later[r.pod];
+    later.emplace_hint(later.end(), r.alloc, c);
   }
   return sets;
 }

@@ -325,7 +325,7 @@ class Pass {
   // The same for every shape: built once per (class, priority) while the leases and reservations
   // do not change.
   struct VictimSets {
-    std::map<int, std::map<AllocationId, VictimCandidate>> eligible, later;
+    std::map<int, VictimCandidates> eligible, later;
     TimePoint earliest = TimePoint::max();
   };
   const VictimSets& VictimsFor(const JobSpec& spec);

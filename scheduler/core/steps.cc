@@ -127,9 +127,8 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
   return storage;
 }
 
-std::optional<VictimChoice> LeastLostWork::Choose(
-    const pod::Pod& view, pod::SliceShape shape,
-    const std::map<AllocationId, VictimCandidate>& candidates) const {
+std::optional<VictimChoice> LeastLostWork::Choose(const pod::Pod& view, pod::SliceShape shape,
+                                                  const VictimCandidates& candidates) const {
   return ChooseVictims(view, shape, candidates);
 }
 

@@ -70,17 +70,15 @@ class FairShareSort final : public QueueSort {
 class PostFilter {
  public:
   virtual ~PostFilter() = default;
-  virtual std::optional<VictimChoice> Choose(
-      const pod::Pod& view, pod::SliceShape shape,
-      const std::map<AllocationId, VictimCandidate>& candidates) const = 0;
+  virtual std::optional<VictimChoice> Choose(const pod::Pod& view, pod::SliceShape shape,
+                                             const VictimCandidates& candidates) const = 0;
 };
 
 // The set that loses the least work since its last checkpoints (ChooseVictims, victims.h).
 class LeastLostWork final : public PostFilter {
  public:
-  std::optional<VictimChoice> Choose(
-      const pod::Pod& view, pod::SliceShape shape,
-      const std::map<AllocationId, VictimCandidate>& candidates) const override;
+  std::optional<VictimChoice> Choose(const pod::Pod& view, pod::SliceShape shape,
+                                     const VictimCandidates& candidates) const override;
 };
 
 // Permit: a job could not start (nor preempt); what that means for the jobs behind it in this

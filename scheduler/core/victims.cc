@@ -9,9 +9,8 @@
 
 namespace podsched::core {
 
-std::optional<VictimChoice> ChooseVictims(
-    const pod::Pod& pod, pod::SliceShape shape,
-    const std::map<AllocationId, VictimCandidate>& candidates) {
+std::optional<VictimChoice> ChooseVictims(const pod::Pod& pod, pod::SliceShape shape,
+                                          const VictimCandidates& candidates) {
   if (candidates.empty()) return std::nullopt;
   std::optional<VictimChoice> best;
   std::vector<AllocationId> released;
@@ -46,7 +45,7 @@ std::optional<VictimChoice> ChooseVictims(
 
 std::optional<VictimChoice> ChooseMoves(const pod::Pod& pod, const pod::AcceleratorType& type,
                                         const pod::PlacementPolicy& policy,
-                                        const std::map<AllocationId, VictimCandidate>& movable) {
+                                        const VictimCandidates& movable) {
   if (movable.empty()) return std::nullopt;
   pod::Pod without = pod;
   for (const auto& [alloc, candidate] : movable) (void)without.Release(alloc);

@@ -3,6 +3,7 @@
 // Pure; thread-safe.
 #pragma once
 
+#include <boost/container/flat_map.hpp>
 #include <map>
 #include <optional>
 #include <span>
@@ -21,6 +22,11 @@ struct VictimCandidate {
   int cores = 0;
 };
 
+// Candidates keyed by the allocation they hold, in allocation order. A sorted vector (flat_map):
+// a pass builds the sets anew for every class and priority of blocked job after each change of
+// the leases, in allocation order, and a node per candidate was most of that.
+using VictimCandidates = boost::container::flat_map<AllocationId, VictimCandidate>;
+
 struct VictimChoice {
   pod::Placement placement;
   std::vector<JobId> victims;  // ascending id
@@ -33,7 +39,7 @@ struct VictimChoice {
 // the least work, then evict the fewest cores, then the first in row-major order. Hosts that are
 // unhealthy or draining are never used. nullopt when no such rectangle exists.
 std::optional<VictimChoice> ChooseVictims(const pod::Pod& pod, pod::SliceShape shape,
-                                          const std::map<AllocationId, VictimCandidate>& candidates);
+                                          const VictimCandidates& candidates);
 
 // Defragmentation: where `policy` would put a slice of `type` in `pod` if every allocation of
 // `movable` were gone, and the movable jobs in that rectangle (their lost work and cores summed).
@@ -42,7 +48,7 @@ std::optional<VictimChoice> ChooseVictims(const pod::Pod& pod, pod::SliceShape s
 // the larger jobs that follow. nullopt when there is no such position, or it is free already.
 std::optional<VictimChoice> ChooseMoves(const pod::Pod& pod, const pod::AcceleratorType& type,
                                         const pod::PlacementPolicy& policy,
-                                        const std::map<AllocationId, VictimCandidate>& movable);
+                                        const VictimCandidates& movable);
 
 // When an allocation is expected to release its hosts (max() when unknown).
 struct ExpectedRelease {
