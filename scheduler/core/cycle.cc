@@ -631,29 +631,21 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
   const pod::SliceShape shape = type.shape();
   const BlockedKind kind{static_cast<int>(type.generation()), shape.rows, shape.cols,
                          ref.priority, m.preemptible, Protects(m.estimate)};
-  // Jobs of a kind mostly come one after another: the last kind's answer is asked first (the
-  // table's lookup, a division by its prime size among it, was a twentieth of a Philly replay).
-  const BlockedAnswer* answer =
-      last_blocked_ != nullptr && last_blocked_->first == kind ? &last_blocked_->second : nullptr;
-  if (answer == nullptr) {
-    auto known = blocked_answers_.find(kind);
-    if (known == blocked_answers_.end()) {
-      scope_ = ClassScope(m.preemptible);
-      if (!Failed({kind.generation, shape.rows, shape.cols, scope_, kind.protect})) return false;
-      if (auto fits = fits_healthy_.find(KeyOf(type));
-          fits == fits_healthy_.end() || !fits->second) {
-        return false;
-      }
-      const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
-      if (none == failed_preemption_.end() || none->second.text == 0) return false;
-      known =
-          blocked_answers_
-              .emplace(kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second})
-              .first;
+  auto known = blocked_answers_.find(kind);
+  if (known == blocked_answers_.end()) {
+    scope_ = ClassScope(m.preemptible);
+    if (!Failed({kind.generation, shape.rows, shape.cols, scope_, kind.protect})) return false;
+    if (auto fits = fits_healthy_.find(KeyOf(type)); fits == fits_healthy_.end() || !fits->second) {
+      return false;
     }
-    last_blocked_ = &*known;
-    answer = &known->second;
+    const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
+    if (none == failed_preemption_.end() || none->second.text == 0) return false;
+    known =
+        blocked_answers_
+            .emplace(kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second})
+            .first;
   }
+  const BlockedAnswer* answer = &known->second;
   if (ref.told == answer->text) {
     ++told_known_;
   } else {
