@@ -645,13 +645,13 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
             .emplace(kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second})
             .first;
   }
-  const BlockedAnswer* answer = &known->second;
-  if (ref.told == answer->text) {
+  const BlockedAnswer& answer = known->second;
+  if (ref.told == answer.text) {
     ++told_known_;
   } else {
-    TellNoVictims(ref, *answer->none);  // the same answer in other words: the record is written
+    TellNoVictims(ref, *answer.none);  // the same answer in other words: the record is written
   }
-  m.exact = answer->lasting && in_.hosts.version() == start_version_;  // as Consider's
+  m.exact = answer.lasting && in_.hosts.version() == start_version_;  // as Consider's
   if (m.exact) {
     m.hosts_version = in_.hosts.blocked_version();
     m.head = head_id_;
