@@ -146,8 +146,7 @@ Permit::Decision EasyBackfill::OnBlocked(
   // In the order ComputeShadow applies them, once for every pod: a pod's releases, taken from
   // the sorted list, are then in its order already (both sorts are stable).
   std::vector<ExpectedRelease> all = releases();
-  std::stable_sort(all.begin(), all.end(),
-                   [](const ExpectedRelease& a, const ExpectedRelease& b) { return a.at < b.at; });
+  std::stable_sort(all.begin(), all.end(), ReleasedBefore);
   Decision d;
   std::vector<ExpectedRelease> here;
   for (int i : candidates) {

@@ -73,9 +73,7 @@ std::optional<VictimChoice> ChooseMoves(const pod::Pod& pod, const pod::Accelera
 Shadow ComputeShadow(const pod::Pod& pod, const pod::AcceleratorType& type,
                      const pod::PlacementPolicy& policy,
                      std::span<const ExpectedRelease> releases) {
-  PODSCHED_CHECK(std::is_sorted(
-      releases.begin(), releases.end(),
-      [](const ExpectedRelease& a, const ExpectedRelease& b) { return a.at < b.at; }));
+  PODSCHED_CHECK(std::is_sorted(releases.begin(), releases.end(), ReleasedBefore));
   pod::Pod trial = pod;
   for (size_t i = 0; i < releases.size();) {
     // Release every allocation that ends at the same time before asking.

@@ -62,6 +62,12 @@ struct Shadow {
   std::optional<pod::Placement> placement;
 };
 
+// The order ComputeShadow takes releases in: earliest first (stable sorts keep those at one time
+// in the order they came).
+inline bool ReleasedBefore(const ExpectedRelease& a, const ExpectedRelease& b) {
+  return a.at < b.at;
+}
+
 // EASY backfill: the earliest time at which a slice of `type` fits in `pod` if allocations are
 // released at their expected times, and where `policy` would then put it. A placement is given
 // even when the time is unknown (all releases with unknown time applied), so later jobs can be
