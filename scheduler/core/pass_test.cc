@@ -2,6 +2,7 @@
 // with the jobs and the Binder faked (cycle.h): what each step decides and what it asks for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -301,6 +302,78 @@ TEST(PermitTest, StrictOrderHoldsEveryoneBehindEasyBackfillNamesTheHead) {
   EXPECT_EQ(easy.head->start, t0 + hours(1));
   EXPECT_EQ(easy.head->placement, (pod::Placement{{0, 0}, {4, 4}}));
   EXPECT_EQ(asked, 1);
+}
+
+// The shadow as EASY backfill first computed it: a copy of the pod, the releases applied in time
+// order, a group of equal times at once, and the policy asked after each group.
+Shadow ShadowByReleasingInOrder(const pod::Pod& pod, const pod::AcceleratorType& type,
+                                const pod::PlacementPolicy& policy,
+                                std::vector<ExpectedRelease> releases) {
+  std::stable_sort(releases.begin(), releases.end(),
+                   [](const ExpectedRelease& a, const ExpectedRelease& b) { return a.at < b.at; });
+  pod::Pod trial = pod;
+  for (size_t i = 0; i < releases.size();) {
+    const TimePoint at = releases[i].at;
+    for (; i < releases.size() && releases[i].at == at; ++i) {
+      (void)trial.Release(releases[i].allocation);
+    }
+    if (auto p = policy.Choose(trial, type)) return Shadow{at, *p};
+  }
+  return Shadow{};
+}
+
+// ComputeShadow (each host's release time, the earliest of the legal positions' latest) answers
+// as releasing in order and asking the policy after each time does, on pods of random
+// allocations, unhealthy and draining hosts, releases at equal, unknown and past times, of
+// allocations the pod does not hold and none for some it does.
+TEST(ShadowTest, EarliestStartAndPlacementAreThoseOfReleasingInTimeOrder) {
+  std::mt19937 rng(29);
+  const auto below = [&](uint32_t n) { return static_cast<int>(rng() % n); };
+  int with_start = 0, unknown_start = 0, never = 0;
+  for (const char* policy_name : {"first-fit", "best-fit"}) {
+    auto policy = *pod::MakePlacementPolicy(policy_name);
+    for (int round = 0; round < 400; ++round) {
+      const bool v3 = below(2) == 1;
+      pod::Pod pod = *pod::Pod::Create("p", v3 ? pod::Generation::kV3 : pod::Generation::kV2,
+                                       v3 ? 8 : 4, v3 ? 8 : 4);
+      std::vector<ExpectedRelease> releases;
+      for (int a = 1; a <= 12; ++a) {
+        const pod::SliceShape shape{1 << below(2), 1 << below(3)};
+        const pod::Placement at{{below(pod.host_rows()), below(pod.host_cols())}, shape};
+        if (!pod.Allocate(AllocationId(a), at).ok()) continue;
+        const int when = below(8);
+        if (when == 7) continue;  // no release expected
+        releases.push_back({AllocationId(a), when == 6 ? TimePoint::max() : t0 + hours(when % 4)});
+      }
+      releases.push_back({AllocationId(99), t0 + minutes(below(300))});  // not this pod's
+      for (int h = 0; h < 2; ++h) {
+        const HostId host(below(static_cast<uint32_t>(pod.num_hosts())));
+        ASSERT_TRUE((below(2) == 0 ? pod.MarkUnhealthy(host) : pod.SetDraining(host, true)).ok());
+      }
+      std::shuffle(releases.begin(), releases.end(), rng);
+      for (const char* type_name : {"v2-8", "v2-32", "v2-128", "v3-32", "v3-128", "v3-512"}) {
+        auto type = pod.ParseType(type_name);
+        if (!type) continue;
+        const Shadow expected = ShadowByReleasingInOrder(pod, *type, *policy, releases);
+        const Shadow got = ComputeShadow(pod, *type, *policy, releases);
+        ASSERT_EQ(got.start, expected.start)
+            << policy_name << " round " << round << " " << type_name;
+        ASSERT_EQ(got.placement, expected.placement)
+            << policy_name << " round " << round << " " << type_name;
+        if (!expected.placement) {
+          ++never;
+        } else if (expected.start == TimePoint::max()) {
+          ++unknown_start;
+        } else {
+          ++with_start;
+        }
+      }
+    }
+  }
+  // The rounds reach every kind of answer.
+  EXPECT_GT(with_start, 100);
+  EXPECT_GT(unknown_start, 20);
+  EXPECT_GT(never, 20);
 }
 
 TEST(ProfileTest, EachProfileHoldsItsStepsAndAnUnknownNameListsThem) {

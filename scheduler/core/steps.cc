@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <tuple>
 
 #include "common/check.h"
@@ -143,27 +144,37 @@ Permit::Decision EasyBackfill::OnBlocked(
     const std::vector<pod::Pod>& views, const std::vector<int>& candidates,
     const pod::AcceleratorType& type, const pod::PlacementPolicy& score,
     const std::function<std::vector<ExpectedRelease>()>& releases) const {
-  // In the order ComputeShadow applies them, once for every pod: a pod's releases, taken from
-  // the sorted list, are then in its order already (both sorts are stable).
-  std::vector<ExpectedRelease> all = releases();
-  std::stable_sort(all.begin(), all.end(), ReleasedBefore);
   Decision d;
-  std::vector<ExpectedRelease> here;
+  if (candidates.empty()) return d;
+  // Each pod's releases, one span of `by_pod` per pod (a counting sort: a fleet of many small
+  // pods would otherwise scan every release for each candidate).
+  const std::vector<ExpectedRelease> all = releases();
+  std::vector<size_t> begin(views.size() + 1, 0);
+  for (const ExpectedRelease& r : all) ++begin[static_cast<size_t>(r.pod) + 1];
+  for (size_t i = 1; i < begin.size(); ++i) begin[i] += begin[i - 1];
+  std::vector<ExpectedRelease> by_pod(all.size());
+  std::vector<size_t> next(begin.begin(), begin.end() - 1);
+  for (const ExpectedRelease& r : all) by_pod[next[static_cast<size_t>(r.pod)]++] = r;
+  const auto releases_of = [&](int pod) {
+    const auto i = static_cast<size_t>(pod);
+    return std::span<const ExpectedRelease>(by_pod.data() + begin[i], begin[i + 1] - begin[i]);
+  };
+  // The earliest start over the candidate pods (ties: the first in fleet order); an unknown start
+  // (max) only when no pod has a known one, and then still a placement to keep free. Only the
+  // chosen pod's placement is asked of the policy.
+  std::optional<TimePoint> best;
+  d.head_pod = candidates.front();
   for (int i : candidates) {
-    here.clear();
-    for (const ExpectedRelease& r : all) {
-      if (r.pod == i) here.push_back(r);
-    }
-    Shadow s = ComputeShadow(views[static_cast<size_t>(i)], type, score, here);
-    // The earliest start; an unknown start (max) only when no pod has a known one, and then
-    // still a placement to keep free.
-    const bool better = !d.head || s.start < d.head->start ||
-                        (s.start == d.head->start && !d.head->placement && s.placement);
-    if (better) {
-      d.head = std::move(s);
+    const std::optional<TimePoint> start =
+        EarliestStart(views[static_cast<size_t>(i)], type, releases_of(i));
+    if (start && (!best || *start < *best)) {
+      best = start;
       d.head_pod = i;
     }
   }
+  d.head = best ? Shadow{*best, PlaceAt(views[static_cast<size_t>(d.head_pod)], type, score,
+                                        releases_of(d.head_pod), *best)}
+                : Shadow{};
   return d;
 }
 

@@ -70,20 +70,90 @@ std::optional<VictimChoice> ChooseMoves(const pod::Pod& pod, const pod::Accelera
   return choice;
 }
 
+namespace {
+
+// When a host becomes available: never (unhealthy, draining, or held by an allocation without a
+// release), or at `at` (TimePoint::min(): now). Ordered so that the latest of a rectangle's hosts
+// is its max.
+struct HostReady {
+  bool never = false;
+  TimePoint at = TimePoint::min();
+  auto operator<=>(const HostReady&) const = default;
+};
+
+}  // namespace
+
+std::optional<TimePoint> EarliestStart(const pod::Pod& pod, const pod::AcceleratorType& type,
+                                       std::span<const ExpectedRelease> releases) {
+  if (releases.empty()) return std::nullopt;
+  TimePoint first = TimePoint::max();
+  for (const ExpectedRelease& r : releases) first = std::min(first, r.at);
+  const int rows = pod.host_rows(), cols = pod.host_cols();
+  std::vector<HostReady> ready(static_cast<size_t>(pod.num_hosts()));
+  for (int h = 0; h < pod.num_hosts(); ++h) {
+    ready[static_cast<size_t>(h)].never = !pod.host(HostId(h)).available();
+  }
+  for (const ExpectedRelease& r : releases) {
+    const pod::Placement* p = pod.allocations().Find(r.allocation);
+    if (p == nullptr) continue;
+    for (int row = p->origin.row; row < p->origin.row + p->shape.rows; ++row) {
+      for (int col = p->origin.col; col < p->origin.col + p->shape.cols; ++col) {
+        const HostId h = pod.HostAt({row, col});
+        const pod::HostStatus& host = pod.host(h);
+        // Released, an unhealthy or draining host stays unavailable.
+        if (host.healthy && !host.draining) ready[static_cast<size_t>(h.value())] = {false, r.at};
+      }
+    }
+  }
+  // The earliest over every legal position (both orientations, any origin: Pod::LegalPlacements)
+  // of the latest host in it; a position stops being summed once it cannot beat the best.
+  std::optional<HostReady> best;
+  const pod::SliceShape shape = type.shape();
+  const pod::SliceShape rotated = shape.Rotated();
+  const bool square = shape.rows == shape.cols;
+  for (int orientation = 0; orientation < (square ? 1 : 2); ++orientation) {
+    const pod::SliceShape s = orientation == 0 ? shape : rotated;
+    for (int r0 = 0; r0 + s.rows <= rows; ++r0) {
+      for (int c0 = 0; c0 + s.cols <= cols; ++c0) {
+        HostReady latest;
+        bool beaten = false;
+        for (int r = r0; r < r0 + s.rows && !beaten; ++r) {
+          const HostReady* row = &ready[static_cast<size_t>(r * cols)];
+          for (int c = c0; c < c0 + s.cols; ++c) {
+            latest = std::max(latest, row[c]);
+            if (best && latest >= *best) {
+              beaten = true;
+              break;
+            }
+          }
+        }
+        if (!beaten) best = latest;
+      }
+    }
+  }
+  if (!best || best->never) return std::nullopt;
+  return std::max(best->at, first);
+}
+
+pod::Placement PlaceAt(const pod::Pod& pod, const pod::AcceleratorType& type,
+                       const pod::PlacementPolicy& policy,
+                       std::span<const ExpectedRelease> releases, TimePoint start) {
+  pod::Pod trial = pod;
+  for (const ExpectedRelease& r : releases) {
+    if (r.at <= start) (void)trial.Release(r.allocation);
+  }
+  std::optional<pod::Placement> p = policy.Choose(trial, type);
+  // EarliestStart found a legal position by then, and a policy chooses whenever there is one.
+  PODSCHED_CHECK(p.has_value());
+  return *p;
+}
+
 Shadow ComputeShadow(const pod::Pod& pod, const pod::AcceleratorType& type,
                      const pod::PlacementPolicy& policy,
                      std::span<const ExpectedRelease> releases) {
-  PODSCHED_CHECK(std::is_sorted(releases.begin(), releases.end(), ReleasedBefore));
-  pod::Pod trial = pod;
-  for (size_t i = 0; i < releases.size();) {
-    // Release every allocation that ends at the same time before asking.
-    const TimePoint at = releases[i].at;
-    for (; i < releases.size() && releases[i].at == at; ++i) {
-      (void)trial.Release(releases[i].allocation);
-    }
-    if (auto p = policy.Choose(trial, type)) return Shadow{at, *p};
-  }
-  return Shadow{};
+  const std::optional<TimePoint> start = EarliestStart(pod, type, releases);
+  if (!start) return Shadow{};
+  return Shadow{*start, PlaceAt(pod, type, policy, releases, *start)};
 }
 
 }  // namespace podsched::core
