@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/check.h"
+#include "scheduler/core/spec.h"
 
 namespace podsched::core {
 namespace {
@@ -615,6 +616,18 @@ bool Pass::MemoHolds(const QueueEntry& entry) {
 // job was told (a pass after a job's end often changes it for every job of a kind: "N running
 // jobs would have to go" counts them), the job is told the new text, and only then is its record
 // written.
+uint64_t Pass::BlockedKindKey(const pod::AcceleratorType& type, int priority, bool preemptible,
+                              bool protect) {
+  const auto generation = static_cast<uint64_t>(type.generation());
+  const pod::SliceShape shape = type.shape();
+  // Each field within its bits: a pod's grid is at most 16x16 hosts, priorities 0..kMaxPriority.
+  PODSCHED_CHECK(generation < 256 && shape.rows >= 0 && shape.rows < 256 && shape.cols >= 0 &&
+                 shape.cols < 256 && priority >= 0 && priority <= kMaxPriority);
+  return generation << 56 | static_cast<uint64_t>(shape.rows) << 48 |
+         static_cast<uint64_t>(shape.cols) << 40 | static_cast<uint64_t>(priority) << 2 |
+         (preemptible ? 2U : 0U) | (protect ? 1U : 0U);
+}
+
 bool Pass::BlockedAsBefore(const QueueEntry& entry) {
   QueuedRef& ref = *entry.ref;
   QueuedRef::Memo& m = ref.memo;
@@ -628,22 +641,24 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
     return false;
   }
   const pod::AcceleratorType& type = ref.type;
-  const pod::SliceShape shape = type.shape();
-  const BlockedKind kind{static_cast<int>(type.generation()), shape.rows, shape.cols,
-                         ref.priority, m.preemptible, Protects(m.estimate)};
-  auto known = blocked_answers_.find(kind);
+  const bool protect = Protects(m.estimate);
+  const uint64_t kind = BlockedKindKey(type, ref.priority, m.preemptible, protect);
+  auto known = std::find_if(blocked_answers_.begin(), blocked_answers_.end(),
+                            [kind](const auto& known) { return known.first == kind; });
   if (known == blocked_answers_.end()) {
     scope_ = ClassScope(m.preemptible);
-    if (!Failed({kind.generation, shape.rows, shape.cols, scope_, kind.protect})) return false;
+    const pod::SliceShape shape = type.shape();
+    if (!Failed({static_cast<int>(type.generation()), shape.rows, shape.cols, scope_, protect})) {
+      return false;
+    }
     if (auto fits = fits_healthy_.find(KeyOf(type)); fits == fits_healthy_.end() || !fits->second) {
       return false;
     }
     const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
     if (none == failed_preemption_.end() || none->second.text == 0) return false;
-    known =
-        blocked_answers_
-            .emplace(kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second})
-            .first;
+    blocked_answers_.emplace_back(
+        kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second});
+    known = blocked_answers_.end() - 1;
   }
   const BlockedAnswer& answer = known->second;
   if (ref.told == answer.text) {

@@ -432,20 +432,10 @@ class Pass {
   // type, priority and class, on the view its expected runtime gives it, is told, once Score,
   // FitsHealthyPod and the victim search have answered for the kind. Those answers are kept for
   // the rest of the pass, and so is this one (a lookup instead of three, for every blocked job).
-  struct BlockedKind {
-    int generation, rows, cols, priority;
-    bool preemptible, protect;
-    bool operator==(const BlockedKind&) const = default;
-  };
-  struct BlockedKindHash {
-    size_t operator()(const BlockedKind& k) const {
-      return std::hash<uint64_t>()((static_cast<uint64_t>(k.generation) << 56) ^
-                                   (static_cast<uint64_t>(k.rows) << 40) ^
-                                   (static_cast<uint64_t>(k.cols) << 24) ^
-                                   (static_cast<uint64_t>(static_cast<uint32_t>(k.priority)) << 2) ^
-                                   (k.preemptible ? 2U : 0U) ^ (k.protect ? 1U : 0U));
-    }
-  };
+  // A kind as one word: generation, rows, cols, priority, class and view, each in its own bits
+  // (BlockedKindKey), so that finding the answer is a scan comparing one word per kind.
+  static uint64_t BlockedKindKey(const pod::AcceleratorType& type, int priority, bool preemptible,
+                                 bool protect);
   struct BlockedAnswer {
     // none->text and none->lasting, copied: most jobs were told that text already, and checking
     // them then reads nothing further.
@@ -453,7 +443,10 @@ class Pass {
     bool lasting;
     const NoVictims* none;  // in failed_preemption_ (map nodes stay put): to tell a job anew
   };
-  std::unordered_map<BlockedKind, BlockedAnswer, BlockedKindHash> blocked_answers_;
+  // A few kinds per pass (types x priorities x classes x views), looked up for every blocked job
+  // the pass reads: a vector scanned rather than a hash table (whose hashing and division by a
+  // prime were a twelfth of a Philly replay).
+  std::vector<std::pair<uint64_t, BlockedAnswer>> blocked_answers_;
   int64_t skipped_ = 0;
   int64_t skipped_unread_ = 0;
   int64_t told_known_ = 0;
