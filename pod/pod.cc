@@ -241,9 +241,8 @@ int Pod::AvailableHosts() const {
 }
 
 int Pod::AllocatedHosts() const {
-  int n = 0;
-  for (const HostStatus& s : hosts_) n += s.allocation.has_value() ? 1 : 0;
-  return n;
+  // Each host is in at most one allocation.
+  return allocations_->hosts();
 }
 
 std::optional<AcceleratorType> Pod::LargestPlaceableType() const {

@@ -62,10 +62,19 @@ class AllocationTable {
   }
   bool contains(AllocationId id) const { return Find(id) != nullptr; }
   // Adds `id` (not present).
-  void Insert(AllocationId id, const Placement& p) { entries_.insert(LowerBound(id), {id, p}); }
+  void Insert(AllocationId id, const Placement& p) {
+    entries_.insert(LowerBound(id), {id, p});
+    hosts_ += p.shape.hosts();
+  }
   // Removes `id` (present).
-  void Erase(AllocationId id) { entries_.erase(LowerBound(id)); }
+  void Erase(AllocationId id) {
+    const auto it = LowerBound(id);
+    hosts_ -= it->second.shape.hosts();
+    entries_.erase(it);
+  }
   size_t size() const { return entries_.size(); }
+  // The hosts of every allocation (Pod::AllocatedHosts: the simulator asks at every event).
+  int hosts() const { return hosts_; }
   bool empty() const { return entries_.empty(); }
   std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
   std::vector<Entry>::const_iterator end() const { return entries_.end(); }
@@ -76,6 +85,7 @@ class AllocationTable {
                             [](const Entry& e, AllocationId key) { return e.first < key; });
   }
   std::vector<Entry> entries_;
+  int hosts_ = 0;
 };
 
 class Pod {
