@@ -57,8 +57,7 @@ Pass::Pass(Inputs in, TimePoint now)
     : in_(in),
       now_(now),
       view_(in.views != nullptr ? *in.views : own_views_),
-      start_version_(in.hosts.version()),
-      healthy_view_(in.hosts.fleet().pods().size()) {
+      start_version_(in.hosts.version()) {
   view_ = in.hosts.fleet().pods();  // assigned, not constructed: the old views' memory is reused
   for (const auto& [id, res] : in_.hosts.reservations()) {
     Exclude(view_[static_cast<size_t>(res.placement.pod)], res.placement.rect);
@@ -813,7 +812,7 @@ Pass::VictimKey Pass::VictimKeyOf(const pod::AcceleratorType& type, bool preempt
                                   int priority) const {
   const pod::SliceShape shape = type.shape();
   return std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
-                         preemptible, priority, head_view_.has_value());
+                         preemptible, priority, head_view_ != nullptr);
 }
 
 std::optional<pod::FleetPlacement> Pass::Score(const QueueEntry& entry) {
@@ -903,6 +902,7 @@ bool Pass::FitsHealthyPod(const pod::AcceleratorType& type) {
 }
 
 const pod::Pod& Pass::HealthyView(int index) {
+  if (healthy_view_.empty()) healthy_view_.resize(in_.hosts.fleet().pods().size());
   std::optional<pod::Pod>& healthy = healthy_view_[static_cast<size_t>(index)];
   if (!healthy) {
     const pod::Pod& pod = in_.hosts.fleet().pod(index);
@@ -960,9 +960,9 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
   // Before the backfill head and behind it the search runs on different views (the head's
   // rectangle kept free), so their answers are kept apart: a job's reason then depends on its own
   // place, not on which job of its shape came first (a memo that skips it relies on that).
-  const auto key = std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols,
-                                   scope_, job.spec.preemptible, job.spec.priority,
-                                   head_view_.has_value());
+  const auto key =
+      std::make_tuple(static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
+                      job.spec.preemptible, job.spec.priority, head_view_ != nullptr);
   VictimSearch out;
   if (auto memo = failed_preemption_.find(key); memo != failed_preemption_.end()) {
     out.none = &memo->second;
@@ -1141,7 +1141,9 @@ void Pass::Block(const pod::AcceleratorType& type, bool multislice) {
     behind_text_ = told.number;
   }
   if (!d.head) return;
-  head_view_ = view_;
+  // Assigned, not constructed: the memory of the last pass's head views is reused.
+  head_view_ = in_.head_views != nullptr ? in_.head_views : &own_head_views_;
+  *head_view_ = view_;
   head_start_ = d.head->start;
   if (in_.heads != nullptr) {
     head_id_ = in_.heads->IdOf(PassHeads::Head{d.head_pod, d.head->placement, d.head->start});

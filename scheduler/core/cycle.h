@@ -189,6 +189,9 @@ class Pass {
     // reused (a copy of every pod per pass was a malloc per pod and per allocation). Null: the
     // pass's own.
     std::vector<pod::Pod>* views = nullptr;
+    // Where the views without the backfill head's rectangle are built, kept likewise (a fleet of
+    // a hundred single devices: their copies were a tenth of a pass). Null: the pass's own.
+    std::vector<pod::Pod>* head_views = nullptr;
     // The heads passes have had, kept by the scheduler (QueuedRef::Memo::kBlocked names one).
     // Null: no job is skipped for being blocked.
     PassHeads* heads = nullptr;
@@ -405,7 +408,10 @@ class Pass {
   const TimePoint now_;
   std::vector<pod::Pod> own_views_;     // view_ when Inputs::views is null
   std::vector<pod::Pod>& view_;         // the pods without reserved hosts and this pass's binds
-  std::optional<std::vector<pod::Pod>> head_view_;  // also without the backfill head's rectangle
+  // Also without the backfill head's rectangle (null: no head yet); in Inputs::head_views or
+  // own_head_views_.
+  std::vector<pod::Pod>* head_view_ = nullptr;
+  std::vector<pod::Pod> own_head_views_;
   TimePoint head_start_ = TimePoint::max();
   bool protect_ = false;                // the current job scores on head_view_
   int scope_ = 0;                       // the current job's ScopeOf (set by Consider)
@@ -461,7 +467,8 @@ class Pass {
   std::map<std::pair<bool, int>, VictimSets> victim_sets_;  // VictimsFor
   uint64_t victim_sets_version_ = 0;
   const uint64_t start_version_;        // HostLeases::version() when the pass began
-  // Each pod with every allocation gone (health and draining kept), on first need.
+  // Each pod with every allocation gone (health and draining kept), on first need (the vector
+  // too: most passes need none).
   std::vector<std::optional<pod::Pod>> healthy_view_;
   std::map<TypeKey, bool> fits_healthy_;
   std::map<std::pair<TypeKey, int>, bool> slices_fit_healthy_;

@@ -7,8 +7,10 @@ namespace podsched::core {
 void JobQueue::Add(JobId id, TimePoint submit, const QueuedRef& ref) {
   changed_.push_back({submit, id});
   if (auto it = by_id_.find(id); it != by_id_.end()) {
-    if (it->second->submit == submit) {
-      it->second->ref = ref;  // its entries point at this node: nothing else changes
+    const QueuedRef& old = it->second->ref;
+    if (it->second->submit == submit && old.priority == ref.priority &&
+        old.user_number == ref.user_number) {
+      it->second->ref = ref;  // its entries point at this node and hold the same copies
       return;
     }
     Remove(id);
@@ -22,13 +24,13 @@ void JobQueue::Add(JobId id, TimePoint submit, const QueuedRef& ref) {
     *node = Node{ref, submit};
   }
   by_id_.emplace(id, node);
-  added_.push_back(QueueEntry{0, 0, submit, id, &node->ref});
+  added_.push_back(QueueEntry{ref.priority, ref.user_number, 0, submit, id, &node->ref});
 }
 
 void JobQueue::Remove(JobId id) {
   auto it = by_id_.find(id);
   if (it == by_id_.end()) return;
-  const QueueEntry key{0, 0, it->second->submit, id, nullptr};
+  const QueueEntry key{0, 0, 0, it->second->submit, id, nullptr};
   free_.push_back(it->second);
   by_id_.erase(it);
   // A job removed and added again with the same submit time has a dead entry beside its live one.

@@ -95,8 +95,12 @@ struct QueuedRef {
 
 // One QUEUED job in the order of this pass.
 struct QueueEntry {
-  int effective_priority = 0;  // fair share: priority + aging bonus; FIFO: 0
-  double usage = 0;            // fair share: the user's decayed usage in core-hours; FIFO: 0
+  // Fair share: priority + aging bonus. In submission order (JobQueue): the job's own priority
+  // (QueuedRef::priority), which fair share's order then reads without following `ref` (a cache
+  // miss per queued job, every pass).
+  int effective_priority = 0;
+  uint32_t user_number = 0;  // QueuedRef::user_number, likewise (in what was padding)
+  double usage = 0;          // fair share: the user's decayed usage in core-hours; FIFO: 0
   TimePoint submit{};
   JobId id;
   QueuedRef* ref = nullptr;  // the pass keeps its memo there
@@ -126,7 +130,8 @@ class JobQueue {
   size_t size() const { return by_id_.size(); }
   bool contains(JobId id) const { return by_id_.contains(id); }
 
-  // Every queued job in submission order (QueueEntry::effective_priority and usage are 0).
+  // Every queued job in submission order (QueueEntry::effective_priority is the job's own
+  // priority, usage 0).
   // Amortised O(queue): merges the jobs added since the last call and drops the removed ones.
   // Until the next call, Remove sets a leaving job's entry's ref to null (the vector does not
   // move: a pass may walk it while jobs leave the queue).

@@ -118,7 +118,7 @@ class PassTest : public ::testing::Test {
   }
   QueueEntry Entry(int64_t id) {
     QueuedRef& ref = refs_.at(JobId(id));
-    return QueueEntry{0, 0, ref.job->submit_time, JobId(id), &ref};
+    return QueueEntry{ref.priority, ref.user_number, 0, ref.job->submit_time, JobId(id), &ref};
   }
   Pass MakePass(std::string_view profile_name, TimePoint now = t0) {
     auto profile = MakeProfile(profile_name, FairShareRules{minutes(10), 10});

@@ -71,6 +71,8 @@ class Scheduler::Impl {
   SchedulerStats stats;
   // The pass's views of the pods (Pass::Inputs::views), kept so that their memory is reused.
   std::vector<pod::Pod> pass_views;
+  // And its views without the backfill head's rectangle (Pass::Inputs::head_views).
+  std::vector<pod::Pod> pass_head_views;
   // Where a pass's QueueSort puts its order (its memory reused from pass to pass).
   std::vector<QueueEntry> pass_order;
   // The backfill heads passes had, which the queued jobs' memos name (Pass::Inputs).

@@ -79,16 +79,17 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
   // division per queued job was a tenth of a pass over 10,000 of them.
   AgingBonus aging(now, aging_step_, max_aging_bonus_);
   for (size_t i = 0; i < in.size(); ++i) {
-    const QueuedRef& ref = *in[i].ref;
-    priority[i] = ref.priority + aging.Of(in[i].submit);
+    // The job's own priority and user number, copied into the entry (not read through its ref).
+    const QueueEntry& e = in[i];
+    priority[i] = e.effective_priority + aging.Of(e.submit);
     lowest = std::min(lowest, priority[i]);
     highest = std::max(highest, priority[i]);
     // Numbers come from this accounting (Scheduler::Impl::Enqueue), all below UserNumbers().
-    PODSCHED_CHECK(ref.user_number < slot_of_user.size());
-    uint32_t& user_slot = slot_of_user[ref.user_number];
+    PODSCHED_CHECK(e.user_number < slot_of_user.size());
+    uint32_t& user_slot = slot_of_user[e.user_number];
     if (user_slot == kNoSlot) {
       user_slot = static_cast<uint32_t>(users.size());
-      users.push_back({accounting.UsageNow(ref.user_number, now), 0});
+      users.push_back({accounting.UsageNow(e.user_number, now), 0});
     }
     slot[i] = user_slot;
   }
