@@ -642,7 +642,8 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
   const pod::AcceleratorType& type = ref.type;
   const bool protect = Protects(m.estimate);
   const uint64_t kind = BlockedKindKey(type, ref.priority, m.preemptible, protect);
-  auto known = blocked_answers_.find(kind);
+  auto known = std::find_if(blocked_answers_.begin(), blocked_answers_.end(),
+                            [kind](const auto& known) { return known.first == kind; });
   if (known == blocked_answers_.end()) {
     scope_ = ClassScope(m.preemptible);
     const pod::SliceShape shape = type.shape();
@@ -654,10 +655,9 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
     }
     const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
     if (none == failed_preemption_.end() || none->second.text == 0) return false;
-    known =
-        blocked_answers_
-            .emplace(kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second})
-            .first;
+    blocked_answers_.emplace_back(
+        kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second});
+    known = blocked_answers_.end() - 1;
   }
   const BlockedAnswer& answer = known->second;
   if (ref.told == answer.text) {

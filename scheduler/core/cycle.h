@@ -449,11 +449,10 @@ class Pass {
     bool lasting;
     const NoVictims* none;  // in failed_preemption_ (map nodes stay put): to tell a job anew
   };
-  // Kinds are few per pass (types x priorities x classes x views: a handful in Philly, up to a
-  // hundred in bench_scheduler's queue) and looked up for every blocked job the pass reads: a
-  // sorted vector searched by one word per step, rather than a hash table (whose hashing and
-  // division by a prime were a twelfth of a Philly replay) or a scan (slower past a few dozen).
-  boost::container::flat_map<uint64_t, BlockedAnswer> blocked_answers_;
+  // A few kinds per pass (types x priorities x classes x views), looked up for every blocked job
+  // the pass reads: a vector scanned rather than a hash table (whose hashing and division by a
+  // prime were a twelfth of a Philly replay).
+  std::vector<std::pair<uint64_t, BlockedAnswer>> blocked_answers_;
   int64_t skipped_ = 0;
   int64_t skipped_unread_ = 0;
   int64_t told_known_ = 0;
