@@ -322,7 +322,8 @@ Shadow ShadowByReleasingInOrder(const pod::Pod& pod, const pod::AcceleratorType&
   return Shadow{};
 }
 
-// ComputeShadow (each host's release time, the earliest of the legal positions' latest) answers
+// EarliestStart (each host's release time, the earliest of the legal positions' latest) and
+// PlaceAt answer
 // as releasing in order and asking the policy after each time does, on pods of random
 // allocations, unhealthy and draining hosts, releases at equal, unknown and past times, of
 // allocations the pod does not hold and none for some it does.
@@ -355,7 +356,9 @@ TEST(ShadowTest, EarliestStartAndPlacementAreThoseOfReleasingInTimeOrder) {
         auto type = pod.ParseType(type_name);
         if (!type) continue;
         const Shadow expected = ShadowByReleasingInOrder(pod, *type, *policy, releases);
-        const Shadow got = ComputeShadow(pod, *type, *policy, releases);
+        const std::optional<TimePoint> start = EarliestStart(pod, *type, releases);
+        const Shadow got =
+            start ? Shadow{*start, PlaceAt(pod, *type, *policy, releases, *start)} : Shadow{};
         ASSERT_EQ(got.start, expected.start)
             << policy_name << " round " << round << " " << type_name;
         ASSERT_EQ(got.placement, expected.placement)

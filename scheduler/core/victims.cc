@@ -148,12 +148,4 @@ pod::Placement PlaceAt(const pod::Pod& pod, const pod::AcceleratorType& type,
   return *p;
 }
 
-Shadow ComputeShadow(const pod::Pod& pod, const pod::AcceleratorType& type,
-                     const pod::PlacementPolicy& policy,
-                     std::span<const ExpectedRelease> releases) {
-  const std::optional<TimePoint> start = EarliestStart(pod, type, releases);
-  if (!start) return Shadow{};
-  return Shadow{*start, PlaceAt(pod, type, policy, releases, *start)};
-}
-
 }  // namespace podsched::core

@@ -75,15 +75,10 @@ std::optional<TimePoint> EarliestStart(const pod::Pod& pod, const pod::Accelerat
                                        std::span<const ExpectedRelease> releases);
 
 // Where `policy` would put a slice of `type` in `pod` at `start` (EarliestStart's answer): with
-// every allocation of `releases` expected by then released.
+// every allocation of `releases` expected by then released. The shadow's placement: given even
+// when the time is unknown (max: every release applied), so later jobs can keep off it.
 pod::Placement PlaceAt(const pod::Pod& pod, const pod::AcceleratorType& type,
                        const pod::PlacementPolicy& policy,
                        std::span<const ExpectedRelease> releases, TimePoint start);
-
-// Both: when a slice of `type` is expected to fit in `pod` and where. A placement is given even
-// when the time is unknown (all releases with unknown time applied), so later jobs can be kept
-// off the head's rectangle.
-Shadow ComputeShadow(const pod::Pod& pod, const pod::AcceleratorType& type,
-                     const pod::PlacementPolicy& policy, std::span<const ExpectedRelease> releases);
 
 }  // namespace podsched::core
