@@ -15,6 +15,20 @@ namespace podsched {
 // A no-op for small buffers or when the kernel says no.
 void HintHugePages(void* data, size_t size);
 
+// Starts this program again in the same process (execve of /proc/self/exe with the same
+// arguments, so the same pid) with glibc's malloc asking for transparent huge pages for the heap
+// it grows (the tunable glibc.malloc.hugetlb=1, added to GLIBC_TUNABLES), when the kernel offers
+// them ("madvise" or "always"). Returns without restarting when the environment already sets that
+// tunable (GLIBC_TUNABLES=glibc.malloc.hugetlb=0 opts out), under valgrind (which an exec would
+// leave), or when the exec fails: the program then runs on 4 KiB pages, only slower.
+//
+// Why: a program whose heap grows to hundreds of MB (podsim's job table; the daemon's) spends its
+// time in the kernel's page faults on this kind of VM, ~30 us each: podsim's 100k-job trace took
+// 34,000 faults and 2.8-3.1 s, with huge pages 3,200 faults and 2.4-2.7 s
+// (docs/bench-scheduler.md). Call it first in main, before threads, files or sockets. The variable
+// stays set for the process, so it is for programs that start no others.
+void RestartWithHugePageHeap(char** argv);
+
 // Reserves `capacity` in `s` and applies HintHugePages to the new storage.
 void ReserveBig(std::string& s, size_t capacity);
 

@@ -2,7 +2,6 @@
 // thread) and the HTTP server (main thread) together; see docs/api.md.
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
-
 #include <zmq.h>
 
 #include <CLI/CLI.hpp>
@@ -13,14 +12,15 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/big_buffer.h"
 #include "common/host_list.h"
 #include "common/steady_wall_clock.h"
 #include "scheduler/daemon/agent_keys.h"
 #include "scheduler/daemon/auth.h"
 #include "scheduler/daemon/bus_server.h"
 #include "scheduler/daemon/config.h"
-#include "scheduler/daemon/data_layout.h"
 #include "scheduler/daemon/daemon.h"
+#include "scheduler/daemon/data_layout.h"
 #include "scheduler/daemon/engine.h"
 #include "scheduler/daemon/http_server.h"
 #ifdef PODSCHED_HAVE_JOBDB
@@ -191,6 +191,8 @@ int Fail(const Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The job table of a busy site grows to hundreds of MB: on huge pages (common/big_buffer.h).
+  podsched::RestartWithHugePageHeap(argv);
   // Everything podsched creates (the job database and its WAL, the admin token, the data dir,
   // stored logs) is its owner's alone, also outside systemd: the token was briefly readable
   // between its write and a chmod, the database world-readable.

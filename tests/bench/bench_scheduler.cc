@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/big_buffer.h"
 #include "common/clock.h"
 #include "pod/fleet_yaml.h"
 #include "pod/placement.h"
@@ -351,6 +352,7 @@ void BenchDefrag(int64_t jobs, int seeds) {
 
 int main(int argc, char** argv) {
   using namespace podsched;
+  RestartWithHugePageHeap(argv);  // as podsim and podsched do
   std::vector<int> queued = {1000, 10000};
   int passes = 200;
   int64_t sim_jobs = 100000;
