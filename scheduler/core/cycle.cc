@@ -641,7 +641,7 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
   }
   const pod::AcceleratorType& type = ref.type;
   const bool protect = Protects(m.estimate);
-  const uint64_t kind = BlockedKindKey(type, ref.priority, m.preemptible, protect);
+  const uint64_t kind = m.kind_key | (protect ? 1U : 0U);  // BlockedKindKey's protect bit
   auto known = std::find_if(blocked_answers_.begin(), blocked_answers_.end(),
                             [kind](const auto& known) { return known.first == kind; });
   if (known == blocked_answers_.end()) {
@@ -734,6 +734,7 @@ void Pass::Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind, bool exact) {
   m.exact = exact;
   m.anywhere = job.spec.zone.empty() && job.spec.pod.empty();
   m.estimate = job.spec.expected_runtime.value_or(job.spec.max_runtime);
+  m.kind_key = BlockedKindKey(ref.type, ref.priority, m.preemptible, false);
 }
 
 std::optional<std::string> Pass::Filter(const QueueEntry& entry) {
@@ -970,9 +971,8 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
   }
   // Candidates per pod: a rectangle is freed within one pod.
   const std::vector<int>& pods = Candidates(type);
-  std::string why = BlockText(shape);
+  std::string more;  // the reason's words after "no room" (written only when nothing is found)
   bool lasting = true;
-  if (in_.hosts.fleet().size() > 1) why += " in " + PodsText(pods);
   if (in_.profile.post_filter != nullptr) {
     const VictimSets& sets = VictimsFor(job.spec);
     std::vector<pod::Pod>& victim_views = head_view_ ? *head_view_ : view_;
@@ -997,8 +997,8 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
     // No victims now. When none would do later either (`later` holds every victim that may
     // become eligible, and only new leases add to it), that lasts.
     if (auto relaxed = choose(sets.later)) {
-      why += "; " + std::to_string(relaxed->second.victims.size()) +
-             " running jobs would have to go, after their minimum runtime";
+      more += "; " + std::to_string(relaxed->second.victims.size()) +
+              " running jobs would have to go, after their minimum runtime";
       lasting = false;
       out.wake = sets.earliest;
       // Defragmentation: an on-demand job blocked by fragmentation alone may move them now,
@@ -1024,7 +1024,7 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
             out.defrag = true;
             return out;
           }
-          why += " (moving them to defragment waits for its budget)";
+          more += " (moving them to defragment waits for its budget)";
           const double wait_s = in_.defrag->SecondsUntil(lost, now_);
           if (wait_s < 365.0 * 24 * 3600) {
             out.wake = std::min(out.wake, now_ + std::chrono::duration_cast<Duration>(
@@ -1035,7 +1035,9 @@ Pass::VictimSearch Pass::SearchVictims(const JobRecord& job, const pod::Accelera
       }
     }
   }
-  ReasonTexts::Numbered told = Interned(std::move(why));
+  std::string why = BlockText(shape);
+  if (in_.hosts.fleet().size() > 1) why += " in " + PodsText(pods);
+  ReasonTexts::Numbered told = Interned(std::move(why) + more);
   NoVictims none{std::move(told.text), lasting, told.number};
   out.none = &failed_preemption_.emplace(key, std::move(none)).first->second;
   return out;
@@ -1051,12 +1053,11 @@ const Pass::VictimSets& Pass::VictimsFor(const JobSpec& spec) {
   auto [it, fresh] = victim_sets_.try_emplace({spec.preemptible, spec.priority});
   if (!fresh) return it->second;
   if (!running_built_) {
-    // Running work that could be evicted, once per pass (not per blocked job).
+    // Running work that could be evicted, once per pass (not per blocked job): preemptible
+    // work only (MayPreempt), which is a fraction of what runs.
     running_built_ = true;
-    const std::vector<LeaseRef>& leases = Leases();
-    running_.reserve(leases.size());
-    for (const LeaseRef& l : leases) {
-      if (l.owner != nullptr) {
+    for (const LeaseRef& l : Leases()) {
+      if (l.owner != nullptr && l.owner->spec.preemptible) {
         running_.push_back({l.alloc, l.pod, l.owner, in_.jobs.Cores(l.owner->id)});
       }
     }

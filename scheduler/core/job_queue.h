@@ -66,6 +66,9 @@ struct QueuedRef {
     // runtime (Pass::SetProtect).
     bool anywhere = false;
     Duration estimate{};
+    // kBlocked: Pass::BlockedKindKey of the job's type, priority and class with protect false,
+    // made once (Pass::Remember) rather than at every pass that finds the job blocked as before.
+    uint64_t kind_key = 0;
   };
 
   QueuedRef(JobRecord* j, const pod::AcceleratorType& t, UserRecord* u, QuotaUsage* q,

@@ -1,7 +1,6 @@
 #include "scheduler/core/victims.h"
 
 #include <algorithm>
-#include <set>
 #include <tuple>
 
 #include "common/check.h"
@@ -16,12 +15,17 @@ std::optional<VictimChoice> ChooseVictims(const pod::Pod& pod, pod::SliceShape s
   std::vector<AllocationId> released;
   released.reserve(candidates.size());
   for (const auto& [alloc, candidate] : candidates) released.push_back(alloc);
+  std::vector<AllocationId> hit;  // the allocations in a position, each once, in id order
   for (const pod::Placement& p : pod::LegalPlacementsIfReleased(pod, shape, released)) {
-    std::set<AllocationId> hit;
-    for (HostId h : pod.HostsIn(p)) {
-      if (const auto& a = pod.host(h).allocation) hit.insert(*a);
+    hit.clear();
+    for (int r = p.origin.row; r < p.origin.row + p.shape.rows; ++r) {
+      for (int c = p.origin.col; c < p.origin.col + p.shape.cols; ++c) {
+        if (const auto& a = pod.host(pod.HostAt({r, c})).allocation) hit.push_back(*a);
+      }
     }
     if (hit.empty()) continue;  // free already: not a preemption (the caller placed otherwise)
+    std::sort(hit.begin(), hit.end());
+    hit.erase(std::unique(hit.begin(), hit.end()), hit.end());
     VictimChoice choice{p, {}, 0, 0};
     for (AllocationId a : hit) {
       const VictimCandidate& c = candidates.at(a);
