@@ -3,8 +3,10 @@ dir (HTTP and bus), podworker processes, HTTP calls and /metrics parsing. Every 
 a condition with a deadline."""
 import json
 import os
+import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -17,6 +19,27 @@ from testlib import TIMEOUT, fail, wait_for  # noqa: E402 (beside this file)
 # The test's users have no Unix accounts: every job runs as the account of the test (root in
 # CI, which must be allowed explicitly). tests/integration/accounts_test.py runs jobs as users.
 AGENT_USER_FLAGS = ["--jobs-as-agent-user"] + (["--allow-root-jobs"] if os.geteuid() == 0 else [])
+
+def quiet_port():
+    """A free TCP port of 127.0.0.1 below the kernel's ephemeral range (ip_local_port_range). Only
+    a bind that names a port there takes it, so podsched's bus keeps its port across a restart
+    while other tests open connections: an ephemeral bus port was taken by one of them between a
+    stop and the next start (jobdb_quarantine_integration, 2026-12-07)."""
+    try:
+        low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    pick = random.SystemRandom()
+    for _ in range(200):
+        port = pick.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    fail("no free port of 127.0.0.1 below %d" % low)
+
 
 class Process:
     """A child process the tests start, kill -9 and stop (SIGTERM, SIGKILL after 10 s)."""
@@ -40,8 +63,8 @@ class Process:
 
 
 class Podsched(Process):
-    """podsched --port 0 with the bus on an ephemeral port; `config` is YAML text appended to a
-    one-pod configuration. CURVE is on, as by default (Worker enrols each agent); curve=False
+    """podsched --port 0 with the bus on a port no connection takes (quiet_port); `config` is
+    YAML text appended to a one-pod configuration. CURVE is on, as by default (Worker enrols each agent); curve=False
     for test clients that speak plain ZeroMQ (bench_bus). `limits`: more keys of the limits
     mapping (", max_connections: 200"); `scheduler`: more keys of the scheduler mapping.
     `pods`: a whole `pods` list in YAML (a fleet) instead of the one pod0 of the grid given."""
@@ -61,7 +84,7 @@ class Podsched(Process):
             f.write("scheduler: {min_runtime_before_preemption_seconds: 0, "
                     "retry_backoff_base_seconds: 1%s}\n" % scheduler + extra)
         self.proc = None
-        self.bus = None
+        self.bus = "tcp://127.0.0.1:%d" % quiet_port()  # kept by every restart (start)
         self.start()
 
     def start(self):
