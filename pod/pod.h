@@ -111,6 +111,8 @@ class Pod {
   HostCoord CoordOf(HostId h) const { return {h.value() / host_cols_, h.value() % host_cols_}; }
   bool Contains(HostId h) const { return h.value() >= 0 && h.value() < num_hosts(); }
   const HostStatus& host(HostId h) const;  // CHECKs Contains(h)
+  // Every host's status, by HostId (row-major): for loops over all of them (host() CHECKs each).
+  const std::vector<HostStatus>& hosts_status() const { return hosts_; }
   // Per host in HostId (row-major) order, 1 when available: the grid the free-host index and
   // "what if" questions sum (a call of host() per host was most of building the index).
   std::vector<int> AvailabilityGrid() const;

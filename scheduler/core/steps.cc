@@ -117,15 +117,18 @@ const std::vector<QueueEntry>& FairShareSort::Sort(JobQueue& queued, const Accou
     SortEntries(storage);
     return storage;
   }
-  // Bucket (highest - priority) * ranks + rank: higher priority first, then lower usage.
-  const auto bucket = [&](size_t i) {
-    return static_cast<size_t>(highest - priority[i]) * ranks + users[slot[i]].rank;
-  };
+  // Bucket (highest - priority) * ranks + rank: higher priority first, then lower usage. Each
+  // job's is kept (in `bucket`) between counting and placing.
   std::vector<uint32_t> next(static_cast<size_t>(buckets) + 1, 0);
-  for (size_t i = 0; i < in.size(); ++i) ++next[bucket(i) + 1];
+  std::vector<uint32_t> bucket(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    bucket[i] = static_cast<uint32_t>(static_cast<uint64_t>(highest - priority[i]) * ranks +
+                                      users[slot[i]].rank);
+    ++next[bucket[i] + 1];
+  }
   for (size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
   storage.resize(in.size());
-  for (size_t i = 0; i < in.size(); ++i) storage[next[bucket(i)]++] = entry(i);
+  for (size_t i = 0; i < in.size(); ++i) storage[next[bucket[i]]++] = entry(i);
   return storage;
 }
 

@@ -76,14 +76,22 @@ std::optional<VictimChoice> ChooseMoves(const pod::Pod& pod, const pod::Accelera
 
 namespace {
 
-// When a host becomes available: never (unhealthy, draining, or held by an allocation without a
-// release), or at `at` (TimePoint::min(): now). Ordered so that the latest of a rectangle's hosts
-// is its max.
-struct HostReady {
-  bool never = false;
-  TimePoint at = TimePoint::min();
-  auto operator<=>(const HostReady&) const = default;
-};
+// When a host becomes available, as one number ordered by when: at `at` (TimePoint::min(): now)
+// below never (unhealthy, draining, or held by an allocation without a release), so that the
+// latest of a rectangle's hosts is its max. 128 bits: every 64-bit time is a valid release
+// (TimePoint::max(): held with no expected end, which still differs from never).
+using HostReady = unsigned __int128;
+constexpr HostReady kNever = static_cast<HostReady>(1) << 64;
+
+HostReady ReadyAt(TimePoint at) {
+  // The signed count to an unsigned one of the same order.
+  return static_cast<uint64_t>(at.time_since_epoch().count()) ^ (uint64_t{1} << 63);
+}
+
+TimePoint TimeOf(HostReady ready) {
+  const uint64_t bits = static_cast<uint64_t>(ready) ^ (uint64_t{1} << 63);
+  return TimePoint(TimePoint::duration(static_cast<TimePoint::rep>(bits)));
+}
 
 }  // namespace
 
@@ -93,25 +101,25 @@ std::optional<TimePoint> EarliestStart(const pod::Pod& pod, const pod::Accelerat
   TimePoint first = TimePoint::max();
   for (const ExpectedRelease& r : releases) first = std::min(first, r.at);
   const int rows = pod.host_rows(), cols = pod.host_cols();
-  std::vector<HostReady> ready(static_cast<size_t>(pod.num_hosts()));
-  for (int h = 0; h < pod.num_hosts(); ++h) {
-    ready[static_cast<size_t>(h)].never = !pod.host(HostId(h)).available();
-  }
+  const std::vector<pod::HostStatus>& hosts = pod.hosts_status();
+  std::vector<HostReady> ready(hosts.size());
+  const HostReady now = ReadyAt(TimePoint::min());
+  for (size_t h = 0; h < hosts.size(); ++h) ready[h] = hosts[h].available() ? now : kNever;
   for (const ExpectedRelease& r : releases) {
     const pod::Placement* p = pod.allocations().Find(r.allocation);
     if (p == nullptr) continue;
+    const HostReady at = ReadyAt(r.at);
     for (int row = p->origin.row; row < p->origin.row + p->shape.rows; ++row) {
       for (int col = p->origin.col; col < p->origin.col + p->shape.cols; ++col) {
-        const HostId h = pod.HostAt({row, col});
-        const pod::HostStatus& host = pod.host(h);
+        const auto h = static_cast<size_t>(row * cols + col);  // Pod::HostAt
         // Released, an unhealthy or draining host stays unavailable.
-        if (host.healthy && !host.draining) ready[static_cast<size_t>(h.value())] = {false, r.at};
+        if (hosts[h].healthy && !hosts[h].draining) ready[h] = at;
       }
     }
   }
   // The earliest over every legal position (both orientations, any origin: Pod::LegalPlacements)
-  // of the latest host in it; a position stops being summed once it cannot beat the best.
-  std::optional<HostReady> best;
+  // of the latest host in it; a position stops being read once it cannot beat the best.
+  HostReady best = kNever + 1;  // above every position's latest: none seen yet
   const pod::SliceShape shape = type.shape();
   const pod::SliceShape rotated = shape.Rotated();
   const bool square = shape.rows == shape.cols;
@@ -119,13 +127,13 @@ std::optional<TimePoint> EarliestStart(const pod::Pod& pod, const pod::Accelerat
     const pod::SliceShape s = orientation == 0 ? shape : rotated;
     for (int r0 = 0; r0 + s.rows <= rows; ++r0) {
       for (int c0 = 0; c0 + s.cols <= cols; ++c0) {
-        HostReady latest;
+        HostReady latest = 0;
         bool beaten = false;
         for (int r = r0; r < r0 + s.rows && !beaten; ++r) {
           const HostReady* row = &ready[static_cast<size_t>(r * cols)];
           for (int c = c0; c < c0 + s.cols; ++c) {
             latest = std::max(latest, row[c]);
-            if (best && latest >= *best) {
+            if (latest >= best) {
               beaten = true;
               break;
             }
@@ -135,8 +143,8 @@ std::optional<TimePoint> EarliestStart(const pod::Pod& pod, const pod::Accelerat
       }
     }
   }
-  if (!best || best->never) return std::nullopt;
-  return std::max(best->at, first);
+  if (best >= kNever) return std::nullopt;  // no position, or none that is ever free
+  return std::max(TimeOf(best), first);
 }
 
 pod::Placement PlaceAt(const pod::Pod& pod, const pod::AcceleratorType& type,

@@ -74,6 +74,42 @@ TEST(TraceTest, PhillyMapping) {
   EXPECT_EQ(trace->jobs[2].checkpoint_interval_s, 1800);
 }
 
+// Timestamps are read as std::get_time reads "%Y-%m-%d %H:%M:%S": the fields' ranges (a leap
+// second, a day past the month's end, normalised by timegm), and text around them (a row's '\r',
+// a one-digit field, trailing text after the seconds), whether read directly or by the stream.
+TEST(TraceTest, PhillyTimestampsAtTheEdges) {
+  std::istringstream in(
+      "timestamp,duration,num_gpus,gpu_time,cluster\r\n"
+      "2017-09-04 10:30:41,100.0,8,800.0,a\r\n"
+      "2017-09-04 10:31:60,100.0,8,800.0,b\r\n"    // a leap second: 10:32:00
+      "2017-02-31 00:00:00,100.0,8,800.0,c\n"      // March 3rd
+      "2017-9-4 10:30:42,100.0,8,800.0,d\n"        // one-digit month and day
+      "2017-09-04 10:30:43 UTC,100.0,8,800.0,e\n"  // trailing text after the seconds
+      "1970-01-01 00:00:00,100.0,8,800.0,f\n");
+  auto trace = ParsePhilly(in, PhillyOptions{});
+  ASSERT_TRUE(trace.has_value()) << trace.error().ToString();
+  std::map<std::string, double> submit;
+  for (const TraceJob& j : trace->jobs) submit[j.user] = j.submit_s;
+  ASSERT_EQ(submit.size(), 6u);
+  const double a = 1'504'521'041.0;  // 2017-09-04 10:30:41 UTC, from the earliest row (f)
+  EXPECT_EQ(submit["f"], 0);
+  EXPECT_EQ(submit["a"], a);
+  EXPECT_EQ(submit["b"], a + 79);
+  EXPECT_EQ(submit["c"], 1'488'499'200.0);
+  EXPECT_EQ(submit["d"], a + 1);
+  EXPECT_EQ(submit["e"], a + 2);
+  for (const char* bad : {"2017-09-04 10:30:61", "2017-13-04 10:30:41", "2017-09-00 10:30:41",
+                          "2017-09-32 10:30:41", "2017-09-04 24:00:00", "2017-09-04 10:60:00",
+                          "2017-09-04T10:30:41", "2017-09-04 10:3a:41", ""}) {
+    std::istringstream rows("timestamp,duration,num_gpus,gpu_time,cluster\n" + std::string(bad) +
+                            ",100.0,8,800.0,c\n");
+    auto r = ParsePhilly(rows, PhillyOptions{});
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().message().find("is not YYYY-MM-DD HH:MM:SS"), std::string::npos)
+        << r.error().message();
+  }
+}
+
 // Found by tests/fuzz (philly_trace): a GPU count beyond int's range was converted to int
 // (undefined behaviour) before the row was judged larger than a pod.
 TEST(TraceTest, PhillyRejectsHugeGpuCountsAsLargerThanAPod) {
