@@ -188,13 +188,13 @@ const std::array<int, 3>* Pass::MemoCounts(const QueueEntry& entry) {
     return nullptr;
   }
   // This job holds no reservation.
-  LastCounts& last = last_counts_;
-  if (last.user != ref.user || last.preemptible != ref.memo.preemptible ||
-      last.version != in_.hosts.version()) {
-    last = {ref.user, ref.memo.preemptible, in_.hosts.version(),
-            Counts(*ref.user, *ref.use, ref.memo.preemptible)};
+  const size_t slot = size_t{ref.user_number} * 2 + (ref.memo.preemptible ? 1 : 0);
+  if (slot >= user_counts_.size()) user_counts_.resize(slot + 1);
+  UserCounts& known = user_counts_[slot];
+  if (known.version_plus_one != in_.hosts.version() + 1) {
+    known = {in_.hosts.version() + 1, Counts(*ref.user, *ref.use, ref.memo.preemptible)};
   }
-  return &last.counts;
+  return &known.counts;
 }
 
 namespace {

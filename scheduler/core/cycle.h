@@ -287,12 +287,12 @@ class Pass {
   // optional array by value: returning that went through the stack in a way that stalled the
   // loads after it: 4% of a Philly replay in perf.)
   const std::array<int, 3>* MemoCounts(const QueueEntry& entry);
-  // MemoCounts' last answer: a user's jobs come one after another in fair-share order, and the
-  // counts change only with the hosts' version (a bind holds cores; a reservation promises them).
-  struct LastCounts {
-    const UserRecord* user = nullptr;
-    bool preemptible = false;
-    uint64_t version = 0;
+  // MemoCounts' answer for one user and class, with the hosts' version it was made at: the counts
+  // change only with that version (a bind holds cores; a reservation promises them). Kept per user
+  // number, since a fair-share queue interleaves users' jobs (one last answer was made again for a
+  // fifth of Philly's queued jobs).
+  struct UserCounts {
+    uint64_t version_plus_one = 0;  // 0: not made in this pass
     std::array<int, 3> counts{};
   };
   // After the job at `after` changed leases or reservations: the groups whose counts changed are
@@ -461,7 +461,7 @@ class Pass {
   uint64_t head_id_ = 0;                // PassHeads::IdOf this pass's head; 0: none yet
   std::vector<RunningRef> running_;     // evictable work, built on first need
   bool running_built_ = false;
-  LastCounts last_counts_;                                  // MemoCounts
+  std::vector<UserCounts> user_counts_;  // MemoCounts, by user number * 2 + preemptible
   std::vector<LeaseRef> leases_;                            // Leases()
   std::optional<uint64_t> leases_version_;                  // the hosts' version leases_ describe
   std::map<std::pair<bool, int>, VictimSets> victim_sets_;  // VictimsFor
