@@ -23,10 +23,11 @@ void HintHugePages(void* data, size_t size);
 // leave), or when the exec fails: the program then runs on 4 KiB pages, only slower.
 //
 // Why: a program whose heap grows to hundreds of MB (podsim's job table; the daemon's) spends its
-// time in the kernel's page faults on this kind of VM, ~30 us each: podsim's 100k-job trace took
-// 34,000 faults and 2.8-3.1 s, with huge pages 3,200 faults and 2.4-2.7 s
-// (docs/bench-scheduler.md). Call it first in main, before threads, files or sockets. The variable
-// stays set for the process, so it is for programs that start no others.
+// time in the kernel's page faults on this kind of VM: podsim's 100k-job trace took 34,000 faults
+// and 3.0-3.3 s at a busy moment, with huge pages 3,300 faults and 2.6-2.7 s
+// (docs/bench-scheduler.md). Call it before threads, files or sockets: first in main, or right
+// after parsing the command line, for the commands that run long (it doubles a start). The
+// variable stays set for the process, so it is for programs that start no others.
 void RestartWithHugePageHeap(char** argv);
 
 // Reserves `capacity` in `s` and applies HintHugePages to the new storage.

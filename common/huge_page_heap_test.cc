@@ -3,7 +3,6 @@
 // when told not to, and its heap then grows on huge pages.
 //
 // The test runs this binary as a child (the flag below), since a restart replaces the process.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -191,8 +191,6 @@ int Fail(const Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The job table of a busy site grows to hundreds of MB: on huge pages (common/big_buffer.h).
-  podsched::RestartWithHugePageHeap(argv);
   // Everything podsched creates (the job database and its WAL, the admin token, the data dir,
   // stored logs) is its owner's alone, also outside systemd: the token was briefly readable
   // between its write and a chmod, the database world-readable.
@@ -235,6 +233,9 @@ int main(int argc, char** argv) {
   CLI::App* list = agent_cmd->add_subcommand("list", "enrolled agents and their public keys");
   for (CLI::App* sub : {enroll, revoke, list}) sub->fallthrough();
   CLI11_PARSE(app, argc, argv);
+  // The daemon's job table grows to hundreds of MB: on huge pages (common/big_buffer.h). Not for
+  // --init and the agent commands, which exit at once (the restart doubles the start: 15 -> 30 ms).
+  if (!init && !agent_cmd->parsed()) podsched::RestartWithHugePageHeap(argv);
 
   if (init) {
     std::string path = init_path.empty() ? "podsched.yaml" : init_path;
