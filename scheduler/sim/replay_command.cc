@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,7 +37,43 @@ struct ReplayFlags {
   double checkpoint_interval_s = 1800;
   int64_t max_rows = 0;
   bool no_estimates = false;
+  int threads = 0;  // policies replayed at once; 0: one per core
   SimOptions sim;
+};
+
+// The progress bar on a terminal: one line, every policy's share of its jobs finished, redrawn
+// when one of them moves (called from the replays' threads).
+class ReplayProgress {
+ public:
+  ReplayProgress(const std::vector<std::string>& policies, bool shown)
+      : policies_(policies), percent_(policies.size(), -1), shown_(shown) {}
+  void Set(size_t policy, double done) {
+    if (!shown_) return;
+    const int percent = static_cast<int>(done * 100);
+    std::lock_guard lock(mutex_);
+    if (percent_[policy] == percent) return;
+    percent_[policy] = percent;
+    // One bar for one policy; several side by side are shorter, to stay on one line.
+    const int width = policies_.size() == 1 ? 40 : 10;
+    std::string line = "\r";
+    for (size_t i = 0; i < policies_.size(); ++i) {
+      const int filled = std::max(0, percent_[i]) * width / 100;
+      line += (i == 0 ? "" : "  ") + policies_[i] + " [" +
+              std::string(static_cast<size_t>(filled), '#') +
+              std::string(static_cast<size_t>(width - filled), ' ') + "] " +
+              std::to_string(std::max(0, percent_[i])) + "%";
+    }
+    std::fputs(line.c_str(), stderr);
+  }
+  void Done() {
+    if (shown_) std::fputs("\n", stderr);
+  }
+
+ private:
+  const std::vector<std::string>& policies_;
+  std::vector<int> percent_;
+  const bool shown_;
+  std::mutex mutex_;
 };
 
 [[noreturn]] void Fail(const std::string& message, int code = 2) {
@@ -78,30 +116,24 @@ void RunReplay(const ReplayFlags& flags) {
   // are generated for one pod.
   const int pods = flags.pods > 0 ? flags.pods : (flags.format == "philly" ? 4 : 1);
   const bool bar = isatty(STDERR_FILENO) == 1;
-  std::vector<SimResult> results;
-  RealClock clock;
-  for (const std::string& policy : flags.policies) {
+  ReplayProgress progress(flags.policies, bar);
+  std::vector<SimOptions> runs;
+  for (size_t i = 0; i < flags.policies.size(); ++i) {
     SimOptions options = flags.sim;
-    options.profile = policy;
+    options.profile = flags.policies[i];
     options.pods = pods;
     options.fleet = fleet;
     options.exact_estimates = !flags.no_estimates;
-    if (bar) {
-      options.progress = [&policy](double done) {
-        const int width = 40;
-        const int filled = static_cast<int>(done * width);
-        std::fprintf(stderr, "\r%-16s [%s%s] %3d%%", policy.c_str(),
-                     std::string(static_cast<size_t>(filled), '#').c_str(),
-                     std::string(static_cast<size_t>(width - filled), ' ').c_str(),
-                     static_cast<int>(done * 100));
-      };
-    }
-    const TimePoint start = clock.Now();
-    auto result = Simulate(trace, options);
-    if (bar) std::fprintf(stderr, "\n");
-    if (!result) Fail(policy + ": " + result.error().message());
-    result->wall_s = ToSeconds(clock.Now() - start);
-    results.push_back(std::move(*result));
+    if (bar) options.progress = [&progress, i](double done) { progress.Set(i, done); };
+    runs.push_back(std::move(options));
+  }
+  // Side by side, one per core (the slowest policy's time, not the sum of them).
+  std::vector<Result<SimResult>> outcomes = SimulateEach(trace, runs, flags.threads, RealClock());
+  progress.Done();
+  std::vector<SimResult> results;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (!outcomes[i]) Fail(flags.policies[i] + ": " + outcomes[i].error().message());
+    results.push_back(std::move(*outcomes[i]));
   }
   if (flags.json) {
     std::cout << ResultsJson(results) << "\n";
@@ -139,6 +171,11 @@ void RegisterReplayCommand(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str();
   sub->add_flag("--json", flags->json, "print one JSON object keyed by policy");
+  sub->add_option("--threads", flags->threads,
+                  "policies replayed at once (0: one per core; each holds its own copy of the "
+                  "scheduler's state)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   sub->add_option("--csv-timeseries", flags->csv_timeseries,
                   "write utilization/queue over time (hourly) to this CSV file");
   sub->add_option("--pods", flags->pods, "number of v2 pods (default: 4 for philly, else 1)");

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "pod/accelerator.h"
 #include "pod/fleet.h"
@@ -131,5 +132,13 @@ struct SimResult {
 };
 
 Result<SimResult> Simulate(const Trace& trace, const SimOptions& options);
+
+// Simulate for each of `runs` (one per policy, say), up to `threads` of them at once (0: one per
+// core; 1: one after the other): the answer comes in the time of the slowest run rather than of
+// all of them. Runs share only the trace, which they read, so each result is the one Simulate
+// gives alone. `clock` times each run (SimResult::wall_s); each run's SimOptions::progress is
+// called from the thread that runs it. Memory: the runs at once each hold their scheduler's state.
+std::vector<Result<SimResult>> SimulateEach(const Trace& trace, const std::vector<SimOptions>& runs,
+                                            int threads, const Clock& clock);
 
 }  // namespace podsched::sim

@@ -65,6 +65,56 @@ TEST(SimulatorTest, DeterministicForASeed) {
   EXPECT_EQ(a->unfinished, 0);
 }
 
+// The report of `results` without the measured fields (wall_s, events_per_s): what a replay
+// decides, which must not depend on how runs were spread over threads.
+nlohmann::json Decided(const std::vector<SimResult>& results) {
+  auto json = nlohmann::json::parse(ResultsJson(results));
+  for (auto& [policy, r] : json.items()) {
+    r.erase("wall_s");
+    r.erase("events_per_s");
+  }
+  return json;
+}
+
+TEST(SimulatorTest, RunsSideBySideGiveTheResultsOfRunsAlone) {
+  // Four policies at once on four threads (more than this machine's cores), with reclaims and
+  // host failures drawn from each run's generator: every result is the one of its run alone.
+  const Trace trace = Small(Mix::kGrant, 600, 4);
+  std::vector<SimOptions> runs;
+  for (const char* policy :
+       {"fifo-first-fit", "fifo-backfill", "fair-first-fit", "fair-best-fit"}) {
+    SimOptions options;
+    options.profile = policy;
+    options.reclaim_rate_per_hour = 0.05;
+    options.host_failures_per_host_day = 0.05;
+    runs.push_back(options);
+  }
+  std::vector<SimResult> alone;
+  for (const SimOptions& options : runs) {
+    auto r = Simulate(trace, options);
+    ASSERT_TRUE(r.has_value()) << r.error().ToString();
+    alone.push_back(std::move(*r));
+  }
+  FakeClock clock(TimePoint{});
+  for (int threads : {4, 0}) {
+    std::vector<SimResult> together;
+    for (auto& r : SimulateEach(trace, runs, threads, clock)) {
+      ASSERT_TRUE(r.has_value()) << r.error().ToString();
+      together.push_back(std::move(*r));
+    }
+    EXPECT_EQ(Decided(together), Decided(alone)) << threads << " threads";
+  }
+  // A run that fails is reported as failed, in its place, and the others still run.
+  runs[1].profile = "no-such-policy";
+  auto mixed = SimulateEach(trace, runs, 2, clock);
+  ASSERT_EQ(mixed.size(), 4U);
+  EXPECT_TRUE(mixed[0].has_value());
+  ASSERT_FALSE(mixed[1].has_value());
+  EXPECT_NE(mixed[1].error().message().find("no-such-policy"), std::string::npos)
+      << mixed[1].error().message();
+  EXPECT_TRUE(mixed[2].has_value() && mixed[3].has_value());
+}
+
 TEST(ReportTest, JsonHasEveryPolicyAndTheRequiredFields) {
   const Trace trace = Small(Mix::kGrant, 50, 1);
   std::vector<SimResult> results;

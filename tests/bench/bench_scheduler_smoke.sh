@@ -23,7 +23,10 @@ done
 awk '$2 == "sched_pass_skipped_by_memo_100_queued_after_start" && $3 > 0 {ok = 1} END {exit !ok}' \
   <<<"$out" || { echo "no job skipped by memo after an on-demand start"; exit 1; }
 if [[ -n "$philly" && -f "$philly" ]]; then
-  grep -q "^FIGURE podsim_wall_s_philly " <<<"$out" || { echo "missing philly figure"; exit 1; }
+  for fig in podsim_wall_s_philly podsim_wall_s_philly_two_policies \
+             podsim_wall_s_philly_two_policies_one_after_another; do
+    grep -q "^FIGURE $fig [0-9.]* " <<<"$out" || { echo "missing FIGURE $fig"; exit 1; }
+  done
   if [[ -n "$fleet" ]]; then
     grep -q "^FIGURE podsim_events_per_s_philly_fleet " <<<"$out" || { echo "missing fleet figure"; exit 1; }
     grep -q "^FIGURE podsim_events_per_s_multislice_fleet " <<<"$out" || { echo "missing multislice figure"; exit 1; }
