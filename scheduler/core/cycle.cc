@@ -169,7 +169,12 @@ void Pass::NoteBehind(const QueueEntry& e, StrictTail& tail) {
     group.use = ref.use;
     group.preemptible = ref.memo.preemptible;
   }
-  (ref.memo.kind == Kind::kBehind ? group.behind : group.filtered).push_back(QueueKeyOf(e));
+  if (ref.memo.kind == Kind::kBehind) {
+    group.behind.push_back(QueueKeyOf(e));
+    group.max_behind_cores = std::max(group.max_behind_cores, ref.memo.cores);
+  } else {
+    group.filtered.push_back(QueueKeyOf(e));
+  }
 }
 
 std::array<int, 3> Pass::CountsOf(const StrictTail::Group& group) {
@@ -211,6 +216,14 @@ bool Shrank(const std::array<int, 3>& was, const std::array<int, 3>& now) {
   return now[1] < was[1] || now[1] - now[0] - now[2] < was[1] - was[0] - was[2];
 }
 
+// Whether a job of `group` told it is behind (and so let through by Filter then) may be filtered
+// under `now`: not while Filter lets through the largest of them, since it lets a job through more
+// easily the fewer cores it asks. (Without quotas, every start of a user's job shrank the user's
+// headroom, and all of that user's jobs behind the head were read again.)
+bool BehindMayBeFiltered(const StrictTail::Group& group, const std::array<int, 3>& now) {
+  return !LetsThrough(group.max_behind_cores, now);
+}
+
 void TakeAfter(std::vector<QueueKey>& from, const QueueKey& after, std::vector<QueueKey>& to) {
   for (const QueueKey& k : from) {
     if (after < k) to.push_back(k);
@@ -229,7 +242,7 @@ void Pass::Recount(StrictTail& tail, const QueueKey& after, std::vector<QueueKey
       for (const QueueKey& k : group.filtered) {
         if (after < k) visit->push_back(k);
       }
-      if (Shrank(group.counts, counts)) {
+      if (Shrank(group.counts, counts) && BehindMayBeFiltered(group, counts)) {
         for (const QueueKey& k : group.behind) {
           if (after < k) visit->push_back(k);
         }
@@ -277,14 +290,17 @@ void Pass::ConsiderBehindHead(const std::vector<QueueEntry>& queue, size_t head,
     tail.irregular.clear();
     // A user's jobs are read again (and noted again as they are read) when the counts changed:
     // those told Filter's reason, whose text has the counts in it, and those told they are
-    // behind when the headroom got smaller.
+    // behind when the headroom got smaller than the largest of them asks.
     const auto before_known = [&](const QueueKey& k) { return !after_known(k); };
     for (auto it = tail.groups.begin(); it != tail.groups.end();) {
       StrictTail::Group& group = it->second;
       const std::array<int, 3> counts = CountsOf(group);
       if (counts != group.counts || group.revisit) {
         TakeAfter(group.filtered, known, visit);
-        if (group.revisit || Shrank(group.counts, counts)) TakeAfter(group.behind, known, visit);
+        if ((group.revisit || Shrank(group.counts, counts)) && BehindMayBeFiltered(group, counts)) {
+          TakeAfter(group.behind, known, visit);
+          group.max_behind_cores = 0;
+        }
         group.counts = counts;
         group.revisit = false;
       }

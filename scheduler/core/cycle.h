@@ -129,7 +129,8 @@ class PassHeads {
 //   - the jobs added or requeued since (JobQueue::TakeChanged),
 //   - the irregular jobs: dependencies, arrays, backoff, reservations, or blocked or aside before,
 //   - the jobs of a user and class whose counts changed: those given Filter's reason (its text
-//     has the counts), and those told they are behind if the user's headroom got smaller,
+//     has the counts), and those told they are behind if the user's headroom got smaller than
+//     the largest of them asks,
 // in queue order, and skips the others without reading them. A job read there that changes its
 // user's counts (one holding a reservation starts, say) has that user's other jobs read too.
 // Issue 29, "FIFO behind a large head": thousands of such jobs, every pass.
@@ -144,6 +145,10 @@ struct StrictTail {
     // Its jobs told Filter's reason (kFiltered) and told they are behind (kBehind); either may
     // name jobs that left the queue since.
     std::vector<QueueKey> filtered, behind;
+    // The most cores a job noted in `behind` asks for (an upper bound: kept while jobs leave).
+    // Filter lets a job through more easily the fewer cores it asks, so while it lets this many
+    // through, every job told it is behind is still behind, however the headroom shrank.
+    int max_behind_cores = 0;
     // The counts changed during the last pass, after some members were read: all are read again.
     bool revisit = false;
   };

@@ -515,6 +515,22 @@ TEST_F(SchedulerTest, FifoReadsOnlyTheJobsBehindTheHeadWhoseReasonMayChange) {
   for (JobId c : carl) EXPECT_NE(Job(c).reason, behind) << Job(c).reason;
   EXPECT_EQ(Job(erin).reason, behind);
 
+  // Less quota for erin, still enough for her job: her headroom shrank, but not below the cores
+  // her job behind the head asks, so it is not read. Then too little: it is read, and filtered;
+  // and with the quota back, read again and behind.
+  ASSERT_TRUE(sched_->SetQuota(UserName("erin"), Quota{8, 8}, At(5.2)).ok());
+  Tick(5.2);
+  EXPECT_EQ(unread(), 18 + 6);
+  EXPECT_EQ(Job(erin).reason, behind);
+  ASSERT_TRUE(sched_->SetQuota(UserName("erin"), Quota{0, 8}, At(5.4)).ok());
+  Tick(5.4);
+  EXPECT_EQ(unread(), 24 + 5);
+  EXPECT_NE(Job(erin).reason, behind) << Job(erin).reason;
+  ASSERT_TRUE(sched_->SetQuota(UserName("erin"), Quota{8, 8}, At(5.6)).ok());
+  Tick(5.6);
+  EXPECT_EQ(unread(), 29 + 5);
+  EXPECT_EQ(Job(erin).reason, behind);
+
   // The head leaves: dave's first job takes the free host, and his second is the new head.
   ASSERT_TRUE(sched_->Cancel(head, At(6)).has_value());
   Tick(6);
