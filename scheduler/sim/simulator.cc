@@ -134,6 +134,16 @@ class Simulation {
   std::map<int64_t, std::vector<int>> array_rows_;  // trace array_id -> indices by array_index
   std::vector<std::vector<int>> dependents_;        // trace index -> rows that depend on it
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  // The arrivals, in event order (time, then sequence number), read in turn rather than kept in
+  // events_: there every push and pop sifted through the whole trace's arrivals (52,849 for
+  // Philly) instead of the few events of the jobs running. The order of events is the same.
+  std::vector<Event> arrivals_;
+  size_t next_arrival_ = 0;
+  // Whether the next event is the next arrival rather than events_'s top.
+  bool ArrivalNext() const {
+    return next_arrival_ < arrivals_.size() &&
+           (events_.empty() || events_.top() > arrivals_[next_arrival_]);
+  }
   uint64_t seq_ = 0;
   double now_ = 0;
   double host_time_ = 0;  // integral of allocated hosts over time
@@ -479,8 +489,10 @@ Result<SimResult> Simulation::Run() {
       const std::vector<int>& rows = array_rows_.at(t.array_id);
       if (*std::min_element(rows.begin(), rows.end()) != static_cast<int>(i)) continue;
     }
-    Push({t.submit_s, 0, EventKind::kArrival, static_cast<int>(i)});
+    arrivals_.push_back({t.submit_s, seq_++, EventKind::kArrival, static_cast<int>(i)});
   }
+  std::sort(arrivals_.begin(), arrivals_.end(),
+            [](const Event& a, const Event& b) { return b > a; });
   const pod::Fleet& hosts = sched_->fleet();
   std::exponential_distribution<double> failure_gap(
       std::max(1e-12, opt_.host_failures_per_host_day * hosts.num_hosts() / 86400.0));
@@ -511,7 +523,10 @@ Result<SimResult> Simulation::Run() {
     if (auto timer = sched_->NextTimer()) {
       tick = std::min(tick, std::max(now_, ToSeconds(timer->time_since_epoch())));
     }
-    const double next_event = events_.empty() ? kInf : events_.top().t;
+    const bool arrival = ArrivalNext();
+    const double next_event = arrival           ? arrivals_[next_arrival_].t
+                              : events_.empty() ? kInf
+                                                : events_.top().t;
     if (tick == kInf && next_event == kInf) break;  // nothing can happen any more
     // Only fruitless work is left (e.g. a job preempted again and again, never saving).
     if (all_arrived() && std::min(tick, next_event) - last_progress_ > horizon) break;
@@ -520,8 +535,13 @@ Result<SimResult> Simulation::Run() {
       Apply(sched_->Tick(At(now_)));
       continue;
     }
-    Event e = events_.top();
-    events_.pop();
+    Event e;
+    if (arrival) {
+      e = arrivals_[next_arrival_++];
+    } else {
+      e = events_.top();
+      events_.pop();
+    }
     Advance(e.t);
     ++result_.events;
     SimJob& j = e.job >= 0 ? jobs_[static_cast<size_t>(e.job)] : jobs_[0];
