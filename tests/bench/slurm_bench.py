@@ -29,18 +29,12 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from bus_harness import Podsched, Worker, fail, wait_for  # noqa: E402
+from bus_harness import Podsched, Worker, fail, quiet_port, wait_for  # noqa: E402
 
 
 def figure(name, value, unit):
     print("FIGURE %s %s %s" % (name, ("%.3g" % value) if isinstance(value, float) else value, unit),
           flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --- Slurm ---------------------------------------------------------------------------------------
@@ -77,6 +71,12 @@ class Slurm:
         for d in ("state", "spool", "log"):
             os.makedirs(os.path.join(work, d))
         self.conf = os.path.join(work, "slurm.conf")
+        # Below the ephemeral range (quiet_port): an ephemeral port chosen here could be taken
+        # by another test's connection before slurmctld or slurmd binds it.
+        ctld = quiet_port()
+        d = quiet_port()
+        while d == ctld:
+            d = quiet_port()
         with open(self.conf, "w") as f:
             f.write("""ClusterName=podschedbench
 SlurmctldHost={host}(127.0.0.1)
@@ -105,7 +105,7 @@ AccountingStorageType=accounting_storage/none
 SlurmdParameters=config_overrides
 NodeName={host} NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
 PartitionName=bench Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
-""".format(host=host, ctld=free_port(), d=free_port(), socket=self.socket, w=work))
+""".format(host=host, ctld=ctld, d=d, socket=self.socket, w=work))
         self.env = dict(os.environ, SLURM_CONF=self.conf)
         self._spawn("slurmctld", ["slurmctld", "-D", "-f", self.conf])
         self._spawn("slurmd", ["slurmd", "-D", "-f", self.conf, "-N", host])
