@@ -137,7 +137,9 @@ Result<SimResult> Simulate(const Trace& trace, const SimOptions& options);
 // core; 1: one after the other): the answer comes in the time of the slowest run rather than of
 // all of them. Runs share only the trace, which they read, so each result is the one Simulate
 // gives alone. `clock` times each run (SimResult::wall_s); each run's SimOptions::progress is
-// called from the thread that runs it. Memory: the runs at once each hold their scheduler's state.
+// called from the thread that runs it. Memory: the runs at once each hold their scheduler's state;
+// with more than one thread, malloc's M_TOP_PAD is set to 64 MiB for the rest of the process (each
+// thread's heap then grows in large steps: simulate_each.cc).
 std::vector<Result<SimResult>> SimulateEach(const Trace& trace, const std::vector<SimOptions>& runs,
                                             int threads, const Clock& clock);
 
