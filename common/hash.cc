@@ -98,4 +98,24 @@ std::string Sha256Hasher::HexDigest() {
   return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), n));
 }
 
+Sha256Digester::Sha256Digester()
+    : md_(EVP_MD_fetch(nullptr, "SHA256", nullptr)), ctx_(EVP_MD_CTX_new()) {
+  PODSCHED_CHECK(md_ != nullptr && ctx_ != nullptr);
+}
+
+Sha256Digester::~Sha256Digester() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+  EVP_MD_free(static_cast<EVP_MD*>(md_));
+}
+
+std::string Sha256Digester::Digest(std::string_view bytes) {
+  auto* ctx = static_cast<EVP_MD_CTX*>(ctx_);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  PODSCHED_CHECK(EVP_DigestInit_ex2(ctx, static_cast<const EVP_MD*>(md_), nullptr) == 1 &&
+                 EVP_DigestUpdate(ctx, bytes.data(), bytes.size()) == 1 &&
+                 EVP_DigestFinal_ex(ctx, digest, &n) == 1);
+  return std::string(reinterpret_cast<const char*>(digest), n);
+}
+
 }  // namespace podsched

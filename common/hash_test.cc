@@ -20,6 +20,17 @@ TEST(HashTest, IncrementalEqualsOneShot) {
   EXPECT_EQ(h.HexDigest(), Sha256Hex("abc"));
 }
 
+TEST(HashTest, DigesterGivesEachInputsOwnDigest) {
+  // One context for many inputs: each digest is that input's alone (the context starts afresh).
+  Sha256Digester d;
+  EXPECT_EQ(HexEncode(d.Digest("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(d.Digest(""), Sha256(""));
+  const std::string long_input(1000, 'x');
+  EXPECT_EQ(d.Digest(long_input), Sha256(long_input));
+  EXPECT_EQ(d.Digest("abc"), Sha256("abc"));
+}
+
 TEST(HashTest, HexRoundTripsAndRejectsGarbage) {
   const std::string raw("\x00\x7f\x80\xff", 4);
   EXPECT_EQ(HexEncode(raw), "007f80ff");
