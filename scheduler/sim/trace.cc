@@ -25,7 +25,7 @@
 namespace podsched::sim {
 namespace {
 
-// std::to_string(double), that is printf's "%f", without its vsnprintf (a third of reading a
+// std::to_string(double), that is printf's "%f", without its vsnprintf (a quarter of reading a
 // Philly row): to_chars with a precision prints as printf's "%.*f" does, to the byte.
 std::string Fixed6(double value) {
   char text[400];  // "%f" of the largest double has 309 digits before the point
@@ -498,8 +498,8 @@ Result<Trace> ParsePhilly(std::istream& in, const PhillyOptions& options) {
     const std::string content =
         std::to_string(r.when) + "," + Fixed6(r.duration) + "," + Fixed6(r.gpus) + "," + r.cluster;
     const uint64_t occurrence = seen[content]++;
-    const std::string digest =
-        sha256.Digest(content);  // the same on every machine (std::hash is not)
+    // SHA-256: the same on every machine (std::hash is not).
+    const std::string digest = sha256.Digest(content);
     uint64_t content_hash = 0;
     std::memcpy(&content_hash, digest.data(), sizeof content_hash);
     const uint64_t h = Mix(options.seed ^ Mix(content_hash ^ Mix(occurrence)));
