@@ -41,21 +41,4 @@ class Sha256Hasher {
   void* ctx_;  // EVP_MD_CTX, kept opaque so OpenSSL headers stay out of this header
 };
 
-// SHA-256 of many short inputs one after another (a trace's rows): one context, and the
-// algorithm looked up once. Sha256 looks it up at every call, most of its cost for a row of a
-// few dozen bytes (6,500 instructions each).
-class Sha256Digester {
- public:
-  Sha256Digester();
-  ~Sha256Digester();
-  Sha256Digester(const Sha256Digester&) = delete;
-  Sha256Digester& operator=(const Sha256Digester&) = delete;
-  // The raw 32-byte digest, as Sha256(bytes).
-  std::string Digest(std::string_view bytes);
-
- private:
-  void* md_;   // EVP_MD, fetched once
-  void* ctx_;  // EVP_MD_CTX, reused
-};
-
 }  // namespace podsched

@@ -20,15 +20,18 @@ TEST(HashTest, IncrementalEqualsOneShot) {
   EXPECT_EQ(h.HexDigest(), Sha256Hex("abc"));
 }
 
-TEST(HashTest, DigesterGivesEachInputsOwnDigest) {
-  // One context for many inputs: each digest is that input's alone (the context starts afresh).
-  Sha256Digester d;
-  EXPECT_EQ(HexEncode(d.Digest("abc")),
+TEST(HashTest, OneShotCallsGiveEachInputItsOwnDigest) {
+  // Sha256 keeps the algorithm between calls, never a call's state.
+  EXPECT_EQ(HexEncode(Sha256("abc")),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(d.Digest(""), Sha256(""));
   const std::string long_input(1000, 'x');
-  EXPECT_EQ(d.Digest(long_input), Sha256(long_input));
-  EXPECT_EQ(d.Digest("abc"), Sha256("abc"));
+  Sha256Hasher pieces;
+  pieces.Update(long_input.substr(0, 300));
+  pieces.Update(long_input.substr(300));
+  EXPECT_EQ(HexEncode(Sha256(long_input)), pieces.HexDigest());
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(HexEncode(Sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(HashTest, HexRoundTripsAndRejectsGarbage) {

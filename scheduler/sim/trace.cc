@@ -478,7 +478,6 @@ Result<Trace> ParsePhilly(std::istream& in, const PhillyOptions& options) {
   std::map<std::string, uint64_t> seen;
   std::vector<TraceJob> jobs;
   jobs.reserve(rows.size());  // growing it moved every row again: 2.5% of a Philly replay
-  Sha256Digester sha256;
   for (const Row& r : rows) {
     // Clamped before the conversion to int (a larger double does not convert); any count above
     // a pod's 512 cores is rejected below like every row larger than a pod.
@@ -499,7 +498,7 @@ Result<Trace> ParsePhilly(std::istream& in, const PhillyOptions& options) {
         std::to_string(r.when) + "," + Fixed6(r.duration) + "," + Fixed6(r.gpus) + "," + r.cluster;
     const uint64_t occurrence = seen[content]++;
     // SHA-256: the same on every machine (std::hash is not).
-    const std::string digest = sha256.Digest(content);
+    const std::string digest = Sha256(content);
     uint64_t content_hash = 0;
     std::memcpy(&content_hash, digest.data(), sizeof content_hash);
     const uint64_t h = Mix(options.seed ^ Mix(content_hash ^ Mix(occurrence)));
