@@ -125,8 +125,10 @@ size_t Pass::ConsiderInOrder(const std::vector<QueueEntry>& queue, size_t from, 
   // it, SharedText, so it is in the cache.)
   // A job whose memo is valid is most likely skipped without reading its record.
   for (size_t i = from; i < to; ++i) {
-    if (i + 24 < queue.size()) __builtin_prefetch(queue[i + 24].ref);
-    if (const QueuedRef* ahead = i + 16 < queue.size() ? queue[i + 16].ref : nullptr;
+    // Not for the jobs of a group (QueueGroup): most are skipped unread (SkipsUnread).
+    if (i + 24 < queue.size() && queue[i + 24].group == 0) __builtin_prefetch(queue[i + 24].ref);
+    if (const QueuedRef* ahead =
+            i + 16 < queue.size() && queue[i + 16].group == 0 ? queue[i + 16].ref : nullptr;
         ahead != nullptr && !ahead->memo.valid) {
       const JobRecord* job = ahead->job;
       __builtin_prefetch(job);
@@ -136,7 +138,7 @@ size_t Pass::ConsiderInOrder(const std::vector<QueueEntry>& queue, size_t from, 
       __builtin_prefetch(&job->not_before);
     }
     if (queue[i].ref == nullptr) continue;  // left the queue during this pass
-    Consider(queue[i]);
+    if (in_.check_memos || !SkipsUnread(queue[i])) Consider(queue[i]);
     after(i);
     if (until_head && behind_) return i + 1;
   }
@@ -146,12 +148,14 @@ size_t Pass::ConsiderInOrder(const std::vector<QueueEntry>& queue, size_t from, 
 void Pass::ConsiderQueue(const std::vector<QueueEntry>& queue, StrictTail* tail,
                          const std::vector<QueueKey>& changed) {
   const size_t stop = ConsiderInOrder(queue, 0, queue.size(), tail != nullptr, [](size_t) {});
-  if (tail == nullptr) return;
-  if (!behind_) {
-    tail->valid = false;  // no head, so no tail: the next pass with one walks it
-    return;
+  if (tail != nullptr) {
+    if (behind_) {
+      ConsiderBehindHead(queue, stop - 1, *tail, changed);
+    } else {
+      tail->valid = false;  // no head, so no tail: the next pass with one walks it
+    }
   }
-  ConsiderBehindHead(queue, stop - 1, *tail, changed);
+  if (in_.groups != nullptr) StampGroups();
 }
 
 void Pass::NoteBehind(const QueueEntry& e, StrictTail& tail) {
@@ -187,19 +191,25 @@ std::array<int, 3> Pass::Counts(const UserRecord& user, const QuotaUsage& use, b
 }
 
 const std::array<int, 3>* Pass::MemoCounts(const QueueEntry& entry) {
-  const QueuedRef& ref = *entry.ref;
   // Only the pass that considers a job reserves for it; checked all the same.
   if (!in_.hosts.reservations().empty() && in_.hosts.ReservationOf(entry.id) != nullptr) {
     return nullptr;
   }
   // This job holds no reservation.
-  const size_t slot = size_t{ref.user_number} * 2 + (ref.memo.preemptible ? 1 : 0);
+  return &UserCountsOf(entry, entry.ref->memo.preemptible);
+}
+
+const std::array<int, 3>& Pass::UserCountsOf(const QueueEntry& entry, bool preemptible) {
+  const size_t slot = size_t{entry.user_number} * 2 + (preemptible ? 1 : 0);
   if (slot >= user_counts_.size()) user_counts_.resize(slot + 1);
   UserCounts& known = user_counts_[slot];
   if (known.version_plus_one != in_.hosts.version() + 1) {
-    known = {in_.hosts.version() + 1, Counts(*ref.user, *ref.use, ref.memo.preemptible)};
+    const QueuedRef& ref = *entry.ref;
+    const std::array<int, 3> counts = Counts(*ref.user, *ref.use, preemptible);
+    const auto [used, limit, promised] = counts;
+    known = {in_.hosts.version() + 1, counts, std::min(limit, limit - used - promised)};
   }
-  return &known.counts;
+  return known.counts;
 }
 
 namespace {
@@ -359,6 +369,7 @@ void Pass::ConsiderBehindHead(const std::vector<QueueEntry>& queue, size_t head,
 }
 
 void Pass::Consider(const QueueEntry& entry) {
+  if (entry.group != 0 && in_.groups != nullptr && SkippedAsGroup(entry)) return;
   QueuedRef& ref = *entry.ref;
   if (ref.memo.valid && (MemoHolds(entry) || BlockedAsBefore(entry))) {
     // Its reason would be the one it has.
@@ -643,20 +654,21 @@ uint64_t Pass::BlockedKindKey(const pod::AcceleratorType& type, int priority, bo
          (preemptible ? 2U : 0U) | (protect ? 1U : 0U);
 }
 
-bool Pass::BlockedAsBefore(const QueueEntry& entry) {
-  QueuedRef& ref = *entry.ref;
-  QueuedRef::Memo& m = ref.memo;
+const Pass::BlockedAnswer* Pass::BlockedAnswerOf(const QueueEntry& entry,
+                                                 std::optional<bool> protect_as) {
+  const QueuedRef& ref = *entry.ref;
+  const QueuedRef::Memo& m = ref.memo;
   using Kind = QueuedRef::Memo::Kind;
   // Consider's order: Filter (as MemoHolds checks it), strict order's "behind", the scope, Score,
   // AwaitReservation, FitsHealthyPod, Preempt, then Block, which does nothing once there is a head.
   if (m.kind != Kind::kBlocked || !m.anywhere || behind_ || !head_view_ || now_ < m.at) {
-    return false;
+    return nullptr;
   }
   if (const auto* counts = MemoCounts(entry); counts == nullptr || !LetsThrough(m.cores, *counts)) {
-    return false;
+    return nullptr;
   }
   const pod::AcceleratorType& type = ref.type;
-  const bool protect = Protects(m.estimate);
+  const bool protect = protect_as.value_or(Protects(m.estimate));
   const uint64_t kind = m.kind_key | (protect ? 1U : 0U);  // BlockedKindKey's protect bit
   auto known = std::find_if(blocked_answers_.begin(), blocked_answers_.end(),
                             [kind](const auto& known) { return known.first == kind; });
@@ -664,30 +676,222 @@ bool Pass::BlockedAsBefore(const QueueEntry& entry) {
     scope_ = ClassScope(m.preemptible);
     const pod::SliceShape shape = type.shape();
     if (!Failed({static_cast<int>(type.generation()), shape.rows, shape.cols, scope_, protect})) {
-      return false;
+      return nullptr;
     }
     if (auto fits = fits_healthy_.find(KeyOf(type)); fits == fits_healthy_.end() || !fits->second) {
-      return false;
+      return nullptr;
     }
     const auto none = failed_preemption_.find(VictimKeyOf(type, m.preemptible, ref.priority));
-    if (none == failed_preemption_.end() || none->second.text == 0) return false;
+    if (none == failed_preemption_.end() || none->second.text == 0) return nullptr;
     blocked_answers_.emplace_back(
         kind, BlockedAnswer{none->second.text, none->second.lasting, &none->second});
     known = blocked_answers_.end() - 1;
   }
-  const BlockedAnswer& answer = known->second;
-  if (ref.told == answer.text) {
-    ++told_known_;
-  } else {
-    TellNoVictims(ref, *answer.none);  // the same answer in other words: the record is written
-  }
+  return &known->second;
+}
+
+void Pass::RefreshBlocked(QueuedRef::Memo& m, const BlockedAnswer& answer) {
   m.exact = answer.lasting && in_.hosts.version() == start_version_;  // as Consider's
   if (m.exact) {
     m.hosts_version = in_.hosts.blocked_version();
     m.head = head_id_;
     m.at = now_;
   }
+}
+
+bool Pass::BlockedAsBefore(const QueueEntry& entry) {
+  const BlockedAnswer* answer = BlockedAnswerOf(entry, std::nullopt);
+  if (answer == nullptr) return false;
+  QueuedRef& ref = *entry.ref;
+  if (ref.told == answer->text) {
+    ++told_known_;
+  } else {
+    TellNoVictims(ref, *answer->none);  // the same answer in other words: the record is written
+  }
+  RefreshBlocked(ref.memo, *answer);
   return true;
+}
+
+bool Pass::ProbeBlocked(const QueueEntry& entry, bool protect) {
+  // Consider's steps for a job that Filter lets through, without their effects on the job: Score
+  // on the view `protect` gives, FitsHealthyPod, and the victim search.
+  const QueuedRef& ref = *entry.ref;
+  const pod::AcceleratorType& type = ref.type;
+  const pod::SliceShape shape = type.shape();
+  scope_ = ClassScope(ref.memo.preemptible);
+  const FailedShape key{static_cast<int>(type.generation()), shape.rows, shape.cols, scope_,
+                        protect};
+  if (!Failed(key)) {
+    if (in_.profile.score->ChooseAmong(protect ? *head_view_ : view_, Candidates(type), type)) {
+      return false;
+    }
+    failed_.push_back(key);
+  }
+  if (!FitsHealthyPod(type)) return false;
+  const VictimSearch search = SearchVictims(*ref.job, type);
+  if (search.found) return false;
+  if (search.wake != TimePoint::max()) in_.binder.WakeAt(search.wake);  // as Preempt
+  return true;
+}
+
+bool Pass::SkippedAsGroup(const QueueEntry& entry) {
+  using Way = GroupDecision::Way;
+  if (entry.group >= group_decisions_.size()) group_decisions_.resize(in_.groups->group_ids());
+  GroupDecision& decision = group_decisions_[entry.group];
+  if (decision.way == Way::kOneByOne) return false;
+  QueueGroup& group = in_.groups->group(entry.group);
+  if (!group.stamped) {
+    decision.way = Way::kOneByOne;
+    one_by_one_.push_back(entry.group);
+    return false;
+  }
+  if (group.HasOutliers() && group.IsOutlier(entry.id)) {
+    // Judged on its own, by its own memo; it may join the stamp again (StampGroups).
+    if (!decision.outliers_seen) {
+      decision.outliers_seen = true;
+      with_outliers_.push_back(entry.group);
+    }
+    return false;
+  }
+  const auto judge_alone = [&] {
+    group.GiveStampTo(*entry.ref);  // what it was told, as its own memo
+    if (group.AddOutlier(*entry.ref, entry.id)) {
+      decision.outlier_bits = group.outlier_bits();
+      if (!decision.outliers_seen) {
+        decision.outliers_seen = true;
+        with_outliers_.push_back(entry.group);
+      }
+    } else {
+      in_.groups->Unstamp(entry.group);  // too many: every member judged on its own
+      decision.way = Way::kOneByOne;
+      one_by_one_.push_back(entry.group);
+    }
+    return false;
+  };
+  // Filter's quota is this job's user's (read by number, without the job's QueuedRef).
+  if (!LetsThrough(group.memo.cores, UserCountsOf(entry, group.memo.preemptible))) {
+    return judge_alone();  // filtered
+  }
+  const auto skip = [&] {
+    ++skipped_;
+    if (decision.way == Way::kByAnswer) ++told_known_;  // as BlockedAsBefore counts each
+    if (in_.check_memos) {
+      group.GiveStampTo(*entry.ref);
+      CheckSkipped(entry);
+    }
+    return true;
+  };
+  if (decision.way != Way::kUnseen && decision.version == in_.hosts.version() &&
+      decision.head == head_id_) {
+    return skip();
+  }
+  if (head_id_ == 0) {
+    // Before this pass's backfill head no memo of a blocked job holds: this one is placed, or
+    // preempts, or becomes the head.
+    return judge_alone();
+  }
+  // Judged now, by the group's memo, as this job alone would be: every member's is the same.
+  QueuedRef& ref = *entry.ref;
+  group.GiveStampTo(ref);
+  Way way = Way::kOneByOne;
+  if (MemoHolds(entry)) {
+    way = Way::kByMemo;
+  } else {
+    // The answer for the members' view: the whole one when some member may use the head's
+    // rectangle. No room there means none on the view without the rectangle either, and the
+    // victims' answer is the same for both, so it is every member's, whatever its expected
+    // runtime. Not found yet in this pass: found now, as Consider would for this member.
+    const bool protect = head_view_ != nullptr && (group.min_estimate == Duration::max() ||
+                                                   now_ + group.min_estimate > head_start_);
+    const BlockedAnswer* answer = BlockedAnswerOf(entry, protect);
+    if (answer == nullptr && ProbeBlocked(entry, protect)) {
+      answer = BlockedAnswerOf(entry, protect);
+    }
+    if (answer == nullptr) {
+      // It may start or preempt: judged on its own (and the next member as this one).
+      return judge_alone();
+    }
+    if (answer->text == ref.told) {
+      RefreshBlocked(ref.memo, *answer);
+      way = Way::kByAnswer;
+    }
+  }
+  if (way == Way::kOneByOne) {
+    // Every member is told another text: one by one.
+    in_.groups->Unstamp(entry.group);
+    decision.way = Way::kOneByOne;
+    one_by_one_.push_back(entry.group);
+    return false;
+  }
+  group.memo = ref.memo;
+  decision.way = way;
+  decision.version = in_.hosts.version();
+  decision.head = head_id_;
+  decision.preemptible = group.memo.preemptible;
+  decision.cores = group.memo.cores;
+  decision.outlier_bits = group.outlier_bits();
+  return skip();
+}
+
+void Pass::StampGroups() {
+  using Kind = QueuedRef::Memo::Kind;
+  // The group's memo must be true of every member it covers: all were told one text and are
+  // blocked jobs of one kind, but some were refreshed in this pass and others not (their memo
+  // held), so that their memos differ in the hosts and head they were made at, and in when. The
+  // group's is the latest time (a clock that went back judges them all again) and, unless all
+  // were made on the same hosts and head, not exact: it holds in no later pass by itself, yet
+  // says what they were told (BlockedAnswerOf). Expected runtimes differ: each member keeps its
+  // own (QueueGroup::GiveStampTo).
+  const auto joins = [](const QueuedRef& member, const QueueGroup& group) {
+    const QueuedRef::Memo& m = member.memo;
+    return m.valid && m.kind == Kind::kBlocked && member.told == group.told &&
+           m.preemptible == group.memo.preemptible && m.cores == group.memo.cores &&
+           m.anywhere == group.memo.anywhere && m.kind_key == group.memo.kind_key;
+  };
+  const auto merge = [](QueueGroup& group, const QueuedRef::Memo& m) {
+    QueuedRef::Memo& memo = group.memo;
+    memo.exact =
+        memo.exact && m.exact && m.hosts_version == memo.hosts_version && m.head == memo.head;
+    memo.at = std::max(memo.at, m.at);
+  };
+  for (const uint32_t id : one_by_one_) {
+    QueueGroup& group = in_.groups->group(id);
+    if (group.stamped || group.members.empty()) continue;
+    // The first member blocked and told a text with a number gives the group's; members whose
+    // memo says otherwise (the backfill head, a job filtered by its user's quota) are judged on
+    // their own as outliers, while they are few.
+    auto first = std::find_if(group.members.begin(), group.members.end(), [](const QueuedRef* r) {
+      return r->memo.valid && r->memo.kind == Kind::kBlocked && r->told != 0;
+    });
+    if (first == group.members.end()) continue;
+    group.memo = (*first)->memo;
+    group.told = (*first)->told;
+    group.ClearOutliers();
+    bool too_many = false;
+    for (QueuedRef* member : group.members) {
+      if (joins(*member, group)) {
+        merge(group, member->memo);
+      } else if (!group.AddOutlier(*member, member->job->id)) {
+        too_many = true;
+        break;
+      }
+    }
+    if (too_many) {
+      group.ClearOutliers();
+      continue;
+    }
+    group.stamped = true;
+  }
+  // Outliers whose memo now says what their group's does join its stamp.
+  for (const uint32_t id : with_outliers_) {
+    QueueGroup& group = in_.groups->group(id);
+    if (!group.stamped) continue;
+    group.TakeBackOutliers([&](JobId, const QueuedRef& outlier) {
+      if (!joins(outlier, group)) return false;
+      merge(group, outlier.memo);
+      return true;
+    });
+  }
 }
 
 void Pass::CheckSkipped(const QueueEntry& entry) {

@@ -210,6 +210,9 @@ class Pass {
     // Defragmentation's budget (SchedulerConfig::defrag_budget_core_seconds_per_hour), in
     // core-seconds of lost work; null: off.
     TokenBucket<TimePoint>* defrag = nullptr;
+    // The queue's groups of jobs judged alike (QueueGroup), kept by the scheduler: a pass skips a
+    // stamped group's jobs at once while its memo holds. Null: every job is judged on its own.
+    JobQueue* groups = nullptr;
   };
   Pass(Inputs in, TimePoint now);
   Pass(const Pass&) = delete;  // view_ may refer to own_views_
@@ -292,6 +295,9 @@ class Pass {
   // optional array by value: returning that went through the stack in a way that stalled the
   // loads after it: 4% of a Philly replay in perf.)
   const std::array<int, 3>* MemoCounts(const QueueEntry& entry);
+  // The counts of `entry`'s user and that class, made once per user, class and hosts' version
+  // (reading the job's QueuedRef only then). The job's reservation is not looked at.
+  const std::array<int, 3>& UserCountsOf(const QueueEntry& entry, bool preemptible);
   // MemoCounts' answer for one user and class, with the hosts' version it was made at: the counts
   // change only with that version (a bind holds cores; a reservation promises them). Kept per user
   // number, since a fair-share queue interleaves users' jobs (one last answer was made again for a
@@ -299,6 +305,7 @@ class Pass {
   struct UserCounts {
     uint64_t version_plus_one = 0;  // 0: not made in this pass
     std::array<int, 3> counts{};
+    int headroom = 0;  // the most cores Filter lets through: LetsThrough(cores) iff cores <= it
   };
   // After the job at `after` changed leases or reservations: the groups whose counts changed are
   // read again in the next pass, and their members after `after` in this one (added to `visit`).
@@ -383,6 +390,46 @@ class Pass {
   void Remember(QueuedRef& ref, QueuedRef::Memo::Kind kind, bool exact = true);
   // Inputs::check_memos: `entry`'s job, skipped, would get the reason it has.
   void CheckSkipped(const QueueEntry& entry);
+  // Whether `entry`'s job is skipped with the rest of its stamped group (QueueGroup): the first of
+  // the group this pass meets is judged by the group's memo as MemoHolds and BlockedAsBefore judge
+  // one job's (only when that tells it nothing new), and while the hosts and the head stay as they
+  // were then, the group's other jobs are skipped without reading them. Otherwise the group's stamp
+  // ends (JobQueue::Unstamp) and its jobs are judged one by one.
+  bool SkippedAsGroup(const QueueEntry& entry);
+  // SkippedAsGroup's common case, reading only the entry and this pass's own arrays: the job's
+  // group was decided skipped at the hosts' version and head of now, the job is not an outlier,
+  // and its user's counts, made at this version, let it through.
+  bool SkipsUnread(const QueueEntry& e) {
+    if (e.group == 0 || e.group >= group_decisions_.size()) return false;
+    const GroupDecision& d = group_decisions_[e.group];
+    using Way = GroupDecision::Way;
+    if ((d.way != Way::kByMemo && d.way != Way::kByAnswer) || d.version != in_.hosts.version() ||
+        d.head != head_id_ || (d.outlier_bits & QueueGroup::Bit(e.id)) != 0) {
+      return false;
+    }
+    const size_t slot = size_t{e.user_number} * 2 + (d.preemptible ? 1 : 0);
+    if (slot >= user_counts_.size() ||
+        user_counts_[slot].version_plus_one != in_.hosts.version() + 1 ||
+        d.cores > user_counts_[slot].headroom) {
+      return false;
+    }
+    ++skipped_;
+    told_known_ += d.way == Way::kByAnswer ? 1 : 0;  // as BlockedAsBefore counts each
+    return true;
+  }
+  // After the pass: stamps the groups it judged job by job whose jobs all ended with the same
+  // blocked memo and text (JobQueue's groups; SkippedAsGroup reads them in the next pass).
+  void StampGroups();
+  // The answer BlockedAsBefore gives `entry`'s job, or null when it judges the job in full; with
+  // `protect_as`, as if the job's expected runtime made Protects that.
+  struct BlockedAnswer;
+  const BlockedAnswer* BlockedAnswerOf(const QueueEntry& entry, std::optional<bool> protect_as);
+  // Consider's Score (on the view `protect` gives), FitsHealthyPod and victim search for `entry`'s
+  // job, for their answers only: true when it would be blocked without victims (the answers are
+  // then in this pass's caches, BlockedAnswerOf).
+  bool ProbeBlocked(const QueueEntry& entry, bool protect);
+  // Keeps in `m` that its job was found blocked as before with `answer` (BlockedAsBefore).
+  void RefreshBlocked(QueuedRef::Memo& m, const BlockedAnswer& answer);
 
   struct FailedShape {
     int generation, rows, cols, scope;
@@ -458,6 +505,20 @@ class Pass {
   // the pass reads: a vector scanned rather than a hash table (whose hashing and division by a
   // prime were a twelfth of a Philly replay).
   std::vector<std::pair<uint64_t, BlockedAnswer>> blocked_answers_;
+  // SkippedAsGroup's decision for each group, in this pass.
+  struct GroupDecision {
+    enum class Way : uint8_t { kUnseen, kByMemo, kByAnswer, kOneByOne } way = Way::kUnseen;
+    uint64_t version = 0;        // HostLeases::version() then
+    uint64_t head = 0;           // head_id_ then
+    bool outliers_seen = false;  // the group is in with_outliers_
+    // The group's class and cores (its memo's) and QueueGroup::outlier_bits, for SkipsUnread.
+    bool preemptible = false;
+    int cores = 0;
+    uint64_t outlier_bits = 0;
+  };
+  std::vector<GroupDecision> group_decisions_;  // by group id (QueueEntry::group)
+  std::vector<uint32_t> one_by_one_;            // the groups judged job by job (StampGroups)
+  std::vector<uint32_t> with_outliers_;         // stamped groups whose outliers were judged
   int64_t skipped_ = 0;
   int64_t skipped_unread_ = 0;
   int64_t told_known_ = 0;

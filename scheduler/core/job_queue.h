@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 #include "common/clock.h"
@@ -107,6 +109,9 @@ struct QueueEntry {
   TimePoint submit{};
   JobId id;
   QueuedRef* ref = nullptr;  // the pass keeps its memo there
+  // The job's QueueGroup (JobQueue::group), 0: none. Here so that a pass can skip a judged group's
+  // jobs without reading their QueuedRefs.
+  uint32_t group = 0;
 };
 
 // A queued job's place in submission order (JobQueue's order).
@@ -116,6 +121,66 @@ struct QueueKey {
   friend auto operator<=>(const QueueKey&, const QueueKey&) = default;
 };
 inline QueueKey QueueKeyOf(const QueueEntry& e) { return {e.submit, e.id}; }
+
+// Queued jobs that a pass judges alike, whose memos (QueuedRef::Memo) can therefore be one: the
+// regular jobs (no dependencies, array, zone or pod, one slice) of one type, priority, class and
+// number of cores (JobQueue::Add groups them), whoever submitted them. Behind a backfill head,
+// thousands of queued jobs that nothing can start are a few such groups, and a pass that finds a
+// group blocked as before skips all its jobs without reading them (Pass::SkippedAsGroup): issue
+// 29, "podsim, Philly". What differs between members is judged apart: Filter's quota by the
+// member's user (QueueEntry::user_number), and the expected runtime (whether the job must keep off
+// the backfill head's rectangle) only where it could change the answer.
+struct QueueGroup {
+  // Every member's memo and told are `memo` and `told` (its own are stale until Unstamp writes
+  // these into it), but for the outliers'. Set by a pass that judged the members alike
+  // (Pass::StampGroups).
+  bool stamped = false;
+  QueuedRef::Memo memo{};  // its `estimate` is one member's: each keeps its own
+  uint32_t told = 0;
+  std::vector<QueuedRef*> members;  // in no particular order
+  // The smallest positive expected runtime of the members (a bound: kept while members leave);
+  // max: none. Whether every member must keep off the backfill head's rectangle.
+  Duration min_estimate = Duration::max();
+
+  // Writes the group's memo and told into `member` (which keeps its own estimate).
+  void GiveStampTo(QueuedRef& member) const;
+
+  // Members judged on their own while the group is stamped, with memos of their own: a job that
+  // joined since, one filtered by its user's quota, one holding a reservation, the backfill head.
+  // Some: more end the stamp.
+  static constexpr size_t kMaxOutliers = 32;
+  bool IsOutlier(JobId id) const {
+    if ((outlier_bits_ & Bit(id)) == 0) return false;  // most members, with one test
+    for (const auto& [outlier, ref] : outliers_) {
+      if (outlier == id) return true;
+    }
+    return false;
+  }
+  bool HasOutliers() const { return !outliers_.empty(); }
+  // Bit of every outlier's id: a member whose Bit is not in it is none.
+  uint64_t outlier_bits() const { return outlier_bits_; }
+  static uint64_t Bit(JobId id) { return uint64_t{1} << (static_cast<uint64_t>(id.value()) % 64); }
+  const std::vector<std::pair<JobId, QueuedRef*>>& outliers() const { return outliers_; }
+  // Makes member `id` an outlier; false when there are too many already (the caller ends the
+  // stamp).
+  bool AddOutlier(QueuedRef& member, JobId id);
+  // Takes the outliers `joins` says yes to (or all) back into the stamp.
+  template <typename Joins>
+  void TakeBackOutliers(Joins joins) {
+    std::erase_if(outliers_,
+                  [&](const auto& outlier) { return joins(outlier.first, *outlier.second); });
+    outlier_bits_ = 0;
+    for (const auto& [outlier, ref] : outliers_) outlier_bits_ |= Bit(outlier);
+  }
+  void ClearOutliers() {
+    outliers_.clear();
+    outlier_bits_ = 0;
+  }
+
+ private:
+  std::vector<std::pair<JobId, QueuedRef*>> outliers_;
+  uint64_t outlier_bits_ = 0;  // Bit of each outlier
+};
 
 class JobQueue {
  public:
@@ -127,8 +192,19 @@ class JobQueue {
 
   // The job's reason changed other than by the text QueuedRef::told names: forget that.
   void ForgetTold(JobId id) {
-    if (auto it = by_id_.find(id); it != by_id_.end()) it->second->ref.told = 0;
+    auto it = by_id_.find(id);
+    if (it == by_id_.end()) return;
+    SetApart(*it->second, id, /*keep_stamp=*/true);
+    it->second->ref.told = 0;
   }
+
+  // Group `id` (QueueEntry::group; not 0) and the number of group ids in use or free: every
+  // QueueEntry::group is below it.
+  QueueGroup& group(uint32_t id) { return groups_[id]; }
+  size_t group_ids() const { return groups_.size(); }
+  // Ends group `id`'s stamp, if it has one: every member but the outliers gets the group's memo
+  // and told as its own, and all are judged on their own from then on.
+  void Unstamp(uint32_t id);
 
   size_t size() const { return by_id_.size(); }
   bool contains(JobId id) const { return by_id_.contains(id); }
@@ -147,7 +223,19 @@ class JobQueue {
   struct Node {
     QueuedRef ref;
     TimePoint submit;
+    uint32_t group = 0;  // QueueEntry::group
+    uint32_t slot = 0;   // its place in the group's members
   };
+  // What makes jobs a QueueGroup: generation, rows, cols, priority, class, cores.
+  using GroupKey = std::tuple<int, int, int, int, bool, int>;
+  static std::optional<GroupKey> GroupKeyOf(const QueuedRef& ref);
+  // Puts job `id`'s `node` in its group (none when GroupKeyOf says so), as an outlier of a stamped
+  // group (or ending the stamp when it has enough).
+  void Join(Node& node, JobId id);
+  void Leave(Node& node, JobId id);  // takes job `id`'s node out of its group, freeing it if empty
+  // Job `id`'s memo or told is about to change: it becomes an outlier of its stamped group (with
+  // the group's memo as its own first, if `keep_stamp`), or the stamp ends when there are enough.
+  void SetApart(Node& node, JobId id, bool keep_stamp);
   static bool Before(const QueueEntry& a, const QueueEntry& b) {
     return QueueKeyOf(a) < QueueKeyOf(b);
   }
@@ -163,6 +251,13 @@ class JobQueue {
   size_t removed_ = 0;               // such entries in ordered_
   std::vector<QueueEntry> added_;    // since the last InSubmitOrder, in any order
   std::vector<QueueKey> changed_;    // since the last TakeChanged
+  // Groups by id (0 is never used); ids of empty groups are reused.
+  std::vector<QueueGroup> groups_ = std::vector<QueueGroup>(1);
+  std::map<GroupKey, uint32_t> group_ids_;
+  std::vector<GroupKey> group_keys_ = std::vector<GroupKey>(1);  // by id
+  std::vector<uint32_t> free_groups_;
+  // Each group's members' nodes, in the order of QueueGroup::members (Node::slot indexes both).
+  std::vector<std::vector<Node*>> group_nodes_ = std::vector<std::vector<Node*>>(1);
 };
 
 }  // namespace podsched::core

@@ -51,7 +51,10 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   ImplPassSide side(*this, now);
   Pass pass(Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side,
                          &pass_views, &pass_head_views, &pass_heads, &reason_texts,
-                         config.check_pass_memos, defrag_budget ? &*defrag_budget : nullptr},
+                         config.check_pass_memos, defrag_budget ? &*defrag_budget : nullptr,
+                         // Groups are stamped with blocked memos, which only a backfill head
+                         // gives; strict order's tail reads the memos of jobs it skips.
+                         profile.permit->Backfills() ? &queued : nullptr},
             now);
   // FIFO: the queue's own order, in which a job that starts (or is otherwise taken out of the
   // queue) during this pass has a null ref from then on (Pass::ConsiderQueue skips it).

@@ -321,25 +321,26 @@ TEST_F(SchedulerTest, BlockedJobsAreSkippedUntilHostsLeasesOrTheHeadChange) {
   Tick(3);
   EXPECT_EQ(skipped(), 3 + 4);
 
-  // Released leases: no memo holds. A 2x2 block is free, and kept for the head. The first
-  // blocked job of each shape is judged in full; the others of its shape, class and priority
-  // (carl's second and third, erin's) get the same answer, which they were told already, and
-  // are skipped without being read (Pass::BlockedAsBefore).
+  // Released leases: no memo holds. A 2x2 block is free, and kept for the head. The blocked jobs
+  // of one shape, class and priority are a group (QueueGroup): the first of each is judged by its
+  // kind (Score, the healthy fit and the victim search, Pass::ProbeBlocked), and all of the group
+  // (carl's three, dave's and erin's) get that answer, which they were told already, and are
+  // skipped without being judged one by one (Pass::SkippedAsGroup).
   for (JobId a : ada) {
     const pod::HostCoord at = Job(a).placement->rect.origin;
     if (at.row < 2 && at.col < 2) Exited(a, ExitKind::kSucceeded, 5);
   }
   Tick(5);
-  EXPECT_EQ(skipped(), 7 + 3);
+  EXPECT_EQ(skipped(), 7 + 5);
   for (JobId c : carl) EXPECT_EQ(Job(c).state, S::kQueued);
   Submit(Spec("frank", "v2-8", false), 5.5);
   Tick(5.5);
-  EXPECT_EQ(skipped(), 10 + 5) << "carl's, dave's and erin's jobs, behind the same head";
+  EXPECT_EQ(skipped(), 12 + 5) << "carl's, dave's and erin's jobs, behind the same head";
   // The head leaves the queue: the next job is judged again, fits and starts; the one after it
-  // is the new head. Of the three v2-8s, dave's is judged and erin's and frank's get its answer.
+  // is the new head. carl's last v2-32 and the three v2-8s get their kind's answer.
   ASSERT_TRUE(sched_->Cancel(head, At(6)).has_value());
   Tick(6);
-  EXPECT_EQ(skipped(), 15 + 2);
+  EXPECT_EQ(skipped(), 17 + 4);
   EXPECT_EQ(Job(carl[0]).state, S::kPlaced);
   EXPECT_EQ(Job(carl[1]).state, S::kQueued);
 }
@@ -364,11 +365,11 @@ TEST_F(SchedulerTest, OnClassPodsBlockedJobsAreAnsweredFromTheirKindAfterAReleas
   const auto skipped = [&] { return sched_->stats().skipped_by_memo; };
   ASSERT_EQ(skipped(), 0);
   for (JobId c : carl) EXPECT_EQ(Job(c).reason, "no free 2x2 block of hosts in pod od");
-  // One host of the on-demand pod frees: no memo holds. The head (a v2-128) and carl's first
-  // are judged in full; carl's other three get the first's answer.
+  // One host of the on-demand pod frees: no memo holds. The head (a v2-128) is judged in full;
+  // carl's four get their kind's answer (Pass::SkippedAsGroup).
   Exited(ada[5], ExitKind::kSucceeded, 5);
   Tick(5);
-  EXPECT_EQ(skipped(), 3);
+  EXPECT_EQ(skipped(), 4);
   EXPECT_EQ(Job(head).state, S::kQueued);
   for (JobId c : carl) {
     EXPECT_EQ(Job(c).state, S::kQueued);
@@ -404,17 +405,17 @@ TEST_F(SchedulerTest, AnOnDemandStartKeepsTheBlockedJobsMemosAndAPreemptibleOneD
   EXPECT_EQ(skipped(), 4);
 
   // frank's preemptible v2-8 takes the last free host: a victim for carl's on-demand jobs, so
-  // no memo holds in the next pass. The first v2-32 becomes the head; the next, judged in full
-  // behind it, finds that evicting frank's job frees no 2x2 block; the other two get that answer
-  // without being read (the same shape, class and priority, told the same text:
-  // Pass::BlockedAsBefore).
+  // no memo holds in the next pass. The first v2-32 becomes the head; for the next, their kind's
+  // victim search (Pass::ProbeBlocked) finds that evicting frank's job frees no 2x2 block, and
+  // it and the other two are told that without being judged one by one (the same shape, class
+  // and priority, told the same text: Pass::SkippedAsGroup). gus's, new, is judged on its own.
   const JobId frank = Submit(Spec("frank", "v2-8", true), 4);
   Tick(4);
   EXPECT_EQ(Job(frank).state, S::kPlaced);
   const int64_t before = skipped();
   Submit(Spec("gus", "v2-32", false), 5);
   Tick(5);
-  EXPECT_EQ(skipped(), before + 2) << "frank's job could be evicted for carl's";
+  EXPECT_EQ(skipped(), before + 3) << "frank's job could be evicted for carl's";
   EXPECT_EQ(Job(erin).state, S::kQueued);
   for (JobId c : carl) EXPECT_EQ(Job(c).state, S::kQueued);
 }
