@@ -1396,22 +1396,9 @@ const std::vector<Pass::LeaseRef>& Pass::Leases() {
     leases_version_ = in_.hosts.version();
     leases_.clear();
     leases_.reserve(in_.hosts.leases().size());
-    std::vector<std::pair<AllocationId, const JobRecord*>>& known =
-        in_.lease_records != nullptr ? *in_.lease_records : own_lease_records_;
-    std::vector<std::pair<AllocationId, const JobRecord*>>& next = lease_records_next_;
-    next.clear();
-    size_t k = 0;  // both in allocation order
     for (const auto& [alloc, lease] : in_.hosts.leases()) {
-      while (k < known.size() && known[k].first < alloc) ++k;
-      const JobRecord* record = k < known.size() && known[k].first == alloc
-                                    ? known[k].second
-                                    : in_.jobs.Find(lease.owner.job);
-      next.emplace_back(alloc, record);
-      leases_.push_back(
-          {alloc, lease.placement.pod,
-           record != nullptr && IsLiveOwner(*record, lease.owner) ? record : nullptr});
+      leases_.push_back({alloc, lease.placement.pod, in_.jobs.LiveOwner(lease)});
     }
-    known.swap(next);
   }
   return leases_;
 }

@@ -63,6 +63,8 @@ class PassJobs {
   virtual ~PassJobs() = default;
   virtual const JobRecord* Find(JobId job) const = 0;  // nullptr: forgotten (retention)
   virtual int Cores(JobId job) const = 0;              // of a job Find returns
+  // The job whose current epoch holds `lease`, or nullptr for a lingering lease.
+  virtual const JobRecord* LiveOwner(const Lease& lease) const = 0;
   // Why `job` may not start because of other jobs (unmet dependencies, its array's throttle).
   virtual std::optional<std::string> HeldBack(const JobRecord& job) const = 0;
 };
@@ -208,10 +210,6 @@ class Pass {
     // Defragmentation's budget (SchedulerConfig::defrag_budget_core_seconds_per_hour), in
     // core-seconds of lost work; null: off.
     TokenBucket<TimePoint>* defrag = nullptr;
-    // Each lease's owner's record as the last pass found it, in allocation order, kept by the
-    // scheduler: a pass looks up only the owners of leases made since (Leases). Null: the pass's
-    // own.
-    std::vector<std::pair<AllocationId, const JobRecord*>>* lease_records = nullptr;
     // The queue's groups of jobs judged alike (QueueGroup), kept by the scheduler: a pass skips a
     // stamped group's jobs at once while its memo holds. Null: every job is judged on its own.
     JobQueue* groups = nullptr;
@@ -455,9 +453,7 @@ class Pass {
   // Every lease, in allocation order, as of the hosts' version now: ExpectedReleases and
   // VictimsFor's running list both read it, so the pass looks each lease's job up once per
   // version (once per pass, mostly) instead of once for each (a job-table lookup per lease was
-  // a twentieth of a Philly replay). A lease's owner's record is looked up once for the lease's
-  // life (Inputs::lease_records; allocation ids are never reused, and a job is kept while it
-  // has leases): the lookups were 7% of a Philly replay.
+  // a twentieth of a Philly replay).
   const std::vector<LeaseRef>& Leases();
   using TypeKey = std::tuple<int, int, int, int>;  // generation, rows, cols, scope
   TypeKey KeyOf(const pod::AcceleratorType& type) const;
@@ -535,7 +531,6 @@ class Pass {
   bool running_built_ = false;
   std::vector<UserCounts> user_counts_;  // MemoCounts, by user number * 2 + preemptible
   std::vector<LeaseRef> leases_;                            // Leases()
-  std::vector<std::pair<AllocationId, const JobRecord*>> own_lease_records_, lease_records_next_;
   std::optional<uint64_t> leases_version_;                  // the hosts' version leases_ describe
   std::map<std::pair<bool, int>, VictimSets> victim_sets_;  // VictimsFor
   uint64_t victim_sets_version_ = 0;

@@ -156,12 +156,6 @@ struct JobRecord {
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 
-// Whether `job`'s current epoch is `owner` and holds hosts: the job is a lease's live owner (a
-// lease of an older epoch lingers until its hosts report the processes gone).
-inline bool IsLiveOwner(const JobRecord& job, const JobEpoch& owner) {
-  return job.epoch == owner.epoch && HoldsHosts(job.state);
-}
-
 // Every slice a job holds, in rank order: `placement`, then `more_slices`; empty when it holds
 // none.
 inline std::vector<pod::FleetPlacement> SlicesOf(const JobRecord& job) {

@@ -32,6 +32,10 @@ class FakeJobs final : public PassJobs {
     return it == jobs.end() ? nullptr : &it->second;
   }
   int Cores(JobId job) const override { return cores.at(job); }
+  const JobRecord* LiveOwner(const Lease& lease) const override {
+    const JobRecord* job = Find(lease.owner.job);
+    return job && job->epoch == lease.owner.epoch && HoldsHosts(job->state) ? job : nullptr;
+  }
   std::optional<std::string> HeldBack(const JobRecord& job) const override {
     auto it = held_back.find(job.id);
     if (it == held_back.end()) return std::nullopt;

@@ -15,6 +15,7 @@ class ImplPassSide final : public PassJobs, public Binder {
 
   const JobRecord* Find(JobId job) const override { return s_.jobs.Find(job); }
   int Cores(JobId job) const override { return s_.Cores(job); }
+  const JobRecord* LiveOwner(const Lease& lease) const override { return s_.LiveOwner(lease); }
   // Settled when a target changes (ResolveDependencies), so this is a lookup.
   std::optional<std::string> HeldBack(const JobRecord& job) const override {
     return s_.arrays_deps.HeldBack(job);
@@ -48,14 +49,13 @@ void Scheduler::Impl::RunPass(TimePoint now) {
   ResolveDependencies(now);  // may cancel jobs: before the queue is sorted
   dirty = false;
   ImplPassSide side(*this, now);
-  Pass pass(
-      Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side, &pass_views,
-                   &pass_head_views, &pass_heads, &reason_texts, config.check_pass_memos,
-                   defrag_budget ? &*defrag_budget : nullptr, &lease_records,
-                   // Groups are stamped with blocked memos, which only a backfill head
-                   // gives; strict order's tail reads the memos of jobs it skips.
-                   profile.permit->Backfills() ? &queued : nullptr},
-      now);
+  Pass pass(Pass::Inputs{profile, config.min_runtime_before_preemption, hosts, side, side,
+                         &pass_views, &pass_head_views, &pass_heads, &reason_texts,
+                         config.check_pass_memos, defrag_budget ? &*defrag_budget : nullptr,
+                         // Groups are stamped with blocked memos, which only a backfill head
+                         // gives; strict order's tail reads the memos of jobs it skips.
+                         profile.permit->Backfills() ? &queued : nullptr},
+            now);
   // Taken every pass (StrictTail reads them when the queue is in submission order).
   const std::vector<QueueKey> changed = queued.TakeChanged();
   if (const auto* fair = dynamic_cast<const FairShareSort*>(profile.queue_sort.get())) {

@@ -89,7 +89,7 @@ Status Scheduler::Impl::Transition(JobRecord& job, JobState to, std::string reas
 
 const JobRecord* Scheduler::Impl::LiveOwner(const Lease& lease) const {
   const JobRecord& job = jobs.at(lease.owner.job);
-  return IsLiveOwner(job, lease.owner) ? &job : nullptr;
+  return job.epoch == lease.owner.epoch && HoldsHosts(job.state) ? &job : nullptr;
 }
 
 void Scheduler::Impl::SetReason(JobRecord& job, SharedText reason) {

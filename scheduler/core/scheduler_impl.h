@@ -73,8 +73,6 @@ class Scheduler::Impl {
   std::vector<pod::Pod> pass_views;
   // And its views without the backfill head's rectangle (Pass::Inputs::head_views).
   std::vector<pod::Pod> pass_head_views;
-  // Pass::Inputs::lease_records, kept between passes.
-  std::vector<std::pair<AllocationId, const JobRecord*>> lease_records;
   // Where a pass's QueueSort puts its order (its memory reused from pass to pass).
   std::vector<QueueEntry> pass_order;
   // The backfill heads passes had, which the queued jobs' memos name (Pass::Inputs).
