@@ -132,9 +132,13 @@ void JobQueue::Add(JobId id, TimePoint submit, const QueuedRef& ref) {
   }
   by_id_.emplace(id, node);
   Join(*node, id);
+  auto [run, fresh] =
+      run_ids_.try_emplace({ref.user_number, ref.priority}, static_cast<uint32_t>(runs_.size()));
+  if (fresh) runs_.push_back(QueueRun{ref.user_number, ref.priority, {}, 0});
+  node->run = run->second;
   const QueueEntry entry = EntryOf(id, *node);
   if (keep_order_) added_.push_back(entry);
-  if (keep_runs_) run_added_.emplace_back(RunOf(*node), entry);
+  if (keep_runs_) run_added_.emplace_back(node->run, entry);
 }
 
 void JobQueue::Remove(JobId id) {
@@ -142,12 +146,12 @@ void JobQueue::Remove(JobId id) {
   if (it == by_id_.end()) return;
   const QueueEntry key{0, 0, 0, it->second->submit, id, nullptr};
   Leave(*it->second, id);
-  const uint32_t run = it->second->run;
+  QueueRun& run = runs_[it->second->run];
   free_.push_back(it->second);
   by_id_.erase(it);
   // A job removed and added again with the same submit time has a dead entry beside its live one.
   if (keep_order_) NullOrErase(ordered_, removed_, added_, key);
-  if (keep_runs_) NullOrErase(runs_[run].entries, runs_[run].removed, run_added_, key);
+  if (keep_runs_) NullOrErase(run.entries, run.removed, run_added_, key);
 }
 
 template <typename Added>
@@ -173,7 +177,7 @@ void JobQueue::NullOrErase(std::vector<QueueEntry>& entries, size_t& removed, Ad
 std::vector<QueueRun>& JobQueue::Runs() {
   if (!keep_runs_) {  // the first read: from now on kept
     keep_runs_ = true;
-    for (const auto& [id, node] : by_id_) run_added_.emplace_back(RunOf(*node), EntryOf(id, *node));
+    for (const auto& [id, node] : by_id_) run_added_.emplace_back(node->run, EntryOf(id, *node));
   }
   for (QueueRun& run : runs_) {
     if (run.removed > 0) {
@@ -195,35 +199,7 @@ std::vector<QueueRun>& JobQueue::Runs() {
     }
   }
   run_added_.clear();
-  // A run left empty is freed for the next user and priority: the runs stay as many as the
-  // queue's distinct (user, priority) pairs, which every pass's walk looks at.
-  for (uint32_t r = 0; r < runs_.size(); ++r) {
-    QueueRun& run = runs_[r];
-    if (!run.entries.empty()) continue;
-    if (auto key = run_ids_.find({run.user_number, run.priority});
-        key != run_ids_.end() && key->second == r) {
-      run_ids_.erase(key);
-      free_runs_.push_back(r);
-    }
-  }
   return runs_;
-}
-
-uint32_t JobQueue::RunOf(Node& node) {
-  const std::pair<uint32_t, int> key{node.ref.user_number, node.ref.priority};
-  auto [it, fresh] = run_ids_.try_emplace(key, 0);
-  if (fresh) {
-    if (free_runs_.empty()) {
-      it->second = static_cast<uint32_t>(runs_.size());
-      runs_.emplace_back();
-    } else {
-      it->second = free_runs_.back();
-      free_runs_.pop_back();
-    }
-    runs_[it->second] = QueueRun{key.first, key.second, {}, 0};
-  }
-  node.run = it->second;
-  return node.run;
 }
 
 const std::vector<QueueEntry>& JobQueue::InSubmitOrder() {

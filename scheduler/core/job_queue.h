@@ -227,8 +227,8 @@ class JobQueue {
   const std::vector<QueueEntry>& InSubmitOrder();
   // Every queued job in its run (QueueRun), each run in submission order; like InSubmitOrder,
   // amortised O(queue) (merging the jobs added since, dropping removed ones), and until the next
-  // call Remove sets a leaving job's entry's ref to null in place. A run left empty is empty until
-  // the next call, which may reuse it.
+  // call Remove sets a leaving job's entry's ref to null in place. Runs left empty stay (few: one
+  // per user and priority).
   std::vector<QueueRun>& Runs();
   // The jobs added (or whose references and memo were replaced) since the last call, each at
   // least once: what a pass that skips jobs in bulk must visit (StrictTail, cycle.h).
@@ -240,10 +240,8 @@ class JobQueue {
     TimePoint submit;
     uint32_t group = 0;  // QueueEntry::group
     uint32_t slot = 0;   // its place in the group's members
-    uint32_t run = 0;    // its QueueRun in runs_, once they are kept
+    uint32_t run = 0;    // its QueueRun in runs_
   };
-  // The run of `node`'s user and priority (made, or a free one reused), noted in the node.
-  uint32_t RunOf(Node& node);
   // What makes jobs a QueueGroup: generation, rows, cols, priority, class, cores.
   using GroupKey = std::tuple<int, int, int, int, bool, int>;
   static std::optional<GroupKey> GroupKeyOf(const QueuedRef& ref);
@@ -289,7 +287,6 @@ class JobQueue {
   bool keep_runs_ = false;
   std::vector<QueueRun> runs_;
   std::map<std::pair<uint32_t, int>, uint32_t> run_ids_;    // (user number, priority) -> runs_
-  std::vector<uint32_t> free_runs_;                         // empty runs, for reuse
   std::vector<std::pair<uint32_t, QueueEntry>> run_added_;  // since the last Runs, by run
   // Each group's members' nodes, in the order of QueueGroup::members (Node::slot indexes both).
   std::vector<std::vector<Node*>> group_nodes_ = std::vector<std::vector<Node*>>(1);
