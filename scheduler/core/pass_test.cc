@@ -608,9 +608,9 @@ TEST(QueueSortTest, FifoBySubmitFairShareByPriorityAgingThenUsage) {
             (std::vector<int64_t>{1, 2, 3}));
 }
 
-// FairShareSort merges the queue's runs instead of sorting it (FairShareWalk, steps.cc). On random
-// queues, with narrow and wide priority ranges (the second: a run per job, nearly), users of equal
-// usage, jobs added and removed between sorts, submit times after the sort's: the order is a
+// FairShareSort buckets the queue instead of sorting it (steps.cc). On random queues, with
+// narrow and wide priority ranges (the second takes the comparison sort), users of equal usage,
+// jobs added and removed between sorts, submit times after the sort's: the order is a
 // permutation of the queue, in the documented order, with the documented keys.
 TEST(QueueSortTest, FairShareOrderOnRandomQueuesIsTheDocumentedOrder) {
   for (const int max_priority : {4, 1000}) {

@@ -66,9 +66,9 @@ class AgingBonus {
   int bonus_ = 0;
 };
 
-// Fair share's order (FairShareSort's) made as a pass walks it: JobQueue's runs (one user and
-// priority each, already in that order) merged by their next jobs, so no pass copies and sorts
-// the whole queue (that was a sixth of a Philly replay). A run's jobs that come before
+// Fair share's order (FairShareSort::Sort's, exactly) made as a pass walks it: JobQueue's runs
+// (one user and priority each, already in that order) merged by their next jobs, so no pass copies
+// and sorts the whole queue (that was a sixth of a Philly replay). A run's jobs that come before
 // every other run's next one are handed out in turn without the merge's heap: a user's jobs of one
 // priority mostly follow each other, and a pass skipping them (Pass::SkipsUnread) spends a few
 // comparisons on each. Valid while the runs are not read again (JobQueue::Runs).
@@ -133,11 +133,10 @@ class FairShareSort final : public QueueSort {
  public:
   FairShareSort(Duration aging_step, int max_aging_bonus)
       : aging_step_(aging_step), max_aging_bonus_(max_aging_bonus) {}
-  // Walk's order, written out.
   const std::vector<QueueEntry>& Sort(JobQueue& queued, const Accounting& accounting,
                                       TimePoint now,
                                       std::vector<QueueEntry>& storage) const override;
-  // The order as a pass walks it (Scheduler::Impl::RunPass).
+  // The same order as a walk (what a pass uses).
   FairShareWalk Walk(JobQueue& queued, const Accounting& accounting, TimePoint now) const;
 
  private:
