@@ -158,23 +158,6 @@ void Pass::ConsiderQueue(const std::vector<QueueEntry>& queue, StrictTail* tail,
   if (in_.groups != nullptr) StampGroups();
 }
 
-void Pass::ConsiderWalk(FairShareWalk& walk) {
-  const auto skips = [this](const QueueEntry& e) {
-    if (!SkipsUnread(e)) return false;
-    if (in_.check_memos) {
-      in_.groups->group(e.group).GiveStampTo(*e.ref);
-      CheckSkipped(e);
-    }
-    return true;
-  };
-  while (const QueueEntry* entry = walk.Next()) {
-    if (!skips(*entry)) Consider(*entry);
-    // The jobs of its run that come next, skipped while their groups' decisions hold.
-    walk.SkipWhile(skips);
-  }
-  if (in_.groups != nullptr) StampGroups();
-}
-
 void Pass::NoteBehind(const QueueEntry& e, StrictTail& tail) {
   if (e.ref == nullptr) return;  // started (it held a reservation)
   const QueuedRef& ref = *e.ref;

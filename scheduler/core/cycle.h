@@ -224,8 +224,6 @@ class Pass {
   // `changed` names the jobs added or requeued since the last pass (JobQueue::TakeChanged).
   void ConsiderQueue(const std::vector<QueueEntry>& queue, StrictTail* tail,
                      const std::vector<QueueKey>& changed);
-  // The same for fair share's order, as `walk` makes it (FairShareWalk: no sorted copy).
-  void ConsiderWalk(FairShareWalk& walk);
   // Runs Filter .. Bind for one job, in queue order.
   void Consider(const QueueEntry& entry);
   // Jobs Consider skipped by their memo so far.

@@ -132,13 +132,8 @@ void JobQueue::Add(JobId id, TimePoint submit, const QueuedRef& ref) {
   }
   by_id_.emplace(id, node);
   Join(*node, id);
-  auto [run, fresh] =
-      run_ids_.try_emplace({ref.user_number, ref.priority}, static_cast<uint32_t>(runs_.size()));
-  if (fresh) runs_.push_back(QueueRun{ref.user_number, ref.priority, {}, 0});
-  node->run = run->second;
-  const QueueEntry entry = EntryOf(id, *node);
-  if (keep_order_) added_.push_back(entry);
-  if (keep_runs_) run_added_.emplace_back(node->run, entry);
+  added_.push_back(
+      QueueEntry{ref.priority, ref.user_number, 0, submit, id, &node->ref, node->group});
 }
 
 void JobQueue::Remove(JobId id) {
@@ -146,67 +141,26 @@ void JobQueue::Remove(JobId id) {
   if (it == by_id_.end()) return;
   const QueueEntry key{0, 0, 0, it->second->submit, id, nullptr};
   Leave(*it->second, id);
-  QueueRun& run = runs_[it->second->run];
   free_.push_back(it->second);
   by_id_.erase(it);
   // A job removed and added again with the same submit time has a dead entry beside its live one.
-  if (keep_order_) NullOrErase(ordered_, removed_, added_, key);
-  if (keep_runs_) NullOrErase(run.entries, run.removed, run_added_, key);
-}
-
-template <typename Added>
-void JobQueue::NullOrErase(std::vector<QueueEntry>& entries, size_t& removed, Added& added,
-                           const QueueEntry& key) {
-  for (auto e = std::lower_bound(entries.begin(), entries.end(), key, Before);
-       e != entries.end() && e->id == key.id; ++e) {
+  for (auto e = std::lower_bound(ordered_.begin(), ordered_.end(), key, Before);
+       e != ordered_.end() && e->id == id; ++e) {
     if (e->ref != nullptr) {
       e->ref = nullptr;
-      ++removed;
+      ++removed_;
       return;
     }
   }
-  // Added since the last read: not in `entries` yet.
-  auto a = std::find_if(added.begin(), added.end(),
-                        [&](const auto& e) { return EntryOf(e).id == key.id; });
-  if (a != added.end()) {
-    *a = added.back();
-    added.pop_back();
+  // Added since the last InSubmitOrder: not in ordered_ yet.
+  auto a = std::find_if(added_.begin(), added_.end(), [&](const QueueEntry& e) { return e.id == id; });
+  if (a != added_.end()) {
+    *a = added_.back();
+    added_.pop_back();
   }
-}
-
-std::vector<QueueRun>& JobQueue::Runs() {
-  if (!keep_runs_) {  // the first read: from now on kept
-    keep_runs_ = true;
-    for (const auto& [id, node] : by_id_) run_added_.emplace_back(node->run, EntryOf(id, *node));
-  }
-  for (QueueRun& run : runs_) {
-    if (run.removed > 0) {
-      std::erase_if(run.entries, [](const QueueEntry& e) { return e.ref == nullptr; });
-      run.removed = 0;
-    }
-  }
-  // Mostly appended: new jobs come last in their run; a requeued one is merged in.
-  std::sort(run_added_.begin(), run_added_.end(), [](const auto& a, const auto& b) {
-    return std::make_pair(a.first, QueueKeyOf(a.second)) <
-           std::make_pair(b.first, QueueKeyOf(b.second));
-  });
-  for (const auto& [index, entry] : run_added_) {
-    std::vector<QueueEntry>& entries = runs_[index].entries;
-    if (entries.empty() || Before(entries.back(), entry)) {
-      entries.push_back(entry);
-    } else {
-      entries.insert(std::lower_bound(entries.begin(), entries.end(), entry, Before), entry);
-    }
-  }
-  run_added_.clear();
-  return runs_;
 }
 
 const std::vector<QueueEntry>& JobQueue::InSubmitOrder() {
-  if (!keep_order_) {  // the first read: from now on kept
-    keep_order_ = true;
-    for (const auto& [id, node] : by_id_) added_.push_back(EntryOf(id, *node));
-  }
   if (removed_ > 0) {
     std::erase_if(ordered_, [](const QueueEntry& e) { return e.ref == nullptr; });
     removed_ = 0;

@@ -182,16 +182,6 @@ struct QueueGroup {
   uint64_t outlier_bits_ = 0;  // Bit of each outlier
 };
 
-// The queued jobs of one user and priority, in submission order, which is also their fair-share
-// order (one usage, one base priority, and the aging bonus only grows with waiting): fair share's
-// order is these runs merged (FairShareWalk, steps.h), so a pass need not sort the whole queue.
-struct QueueRun {
-  uint32_t user_number = 0;
-  int priority = 0;
-  std::vector<QueueEntry> entries;  // by QueueKey; a removed job's entry has ref == nullptr
-  size_t removed = 0;               // such entries
-};
-
 class JobQueue {
  public:
   // Puts `id` in the queue (or replaces its references and memo, keeping its place when
@@ -225,11 +215,6 @@ class JobQueue {
   // Until the next call, Remove sets a leaving job's entry's ref to null (the vector does not
   // move: a pass may walk it while jobs leave the queue).
   const std::vector<QueueEntry>& InSubmitOrder();
-  // Every queued job in its run (QueueRun), each run in submission order; like InSubmitOrder,
-  // amortised O(queue) (merging the jobs added since, dropping removed ones), and until the next
-  // call Remove sets a leaving job's entry's ref to null in place. Runs left empty stay (few: one
-  // per user and priority).
-  std::vector<QueueRun>& Runs();
   // The jobs added (or whose references and memo were replaced) since the last call, each at
   // least once: what a pass that skips jobs in bulk must visit (StrictTail, cycle.h).
   std::vector<QueueKey> TakeChanged();
@@ -240,7 +225,6 @@ class JobQueue {
     TimePoint submit;
     uint32_t group = 0;  // QueueEntry::group
     uint32_t slot = 0;   // its place in the group's members
-    uint32_t run = 0;    // its QueueRun in runs_
   };
   // What makes jobs a QueueGroup: generation, rows, cols, priority, class, cores.
   using GroupKey = std::tuple<int, int, int, int, bool, int>;
@@ -255,16 +239,6 @@ class JobQueue {
   static bool Before(const QueueEntry& a, const QueueEntry& b) {
     return QueueKeyOf(a) < QueueKeyOf(b);
   }
-  static QueueEntry EntryOf(JobId id, Node& node) {
-    return {node.ref.priority, node.ref.user_number, 0, node.submit, id, &node.ref, node.group};
-  }
-  static const QueueEntry& EntryOf(const QueueEntry& e) { return e; }
-  static const QueueEntry& EntryOf(const std::pair<uint32_t, QueueEntry>& e) { return e.second; }
-  // Nulls `key`'s job's entry in sorted `entries` (counted in `removed`), or erases it from
-  // `added` (not merged into them yet).
-  template <typename Added>
-  static void NullOrErase(std::vector<QueueEntry>& entries, size_t& removed, Added& added,
-                          const QueueEntry& key);
 
   // The references live in pool_, whose elements never move; a removed job's node is reused by a
   // later one. Kept together rather than one allocation each among the job records, so that a
@@ -282,12 +256,6 @@ class JobQueue {
   std::map<GroupKey, uint32_t> group_ids_;
   std::vector<GroupKey> group_keys_ = std::vector<GroupKey>(1);  // by id
   std::vector<uint32_t> free_groups_;
-  // ordered_ and runs_ are kept once read (a queue read one way only does not keep the other).
-  bool keep_order_ = false;
-  bool keep_runs_ = false;
-  std::vector<QueueRun> runs_;
-  std::map<std::pair<uint32_t, int>, uint32_t> run_ids_;    // (user number, priority) -> runs_
-  std::vector<std::pair<uint32_t, QueueEntry>> run_added_;  // since the last Runs, by run
   // Each group's members' nodes, in the order of QueueGroup::members (Node::slot indexes both).
   std::vector<std::vector<Node*>> group_nodes_ = std::vector<std::vector<Node*>>(1);
 };

@@ -56,20 +56,14 @@ void Scheduler::Impl::RunPass(TimePoint now) {
                          // gives; strict order's tail reads the memos of jobs it skips.
                          profile.permit->Backfills() ? &queued : nullptr},
             now);
+  // FIFO: the queue's own order, in which a job that starts (or is otherwise taken out of the
+  // queue) during this pass has a null ref from then on (Pass::ConsiderQueue skips it).
+  const std::vector<QueueEntry>& queue =
+      profile.queue_sort->Sort(queued, accounting, now, pass_order);
   // Taken every pass (StrictTail reads them when the queue is in submission order).
   const std::vector<QueueKey> changed = queued.TakeChanged();
-  if (const auto* fair = dynamic_cast<const FairShareSort*>(profile.queue_sort.get())) {
-    // Fair share: the order made as the pass walks it, from the queue's runs.
-    FairShareWalk walk = fair->Walk(queued, accounting, now);
-    pass.ConsiderWalk(walk);
-  } else {
-    // FIFO: the queue's own order, in which a job that starts (or is otherwise taken out of the
-    // queue) during this pass has a null ref from then on (Pass::ConsiderQueue skips it).
-    const std::vector<QueueEntry>& queue =
-        profile.queue_sort->Sort(queued, accounting, now, pass_order);
-    pass.ConsiderQueue(queue, profile.queue_sort->InSubmitOrder() ? &strict_tail : nullptr,
-                       changed);
-  }
+  pass.ConsiderQueue(queue, profile.queue_sort->InSubmitOrder() ? &strict_tail : nullptr,
+                     changed);
   stats.skipped_by_memo += pass.skipped();
   stats.skipped_unread += pass.skipped_unread();
   stats.told_known += pass.told_known();

@@ -11,6 +11,35 @@
 namespace podsched::core {
 namespace {
 
+// min(waited / step, max) with waited = now - submit, for submit times that mostly come in
+// ascending order: the bonus holds over a range of submit times, kept from the last division.
+class AgingBonus {
+ public:
+  AgingBonus(TimePoint now, Duration step, int max) : now_(now), step_(step), max_(max) {}
+  int Of(TimePoint submit) {
+    if (known_ && submit > lo_ && submit <= hi_) return bonus_;
+    const Duration waited = now_ - submit;
+    const int64_t steps = waited / step_;
+    bonus_ = static_cast<int>(std::min<int64_t>(steps, max_));
+    // The submit times with this same bonus, (lo_, hi_]; not below 0 waited, where the division
+    // truncates towards zero. Capped: every earlier submit time.
+    known_ = waited >= Duration::zero() && max_ >= 0;
+    if (known_) {
+      hi_ = now_ - std::min<int64_t>(steps, max_) * step_;
+      lo_ = steps < max_ ? now_ - (steps + 1) * step_ : TimePoint::min();
+    }
+    return bonus_;
+  }
+
+ private:
+  const TimePoint now_;
+  const Duration step_;
+  const int max_;
+  bool known_ = false;
+  TimePoint lo_{}, hi_{};
+  int bonus_ = 0;
+};
+
 void SortEntries(std::vector<QueueEntry>& queue) {
   std::sort(queue.begin(), queue.end(), [](const QueueEntry& a, const QueueEntry& b) {
     return std::tie(b.effective_priority, a.usage, a.submit, a.id) <
@@ -19,94 +48,6 @@ void SortEntries(std::vector<QueueEntry>& queue) {
 }
 
 }  // namespace
-
-int AgingBonus::Of(TimePoint submit) {
-  if (known_ && submit > lo_ && submit <= hi_) return bonus_;
-  const Duration waited = now_ - submit;
-  const int64_t steps = waited / step_;
-  bonus_ = static_cast<int>(std::min<int64_t>(steps, max_));
-  // The submit times with this same bonus, (lo_, hi_]; not below 0 waited, where the division
-  // truncates towards zero. Capped: every earlier submit time.
-  known_ = waited >= Duration::zero() && max_ >= 0;
-  if (known_) {
-    hi_ = now_ - std::min<int64_t>(steps, max_) * step_;
-    lo_ = steps < max_ ? now_ - (steps + 1) * step_ : TimePoint::min();
-  }
-  return bonus_;
-}
-
-bool FairShareWalk::Precedes(const Head& a, const Head& b) {
-  // SortEntries' order.
-  return std::tie(b.priority, a.usage, a.submit, a.id) <
-         std::tie(a.priority, b.usage, b.submit, b.id);
-}
-
-FairShareWalk::FairShareWalk(std::vector<QueueRun>& runs, const Accounting& accounting,
-                             TimePoint now, Duration aging_step, int max_aging_bonus)
-    : runs_(runs), aging_(now, aging_step, max_aging_bonus), usage_(runs.size(), 0.0) {
-  std::vector<std::optional<double>> usage_of_user(accounting.UserNumbers());
-  for (uint32_t r = 0; r < runs_.size(); ++r) {
-    if (runs_[r].entries.empty()) continue;
-    // Numbers come from this accounting (Scheduler::Impl::Enqueue), all below UserNumbers().
-    const uint32_t user = runs_[r].user_number;
-    PODSCHED_CHECK(user < usage_of_user.size());
-    if (!usage_of_user[user]) usage_of_user[user] = accounting.UsageNow(user, now);
-    usage_[r] = *usage_of_user[user];
-    if (std::optional<Head> head = HeadAt(r, 0)) heap_.push_back(*head);
-  }
-  std::make_heap(heap_.begin(), heap_.end(), Later);
-}
-
-std::optional<FairShareWalk::Head> FairShareWalk::HeadAt(uint32_t run, size_t pos) {
-  const std::vector<QueueEntry>& entries = runs_[run].entries;
-  while (pos < entries.size() && entries[pos].ref == nullptr) ++pos;  // left the queue
-  if (pos == entries.size()) return std::nullopt;
-  const QueueEntry& e = entries[pos];
-  return Head{e.effective_priority + aging_.Of(e.submit),
-              usage_[run],
-              e.submit,
-              e.id,
-              run,
-              static_cast<uint32_t>(pos)};
-}
-
-const QueueEntry* FairShareWalk::Next() {
-  if (current_) {
-    std::optional<Head> next = HeadAt(current_->run, current_->pos + 1);
-    current_.reset();
-    if (next) {
-      // Before every other run's next job: next in the order, without the heap.
-      if (heap_.empty() || Precedes(*next, heap_.front())) return Take(*next);
-      heap_.push_back(*next);
-      std::push_heap(heap_.begin(), heap_.end(), Later);
-    }
-  }
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), Later);
-    const Head top = heap_.back();
-    heap_.pop_back();
-    if (runs_[top.run].entries[top.pos].ref != nullptr) return Take(top);
-    // Its job left the queue since (a pass started it): the run's next one in its place.
-    if (std::optional<Head> next = HeadAt(top.run, top.pos + 1)) {
-      heap_.push_back(*next);
-      std::push_heap(heap_.begin(), heap_.end(), Later);
-    }
-  }
-  return nullptr;
-}
-
-const QueueEntry* FairShareWalk::Take(const Head& head) {
-  current_ = head;
-  out_ = runs_[head.run].entries[head.pos];
-  out_.effective_priority = head.priority;
-  out_.usage = head.usage;
-  return &out_;
-}
-
-FairShareWalk FairShareSort::Walk(JobQueue& queued, const Accounting& accounting,
-                                  TimePoint now) const {
-  return FairShareWalk(queued.Runs(), accounting, now, aging_step_, max_aging_bonus_);
-}
 
 const std::vector<QueueEntry>& FifoSort::Sort(JobQueue& queued, const Accounting&, TimePoint,
                                               std::vector<QueueEntry>&) const {

@@ -50,83 +50,6 @@ class FifoSort final : public QueueSort {
   bool InSubmitOrder() const override { return true; }
 };
 
-// min(waited / step, max) with waited = now - submit, for submit times that mostly come in
-// ascending order: the bonus holds over a range of submit times, kept from the last division.
-class AgingBonus {
- public:
-  AgingBonus(TimePoint now, Duration step, int max) : now_(now), step_(step), max_(max) {}
-  int Of(TimePoint submit);
-
- private:
-  TimePoint now_;
-  Duration step_;
-  int max_;
-  bool known_ = false;
-  TimePoint lo_{}, hi_{};
-  int bonus_ = 0;
-};
-
-// Fair share's order (FairShareSort::Sort's, exactly) made as a pass walks it: JobQueue's runs
-// (one user and priority each, already in that order) merged by their next jobs, so no pass copies
-// and sorts the whole queue (that was a sixth of a Philly replay). A run's jobs that come before
-// every other run's next one are handed out in turn without the merge's heap: a user's jobs of one
-// priority mostly follow each other, and a pass skipping them (Pass::SkipsUnread) spends a few
-// comparisons on each. Valid while the runs are not read again (JobQueue::Runs).
-class FairShareWalk {
- public:
-  FairShareWalk(std::vector<QueueRun>& runs, const Accounting& accounting, TimePoint now,
-                Duration aging_step, int max_aging_bonus);
-  // The next queued job in the order, with its effective priority and usage set; null after the
-  // last. Valid until the next call. A job that leaves the queue before its turn is not returned.
-  const QueueEntry* Next();
-  // Passes over the jobs after the one Next returned last that come next in the order (its run's,
-  // before every other run's next job) while `skip(entry)` says so; returns how many. The entries
-  // `skip` sees are the run's (their effective priority the job's own, usage 0). Without the
-  // heap or a copy: a pass over a group of blocked jobs spends a few comparisons on each.
-  template <typename Skip>
-  size_t SkipWhile(Skip skip) {
-    if (!current_) return 0;
-    const std::vector<QueueEntry>& entries = runs_[current_->run].entries;
-    size_t skipped = 0;
-    size_t pos = current_->pos + 1;
-    for (; pos < entries.size(); ++pos) {
-      const QueueEntry& e = entries[pos];
-      if (e.ref == nullptr) continue;  // left the queue
-      if (!heap_.empty()) {
-        const Head head{
-            e.effective_priority + aging_.Of(e.submit), current_->usage, e.submit, e.id, 0, 0};
-        if (!Precedes(head, heap_.front())) break;
-      }
-      if (!skip(e)) break;
-      ++skipped;
-    }
-    current_->pos = static_cast<uint32_t>(pos - 1);  // Next goes on after the last one passed
-    return skipped;
-  }
-
- private:
-  struct Head {    // a run's next job, with its key
-    int priority;  // effective
-    double usage;
-    TimePoint submit;
-    JobId id;
-    uint32_t run;
-    uint32_t pos;  // in the run's entries
-  };
-  static bool Precedes(const Head& a, const Head& b);
-  static bool Later(const Head& a, const Head& b) { return Precedes(b, a); }  // the heap's
-  // Run `run`'s first job at `pos` or after that is still queued, or nullopt.
-  std::optional<Head> HeadAt(uint32_t run, size_t pos);
-  const QueueEntry* Take(const Head& head);  // makes `head` the current job
-
-  std::vector<QueueRun>& runs_;
-  AgingBonus aging_;
-  std::vector<double> usage_;    // by run: its user's
-  std::vector<Head> heap_;       // every run's next job but the current one's
-  std::optional<Head> current_;  // the job Next returned last
-  QueueEntry out_;
-};
-
 // Effective priority (priority + 1 per `aging_step` waited, at most `max_aging_bonus`), then
 // the user's decayed usage (Accounting::UsageNow, once per user and pass), then submit time.
 class FairShareSort final : public QueueSort {
@@ -136,8 +59,6 @@ class FairShareSort final : public QueueSort {
   const std::vector<QueueEntry>& Sort(JobQueue& queued, const Accounting& accounting,
                                       TimePoint now,
                                       std::vector<QueueEntry>& storage) const override;
-  // The same order as a walk (what a pass uses).
-  FairShareWalk Walk(JobQueue& queued, const Accounting& accounting, TimePoint now) const;
 
  private:
   const Duration aging_step_;
