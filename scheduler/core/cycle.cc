@@ -740,32 +740,30 @@ bool Pass::SkippedAsGroup(const QueueEntry& entry) {
   GroupDecision& decision = group_decisions_[entry.group];
   if (decision.way == Way::kOneByOne) return false;
   QueueGroup& group = in_.groups->group(entry.group);
-  if (!group.stamped) {
+  // Every member judged on its own from now on (StampGroups may stamp the group again).
+  const auto one_by_one = [&] {
+    in_.groups->Unstamp(entry.group);
     decision.way = Way::kOneByOne;
     one_by_one_.push_back(entry.group);
     return false;
-  }
-  if (group.HasOutliers() && group.IsOutlier(entry.id)) {
-    // Judged on its own, by its own memo; it may join the stamp again (StampGroups).
+  };
+  // An outlier was met: StampGroups may take it back into the stamp.
+  const auto note_outliers = [&] {
     if (!decision.outliers_seen) {
       decision.outliers_seen = true;
       with_outliers_.push_back(entry.group);
     }
+  };
+  if (!group.stamped) return one_by_one();
+  if (group.HasOutliers() && group.IsOutlier(entry.id)) {
+    note_outliers();  // judged on its own, by its own memo
     return false;
   }
   const auto judge_alone = [&] {
     group.GiveStampTo(*entry.ref);  // what it was told, as its own memo
-    if (group.AddOutlier(*entry.ref, entry.id)) {
-      decision.outlier_bits = group.outlier_bits();
-      if (!decision.outliers_seen) {
-        decision.outliers_seen = true;
-        with_outliers_.push_back(entry.group);
-      }
-    } else {
-      in_.groups->Unstamp(entry.group);  // too many: every member judged on its own
-      decision.way = Way::kOneByOne;
-      one_by_one_.push_back(entry.group);
-    }
+    if (!group.AddOutlier(*entry.ref, entry.id)) return one_by_one();  // too many
+    decision.outlier_bits = group.outlier_bits();
+    note_outliers();
     return false;
   };
   // Filter's quota is this job's user's (read by number, without the job's QueuedRef).
@@ -816,13 +814,7 @@ bool Pass::SkippedAsGroup(const QueueEntry& entry) {
       way = Way::kByAnswer;
     }
   }
-  if (way == Way::kOneByOne) {
-    // Every member is told another text: one by one.
-    in_.groups->Unstamp(entry.group);
-    decision.way = Way::kOneByOne;
-    one_by_one_.push_back(entry.group);
-    return false;
-  }
+  if (way == Way::kOneByOne) return one_by_one();  // every member is told another text
   group.memo = ref.memo;
   decision.way = way;
   decision.version = in_.hosts.version();
