@@ -2,11 +2,14 @@
 //
 // Each child: its own process group (so it and what stays in its group can be killed at once),
 // PR_SET_PDEATHSIG = SIGKILL (if podworker dies, the child dies with it), stdin from /dev/null,
-// stdout/stderr to pipes the caller reads, no inherited fds, default signal mask and handlers,
-// the default OOM score (not the agent's protected one), RLIMIT_MEMLOCK at most
-// kChildMemlockBytes, and the job's tag (PODWORKER_TAG) first in its environment.
+// stdout/stderr to pipes the caller reads, no inherited fds, no blocked signal and every signal's
+// disposition the default (what the agent ignores too), the default OOM score (not the agent's
+// protected one), RLIMIT_MEMLOCK at most kChildMemlockBytes, and the job's tag (PODWORKER_TAG)
+// first in its environment.
 //
-// Thread safety: call from the agent's one thread.
+// The child is started without copying the agent (clone with CLONE_VM | CLONE_VFORK, as
+// posix_spawn does): the calling thread waits until it has exec'd, a few hundred microseconds.
+// Thread safety: any thread may call it, also several at once.
 #pragma once
 
 #include <sys/types.h>

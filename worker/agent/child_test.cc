@@ -1,17 +1,179 @@
 // Where the agent finds the helper binary its jobs run (HelperPath), on a real file system.
 #include "worker/agent/child.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace podsched::agent {
 namespace {
 
 namespace fs = std::filesystem;
+
+struct Finished {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs SpawnChild's child to its end, with what it wrote to stdout and stderr.
+Finished RunChild(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                  const JobAccount* as = nullptr, const std::string& cwd = "") {
+  auto child = SpawnChild(argv, env, as, cwd);
+  EXPECT_TRUE(child.has_value()) << child.error().ToString();
+  Finished f;
+  if (!child) return f;
+  pollfd fds[2] = {{child->stdout_fd, POLLIN, 0}, {child->stderr_fd, POLLIN, 0}};
+  std::string* into[2] = {&f.out, &f.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    if (poll(fds, 2, 10000) <= 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[4096];
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        into[i]->append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EAGAIN) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  waitpid(child->pid, &f.status, 0);
+  return f;
+}
+
+class SpawnChildTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/podsched-spawn-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Script(const std::string& name, const std::string& text, mode_t mode = 0755) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << text;
+    chmod(path.c_str(), mode);
+    return path.string();
+  }
+  fs::path dir_;
+};
+
+// execvp's search in the child's own PATH: a candidate this account may not run is passed
+// over, a file without "#!" goes to /bin/sh with the arguments, a missing program is exit 127.
+TEST_F(SpawnChildTest, TheProgramIsFoundAsExecvpWouldInTheChildsPath) {
+  fs::create_directory(dir_ / "a");
+  fs::create_directory(dir_ / "b");
+  Script("a/tool", "#!/bin/sh\necho from-a\n", 0644);
+  Script("b/tool", "echo from-b \"$0\" \"$@\"\n");  // no "#!": the kernel says ENOEXEC
+  const std::string path = "PATH=" + (dir_ / "missing").string() + ":" + (dir_ / "a").string() +
+                           ":" + (dir_ / "b").string();
+  Finished f = RunChild({"tool", "x y", "z"}, {path});
+  ASSERT_TRUE(WIFEXITED(f.status)) << f.status;
+  EXPECT_EQ(WEXITSTATUS(f.status), 0) << f.err;
+  EXPECT_EQ(f.out, "from-b " + (dir_ / "b/tool").string() + " x y z\n");
+
+  f = RunChild({"no-such-tool"}, {path});
+  ASSERT_TRUE(WIFEXITED(f.status));
+  EXPECT_EQ(WEXITSTATUS(f.status), 127);
+  EXPECT_EQ(f.err, "podworker: cannot exec the command\n");
+
+  // A relative PATH entry and a relative program are looked up from the child's directory.
+  Script("b/here", "#!/bin/sh\npwd\n");
+  f = RunChild({"here"}, {"PATH=b"}, nullptr, dir_.string());
+  EXPECT_EQ(f.out, dir_.string() + "\n") << f.err;
+  f = RunChild({"./b/here"}, {"PATH=/nowhere"}, nullptr, dir_.string());
+  EXPECT_EQ(f.out, dir_.string() + "\n") << f.err;
+}
+
+// The child starts clean whatever the agent has: default handlers (SIGPIPE and SIGQUIT ignored
+// by the agent; SIGUSR1 handled), no blocked signal, stdin from /dev/null, no fd past 2; and the
+// calling thread's own signal mask is as it was.
+TEST_F(SpawnChildTest, TheChildStartsWithDefaultSignalsAndOnlyItsThreeFds) {
+  struct sigaction handled {};
+  handled.sa_handler = [](int) {};
+  sigemptyset(&handled.sa_mask);
+  struct sigaction old_usr1 {};
+  ASSERT_EQ(sigaction(SIGUSR1, &handled, &old_usr1), 0);
+  ASSERT_NE(signal(SIGPIPE, SIG_IGN), SIG_ERR);
+  const auto old_quit = signal(SIGQUIT, SIG_IGN);
+  sigset_t blocked, before;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGTERM);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &blocked, &before), 0);
+  const int leaked = open("/dev/null", O_RDONLY);  // not close-on-exec
+  ASSERT_GE(leaked, 3);
+
+  const std::string probe =
+      Script("probe",
+             "#!/bin/sh\ngrep -E '^Sig(Blk|Ign|Cgt):' /proc/self/status\n"
+             "ls /proc/self/fd | sort -n | tr '\\n' ' '\necho\nreadlink /proc/self/fd/0\n");
+  Finished f = RunChild({probe}, {"PATH=/usr/bin:/bin"});
+  close(leaked);
+  sigset_t now;
+  pthread_sigmask(SIG_SETMASK, &before, &now);
+  signal(SIGPIPE, SIG_DFL);
+  signal(SIGQUIT, old_quit);
+  sigaction(SIGUSR1, &old_usr1, nullptr);
+
+  EXPECT_TRUE(sigismember(&now, SIGTERM)) << "SpawnChild changed the caller's mask";
+  EXPECT_FALSE(sigismember(&now, SIGUSR1));
+  ASSERT_TRUE(WIFEXITED(f.status) && WEXITSTATUS(f.status) == 0) << f.err;
+  // The shell's own handlers (SigCgt) are its business; nothing blocked, nothing ignored.
+  EXPECT_NE(f.out.find("SigBlk:\t0000000000000000\n"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("SigIgn:\t0000000000000000\n"), std::string::npos) << f.out;
+  // ls's own directory fd shows up as a fourth.
+  EXPECT_NE(f.out.find("\n0 1 2 3 \n"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("\n/dev/null\n"), std::string::npos) << f.out;
+}
+
+// Children started from several threads at once, each on its own stack.
+TEST_F(SpawnChildTest, ThreadsSpawnAtOnce) {
+  std::vector<std::thread> threads;
+  std::vector<std::string> outs(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&outs, t] {
+      for (int i = 0; i < 20; ++i) {
+        outs[t] += RunChild({"echo", std::to_string(t)}, {"PATH=/usr/bin:/bin"}).out;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) {
+    std::string want;
+    for (int i = 0; i < 20; ++i) want += std::to_string(t) + "\n";
+    EXPECT_EQ(outs[t], want);
+  }
+}
+
+// As root, the child takes the account's groups, gid and uid; the agent keeps its own.
+TEST_F(SpawnChildTest, AsRootTheChildRunsAsTheJobsAccount) {
+  if (geteuid() != 0) GTEST_SKIP() << "switching accounts needs root";
+  JobAccount nobody;
+  nobody.name = "nobody";
+  nobody.uid = 65534;
+  nobody.gid = 65534;
+  nobody.groups = {65534, 100};
+  Finished f =
+      RunChild({"sh", "-c", "id -u; id -g; id -G; pwd"}, {"PATH=/usr/bin:/bin"}, &nobody, "/tmp");
+  ASSERT_TRUE(WIFEXITED(f.status) && WEXITSTATUS(f.status) == 0) << f.err;
+  EXPECT_EQ(f.out, "65534\n65534\n65534 100\n/tmp\n");
+  EXPECT_EQ(geteuid(), 0u);
+  EXPECT_EQ(getegid(), 0u);
+  // A directory the account may not enter (mkdtemp's 0700): the child works in / instead.
+  f = RunChild({"pwd"}, {"PATH=/usr/bin:/bin"}, &nobody, dir_.string());
+  EXPECT_EQ(f.out, "/\n") << f.err;
+}
 
 TEST(HelperPathTest, TheHelperBesideTheAgentWhenItRunsElseTheAgentItself) {
   char tmpl[] = "/tmp/podsched-helper-XXXXXX";
