@@ -129,7 +129,12 @@ void OutputSpool::OnReadable() {
   }
 }
 
+namespace {
+constexpr size_t kUploadChunk = 1 << 20;
+}  // namespace
+
 void OutputSpool::Work(const std::shared_ptr<Shared>& shared) {
+  const std::unique_ptr<char[]> buf(new char[kUploadChunk]);
   while (true) {
     Copy copy;
     {
@@ -140,7 +145,7 @@ void OutputSpool::Work(const std::shared_ptr<Shared>& shared) {
       shared->queue.pop_front();
       ++shared->uploading;
     }
-    Status status = copy.url.empty() ? Status::Ok() : Upload(shared->open_store, copy);
+    Status status = copy.url.empty() ? Status::Ok() : Upload(shared->open_store, copy, buf.get());
     std::error_code ec;
     std::filesystem::remove(copy.path, ec);
     {
@@ -154,7 +159,7 @@ void OutputSpool::Work(const std::shared_ptr<Shared>& shared) {
   }
 }
 
-Status OutputSpool::Upload(const StoreOpener& open_store, const Copy& copy) {
+Status OutputSpool::Upload(const StoreOpener& open_store, const Copy& copy, char* buf) {
   auto store = open_store(copy.url);
   if (!store) return store.error();
   auto writer = (*store)->NewWriter(LogKey(copy.je));
@@ -162,9 +167,8 @@ Status OutputSpool::Upload(const StoreOpener& open_store, const Copy& copy) {
   // A missing file (it could not be opened) stores an empty log, as an empty one would.
   const int fd = open(copy.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
-    std::string buf(1 << 20, '\0');
     while (true) {
-      const ssize_t n = read(fd, buf.data(), buf.size());
+      const ssize_t n = read(fd, buf, kUploadChunk);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         const Status s(StatusCode::kInternal, "reading " + copy.path + ": " + std::strerror(errno));
@@ -172,8 +176,7 @@ Status OutputSpool::Upload(const StoreOpener& open_store, const Copy& copy) {
         return s;
       }
       if (n == 0) break;
-      if (Status s = (*writer)->Append(std::string_view(buf.data(), static_cast<size_t>(n)));
-          !s.ok()) {
+      if (Status s = (*writer)->Append(std::string_view(buf, static_cast<size_t>(n))); !s.ok()) {
         close(fd);
         return s.WithContext(LogKey(copy.je));
       }
