@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -60,7 +61,7 @@ struct ChildPlan {
   gid_t gid = 0;
   uid_t uid = 0;
   pid_t parent = 0;
-  int stdout_w = -1;
+  int stdout_w = -1;  // -1: /dev/null
   int stderr_w = -1;
 };
 
@@ -103,11 +104,13 @@ struct ChildPlan {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  const int devnull = open("/dev/null", O_RDONLY);
+  const int devnull = open("/dev/null", O_RDWR);
   dup2(devnull, 0);
   // dup2 onto itself keeps close-on-exec; an agent started with fd 1 or 2 closed gets a pipe there.
   for (auto [from, to] : {std::pair{p.stdout_w, 1}, std::pair{p.stderr_w, 2}}) {
-    if (from == to) {
+    if (from < 0) {
+      dup2(devnull, to);
+    } else if (from == to) {
       fcntl(to, F_SETFD, 0);
     } else {
       dup2(from, to);
@@ -170,15 +173,22 @@ char* ChildStackTop() {
 
 Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
                                 const std::vector<std::string>& env, const JobAccount* as,
-                                const std::string& cwd) {
+                                const std::string& cwd, ChildOutput output) {
   if (argv.empty()) return InvalidArgument("empty argv");
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    close(out[0]);
-    close(out[1]);
-    return Internal(std::string("pipe: ") + std::strerror(errno));
+  int out[2] = {-1, -1}, err[2] = {-1, -1};
+  if (output == ChildOutput::kPipes) {
+    if (pipe2(out, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+    if (pipe2(err, O_CLOEXEC) != 0) {
+      close(out[0]);
+      close(out[1]);
+      return Internal(std::string("pipe: ") + std::strerror(errno));
+    }
   }
+  const auto close_valid = [](std::initializer_list<int> fds) {
+    for (int fd : fds) {
+      if (fd >= 0) close(fd);
+    }
+  };
   // Everything the child needs is prepared here: it may only make system calls.
   std::vector<char*> cargv, cenv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -233,17 +243,17 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   const pid_t pid = clone(ChildMain, ChildStackTop(), CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   const int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &before, nullptr);
-  close(out[1]);
-  close(err[1]);
+  close_valid({out[1], err[1]});
   if (pid < 0) {
-    close(out[0]);
-    close(err[0]);
+    close_valid({out[0], err[0]});
     return Internal(std::string("clone: ") + std::strerror(clone_errno));
   }
   // The child made its own process group before it exec'd, and this thread waited for that: no
   // window where a kill(-pid) misses it.
-  fcntl(out[0], F_SETFL, O_NONBLOCK);
-  fcntl(err[0], F_SETFL, O_NONBLOCK);
+  if (output == ChildOutput::kPipes) {
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+  }
   return ChildProcess{pid, out[0], err[0]};
 }
 

@@ -2,10 +2,10 @@
 //
 // Each child: its own process group (so it and what stays in its group can be killed at once),
 // PR_SET_PDEATHSIG = SIGKILL (if podworker dies, the child dies with it), stdin from /dev/null,
-// stdout/stderr to pipes the caller reads, no inherited fds, no blocked signal and every signal's
-// disposition the default (what the agent ignores too), the default OOM score (not the agent's
-// protected one), RLIMIT_MEMLOCK at most kChildMemlockBytes, and the job's tag (PODWORKER_TAG)
-// first in its environment.
+// stdout/stderr to pipes the caller reads (or /dev/null), no inherited fds, no blocked signal and
+// every signal's disposition the default (what the agent ignores too), the default OOM score (not
+// the agent's protected one), RLIMIT_MEMLOCK at most kChildMemlockBytes, and the job's tag
+// (PODWORKER_TAG) first in its environment.
 //
 // The child is started without copying the agent (clone with CLONE_VM | CLONE_VFORK, as
 // posix_spawn does): the calling thread waits until it has exec'd, a few hundred microseconds.
@@ -28,8 +28,14 @@ inline constexpr unsigned long kChildMemlockBytes = 64ul << 20;
 
 struct ChildProcess {
   pid_t pid = -1;      // also its process group id
-  int stdout_fd = -1;  // read ends, non-blocking, close-on-exec
+  int stdout_fd = -1;  // read ends, non-blocking, close-on-exec (-1 with ChildOutput::kDiscard)
   int stderr_fd = -1;
+};
+
+enum class ChildOutput {
+  kPipes,    // stdout and stderr to pipes the caller reads
+  kDiscard,  // both to /dev/null: a child whose output nobody reads (a closed pipe would kill
+             // it with SIGPIPE at its first complaint, e.g. `rm` at the first of its operands)
 };
 
 // argv[0] is looked up in PATH of `env` (NAME=VALUE strings, the whole environment).
@@ -38,8 +44,9 @@ struct ChildProcess {
 // account (job_account.h) and nothing changes. Parent-death SIGKILL is set after the switch,
 // since the kernel clears it when the credentials change.
 Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
-                                const std::vector<std::string>& env,
-                                const JobAccount* as = nullptr, const std::string& cwd = "");
+                                const std::vector<std::string>& env, const JobAccount* as = nullptr,
+                                const std::string& cwd = "",
+                                ChildOutput output = ChildOutput::kPipes);
 
 // The current environment with `overrides` (NAME=VALUE) replacing or adding variables.
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrides);

@@ -137,6 +137,21 @@ TEST_F(SpawnChildTest, TheChildStartsWithDefaultSignalsAndOnlyItsThreeFds) {
   EXPECT_NE(f.out.find("\n/dev/null\n"), std::string::npos) << f.out;
 }
 
+// Output nobody reads goes to /dev/null: the child writes and goes on (a closed pipe would have
+// killed it with SIGPIPE at its first line).
+TEST_F(SpawnChildTest, DiscardedOutputGoesToDevNull) {
+  auto child = SpawnChild(
+      {"sh", "-c", "echo one >&2; echo two; readlink /proc/self/fd/1 >&2 || exit 9; exit 3"},
+      {"PATH=/usr/bin:/bin"}, nullptr, "", ChildOutput::kDiscard);
+  ASSERT_TRUE(child.has_value()) << child.error().ToString();
+  EXPECT_EQ(child->stdout_fd, -1);
+  EXPECT_EQ(child->stderr_fd, -1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child->pid, &status, 0), child->pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+}
+
 // Children started from several threads at once, each on its own stack.
 TEST_F(SpawnChildTest, ThreadsSpawnAtOnce) {
   std::vector<std::thread> threads;

@@ -46,16 +46,17 @@ std::map<int32_t, std::string> JobDirectories::Prepare(const JobEpoch& je,
 
 void JobDirectories::Remove(const JobEpoch& je, const JobAccount* account,
                             const std::map<int32_t, std::string>& scratch, bool failed) {
-  state_.RemoveJobDirs(je, account);
+  std::vector<std::string> scratch_gone;
   for (const auto& [host, dir] : scratch) {
     if (failed && keep_failed_scratch_seconds_ > 0) {
       utimensat(AT_FDCWD, dir.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
       spdlog::info("job {} epoch {}: failed; scratch {} kept for {} s", je.job.value(), je.epoch,
                    dir, keep_failed_scratch_seconds_);
     } else {
-      StateDir::RemoveAsOwner(dir, account);
+      scratch_gone.push_back(dir);
     }
   }
+  state_.RemoveJobDirs(je, account, scratch_gone);  // one removal for both
 }
 
 int JobDirectories::Sweep(const std::set<std::string>& live, int64_t now_unix_seconds) {

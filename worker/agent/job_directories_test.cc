@@ -108,6 +108,38 @@ TEST_F(JobDirectoriesTest, WithoutAKeepPeriodAFailedEpochsScratchGoesAtOnce) {
   EXPECT_TRUE(GoneWithin(scratch.at(0)));
 }
 
+// As root, an epoch's end removes its host directories and its scratch with the account's rights
+// in one child process (each `rm` cost a host about as much CPU as a trivial job).
+TEST_F(JobDirectoriesTest, AsRootOneRemovalAsTheOwnerTakesTheEpochsDirectoriesAndScratch) {
+  if (::geteuid() != 0) GTEST_SKIP() << "switching to another account needs root";
+  JobAccount nobody;
+  nobody.name = "nobody";
+  nobody.uid = nobody.gid = 65534;
+  nobody.groups = {65534};
+  fs::permissions(root_, fs::perms(0711));  // as the agent's state dir: the owner reaches hH
+  JobDirectories dirs(*state_, (root_ / "scratch").string(), 0);
+  const JobEpoch je{JobId(11), 1};
+  auto scratch = dirs.Prepare(je, {0, 1}, nobody, "");
+  ASSERT_EQ(scratch.size(), 2u);
+  for (int32_t host : {0, 1}) {
+    std::ofstream(state_->HostDir(je, host) + "/out") << "x";
+    std::ofstream(scratch.at(host) + "/tmp") << "y";
+  }
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  dirs.Remove(je, &nobody, scratch, /*failed=*/false);
+  int removals = 0;
+  while (::waitpid(-1, nullptr, 0) > 0) ++removals;
+  EXPECT_EQ(removals, 1);
+  for (int32_t host : {0, 1}) {
+    EXPECT_FALSE(fs::exists(scratch.at(host))) << scratch.at(host);
+    EXPECT_FALSE(fs::exists(state_->HostDir(je, host) + "/out"));
+  }
+  state_->RmdirEmptied();
+  EXPECT_FALSE(fs::exists(fs::path(state_->HostDir(je, 0)).parent_path()))
+      << "the emptied epoch directory goes at the next RmdirEmptied";
+}
+
 // POD_PREEMPT_FILE of each of the epoch's hosts holds the deadline, in the root-owned epoch
 // directory (StateDir::PreemptFile), whole or not at all.
 TEST_F(JobDirectoriesTest, APreemptionWritesEachHostsNoticeWithTheDeadline) {

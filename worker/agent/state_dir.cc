@@ -184,35 +184,44 @@ Status StateDir::CreateJobDirs(const JobEpoch& je, const std::vector<int32_t>& h
   return Status::Ok();
 }
 
-void StateDir::RemoveJobDirs(const JobEpoch& je, const JobAccount* owner) {
+void StateDir::RemoveJobDirs(const JobEpoch& je, const JobAccount* owner,
+                             const std::vector<std::string>& also) {
   const std::string dir = JobDir(path_, je);
   if (!SwitchesUser(owner)) {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
+    RemoveAsOwner(also, owner);
     return;
   }
-  EmptyEpochDir(dir, owner);
+  EmptyEpochDir(dir, owner, also);
   RmdirEmptied();
 }
 
-void StateDir::EmptyEpochDir(const std::string& dir, const JobAccount* owner) {
+void StateDir::EmptyEpochDir(const std::string& dir, const JobAccount* owner,
+                             const std::vector<std::string>& also) {
   // The host directories are the account's: their content goes with its rights. The rest is
   // the agent's own files (the preemption notices) in this root-owned directory, where the
   // account cannot plant anything: unlinked directly.
   std::error_code ec;
+  std::vector<std::string> owners_dirs = also;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     struct stat st {};
     if (::lstat(entry.path().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      if (owner != nullptr) {
+        owners_dirs.push_back(entry.path().string());
+        continue;
+      }
       JobAccount found;  // a previous run's: the account that owns the directory
       found.name = "uid " + std::to_string(st.st_uid);
       found.uid = st.st_uid;
       found.gid = st.st_gid;
       found.groups = {st.st_gid};
-      RemoveAsOwner(entry.path().string(), owner != nullptr ? owner : &found);
+      RemoveAsOwner({entry.path().string()}, &found);
     } else {
       ::unlink(entry.path().c_str());
     }
   }
+  RemoveAsOwner(owners_dirs, owner);
   // The removals run as child processes, and an owner cannot unlink its emptied hH from this
   // root-owned directory: root rmdirs them once empty, at a later RmdirEmptied (audit L1: every
   // job left jobs/J.E/hH behind). Only epochs that ended: a live job's hH may well be empty.
@@ -279,17 +288,18 @@ Status StateDir::CreateOwnedBelow(const std::string& parent, const std::string& 
   return CreateOwned(dir, owner);
 }
 
-void StateDir::RemoveAsOwner(const std::string& dir, const JobAccount* owner) {
+void StateDir::RemoveAsOwner(const std::vector<std::string>& dirs, const JobAccount* owner) {
+  if (dirs.empty()) return;
   if (!SwitchesUser(owner)) {
     std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
+    for (const std::string& dir : dirs) std::filesystem::remove_all(dir, ec);
     return;
   }
-  auto child = SpawnChild({"/bin/rm", "-rf", "--one-file-system", "--", dir},
-                          {"PATH=/usr/bin:/bin"}, owner, "/");
-  if (!child) return;
-  close(child->stdout_fd);
-  close(child->stderr_fd);
+  std::vector<std::string> argv = {"/bin/rm", "-rf", "--one-file-system", "--"};
+  argv.insert(argv.end(), dirs.begin(), dirs.end());
+  // rm says it cannot remove each hH from its root-owned parent (root rmdirs them later) and
+  // goes on to the next directory: that needs somewhere to say it.
+  (void)SpawnChild(argv, {"PATH=/usr/bin:/bin"}, owner, "/", ChildOutput::kDiscard);
 }
 
 int StateDir::SweepScratch(const std::string& scratch_root, int64_t before_unix_seconds,
@@ -313,7 +323,7 @@ int StateDir::SweepScratch(const std::string& scratch_root, int64_t before_unix_
       owner.uid = owner_st.st_uid;
       owner.gid = owner_st.st_gid;
       owner.groups = {owner_st.st_gid};
-      RemoveAsOwner(entry.path().string(), &owner);
+      RemoveAsOwner({entry.path().string()}, &owner);
       ++removed;
     }
   }

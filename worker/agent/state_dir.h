@@ -61,8 +61,10 @@ class StateDir {
   // mode 0644; never through a symlink or into a FIFO at the temp file's name.
   Status WriteAtomically(const std::string& file, const std::string& text);
   // Removes jobs/JOB.EPOCH/ and everything in it (with the owner's rights when there is one:
-  // its content goes in a child process, the emptied directories at a later call).
-  void RemoveJobDirs(const JobEpoch& je, const JobAccount* owner);
+  // its content goes in a child process, the emptied directories at a later call), and `also`
+  // (the epoch's scratch directories, the same owner's) in the same child.
+  void RemoveJobDirs(const JobEpoch& je, const JobAccount* owner,
+                     const std::vector<std::string>& also = {});
   // At start, after KillLeftovers (nothing of a previous run is alive, and no job survives an
   // agent restart): removes every jobs/J.E a previous run left, each host directory with the
   // rights of the account that owns it, and its output spool files `job-J-epoch-E.log` (audit
@@ -81,8 +83,9 @@ class StateDir {
   // it must not be writable by the owner). An existing `dir` must already be the owner's.
   static Status CreateOwnedBelow(const std::string& parent, const std::string& dir,
                                  const JobAccount* owner);
-  // Removes a scratch directory with the owner's rights (a child process, reaped by the agent).
-  static void RemoveAsOwner(const std::string& dir, const JobAccount* owner);
+  // Removes directories with the owner's rights: one child process for all of them (an `rm`,
+  // reaped by the agent), each of which costs an exec job's host about as much CPU as the job.
+  static void RemoveAsOwner(const std::vector<std::string>& dirs, const JobAccount* owner);
   // Removes kept scratch directories (job-*) under `scratch_root` last changed before `before`
   // (wall-clock seconds). Returns how many.
   // A directory in `live` (the scratch of a job this agent runs; paths lexically normal) is
@@ -92,9 +95,11 @@ class StateDir {
                           const std::set<std::string>& live);
 
  private:
-  // Empties the epoch directory `dir`: each directory in it with the rights of `owner`, or of
-  // the account that owns it when `owner` is null; the agent's own files unlinked.
-  void EmptyEpochDir(const std::string& dir, const JobAccount* owner);
+  // Empties the epoch directory `dir`: each directory in it with the rights of `owner` (with
+  // `also`, in one removal), or of the account that owns it when `owner` is null; the agent's
+  // own files unlinked.
+  void EmptyEpochDir(const std::string& dir, const JobAccount* owner,
+                     const std::vector<std::string>& also = {});
 
   std::string path_;
   std::vector<std::pair<pid_t, uint64_t>> recorded_;
