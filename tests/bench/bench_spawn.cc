@@ -1,5 +1,7 @@
 // bench_spawn: what it costs to start the helpers a job runs, and podctl, which a user starts
-// for every command (issue 29, stage 1). Starts each
+// for every command (issue 29, stage 1); and what the agent itself pays to start a child
+// (SpawnChild, against a plain fork + exec) while it has the shape of a running agent: 18 MiB
+// written, six more threads waking every millisecond. Starts each
 // command --runs times, one after another (posix_spawn + waitpid), and prints the wall time and
 // the CPU time (user + system, from the children's rusage) per start, beside /bin/true's, the
 // floor of process creation on this machine. The commands fail at once on purpose (a usage
@@ -16,13 +18,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "worker/agent/child.h"
 
 extern char** environ;
 
@@ -71,6 +77,53 @@ Cost Measure(const std::vector<std::string>& argv, int runs) {
   return {wall / runs, (CpuMs(after) - CpuMs(before)) / runs};
 }
 
+// CPU of the calling thread (its copy-on-write faults after a fork are its own) and of the
+// children it waited for, per start of /bin/true, the way `spawn` starts it, in a process with
+// the shape of a running agent (podworker: 7 threads, ~18 MiB resident).
+double AgentSpawnCpuMs(bool use_fork, int runs) {
+  std::vector<char> heap(18 << 20);
+  std::memset(heap.data(), 1, heap.size());
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&stop] {
+      while (!stop) usleep(1000);
+    });
+  }
+  char* const args[] = {const_cast<char*>("/bin/true"), nullptr};
+  rusage self_before{}, children_before{};
+  getrusage(RUSAGE_THREAD, &self_before);
+  getrusage(RUSAGE_CHILDREN, &children_before);
+  for (int i = 0; i < runs; ++i) {
+    pid_t pid = -1;
+    if (use_fork) {
+      pid = fork();
+      if (pid == 0) {
+        execve(args[0], args, environ);
+        _exit(127);
+      }
+    } else {
+      auto child = podsched::agent::SpawnChild({"/bin/true"}, {"PATH=/bin"}, nullptr, "",
+                                               podsched::agent::ChildOutput::kDiscard);
+      pid = child ? child->pid : -1;
+    }
+    if (pid < 0) {
+      std::fprintf(stderr, "bench_spawn: cannot start /bin/true\n");
+      std::exit(1);
+    }
+    // The agent goes on with its work meanwhile: it writes some of its memory.
+    for (size_t k = 0; k < 64; ++k) heap[(k * 13 * 4096 + static_cast<size_t>(i)) % heap.size()]++;
+    waitpid(pid, nullptr, 0);
+  }
+  rusage self_after{}, children_after{};
+  getrusage(RUSAGE_THREAD, &self_after);
+  getrusage(RUSAGE_CHILDREN, &children_after);
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  return (CpuMs(self_after) - CpuMs(self_before) + CpuMs(children_after) - CpuMs(children_before)) /
+         runs;
+}
+
 void Figure(const std::string& name, double value, const char* unit) {
   std::printf("FIGURE %s %.3f %s\n", name.c_str(), value, unit);
 }
@@ -106,6 +159,15 @@ int main(int argc, char** argv) {
   Figure("spawn_rank_vs_true_cpu", lean.cpu_ms / floor.cpu_ms, "x");
   Figure("spawn_podworker_vs_helper_cpu", agent.cpu_ms / small.cpu_ms, "x");
   Figure("spawn_helper_vs_rank_cpu", small.cpu_ms / lean.cpu_ms, "x");
+  // Interleaved, twice each: the machine's noise falls on both.
+  double forked = 0, spawned = 0;
+  for (int round = 0; round < 2; ++round) {
+    forked += AgentSpawnCpuMs(true, runs / 2) / 2;
+    spawned += AgentSpawnCpuMs(false, runs / 2) / 2;
+  }
+  Figure("spawn_agent_fork_cpu_ms", forked, "ms");
+  Figure("spawn_agent_child_cpu_ms", spawned, "ms");
+  Figure("spawn_agent_fork_vs_child_cpu", forked / spawned, "x");
   if (!podctl.empty()) {
     const Cost cli = Measure({podctl, "--help"}, runs);
     Figure("spawn_podctl_wall_ms", cli.wall_ms, "ms");

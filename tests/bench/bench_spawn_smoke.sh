@@ -9,6 +9,7 @@ for fig in spawn_true_wall_ms spawn_true_cpu_ms spawn_podworker_wall_ms spawn_po
            spawn_helper_wall_ms spawn_helper_cpu_ms spawn_rank_wall_ms spawn_rank_cpu_ms \
            spawn_helper_vs_true_cpu spawn_rank_vs_true_cpu spawn_podworker_vs_helper_cpu \
            spawn_helper_vs_rank_cpu spawn_podctl_wall_ms spawn_podctl_cpu_ms \
-           spawn_podctl_vs_true_cpu; do
+           spawn_podctl_vs_true_cpu spawn_agent_fork_cpu_ms spawn_agent_child_cpu_ms \
+           spawn_agent_fork_vs_child_cpu; do
   grep -Eq "^FIGURE $fig [0-9.]+ [a-z]+$" <<<"$out" || { echo "missing FIGURE $fig"; exit 1; }
 done
