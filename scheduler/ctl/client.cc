@@ -73,13 +73,18 @@ ApiClient::ApiClient(std::string server, std::string token)
 ApiClient::~ApiClient() = default;
 
 Result<ApiReply> ApiClient::Call(const std::string& method, const std::string& path,
-                                 const std::string& body) {
+                                 const std::string& body, Encoding encoding) {
   HttpConnection::Request req;
   req.method = method;
   req.target = path;
   req.body = body;
   if (!token_.empty()) req.headers.emplace_back("Authorization", "Bearer " + token_);
-  req.headers.emplace_back("Content-Type", "application/json");
+  if (encoding == Encoding::kProtobuf) {
+    req.headers.emplace_back("Content-Type", "application/x-protobuf");
+    req.headers.emplace_back("Accept", "application/x-protobuf");  // errors still come as JSON
+  } else {
+    req.headers.emplace_back("Content-Type", "application/json");
+  }
   auto reply = HttpConnection::Send(server_, req, std::chrono::seconds(60), nullptr);
   if (!reply) {
     return Unavailable("cannot reach podsched at " + server_ + ": " + reply.error().message());
@@ -89,8 +94,9 @@ Result<ApiReply> ApiClient::Call(const std::string& method, const std::string& p
 
 std::expected<std::string, CallError> ApiClient::CallOk(const std::string& method,
                                                         const std::string& path,
-                                                        const std::string& body) {
-  auto reply = Call(method, path, body);
+                                                        const std::string& body,
+                                                        Encoding encoding) {
+  auto reply = Call(method, path, body, encoding);
   if (!reply) return std::unexpected(CallError{kExitUnreachable, reply.error().message()});
   if (reply->status >= 200 && reply->status < 300) return std::move(reply->body);
   std::string message = ReplyErrorMessage(*reply);

@@ -1,28 +1,27 @@
 #include "scheduler/ctl/commands.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <algorithm>
 #include <iomanip>
-#include <map>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <span>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "common/host_list.h"
 #include "pod/fleet.h"
 #include "pod/pod.h"
-#include "scheduler/ctl/terminal_text.h"
 #include "pod/render.h"
 #include "scheduler/ctl/jobspec.h"
 #include "scheduler/ctl/reply.h"
+#include "scheduler/ctl/terminal_text.h"
 
 namespace podsched::ctl {
 namespace {
@@ -128,13 +127,10 @@ int Submit(ApiClient& api, const SubmitOptions& o) {
     std::cerr << "podctl: " << flags.message() << "\n";
     return kExitUsage;
   }
-  google::protobuf::util::JsonPrintOptions po;
-  po.preserve_proto_field_names = true;
-  std::string body;
-  (void)google::protobuf::util::MessageToJsonString(spec, &body, po);
-  auto reply = api.CallOk("POST", "/api/v1/jobs", body);
+  // In protobuf's binary encoding, both ways: no descriptors built, no JSON mapping.
+  auto reply = api.CallOk("POST", "/api/v1/jobs", spec.SerializeAsString(), Encoding::kProtobuf);
   if (!reply) return Report(reply.error());
-  auto r = Parse<api::SubmitResponse>(*reply);
+  auto r = ParseBinary<api::SubmitResponse>(*reply);
   if (!r) return Report(r.error());
   std::cout << r->job().id();
   if (!o.parsable && r->array_tasks() > 0) {

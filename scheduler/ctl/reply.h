@@ -27,6 +27,17 @@ std::expected<M, CallError> Parse(const std::string& json) {
   return m;
 }
 
+// The reply in protobuf's binary encoding as message M (Encoding::kProtobuf; unknown fields
+// ignored, as above).
+template <typename M>
+std::expected<M, CallError> ParseBinary(const std::string& bytes) {
+  M m;
+  if (!m.ParseFromString(bytes)) {
+    return std::unexpected(CallError{kExitOther, "unexpected reply from the server"});
+  }
+  return m;
+}
+
 // Pretty JSON with proto field names and every field.
 std::string ToJsonText(const google::protobuf::Message& m);
 // `output` "json" or "yaml".

@@ -64,6 +64,16 @@ HttpResponse JsonResponse(const google::protobuf::Message& m, int status) {
   return r;
 }
 
+HttpResponse MessageResponse(const HttpRequest& request, const google::protobuf::Message& m,
+                             int status) {
+  if (!HeaderNames(request.accept, kProtobufMediaType)) return JsonResponse(m, status);
+  HttpResponse r;
+  r.status = status;
+  r.content_type = std::string(kProtobufMediaType);
+  r.body = m.SerializeAsString();
+  return r;
+}
+
 std::optional<int64_t> ParseInt(std::string_view s) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);

@@ -28,6 +28,10 @@ HttpResponse CoreError(const Status& status);
 bool IsStoreFailure(const Status& status);
 // 200 (or `status`) with the message as JSON (docs/api.md: proto field names, every field).
 HttpResponse JsonResponse(const google::protobuf::Message& message, int status = 200);
+// The same, or the message in protobuf's binary encoding when the request's Accept header asks
+// for it (kProtobufMediaType, json_util.h).
+HttpResponse MessageResponse(const HttpRequest& request, const google::protobuf::Message& message,
+                             int status = 200);
 
 // A decimal integer, the whole string; nullopt otherwise.
 std::optional<int64_t> ParseInt(std::string_view s);

@@ -192,6 +192,8 @@ class Session : public std::enable_shared_from_this<Session> {
     r.host = std::string(req[http::field::host]);
     r.requested_with = std::string(req["X-Requested-With"]);
     r.forwarded_proto = std::string(req["X-Forwarded-Proto"]);
+    r.content_type = std::string(req[http::field::content_type]);
+    r.accept = std::string(req[http::field::accept]);
     stream_.expires_never();
     auto& io = server_->io;
     if (r.target == kStreamPath || r.target.starts_with(std::string(kStreamPath) + "?")) {

@@ -24,6 +24,10 @@ struct HttpRequest {
   std::string host{};             // the Host header
   std::string requested_with{};   // the X-Requested-With header
   std::string forwarded_proto{};  // the X-Forwarded-Proto header (https behind a proxy)
+  // The Content-Type and Accept headers: a body in protobuf's binary encoding, and a reply asked
+  // for in it (json_util.h, kProtobufMediaType).
+  std::string content_type{};
+  std::string accept{};
 };
 
 struct HttpResponse {

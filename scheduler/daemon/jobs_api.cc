@@ -95,7 +95,9 @@ HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& wh
                        const ApiRequest& request) {
   api::JobSpec in;
   JsonLimits limits{view.config.limits.max_json_depth, 64 << 10};
-  if (Status s = ParseJson(request.http.body, limits, &in); !s.ok()) return StatusError(s);
+  if (Status s = ParseBody(request.http.body, request.http.content_type, limits, &in); !s.ok()) {
+    return StatusError(s);
+  }
   auto spec =
       SpecFromProto(in, who.user, view.bus.checkpoint_stores());
   if (!spec) return StatusError(spec.error());
@@ -122,7 +124,7 @@ HttpResponse SubmitJob(const ApiView& view, ApiCalls& calls, const Principal& wh
     out.set_array_tasks(static_cast<int32_t>(ids->size()));
   }
   *out.mutable_job() = JobWithDetails(view, *view.scheduler.Find(id), request.now);
-  HttpResponse r = JsonResponse(out, 201);
+  HttpResponse r = MessageResponse(request.http, out, 201);
   r.headers.emplace_back("Location", "/api/v1/jobs/" + std::to_string(id.value()));
   return r;
 }

@@ -21,6 +21,48 @@ namespace {
 
 using JobsApiTest = testing::ApiFixture;
 
+// podctl's submissions: the spec in protobuf's binary encoding, and the reply in it when asked
+// for; errors stay JSON.
+TEST_F(JobsApiTest, ASubmissionInProtobufsBinaryEncodingIsAnsweredInItWhenAsked) {
+  api::JobSpec spec;
+  spec.set_name("bin");
+  spec.set_accelerator("v2-8");
+  spec.set_command("train");
+  HttpRequest req{"POST", "/api/v1/jobs", "Bearer t-alice", spec.SerializeAsString(), "test"};
+  req.content_type = "application/x-protobuf";
+  req.accept = "application/x-protobuf";
+  HttpResponse r = engine_->Handle(req, now_);
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.content_type, "application/x-protobuf");
+  api::SubmitResponse out;
+  ASSERT_TRUE(out.ParseFromString(r.body));
+  EXPECT_EQ(out.job().spec().name(), "bin");
+  EXPECT_EQ(out.job().user(), "alice");
+  auto got = Call("GET", "/api/v1/jobs/" + std::to_string(out.job().id()), "t-alice");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(got.content_type, "application/json");
+
+  // Without Accept: the reply in JSON.
+  req.accept.clear();
+  r = engine_->Handle(req, now_);
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  ASSERT_TRUE(ParseJson(r.body, {}, &out).ok()) << r.body;
+
+  // A bad spec or a body that is no JobSpec: a JSON error, whatever Accept says.
+  req.accept = "application/x-protobuf";
+  spec.set_accelerator("v2-12");
+  req.body = spec.SerializeAsString();
+  r = engine_->Handle(req, now_);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_NE(r.body.find("v2-12"), std::string::npos) << r.body;
+  req.body = "not protobuf at all";
+  r = engine_->Handle(req, now_);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("invalid protobuf body"), std::string::npos) << r.body;
+}
+
 TEST_F(JobsApiTest, SubmitThenGetAndList) {
   int64_t id = SubmitAs("t-alice");
   engine_->Tick(now_);
