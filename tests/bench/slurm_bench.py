@@ -15,6 +15,9 @@ lines. A benchmark, not a test: only its --smoke run is in deploy/check.sh.
    (the submission part of 1: each system also runs the jobs it has), and into a queue where
    nothing runs (Slurm: held jobs, `sbatch -H`; podsched: no agents, so
    the jobs stay queued). The second is the cost of the CLI and the server alone.
+3. Where podsched's side spends the machine's CPU per trivial job, from /proc: the agents with
+   what they reaped (the job's launcher, ranks and program, the agent's own helpers), and
+   podsched (`podworker_cpu_ms_per_job_*`, `podsched_cpu_ms_per_job_*`).
 Both systems run one after the other in one run, on the same idle machine; the ratios are
 podsched / Slurm.
 """
@@ -174,6 +177,15 @@ class PodschedCluster:
         return sum(v for k, v in self.ps.metrics().items()
                    if k.startswith("podsched_jobs{") and ("FAILED" in k or "CANCELLED" in k))
 
+    def cpu_s(self):
+        """CPU seconds so far of the agents (with the children they reaped: the launchers, ranks
+        and programs of their jobs, and the agents' own helpers) and of podsched."""
+        def of(pid):
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        return sum(of(w.proc.pid) for w in self.workers), of(self.ps.proc.pid)
+
     def stop_workers(self):
         for w in self.workers:
             w.stop()
@@ -231,11 +243,13 @@ def main():
         os.makedirs(os.path.join(work, "podsched"))
         c = PodschedCluster(args, os.path.join(work, "podsched"))
         try:
-            results = {}
+            results, cpu = {}, {}
             for launcher in ("exec", "mpi"):
                 before = c.failed()
+                cpu_before = c.cpu_s()
                 results[launcher] = run(lambda: c.submit(launcher), c.pending, n,
                                         "podsched (%s)" % launcher)
+                cpu[launcher] = [(a - b) * 1000 / n for a, b in zip(c.cpu_s(), cpu_before)]
                 if c.failed() != before:
                     fail("podsched: %d of the trivial jobs did not succeed" % (c.failed() - before))
             c.stop_workers()
@@ -245,6 +259,9 @@ def main():
         for launcher, (submit, e2e) in results.items():
             figure("podsched_trivial_jobs_per_s_%s" % launcher, e2e, "jobs/s")
             figure("podsched_vs_slurm_trivial_jobs_%s" % launcher, e2e / s_e2e, "x")
+            # Where podsched's side spends the machine's CPU per job (a job's processes included).
+            figure("podworker_cpu_ms_per_job_%s" % launcher, cpu[launcher][0], "ms")
+            figure("podsched_cpu_ms_per_job_%s" % launcher, cpu[launcher][1], "ms")
         figure("podctl_submit_per_s", results["exec"][0], "jobs/s")
         figure("podctl_vs_sbatch_submit", results["exec"][0] / s_submit, "x")
         figure("slurm_sbatch_held_per_s", s_held, "jobs/s")
