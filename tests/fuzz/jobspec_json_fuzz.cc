@@ -4,25 +4,14 @@
 #include <cstdint>
 #include <string_view>
 
-#include "api.pb.h"
-#include "pod/pod.h"
-#include "scheduler/core/spec.h"
-#include "scheduler/daemon/convert.h"
-#include "scheduler/daemon/json_util.h"
+#include "tests/fuzz/submitted_spec.h"
 
 using namespace podsched;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const pod::Fleet* const kPod =
-      new pod::Fleet(pod::Fleet::Of(pod::Pod::Create("pod0", pod::Generation::kV2, 8, 8).value()));
   const std::string_view body(reinterpret_cast<const char*>(data), size);
   api::JobSpec in;
-  // The limits SubmitJob uses with the default config (Limits::max_json_depth).
-  if (!daemon::ParseJson(body, daemon::JsonLimits{32, 64 << 10}, &in).ok()) return 0;
-  auto spec = daemon::SpecFromProto(
-      in, "alice", daemon::CheckpointStores("file:///var/objects/checkpoints", {{"z", "s3://b/k?region=r"}}));
-  if (!spec) return 0;
-  (void)core::ValidateSpec(*spec, *kPod);
-  (void)daemon::SpecToProto(*spec);
+  if (!daemon::ParseJson(body, fuzz::kSubmitLimits, &in).ok()) return 0;
+  fuzz::CheckSubmittedSpec(in);
   return 0;
 }
