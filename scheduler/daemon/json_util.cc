@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <vector>
 
 #include "api.pb.h"
@@ -128,7 +129,8 @@ Status ParseBody(std::string_view body, std::string_view content_type, const Jso
   if (!HeaderNames(content_type, kProtobufMediaType)) return ParseJson(body, limits, message);
   // The API's messages nest a few levels at most: protobuf's own recursion limit (100) bounds a
   // hostile body before the schema does.
-  if (!message->ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+  if (body.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !message->ParseFromArray(body.data(), static_cast<int>(body.size()))) {
     return Status(StatusCode::kInvalidArgument,
                   "invalid protobuf body: not a " + message->GetDescriptor()->full_name());
   }

@@ -235,8 +235,9 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
 
   // Not fork: copying the agent's page tables, and the copy-on-write faults and cross-CPU TLB
   // flushes that follow in its threads, cost 10-11 ms of CPU per child against 2.3-2.6 ms this
-  // way (bench_spawn, docs/benchmarks.md). The child borrows the memory until it execs, as posix_spawn's does;
-  // posix_spawn itself cannot switch the account, set parent-death or the OOM score.
+  // way (bench_spawn, docs/benchmarks.md). The child borrows the memory until it execs, as
+  // posix_spawn's does; posix_spawn itself cannot switch the account, set parent-death or the
+  // OOM score.
   sigset_t all, before;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &before);

@@ -9,7 +9,8 @@
 //
 // The child is started without copying the agent (clone with CLONE_VM | CLONE_VFORK, as
 // posix_spawn does): the calling thread waits until it has exec'd, a few hundred microseconds.
-// Thread safety: any thread may call it, also several at once.
+// Thread safety: any thread may call it, also several at once. Parent-death is the calling
+// thread's (PR_SET_PDEATHSIG): a child started from a thread dies when that thread ends.
 #pragma once
 
 #include <sys/types.h>
