@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -11,11 +12,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -63,6 +66,7 @@ struct ChildPlan {
   pid_t parent = 0;
   int stdout_w = -1;  // -1: /dev/null
   int stderr_w = -1;
+  int started_w = -1;  // close-on-exec, kept open until exec: the parent waits for its end
 };
 
 [[noreturn, gnu::no_sanitize_address]] void ChildFails(int fd, const char* msg, int code) {
@@ -71,14 +75,30 @@ struct ChildPlan {
 }
 
 // The child, between clone and exec. It shares the agent's memory while the calling thread
-// waits (CLONE_VFORK): no allocation, no locks, nothing written but its own stack and the
-// plan's script_argv. Credentials change by raw system calls: glibc's setgroups, setgid and
+// waits for `started_w` to close: no allocation, no locks, nothing written but its own stack,
+// the plan's script_argv and errno (the calling thread's, which reads none while it waits).
+// Credentials change by raw system calls: glibc's setgroups, setgid and
 // setuid would ask every thread of the agent to change too (POSIX credentials are per process)
 // and this child is not a process glibc knows of. All signals are blocked on entry (the parent
 // blocked them), so no handler of the agent's runs here.
 // Not instrumented by AddressSanitizer: its frames would be the calling thread's, on another stack.
 [[gnu::no_sanitize_address]] int ChildMain(void* arg) {
   const ChildPlan& p = *static_cast<const ChildPlan*>(arg);
+  // First, every inherited fd above 2 but the plan's own: among them are other threads' pipes
+  // of this kind, whose parents wait for the last copy to close (this child may hang in chdir).
+  int keep[3] = {p.stdout_w, p.stderr_w, p.started_w};
+  for (int i = 0; i < 2; ++i) {  // sorted by hand: no library code on this stack
+    for (int j = 0; j < 2 - i; ++j) {
+      if (keep[j] > keep[j + 1]) std::swap(keep[j], keep[j + 1]);
+    }
+  }
+  unsigned next = 3;
+  for (int fd : keep) {
+    if (fd < static_cast<int>(next)) continue;
+    if (static_cast<unsigned>(fd) > next) close_range(next, static_cast<unsigned>(fd) - 1, 0);
+    next = static_cast<unsigned>(fd) + 1;
+  }
+  close_range(next, ~0U, 0);
   setpgid(0, 0);
   // The agent protects itself from the OOM killer (podworker_main.cc); its children go back
   // to the default, before the switch of account while we may still write it.
@@ -104,7 +124,7 @@ struct ChildPlan {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  const int devnull = open("/dev/null", O_RDWR);
+  const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);  // dup2 clears it on 0-2
   dup2(devnull, 0);
   // dup2 onto itself keeps close-on-exec; an agent started with fd 1 or 2 closed gets a pipe there.
   for (auto [from, to] : {std::pair{p.stdout_w, 1}, std::pair{p.stderr_w, 2}}) {
@@ -116,7 +136,8 @@ struct ChildPlan {
       dup2(from, to);
     }
   }
-  close_range(3, ~0U, 0);
+  // What is left above 2 (the pipes' write ends, /dev/null) is close-on-exec: `started_w`
+  // closes at exec (or exit), which ends the parent's wait.
   // execvp's search, over the candidates the parent listed: a candidate that is missing or not
   // executable by this account is passed over; one the kernel cannot run goes to the shell.
   for (size_t i = 0; i < p.num_programs; ++i) {
@@ -160,60 +181,132 @@ std::vector<std::string> ProgramCandidates(const std::string& file,
   return out;
 }
 
-// The stack the child of SpawnChild runs on, one per calling thread (the thread waits while
-// its child runs on it). The child makes only system calls through libc: a few KiB at most.
-char* ChildStackTop() {
-  constexpr size_t kSize = 64 << 10;
-  thread_local std::unique_ptr<char[]> stack(new char[kSize]);
-  const auto top = reinterpret_cast<uintptr_t>(stack.get() + kSize);
-  return reinterpret_cast<char*>(top & ~uintptr_t{15});
+// What a child borrows from the agent until it execs: its stack, its plan and every byte the
+// plan points to (copies: the caller's may be gone before a child that missed its deadline
+// ends).
+struct ChildStart {
+  static constexpr size_t kStackSize = 64 << 10;  // only system calls through libc: a few KiB
+  std::unique_ptr<char[]> stack{new char[kStackSize]};
+  std::vector<std::string> argv, env, programs;
+  std::string cwd;
+  std::vector<gid_t> groups;
+  std::vector<char*> argv_ptrs, env_ptrs;
+  std::vector<const char*> program_ptrs, script_argv;
+  ChildPlan plan;
+  int started_r = -1;  // read end of the plan's started_w
+  ~ChildStart() {
+    if (started_r >= 0) close(started_r);
+  }
+  char* StackTop() const {
+    const auto top = reinterpret_cast<uintptr_t>(stack.get() + kStackSize);
+    return reinterpret_cast<char*>(top & ~uintptr_t{15});
+  }
+};
+
+// Children that missed their deadline (killed, but maybe still in a system call that does not
+// answer): their ChildStart is kept until each has exec'd or ended, which closes started_w.
+class AbandonedStarts {
+ public:
+  void Keep(std::unique_ptr<ChildStart> start) {
+    std::lock_guard lock(mu_);
+    starts_.push_back(std::move(start));
+  }
+  void ReleaseEnded() {
+    std::lock_guard lock(mu_);
+    std::erase_if(starts_, [](const std::unique_ptr<ChildStart>& s) {
+      pollfd pfd{s->started_r, POLLIN, 0};
+      return poll(&pfd, 1, 0) == 1;  // POLLHUP: its end of the pipe is closed
+    });
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<ChildStart>> starts_;
+};
+
+AbandonedStarts& Abandoned() {
+  static auto* abandoned = new AbandonedStarts;  // never destroyed: a child may outlive exit
+  return *abandoned;
+}
+
+// Waits until `fd`'s write end is closed everywhere; false at the deadline. errno is not read:
+// the child writes the calling thread's errno until it execs.
+bool WaitForHangUp(int fd, std::chrono::milliseconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  while (true) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    pollfd pfd{fd, POLLIN, 0};
+    const int n = poll(&pfd, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    if (n == 1) return true;
+    if (n == 0 && left.count() <= 0) return false;
+    if (n == 0) continue;                                         // woken early
+    if (std::chrono::steady_clock::now() >= until) return false;  // an interrupted poll
+  }
 }
 
 }  // namespace
 
 Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
                                 const std::vector<std::string>& env, const JobAccount* as,
-                                const std::string& cwd, ChildOutput output) {
+                                const std::string& cwd, ChildOutput output,
+                                std::chrono::milliseconds start_deadline) {
   if (argv.empty()) return InvalidArgument("empty argv");
-  int out[2] = {-1, -1}, err[2] = {-1, -1};
-  if (output == ChildOutput::kPipes) {
-    if (pipe2(out, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
-    if (pipe2(err, O_CLOEXEC) != 0) {
-      close(out[0]);
-      close(out[1]);
-      return Internal(std::string("pipe: ") + std::strerror(errno));
-    }
-  }
+  Abandoned().ReleaseEnded();
+  int out[2] = {-1, -1}, err[2] = {-1, -1}, started[2] = {-1, -1};
   const auto close_valid = [](std::initializer_list<int> fds) {
     for (int fd : fds) {
       if (fd >= 0) close(fd);
     }
   };
-  // Everything the child needs is prepared here: it may only make system calls.
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  const auto pipe_error = [&] {
+    const int e = errno;
+    close_valid({out[0], out[1], err[0], err[1], started[0], started[1]});
+    return Internal(std::string("pipe: ") + std::strerror(e));
+  };
+  if (output == ChildOutput::kPipes && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)) {
+    return pipe_error();
+  }
+  if (pipe2(started, O_CLOEXEC) != 0) return pipe_error();
+  if (started[1] < 3) {  // the child's fds 0-2 are replaced before exec: this one must outlive them
+    const int moved = fcntl(started[1], F_DUPFD_CLOEXEC, 3);
+    if (moved < 0) return pipe_error();
+    close(started[1]);
+    started[1] = moved;
+  }
+  // Everything the child needs is prepared here, in memory that outlives this call if the
+  // child misses its deadline: it may only make system calls.
+  auto start = std::make_unique<ChildStart>();
+  start->started_r = started[0];
+  start->argv = argv;
+  start->env = env;
+  for (auto& a : start->argv) start->argv_ptrs.push_back(a.data());
+  start->argv_ptrs.push_back(nullptr);
+  for (auto& e : start->env) start->env_ptrs.push_back(e.data());
   // The job's tag first: the process table reads only the head of a process's environment
   // (kMaxEnvironRead), and a job's own variables may be large.
-  std::stable_partition(cenv.begin(), cenv.end(), [](const char* e) {
+  std::stable_partition(start->env_ptrs.begin(), start->env_ptrs.end(), [](const char* e) {
     return std::string_view(e).starts_with(std::string(kTagVariable) + "=");
   });
-  cenv.push_back(nullptr);
-  const std::vector<std::string> programs = ProgramCandidates(argv[0], env);
-  std::vector<const char*> program_ptrs;
-  for (const std::string& program : programs) program_ptrs.push_back(program.c_str());
-  std::vector<const char*> script_argv = {"/bin/sh", nullptr};
-  for (size_t i = 1; i < argv.size(); ++i) script_argv.push_back(argv[i].c_str());
-  script_argv.push_back(nullptr);
+  start->env_ptrs.push_back(nullptr);
+  start->programs = ProgramCandidates(argv[0], env);
+  for (const std::string& program : start->programs) {
+    start->program_ptrs.push_back(program.c_str());
+  }
+  start->script_argv = {"/bin/sh", nullptr};
+  for (size_t i = 1; i < start->argv.size(); ++i) {
+    start->script_argv.push_back(start->argv[i].c_str());
+  }
+  start->script_argv.push_back(nullptr);
+  start->cwd = cwd;
 
-  ChildPlan plan;
-  plan.argv = cargv.data();
-  plan.envp = cenv.data();
-  plan.programs = program_ptrs.data();
-  plan.num_programs = program_ptrs.size();
-  plan.script_argv = script_argv.data();
-  plan.cwd = cwd.empty() ? nullptr : cwd.c_str();
+  ChildPlan& plan = start->plan;
+  plan.argv = start->argv_ptrs.data();
+  plan.envp = start->env_ptrs.data();
+  plan.programs = start->program_ptrs.data();
+  plan.num_programs = start->program_ptrs.size();
+  plan.script_argv = start->script_argv.data();
+  plan.cwd = start->cwd.empty() ? nullptr : start->cwd.c_str();
   // What a job may lock in memory: lowered to kChildMemlockBytes, never raised (the agent's
   // unit once gave LimitMEMLOCK=infinity to every job, which let one job pin the machine's RAM
   // and take the agent down with it; audit M12).
@@ -224,30 +317,46 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   plan.memlock.rlim_max = std::min<rlim_t>(plan.memlock.rlim_max, kChildMemlockBytes);
   plan.switch_user = as != nullptr && geteuid() == 0;
   if (plan.switch_user) {
-    plan.groups = as->groups.data();
-    plan.num_groups = as->groups.size();
+    start->groups = as->groups;
+    plan.groups = start->groups.data();
+    plan.num_groups = start->groups.size();
     plan.gid = as->gid;
     plan.uid = as->uid;
   }
   plan.parent = getpid();
   plan.stdout_w = out[1];
   plan.stderr_w = err[1];
+  plan.started_w = started[1];
 
   // Not fork: copying the agent's page tables, and the copy-on-write faults and cross-CPU TLB
   // flushes that follow in its threads, cost 10-11 ms of CPU per child against 2.3-2.6 ms this
   // way (bench_spawn, docs/benchmarks.md). The child borrows the memory until it execs, as
   // posix_spawn's does; posix_spawn itself cannot switch the account, set parent-death or the
-  // OOM score.
+  // OOM score. Not CLONE_VFORK, which would hold this thread until the exec however long the
+  // child's chdir or exec takes: a home directory on a file server that stopped answering
+  // would stop the agent's poll thread, and with it its heartbeats. This thread waits for the
+  // exec with a deadline instead.
   sigset_t all, before;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &before);
-  const pid_t pid = clone(ChildMain, ChildStackTop(), CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  const pid_t pid = clone(ChildMain, start->StackTop(), CLONE_VM | SIGCHLD, &plan);
   const int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &before, nullptr);
-  close_valid({out[1], err[1]});
+  close_valid({out[1], err[1], started[1]});
   if (pid < 0) {
     close_valid({out[0], err[0]});
     return Internal(std::string("clone: ") + std::strerror(clone_errno));
+  }
+  if (!WaitForHangUp(start->started_r, start_deadline)) {
+    // Killed now, or as soon as the call it is stuck in returns; its memory is kept until then.
+    kill(pid, SIGKILL);
+    Abandoned().Keep(std::move(start));
+    close_valid({out[0], err[0]});
+    return Unavailable("the child (" + argv[0] + ") did not reach exec within " +
+                       std::to_string(start_deadline.count()) + " ms: killed (is its working " +
+                       "directory " +
+                       (cwd.empty() ? std::string("(the agent's)") : "'" + cwd + "'") +
+                       " or its program on a file system that does not answer?)");
   }
   // The child made its own process group before it exec'd, and this thread waited for that: no
   // window where a kill(-pid) misses it.

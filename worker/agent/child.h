@@ -7,14 +7,18 @@
 // the agent's protected one), RLIMIT_MEMLOCK at most kChildMemlockBytes, and the job's tag
 // (PODWORKER_TAG) first in its environment.
 //
-// The child is started without copying the agent (clone with CLONE_VM | CLONE_VFORK, as
-// posix_spawn does): the calling thread waits until it has exec'd, a few hundred microseconds.
+// The child is started without copying the agent (clone with CLONE_VM, as posix_spawn does):
+// the calling thread waits until it has exec'd, a few hundred microseconds, for at most
+// `start_deadline`. A child that has not exec'd by then (its working directory or program on
+// a file server that stopped answering) is killed and SpawnChild returns kUnavailable; the
+// memory it borrowed is kept until it has gone.
 // Thread safety: any thread may call it, also several at once. Parent-death is the calling
 // thread's (PR_SET_PDEATHSIG): a child started from a thread dies when that thread ends.
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,10 @@ namespace podsched::agent {
 // RLIMIT_MEMLOCK of every child, when the agent's is higher (OpenMPI's shared memory needs
 // none of it; 64 MiB is what Debian gives a login since systemd 253).
 inline constexpr unsigned long kChildMemlockBytes = 64ul << 20;
+
+// How long a child may take from clone to exec. Well under the bus's heartbeat timeout (10 s
+// by default): the agent's poll thread starts launchers.
+inline constexpr std::chrono::milliseconds kChildStartDeadline{3000};
 
 struct ChildProcess {
   pid_t pid = -1;      // also its process group id
@@ -47,7 +55,8 @@ enum class ChildOutput {
 Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
                                 const std::vector<std::string>& env, const JobAccount* as = nullptr,
                                 const std::string& cwd = "",
-                                ChildOutput output = ChildOutput::kPipes);
+                                ChildOutput output = ChildOutput::kPipes,
+                                std::chrono::milliseconds start_deadline = kChildStartDeadline);
 
 // The current environment with `overrides` (NAME=VALUE) replacing or adding variables.
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrides);

@@ -3,14 +3,22 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/fuse.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace podsched::agent {
@@ -169,6 +177,152 @@ TEST_F(SpawnChildTest, ThreadsSpawnAtOnce) {
     for (int i = 0; i < 20; ++i) want += std::to_string(t) + "\n";
     EXPECT_EQ(outs[t], want);
   }
+}
+
+// A file server that stopped answering: a FUSE file system that answers its INIT and nothing
+// after it, so every lookup in it waits (killably) for an answer that does not come. Mounted in
+// the calling thread's own mount namespace: nothing else on the machine sees it.
+class HungMount {
+ public:
+  // Empty: mounted at `dir`; else why not.
+  std::string Mount(const fs::path& dir) {
+    if (unshare(CLONE_NEWNS) != 0) return std::string("unshare: ") + std::strerror(errno);
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      return std::string("mount --make-rprivate /: ") + std::strerror(errno);
+    }
+    fuse_ = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    if (fuse_ < 0) return std::string("/dev/fuse: ") + std::strerror(errno);
+    stop_ = eventfd(0, EFD_CLOEXEC);
+    const std::string options =
+        "fd=" + std::to_string(fuse_) + ",rootmode=40000,user_id=0,group_id=0";
+    if (mount("podsched-hung", dir.c_str(), "fuse", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
+      return std::string("mount fuse: ") + std::strerror(errno);
+    }
+    dir_ = dir;
+    // The connection's number for fusectl: the mount's device, from mountinfo (a stat of the
+    // mount would wait for an answer).
+    std::ifstream mountinfo("/proc/thread-self/mountinfo");  // this thread's namespace
+    for (std::string line; std::getline(mountinfo, line);) {
+      std::istringstream fields(line);
+      std::string id, parent, dev, root, point;
+      fields >> id >> parent >> dev >> root >> point;
+      if (point == dir.string() && dev.starts_with("0:")) connection_ = dev.substr(2);
+    }
+    server_ = std::thread([this] { Serve(); });
+    return "";
+  }
+  // Aborts the connection through fusectl, as an operator would, which works even while a
+  // process stuck in the file system holds a copy of the device.
+  void Abort() {
+    const fs::path ctl = dir_.parent_path() / "fusectl";
+    fs::create_directory(ctl);
+    if (mount("fusectl", ctl.c_str(), "fusectl", 0, nullptr) != 0) return;
+    std::ofstream(ctl / connection_ / "abort") << "1";
+    umount2(ctl.c_str(), MNT_DETACH);
+  }
+  // A request other than INIT has arrived (and is waiting).
+  bool Asked() const { return asked_; }
+  // The server stops and closes the device: when that was its last fd, the connection is
+  // aborted and what still waits fails with ENOTCONN.
+  void Stop() {
+    if (server_.joinable()) {
+      const uint64_t one = 1;
+      (void)!write(stop_, &one, sizeof one);
+      server_.join();
+    }
+    if (fuse_ >= 0) close(fuse_);
+    fuse_ = -1;
+  }
+  ~HungMount() {
+    Stop();
+    if (!dir_.empty()) umount2(dir_.c_str(), MNT_DETACH);
+    if (stop_ >= 0) close(stop_);
+  }
+
+ private:
+  void Serve() {
+    std::vector<char> buf(FUSE_MIN_READ_BUFFER + (128 << 10));
+    while (true) {
+      pollfd fds[2] = {{fuse_, POLLIN, 0}, {stop_, POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0 || fds[1].revents != 0) return;
+      const ssize_t n = read(fuse_, buf.data(), buf.size());
+      if (n < static_cast<ssize_t>(sizeof(fuse_in_header))) continue;
+      fuse_in_header in;
+      std::memcpy(&in, buf.data(), sizeof in);
+      if (in.opcode != FUSE_INIT) {
+        asked_ = true;  // and never answered
+        continue;
+      }
+      fuse_init_in init;
+      std::memcpy(&init, buf.data() + sizeof in, sizeof init);
+      struct {
+        fuse_out_header header;
+        fuse_init_out init;
+      } reply{};
+      reply.header.len = sizeof reply;
+      reply.header.unique = in.unique;
+      reply.init.major = FUSE_KERNEL_VERSION;
+      reply.init.minor = std::min<uint32_t>(init.minor, FUSE_KERNEL_MINOR_VERSION);
+      reply.init.max_readahead = init.max_readahead;
+      reply.init.max_write = 4096;
+      (void)!write(fuse_, &reply, sizeof reply);
+    }
+  }
+  int fuse_ = -1, stop_ = -1;
+  fs::path dir_;
+  std::string connection_;
+  std::atomic<bool> asked_{false};
+  std::thread server_;
+};
+
+// A child whose working directory is on a file server that does not answer never reaches
+// exec. The calling thread (the agent's poll thread, for a launcher) gets an error at the
+// deadline instead of waiting with it, the next children start while the stuck one still
+// waits, and the stuck one, killed, ends when the server's connection does.
+TEST_F(SpawnChildTest, AChildStuckBeforeExecIsKilledAtTheDeadlineAndTheCallerGoesOn) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a FUSE file system needs root";
+  // In a thread of its own: the mount namespace it makes is that thread's, and its children's.
+  std::thread([this] {
+    fs::create_directory(dir_ / "mnt");
+    HungMount hung;
+    ASSERT_EQ(hung.Mount(dir_ / "mnt"), "");
+    const auto t0 = std::chrono::steady_clock::now();
+    auto child = SpawnChild({"true"}, {"PATH=/usr/bin:/bin"}, nullptr, (dir_ / "mnt/sub").string(),
+                            ChildOutput::kPipes, std::chrono::milliseconds(300));
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    ASSERT_FALSE(child.has_value());
+    EXPECT_EQ(child.error().code(), StatusCode::kUnavailable);
+    EXPECT_NE(child.error().message().find("did not reach exec within 300 ms"), std::string::npos)
+        << child.error().message();
+    EXPECT_NE(child.error().message().find((dir_ / "mnt/sub").string()), std::string::npos);
+    EXPECT_TRUE(hung.Asked());  // it was the file system that held it
+    EXPECT_GE(waited, std::chrono::milliseconds(300));
+    int status = 0;
+    EXPECT_EQ(waitpid(-1, &status, WNOHANG), 0);  // still there: FUSE waits out a read request
+    // The caller goes on: the next children start and end as usual.
+    for (int i = 0; i < 3; ++i) {
+      Finished f = RunChild({"echo", "next"}, {"PATH=/usr/bin:/bin"});
+      EXPECT_EQ(f.out, "next\n");
+    }
+    // The server's connection ends (closing the device aborts it, which works only if the
+    // stuck child holds no copy of it): the child's chdir fails and the SIGKILL it was sent
+    // ends it.
+    hung.Stop();
+    const auto reap = [&status] {
+      pid_t reaped = 0;
+      for (int i = 0; i < 1000 && reaped == 0; ++i) {
+        reaped = waitpid(-1, &status, WNOHANG);
+        if (reaped == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      return reaped;
+    };
+    if (reap() <= 0) {
+      hung.Abort();  // so that a failure leaves no process stuck on this machine
+      reap();
+      FAIL() << "the stuck child did not end when its file server's device was closed";
+    }
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  }).join();
 }
 
 // As root, the child takes the account's groups, gid and uid; the agent keeps its own.
