@@ -12,6 +12,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "worker/agent/owner_removal.h"
+
 namespace podsched::agent {
 namespace {
 
@@ -28,15 +30,13 @@ JobAccount Me() {
   return a;
 }
 
-// Removals as the owner run in child processes: reap them, wait for the path to go.
+// Removals as the owner run on the agent's removal thread (a deep tree's in an `rm` it starts):
+// wait for them, then the path must be gone.
 bool GoneWithin(const fs::path& p) {
-  for (int i = 0; i < 300; ++i) {
-    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
-    if (!fs::exists(p)) return true;
-    ::usleep(10000);
+  OwnerRemovals::Get().WaitIdle();
+  while (::waitpid(-1, nullptr, 0) > 0) {
   }
-  return false;
+  return !fs::exists(p);
 }
 
 class JobDirectoriesTest : public ::testing::Test {
@@ -109,7 +109,8 @@ TEST_F(JobDirectoriesTest, WithoutAKeepPeriodAFailedEpochsScratchGoesAtOnce) {
 }
 
 // As root, an epoch's end removes its host directories and its scratch with the account's rights
-// in one child process (each `rm` cost a host about as much CPU as a trivial job).
+// in one removal, on the agent's removal thread: no child process (each `rm` cost a host more
+// CPU than a trivial job).
 TEST_F(JobDirectoriesTest, AsRootOneRemovalAsTheOwnerTakesTheEpochsDirectoriesAndScratch) {
   if (::geteuid() != 0) GTEST_SKIP() << "switching to another account needs root";
   JobAccount nobody;
@@ -128,9 +129,8 @@ TEST_F(JobDirectoriesTest, AsRootOneRemovalAsTheOwnerTakesTheEpochsDirectoriesAn
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
   dirs.Remove(je, &nobody, scratch, /*failed=*/false);
-  int removals = 0;
-  while (::waitpid(-1, nullptr, 0) > 0) ++removals;
-  EXPECT_EQ(removals, 1);
+  OwnerRemovals::Get().WaitIdle();
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "a child process removed them";
   for (int32_t host : {0, 1}) {
     EXPECT_FALSE(fs::exists(scratch.at(host))) << scratch.at(host);
     EXPECT_FALSE(fs::exists(state_->HostDir(je, host) + "/out"));

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "worker/agent/child.h"
+#include "worker/agent/owner_removal.h"
 #include "worker/agent/process_tree.h"
 
 namespace podsched::agent {
@@ -295,11 +296,7 @@ void StateDir::RemoveAsOwner(const std::vector<std::string>& dirs, const JobAcco
     for (const std::string& dir : dirs) std::filesystem::remove_all(dir, ec);
     return;
   }
-  std::vector<std::string> argv = {"/bin/rm", "-rf", "--one-file-system", "--"};
-  argv.insert(argv.end(), dirs.begin(), dirs.end());
-  // rm says it cannot remove each hH from its root-owned parent (root rmdirs them later) and
-  // goes on to the next directory: that needs somewhere to say it.
-  (void)SpawnChild(argv, {"PATH=/usr/bin:/bin"}, owner, "/", ChildOutput::kDiscard);
+  OwnerRemovals::Get().Remove(dirs, *owner);
 }
 
 int StateDir::SweepScratch(const std::string& scratch_root, int64_t before_unix_seconds,

@@ -61,8 +61,8 @@ class StateDir {
   // mode 0644; never through a symlink or into a FIFO at the temp file's name.
   Status WriteAtomically(const std::string& file, const std::string& text);
   // Removes jobs/JOB.EPOCH/ and everything in it (with the owner's rights when there is one:
-  // its content goes in a child process, the emptied directories at a later call), and `also`
-  // (the epoch's scratch directories, the same owner's) in the same child.
+  // its content goes on the agent's removal thread, the emptied directories at a later call),
+  // and `also` (the epoch's scratch directories, the same owner's) in the same removal.
   void RemoveJobDirs(const JobEpoch& je, const JobAccount* owner,
                      const std::vector<std::string>& also = {});
   // At start, after KillLeftovers (nothing of a previous run is alive, and no job survives an
@@ -70,8 +70,8 @@ class StateDir {
   // rights of the account that owns it, and its output spool files `job-J-epoch-E.log` (audit
   // L2: a killed agent's were never cleaned up). Returns how many of them.
   int RemoveLeftovers();
-  // rmdirs the jobs/J.E whose removal has run since (their owners' removals are child
-  // processes): at every RemoveJobDirs, and now and then (the agent's heartbeat).
+  // rmdirs the jobs/J.E whose removal has run since (their owners' removals run on the
+  // removal thread): at every RemoveJobDirs, and now and then (the agent's heartbeat).
   void RmdirEmptied();
 
   // Scratch of (job, epoch) on `host` under `scratch_root`, created owned by `owner`.
@@ -83,8 +83,9 @@ class StateDir {
   // it must not be writable by the owner). An existing `dir` must already be the owner's.
   static Status CreateOwnedBelow(const std::string& parent, const std::string& dir,
                                  const JobAccount* owner);
-  // Removes directories with the owner's rights: one child process for all of them (an `rm`,
-  // reaped by the agent), each of which costs an exec job's host about as much CPU as the job.
+  // Removes directories with the owner's rights, queued to the agent's removal thread
+  // (owner_removal.h; a tree too deep for it goes to an `rm` as the owner, reaped by the agent).
+  // Without root (no other account to be), at once with the agent's own.
   static void RemoveAsOwner(const std::vector<std::string>& dirs, const JobAccount* owner);
   // Removes kept scratch directories (job-*) under `scratch_root` last changed before `before`
   // (wall-clock seconds). Returns how many.

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "worker/agent/owner_removal.h"
+
 namespace podsched::agent {
 namespace {
 
@@ -32,8 +34,9 @@ class StateDirTest : public ::testing::Test {
   fs::path root_;
 };
 
-// Waits for every child process (the removals RemoveJobDirs starts as the owner).
+// Waits for the removals RemoveJobDirs queued as the owner (and any `rm` they started).
 void ReapChildren() {
+  OwnerRemovals::Get().WaitIdle();
   while (::waitpid(-1, nullptr, 0) > 0) {
   }
 }
