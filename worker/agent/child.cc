@@ -138,6 +138,7 @@ struct ChildPlan {
   }
   // What is left above 2 (the pipes' write ends, /dev/null) is close-on-exec: `started_w`
   // closes at exec (or exit), which ends the parent's wait.
+  errno = ENOENT;  // no candidate at all
   // execvp's search, over the candidates the parent listed: a candidate that is missing or not
   // executable by this account is passed over; one the kernel cannot run goes to the shell.
   for (size_t i = 0; i < p.num_programs; ++i) {
@@ -152,7 +153,13 @@ struct ChildPlan {
       break;
     }
   }
-  ChildFails(2, "podworker: cannot exec the command\n", 127);
+  // As execvp's caller would say it (strerrordesc_np: no locale, no lock, no allocation).
+  const char* why = strerrordesc_np(errno);
+  const char* program = p.argv[0];
+  for (const char* part : {"podworker: cannot run '", program, "': ", why ? why : "error"}) {
+    (void)!write(2, part, std::strlen(part));
+  }
+  ChildFails(2, "\n", 127);
 }
 
 // Where execvp would look for `file` given the child's environment `env`: `file` itself when it

@@ -94,7 +94,7 @@ TEST_F(SpawnChildTest, TheProgramIsFoundAsExecvpWouldInTheChildsPath) {
   f = RunChild({"no-such-tool"}, {path});
   ASSERT_TRUE(WIFEXITED(f.status));
   EXPECT_EQ(WEXITSTATUS(f.status), 127);
-  EXPECT_EQ(f.err, "podworker: cannot exec the command\n");
+  EXPECT_EQ(f.err, "podworker: cannot run 'no-such-tool': No such file or directory\n");
 
   // A relative PATH entry and a relative program are looked up from the child's directory.
   Script("b/here", "#!/bin/sh\npwd\n");

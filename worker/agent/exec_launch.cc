@@ -1,7 +1,11 @@
 #include "worker/agent/exec_launch.h"
 
+#include <map>
+#include <optional>
+
 #include "worker/agent/exit_verdict.h"
 #include "worker/agent/mpirun_argv.h"
+#include "worker/agent/rank_env.h"
 
 namespace podsched::agent {
 
@@ -57,6 +61,32 @@ std::vector<std::string> LocalRankEnvironment(const std::vector<std::string>& la
   std::vector<std::string> env;
   for (const std::string& entry : launcher_env) {
     if (!entry.starts_with("POD_RSH_")) env.push_back(entry);
+  }
+  return env;
+}
+
+Result<std::vector<std::string>> LocalRankProgramEnvironment(
+    int rank, const std::vector<std::string>& local_env) {
+  std::map<std::string, size_t> at;  // name -> its entry in `env`
+  std::vector<std::string> env = local_env;
+  for (size_t i = 0; i < env.size(); ++i) {
+    const size_t eq = env[i].find('=');
+    if (eq != std::string::npos) at[env[i].substr(0, eq)] = i;
+  }
+  const EnvLookup lookup = [&](const std::string& name) -> std::optional<std::string> {
+    const auto it = at.find(name);
+    if (it == at.end()) return std::nullopt;
+    return env[it->second].substr(name.size() + 1);
+  };
+  auto id = RankFromIndex(rank, lookup);
+  if (!id) return std::unexpected(id.error());
+  for (auto& [name, value] : RankEnv(*id, lookup)) {
+    std::string entry = name + "=" + value;
+    if (const auto it = at.find(name); it != at.end()) {
+      env[it->second] = std::move(entry);
+    } else {
+      env.push_back(std::move(entry));
+    }
   }
   return env;
 }

@@ -68,6 +68,15 @@ std::vector<std::string> RankArgv(const std::string& rank_binary, const RankStar
 // as a rank started through rsh never sees it).
 std::vector<std::string> LocalRankEnvironment(const std::vector<std::string>& launcher_env);
 
+// The whole environment of rank `rank`'s program when the launcher starts it on its own host
+// itself, not through `podworker rank` (one exec less per rank: a trivial job's host spent
+// about as much CPU starting podworker-rank as running the program): `local_env` with the
+// rank's part of the contract (RankEnv, rank_env.h) replacing or added, as `podworker rank
+// --rank R` sets it before it becomes the program. Errors: the contract's sizes are missing or
+// do not admit the rank.
+Result<std::vector<std::string>> LocalRankProgramEnvironment(
+    int rank, const std::vector<std::string>& local_env);
+
 // `rsh_binary rsh hHOST` and RankArgv's words, each shell-quoted. The words after the host are
 // shell-quoted: like ssh, the rsh server joins them with spaces for /bin/sh -c, so an argument
 // with spaces, quotes or `$` arrives as the one word it was.

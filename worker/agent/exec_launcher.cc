@@ -59,6 +59,20 @@ struct RankProcess {
   bool reaped = false;
 };
 
+// One checkpoint directory per job, kept over its epochs; made by the launcher for its own
+// host's ranks and by `podworker rank` for the others', with the job's own rights (the agent,
+// maybe root, never walks paths below the user's storage prefix).
+void CreateCheckpointDir(const char* who) {
+  const char* dir = std::getenv("POD_CHECKPOINT_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "podworker %s: cannot create POD_CHECKPOINT_DIR %s: %s\n", who, dir,
+                 ec.message().c_str());
+  }
+}
+
 // Whole lines of a rank's stream, tagged, each with one write (so lines never tear).
 void Relay(RankProcess& r, int stream, std::string_view bytes, bool end) {
   std::string& partial = r.partial[stream];
@@ -113,12 +127,20 @@ int ExecLauncherMain(const std::string& self, const std::vector<std::string>& ar
   RankExits exits(static_cast<int>(plan.size()));
   const std::vector<std::string> env = EnvironmentWith({});
   const std::vector<std::string> local_env = LocalRankEnvironment(env);
+  if (own_host) CreateCheckpointDir("launch");  // for this host's ranks, as `rank` would
   for (size_t i = 0; i < plan.size(); ++i) {
     ranks[i].start = plan[i];
     ranks[i].local = own_host == plan[i].host;
-    auto child = ranks[i].local
-                     ? SpawnChild(RankArgv(self, plan[i], command), local_env)
-                     : SpawnChild(RankRshArgv(launch->rsh_binary, self, plan[i], command), env);
+    // A rank of this host is its program itself, with the rank's variables (what `podworker
+    // rank --rank R` would set before its exec); one of another host goes through rsh to that
+    // host's agent, and `podworker rank` there.
+    Result<ChildProcess> child = std::unexpected(Status::Ok());
+    if (ranks[i].local) {
+      auto rank_env = LocalRankProgramEnvironment(plan[i].rank, local_env);
+      child = rank_env ? SpawnChild(command, *rank_env) : std::unexpected(rank_env.error());
+    } else {
+      child = SpawnChild(RankRshArgv(launch->rsh_binary, self, plan[i], command), env);
+    }
     if (!child) {
       std::fprintf(stderr, "podworker launch: cannot start rank %d: %s\n", plan[i].rank,
                    child.error().message().c_str());
@@ -283,16 +305,7 @@ int RankMain(const std::vector<std::string>& args) {
   auto id = index ? RankFromIndex(*index, GetEnv) : RankFromMpi(GetEnv);
   if (!id) return Fail("rank", id.error().message());
   for (const auto& [name, value] : RankEnv(*id, GetEnv)) setenv(name.c_str(), value.c_str(), 1);
-  // One checkpoint directory per job, kept over its epochs; made here, with the job's own
-  // rights (the agent, maybe root, never walks paths below the user's storage prefix).
-  if (const char* dir = std::getenv("POD_CHECKPOINT_DIR"); dir != nullptr && *dir != '\0') {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      std::fprintf(stderr, "podworker rank: cannot create POD_CHECKPOINT_DIR %s: %s\n", dir,
-                   ec.message().c_str());
-    }
-  }
+  CreateCheckpointDir("rank");
   std::vector<char*> argv;
   for (size_t k = i; k < args.size(); ++k) argv.push_back(const_cast<char*>(args[k].c_str()));
   argv.push_back(nullptr);

@@ -1,7 +1,10 @@
 // The per-rank part of the launch contract (rank_env.h) and the exec launcher's pure parts
 // (exec_launch.h).
 #include <gtest/gtest.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "worker/agent/exec_launch.h"
 #include "worker/agent/rank_env.h"
@@ -113,6 +116,37 @@ TEST(ExecLaunchTest, ARankOfTheLaunchersHostRunsWithoutRshOrItsSecrets) {
                                   "PODWORKER_TAG=1:2:4", "POD_PREEMPT_FILE=/s/h4.preempt"}),
             (std::vector<std::string>{"PATH=/bin", "POD_HOST=4", "A=POD_RSH_X",
                                       "PODWORKER_TAG=1:2:4", "POD_PREEMPT_FILE=/s/h4.preempt"}));
+}
+
+// A rank the launcher starts on its own host gets the variables `podworker rank --rank R` would
+// set, over the launcher's environment; a contract that does not admit the rank is an error.
+TEST(ExecLaunchTest, ALocalRanksProgramGetsTheRanksVariablesOverTheLaunchersEnvironment) {
+  const std::vector<std::string> local = {"PATH=/bin",          "WORLD_SIZE=4",
+                                          "LOCAL_WORLD_SIZE=2", "PODWORKER_TAG=1:2:4",
+                                          "RANK=stale",         "A=b"};
+  auto env = LocalRankProgramEnvironment(3, local);
+  ASSERT_TRUE(env.has_value()) << env.error().ToString();
+  std::map<std::string, std::string> got;
+  for (const std::string& e : *env) got[e.substr(0, e.find('='))] = e.substr(e.find('=') + 1);
+  EXPECT_EQ(got.size(), env->size()) << "a variable twice";
+  EXPECT_EQ(got["RANK"], "3");
+  EXPECT_EQ(got["LOCAL_RANK"], "1");
+  EXPECT_EQ(got["NODE_RANK"], "1");
+  EXPECT_EQ(got["PODWORKER_TAG"], "1:2:4:3");
+  EXPECT_EQ(got["PATH"], "/bin");
+  EXPECT_EQ(got["A"], "b");
+  // Exactly what RankEnv gives, over the rest.
+  const EnvLookup lookup = [&](const std::string& n) -> std::optional<std::string> {
+    for (const std::string& e : local) {
+      if (e.starts_with(n + "=")) return e.substr(n.size() + 1);
+    }
+    return std::nullopt;
+  };
+  for (const auto& [name, value] : RankEnv(RankFromIndex(3, lookup).value(), lookup)) {
+    EXPECT_EQ(got[name], value) << name;
+  }
+  EXPECT_FALSE(LocalRankProgramEnvironment(4, local).has_value());  // WORLD_SIZE 4
+  EXPECT_FALSE(LocalRankProgramEnvironment(0, {"PATH=/bin"}).has_value());
 }
 
 TEST(ExecLaunchTest, LaunchArgumentsNameTheRshClientOrUseTheLaunchersOwnBinary) {
