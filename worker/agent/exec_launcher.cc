@@ -128,19 +128,19 @@ int ExecLauncherMain(const std::string& self, const std::vector<std::string>& ar
   const std::vector<std::string> env = EnvironmentWith({});
   const std::vector<std::string> local_env = LocalRankEnvironment(env);
   if (own_host) CreateCheckpointDir("launch");  // for this host's ranks, as `rank` would
+  // A rank of this host is its program itself, with the rank's variables (what `podworker rank
+  // --rank R` would set before its exec); one of another host goes through rsh to that host's
+  // agent, and `podworker rank` there.
+  const auto start_rank = [&](const RankStart& start, bool local) -> Result<ChildProcess> {
+    if (!local) return SpawnChild(RankRshArgv(launch->rsh_binary, self, start, command), env);
+    auto rank_env = LocalRankProgramEnvironment(start.rank, local_env);
+    if (!rank_env) return std::unexpected(rank_env.error());
+    return SpawnChild(command, *rank_env);
+  };
   for (size_t i = 0; i < plan.size(); ++i) {
     ranks[i].start = plan[i];
     ranks[i].local = own_host == plan[i].host;
-    // A rank of this host is its program itself, with the rank's variables (what `podworker
-    // rank --rank R` would set before its exec); one of another host goes through rsh to that
-    // host's agent, and `podworker rank` there.
-    Result<ChildProcess> child = std::unexpected(Status::Ok());
-    if (ranks[i].local) {
-      auto rank_env = LocalRankProgramEnvironment(plan[i].rank, local_env);
-      child = rank_env ? SpawnChild(command, *rank_env) : std::unexpected(rank_env.error());
-    } else {
-      child = SpawnChild(RankRshArgv(launch->rsh_binary, self, plan[i], command), env);
-    }
+    Result<ChildProcess> child = start_rank(plan[i], ranks[i].local);
     if (!child) {
       std::fprintf(stderr, "podworker launch: cannot start rank %d: %s\n", plan[i].rank,
                    child.error().message().c_str());
