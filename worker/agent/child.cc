@@ -355,7 +355,9 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
     return Internal(std::string("clone: ") + std::strerror(clone_errno));
   }
   if (!WaitForHangUp(start->started_r, start_deadline)) {
-    // Killed now, or as soon as the call it is stuck in returns; its memory is kept until then.
+    // Killed now, or as soon as the call it is stuck in returns: the pending SIGKILL is taken
+    // on the way back to user space, so it runs none of its code again (nor writes this
+    // thread's errno). Its memory is kept until it has gone.
     kill(pid, SIGKILL);
     Abandoned().Keep(std::move(start));
     close_valid({out[0], err[0]});
