@@ -32,7 +32,7 @@ JobAccount Me() {
 
 // Removals as the owner run on the agent's removal thread (a deep tree's in an `rm` it starts):
 // wait for them, then the path must be gone.
-bool GoneWithin(const fs::path& p) {
+bool GoneAfterRemovals(const fs::path& p) {
   OwnerRemovals::Get().WaitIdle();
   while (::waitpid(-1, nullptr, 0) > 0) {
   }
@@ -77,7 +77,7 @@ TEST_F(JobDirectoriesTest, AnEpochGetsItsDirectoriesAndAFailedOneKeepsItsScratch
   const int64_t now = ::time(nullptr);
   EXPECT_EQ(dirs.Sweep({}, now), 0) << "not yet past the keep period";
   EXPECT_EQ(dirs.Sweep({}, now + 2 * 3600), 2);
-  for (const auto& [host, dir] : scratch) EXPECT_TRUE(GoneWithin(dir)) << dir;
+  for (const auto& [host, dir] : scratch) EXPECT_TRUE(GoneAfterRemovals(dir)) << dir;
 }
 
 TEST_F(JobDirectoriesTest, ASucceededEpochLeavesNoScratchAndTheSweepSparesLiveJobs) {
@@ -91,11 +91,11 @@ TEST_F(JobDirectoriesTest, ASucceededEpochLeavesNoScratchAndTheSweepSparesLiveJo
   EXPECT_EQ(fs::path(done_scratch.at(3)).parent_path().parent_path(), root_ / "scratch");
 
   dirs.Remove(done, nullptr, done_scratch, /*failed=*/false);
-  EXPECT_TRUE(GoneWithin(done_scratch.at(3)));
+  EXPECT_TRUE(GoneAfterRemovals(done_scratch.at(3)));
   dirs.Remove(failed, nullptr, failed_scratch, /*failed=*/true);
   // Both old enough; only the job that no longer runs here loses its scratch.
   EXPECT_EQ(dirs.Sweep({live_scratch.at(3) + "/"}, ::time(nullptr) + 2 * 3600), 1);
-  EXPECT_TRUE(GoneWithin(failed_scratch.at(3)));
+  EXPECT_TRUE(GoneAfterRemovals(failed_scratch.at(3)));
   EXPECT_TRUE(fs::is_directory(live_scratch.at(3)));
 }
 
@@ -105,7 +105,7 @@ TEST_F(JobDirectoriesTest, WithoutAKeepPeriodAFailedEpochsScratchGoesAtOnce) {
   auto scratch = dirs.Prepare(je, {0}, Me(), "");
   ASSERT_EQ(scratch.size(), 1u);
   dirs.Remove(je, nullptr, scratch, /*failed=*/true);
-  EXPECT_TRUE(GoneWithin(scratch.at(0)));
+  EXPECT_TRUE(GoneAfterRemovals(scratch.at(0)));
 }
 
 // As root, an epoch's end removes its host directories and its scratch with the account's rights

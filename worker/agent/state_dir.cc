@@ -13,7 +13,6 @@
 #include <fstream>
 #include <thread>
 
-#include "worker/agent/child.h"
 #include "worker/agent/owner_removal.h"
 #include "worker/agent/process_tree.h"
 
